@@ -1,0 +1,132 @@
+"""The item every benchmark emits, and its one canonical JSON form.
+
+An item is one question put to a model: images, optional context, question, options and the expected answer.
+Its ``id`` is a hash of what a model sees (benchmark, task, images, context, question, options), so the same
+question gets the same id in every build and a re-push to Label Studio or a re-release can recognise it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+OPTION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One benchmark question. See ``ARCHITECTURE.md`` ("The item")."""
+
+    id: str
+    benchmark: str
+    task: str
+    question_type: str
+    pressure: str
+    images: tuple[str, ...]
+    question: str
+    options: tuple[str, ...]
+    answer: str
+    """An option letter for MCQ, ``"yes"``/``"no"`` for yes/no items, the reference text for open answers."""
+    context: str = ""
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """The canonical one-line JSON form (sorted keys, UTF-8): byte-identical for equal items."""
+        return canonical_json(asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Item":
+        """Inverse of :meth:`to_json` after ``json.loads``."""
+        return cls(
+            id=data["id"],
+            benchmark=data["benchmark"],
+            task=data["task"],
+            question_type=data["question_type"],
+            pressure=data["pressure"],
+            images=tuple(data["images"]),
+            question=data["question"],
+            options=tuple(data["options"]),
+            answer=data["answer"],
+            context=data.get("context", ""),
+            provenance=data.get("provenance", {}),
+        )
+
+    @property
+    def answer_text(self) -> str:
+        """The text of the correct option (the answer itself for yes/no and open items)."""
+        if self.options and len(self.answer) == 1 and self.answer in OPTION_LETTERS:
+            return self.options[OPTION_LETTERS.index(self.answer)]
+        return self.answer
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no insignificant whitespace, so equal values give equal bytes."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def item_id(
+    benchmark: str,
+    task: str,
+    images: Iterable[str],
+    question: str,
+    options: Iterable[str],
+    context: str = "",
+) -> str:
+    """A stable id: the first 16 hex digits of the SHA-256 of what a model is shown.
+
+    Image *names* (not directories) enter the hash, so a build moved elsewhere keeps its ids.
+    """
+    payload = canonical_json(
+        [benchmark, task, [Path(p).name for p in images], context, question, list(options)]
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def make_item(
+    *,
+    benchmark: str,
+    task: str,
+    question_type: str,
+    pressure: str,
+    images: Iterable[str],
+    question: str,
+    options: Iterable[str],
+    answer: str,
+    context: str = "",
+    provenance: Mapping[str, Any] | None = None,
+) -> Item:
+    """Build an :class:`Item` with its id computed from its content."""
+    images = tuple(images)
+    options = tuple(options)
+    return Item(
+        id=item_id(benchmark, task, images, question, options, context),
+        benchmark=benchmark,
+        task=task,
+        question_type=question_type,
+        pressure=pressure,
+        images=images,
+        question=question,
+        options=options,
+        answer=answer,
+        context=context,
+        provenance=dict(provenance or {}),
+    )
+
+
+def read_items(path: str | Path) -> list[Item]:
+    """Read an ``items.jsonl`` file."""
+    with open(path, encoding="utf-8") as fh:
+        return [Item.from_dict(json.loads(line)) for line in fh if line.strip()]
+
+
+def write_items(path: str | Path, items: Iterable[Item]) -> int:
+    """Write items sorted by id, one canonical JSON line each; returns how many were written."""
+    ordered = sorted(items, key=lambda it: it.id)
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        for it in ordered:
+            fh.write(it.to_json())
+            fh.write("\n")
+    return len(ordered)

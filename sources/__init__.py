@@ -1,0 +1,1 @@
+"""Readers of public datasets and the built-in demo world. Knows nothing of benchmarks."""

@@ -1,0 +1,115 @@
+"""The record types every source reader returns.
+
+Readers of public datasets (COCO-ReM, PACO, SVG, Visual Genome, ...) and the demo world all produce the same
+frozen dataclasses, so filters and builders never know which file format a record came from.
+
+Conventions:
+
+* boxes are ``(x, y, w, h)`` in pixels, origin at the top-left corner;
+* masks stay encoded as COCO run-length encoding (``{"size": [h, w], "counts": str}``, compressed counts) until
+  a filter needs them (``pycocotools.mask.decode``); decoding every mask up front would cost memory for nothing;
+* ids are strings so that sources with integer and string ids look alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+BBox = tuple[float, float, float, float]
+"""A box as ``(x, y, w, h)`` in pixels."""
+
+RLE = Mapping[str, Any]
+"""A COCO run-length-encoded mask: ``{"size": [height, width], "counts": str}``."""
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One annotated object in an image."""
+
+    id: str
+    category: str
+    bbox: BBox
+    area: float
+    """Visible pixel area (of the mask when there is one, else of the box)."""
+    rle: RLE | None = None
+    """Visible (modal) mask, compressed RLE; ``None`` when the source has boxes only."""
+    iscrowd: bool = False
+    """A crowd region covers several objects of the category: it can be neither counted nor trusted alone."""
+    attributes: tuple[str, ...] = ()
+    """Object-level attribute names (PACO colour, pattern, material, transparency; demo colour and pattern)."""
+    amodal_area: float | None = None
+    """Area of the whole object including occluded parts, when known exactly (the demo world)."""
+    z: int | None = None
+    """Draw order when known (the demo world): a larger value is in front of a smaller one."""
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A directed relation ``subject predicate object`` between two instances of one image."""
+
+    subject: str
+    """``Instance.id`` of the subject."""
+    predicate: str
+    object: str
+    """``Instance.id`` of the object."""
+
+
+@dataclass(frozen=True)
+class ImageRecord:
+    """An image with its annotations."""
+
+    id: str
+    source: str
+    file: str
+    """Path of the image file as the user gave it (source images) or inside the cache (generated images)."""
+    width: int
+    height: int
+    instances: tuple[Instance, ...] = ()
+    relations: tuple[Relation, ...] = ()
+
+    def instance(self, instance_id: str) -> Instance:
+        """The instance with this id (``KeyError`` when absent)."""
+        for inst in self.instances:
+            if inst.id == instance_id:
+                return inst
+        raise KeyError(instance_id)
+
+    @property
+    def categories(self) -> frozenset[str]:
+        """Categories with at least one instance (crowd regions included)."""
+        return frozenset(inst.category for inst in self.instances)
+
+
+@dataclass(frozen=True)
+class RecordSet:
+    """Everything one reader returned for one annotation file."""
+
+    source: str
+    """Short source name: ``"coco-rem"``, ``"paco"``, ``"svg"``, ``"visual_genome"``, ``"demo"``, ..."""
+    path: str
+    """The annotation file that was read (or ``"demo:seed=N"`` for the demo world)."""
+    categories: tuple[str, ...]
+    """The whole category vocabulary, including categories absent from every image (they are negatives too)."""
+    images: tuple[ImageRecord, ...]
+    attribute_types: Mapping[str, str] = field(default_factory=dict)
+    """Attribute name -> type (``colour``, ``pattern``, ``material``, ``transparency``)."""
+    generated: bool = False
+    """True when Mirage made the images itself (the demo world): builds copy them into their ``images/``."""
+    license: str = ""
+    """Licence of the source's annotations and images, for data cards."""
+
+
+@dataclass(frozen=True)
+class VideoRecord:
+    """A video file (or a folder of frames) with what is known about it."""
+
+    id: str
+    source: str
+    file: str
+    frame_count: int | None = None
+    fps: float | None = None
+    width: int | None = None
+    height: int | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    """Source-specific fields (NExT-QA question rows, demo event script, ...)."""
