@@ -1,0 +1,212 @@
+"""Geometry on tiny synthetic images whose masks are real COCO RLEs; expectations computed by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pycocotools import mask as mask_utils
+
+import filters.geometry as geometry
+from filters.base import FilterStats
+from filters.geometry import (
+    Difficulty,
+    GeometryThresholds,
+    InstanceGeometry,
+    classify,
+    classify_image,
+    measure_image,
+    truncation,
+)
+from sources.errors import ConfigError
+from sources.records import ImageRecord, Instance
+
+W, H = 20, 10  # width != height, so a swapped axis shows up
+
+
+def rle(x0: int, y0: int, x1: int, y1: int) -> dict:
+    """Compressed RLE (str counts, as records hold them) of the rectangle [x0, x1) x [y0, y1)."""
+    m = np.zeros((H, W), dtype=np.uint8)
+    m[y0:y1, x0:x1] = 1
+    r = mask_utils.encode(np.asfortranarray(m))
+    return {"size": list(r["size"]), "counts": r["counts"].decode()}
+
+
+def inst(iid: str, box, mask=None, area=None, **kw) -> Instance:
+    x, y, w, h = box
+    return Instance(iid, kw.pop("category", "thing"), (x, y, w, h), float(area if area is not None else w * h), mask, **kw)
+
+
+def image(*instances: Instance) -> ImageRecord:
+    return ImageRecord("img", "test", "img.png", W, H, tuple(instances))
+
+
+# ------------------------------------------------------------------------------------------------ relative area
+
+
+def test_relative_area_is_visible_area_over_image_area():
+    g = measure_image(image(inst("a", (0, 0, 2, 2), area=4), inst("b", (5, 5, 10, 2), area=20)))
+    assert g["a"].relative_area == pytest.approx(4 / 200)
+    assert g["b"].relative_area == pytest.approx(20 / 200)
+
+
+# ------------------------------------------------------------------------------------------------ occlusion
+
+
+def test_exact_occlusion_from_amodal_area_wins_over_masks():
+    target = inst("t", (2, 2, 4, 4), rle(2, 2, 4, 6), area=30, amodal_area=40)
+    front = inst("f", (4, 2, 4, 4), rle(4, 2, 8, 6))
+    g = measure_image(image(target, front))
+    assert g["t"].occlusion == pytest.approx(0.25)
+    assert g["t"].occlusion_method == "amodal"
+
+
+def test_proxy_occlusion_is_box_share_covered_by_other_masks():
+    # target box x 2..5, y 2..5 (16 px); own visible mask = x 2..3 (8 px);
+    # the other object's mask covers x 4..7 -> 8 px of the target's box; a far object overlaps nothing.
+    target = inst("t", (2, 2, 4, 4), rle(2, 2, 4, 6), area=8)
+    other = inst("o", (4, 2, 4, 4), rle(4, 2, 8, 6))
+    far = inst("far", (15, 7, 3, 3), rle(15, 7, 18, 10))
+    g = measure_image(image(target, other, far))
+    assert g["t"].occlusion == pytest.approx(8 / 16)
+    assert g["t"].occlusion_method == "mask_proxy"
+    assert g["o"].occlusion == pytest.approx(0.0)  # the target's mask lies outside o's box
+    assert g["far"].occlusion == 0.0
+
+
+def test_proxy_unions_overlapping_occluders_and_ignores_own_pixels():
+    # two occluders overlap each other inside the target box: union, not sum
+    target = inst("t", (0, 0, 10, 10), rle(0, 0, 2, 10), area=20)  # own mask x 0..1
+    a = inst("a", (0, 0, 6, 10), rle(0, 0, 6, 10))  # overlaps own pixels x0..1 -> those must not count
+    b = inst("b", (4, 0, 4, 10), rle(4, 0, 8, 10))
+    g = measure_image(image(target, a, b))
+    # covered by others, minus own: x 2..7 -> 6 columns x 10 rows = 60 of 100
+    assert g["t"].occlusion == pytest.approx(0.6)
+
+
+def test_proxy_respects_draw_order_when_known():
+    behind = measure_image(image(inst("t", (2, 2, 4, 4), rle(2, 2, 4, 6), z=2), inst("o", (4, 2, 4, 4), rle(4, 2, 8, 6), z=1)))
+    front = measure_image(image(inst("t", (2, 2, 4, 4), rle(2, 2, 4, 6), z=2), inst("o", (4, 2, 4, 4), rle(4, 2, 8, 6), z=3)))
+    assert behind["t"].occlusion == 0.0
+    assert front["t"].occlusion == pytest.approx(0.5)
+
+
+def test_no_masks_means_no_occlusion_evidence():
+    g = measure_image(image(inst("a", (0, 0, 5, 5)), inst("b", (2, 2, 5, 5))))
+    assert g["a"].occlusion == 0.0 and g["a"].occlusion_method == "none"
+
+
+def test_masks_decoded_once_per_image(monkeypatch):
+    calls = []
+    real = geometry.mask_utils.decode
+
+    def counting(objs):
+        calls.append(len(objs))
+        return real(objs)
+
+    monkeypatch.setattr(geometry.mask_utils, "decode", counting)
+    measure_image(image(*(inst(f"i{k}", (k, 0, 3, 3), rle(k, 0, k + 3, 3)) for k in range(5))))
+    assert calls == [5]
+
+
+def test_uncompressed_crowd_rle_is_accepted_and_flagged():
+    m = np.zeros((H, W), dtype=np.uint8, order="F")
+    m[0:4, 0:4] = 1
+    flat = m.flatten(order="F")
+    # uncompressed counts: alternating runs starting with zeros
+    change = np.flatnonzero(np.diff(np.r_[0, flat, 1 - flat[-1]]))
+    counts = np.diff(np.r_[0, change]).tolist()
+    crowd = Instance("c", "person", (0, 0, 4, 4), 16.0, {"size": [H, W], "counts": counts}, iscrowd=True)
+    target = inst("t", (0, 0, 8, 4), rle(4, 0, 8, 4), area=16)
+    g = measure_image(image(crowd, target))
+    assert g["t"].occlusion == pytest.approx(0.5)
+    assert g["c"].iscrowd and classify(g["c"]).flags == ("crowd",)
+
+
+# ------------------------------------------------------------------------------------------------ truncation
+
+
+@pytest.mark.parametrize(
+    ("box", "expected"),
+    [
+        ((0, 3, 4, 2), 2 / 12),  # left side (length h=2) of perimeter 12
+        ((16, 3, 4, 2), 2 / 12),  # right
+        ((8, 0, 4, 2), 4 / 12),  # top (length w=4)
+        ((8, 8, 4, 2), 4 / 12),  # bottom
+        ((0, 0, 4, 2), 6 / 12),  # top-left corner
+        ((0, 0, 20, 10), 1.0),  # the whole frame
+        ((5, 3, 4, 2), 0.0),  # interior
+        ((0.8, 3, 4, 2), 2 / 12),  # within 1 px of the border
+        ((1.5, 3, 4, 2), 0.0),  # more than 1 px away
+        ((-3, 3, 6, 2), 2 / 10),  # drawn past the border: clipped to w=3 first
+        ((3, 3, 0, 0), 0.0),  # degenerate
+    ],
+)
+def test_truncation_is_perimeter_share_on_the_border(box, expected):
+    assert truncation(np.array([box]), W, H)[0] == pytest.approx(expected)
+
+
+def test_measure_image_reports_truncation():
+    g = measure_image(image(inst("a", (0, 0, 4, 2)), inst("b", (5, 3, 4, 2))))
+    assert g["a"].truncation == pytest.approx(0.5) and g["b"].truncation == 0.0
+
+
+# ------------------------------------------------------------------------------------------------ classify
+
+
+def geom(area=0.5, occ=0.0, trunc=0.0, crowd=False) -> InstanceGeometry:
+    return InstanceGeometry("i", "thing", area, occ, trunc, "amodal", crowd)
+
+
+@pytest.mark.parametrize(
+    ("g", "level"),
+    [
+        (geom(), "easy"),
+        (geom(area=0.0005), "hard"),  # exactly min_visible: usable, but small
+        (geom(area=0.00049), "drop"),
+        (geom(area=0.01), "easy"),  # exactly hard_area: not small
+        (geom(area=0.0099), "hard"),
+        (geom(occ=0.399), "easy"),
+        (geom(occ=0.4), "hard"),  # "hard when occlusion >= 0.4"
+        (geom(occ=0.9), "hard"),  # exactly max_occlusion: still usable
+        (geom(occ=0.901), "drop"),
+        (geom(trunc=0.49), "easy"),
+        (geom(trunc=0.5), "hard"),
+    ],
+)
+def test_classify_boundaries(g, level):
+    assert classify(g).level == level
+
+
+def test_classify_reasons_list_every_failed_rule():
+    d = classify(geom(area=0.0004, occ=0.95))
+    assert d == Difficulty("drop", "relative_area 0.0004 < min 0.0005; occlusion 0.95 > max 0.9", d.geometry, "relative_area < min 0.0005")
+    h = classify(geom(area=0.005, trunc=0.75))
+    assert h.level == "hard"
+    assert h.reason == "relative_area 0.005 < min 0.01; truncation 0.75 >= max 0.5"
+    assert classify(geom()).reason is None
+
+
+def test_thresholds_are_configurable_and_validated():
+    assert classify(geom(area=0.02), GeometryThresholds(hard_area=0.05)).level == "hard"
+    with pytest.raises(ConfigError):
+        GeometryThresholds(min_visible=0.1, hard_area=0.01)
+    with pytest.raises(ConfigError):
+        GeometryThresholds(hard_occlusion=0.95, max_occlusion=0.9)
+
+
+def test_classify_image_counts_drops_into_stats():
+    img = image(
+        inst("tiny", (5, 5, 0.1, 0.1), area=0.01),  # 0.01/200 = 5e-5 -> drop
+        inst("big", (2, 2, 10, 6), area=60),  # 0.3, interior -> easy
+        inst("corner", (0, 0, 10, 5), area=50),  # truncation 0.5 -> hard
+    )
+    stats = FilterStats()
+    out = classify_image(img, stats=stats)
+    assert {k: d.level for k, d in out.items()} == {"tiny": "drop", "big": "easy", "corner": "hard"}
+    assert stats.as_dict()["geometry"] == {
+        "dropped": 1,
+        "kept": 2,
+        "reasons": {"relative_area < min 0.0005": 1},
+        "seen": 3,
+    }
+    assert out["big"].geometry.scores() == {"relative_area_score": 0.3, "occlusion_score": 0.0, "truncation_score": 0.0}
