@@ -42,6 +42,9 @@ class Instance:
     """Area of the whole object including occluded parts, when known exactly (the demo world)."""
     z: int | None = None
     """Draw order when known (the demo world): a larger value is in front of a smaller one."""
+    amodal_rle: RLE | None = None
+    """Whole-object mask inside the image, occluded parts included (compressed RLE), when known exactly (the
+    demo world); ``None`` otherwise. The demo world's "in front of"/"behind" relations are defined on it."""
 
 
 @dataclass(frozen=True)
