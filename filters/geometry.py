@@ -8,8 +8,8 @@ decoded once (``pycocotools.mask.decode``) and the arithmetic done in numpy:
 ``relative_area``
     visible area / image area (``Instance.area``, which is the mask area when there is a mask).
 ``occlusion``
-    fraction of the object that is hidden. Exact when the full-object area is known (``amodal_area``, the demo
-    world): ``1 - area / amodal_area``. Otherwise a *proxy* from the visible masks (see :func:`_proxy_occlusion`).
+    fraction of the object that is hidden. Exact when the full-object area is known (``amodal_area``, or the
+    area of ``amodal_rle``; the demo world): ``1 - area / amodal_area``. Otherwise a *proxy* from the visible masks (see :func:`_proxy_occlusion`).
 ``truncation``
     how much of the object the image frame cuts: the fraction of the box perimeter that lies on the image border
     (see :func:`truncation`).
@@ -207,8 +207,9 @@ def occlusion(image: ImageRecord) -> tuple[np.ndarray, list[OcclusionMethod]]:
     methods: list[OcclusionMethod] = ["none"] * len(insts)
     need_proxy = []
     for k, inst in enumerate(insts):
-        if inst.amodal_area is not None and inst.amodal_area > 0:
-            occ[k] = min(1.0, max(0.0, 1.0 - inst.area / inst.amodal_area))
+        amodal = _amodal_area(inst, image.height, image.width)
+        if amodal is not None and amodal > 0:
+            occ[k] = min(1.0, max(0.0, 1.0 - inst.area / amodal))
             methods[k] = "amodal"
         else:
             need_proxy.append(k)
@@ -220,6 +221,16 @@ def occlusion(image: ImageRecord) -> tuple[np.ndarray, list[OcclusionMethod]]:
             occ[k] = value
             methods[k] = "mask_proxy"
     return occ, methods
+
+
+def _amodal_area(inst: Instance, height: int, width: int) -> float | None:
+    """The whole-object area: ``amodal_area`` when given, else the area of ``amodal_rle`` (no decoding needed)."""
+    if inst.amodal_area is not None:
+        return float(inst.amodal_area)
+    rle = getattr(inst, "amodal_rle", None)
+    if rle is None:
+        return None
+    return float(mask_utils.area(_as_compressed(rle, height, width)))
 
 
 def decode_masks(rles: Sequence[RLE], height: int, width: int) -> np.ndarray:

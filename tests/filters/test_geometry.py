@@ -210,3 +210,10 @@ def test_classify_image_counts_drops_into_stats():
         "seen": 3,
     }
     assert out["big"].geometry.scores() == {"relative_area_score": 0.3, "occlusion_score": 0.0, "truncation_score": 0.0}
+
+
+def test_exact_occlusion_from_amodal_mask_when_area_missing():
+    # whole object x 2..7 (24 px), visible 8 px -> 1 - 8/24
+    target = Instance("t", "thing", (2, 2, 2, 4), 8.0, rle(2, 2, 4, 6), amodal_rle=rle(2, 2, 8, 6))
+    g = measure_image(image(target))
+    assert g["t"].occlusion == pytest.approx(1 - 8 / 24) and g["t"].occlusion_method == "amodal"
