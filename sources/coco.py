@@ -1,0 +1,200 @@
+"""Reader of COCO instances JSON (COCO 2017, COCO-ReM) and the COCO-style core PACO shares.
+
+COCO-ReM (Singh et al. 2024, refined COCO masks) is plain COCO instances JSON, so one reader serves both. The
+file is validated while it is read (see :mod:`sources.jsonio`); masks are converted to compressed RLE but never
+decoded, and image files are only checked to exist.
+
+:func:`load_coco_style` holds what COCO and LVIS-style files (PACO) have in common - ``images``,
+``categories`` and ``annotations`` with ids, boxes and segmentations - so :mod:`sources.paco` adds only what
+PACO has on top (attributes, parts).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from sources import jsonio
+from sources.errors import SourceError
+from sources.records import BBox, ImageRecord, Instance, RecordSet
+
+DEFAULT_LICENSE = "CC BY 4.0 (annotations); Flickr terms (images)"
+"""COCO's terms when the file has no ``licenses`` section."""
+
+
+@dataclass(frozen=True)
+class CocoImage:
+    """One validated entry of ``images``."""
+
+    id: int | str
+    record: str
+    file: str
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class CocoAnnotation:
+    """One validated entry of ``annotations`` (the raw dict stays available for format-specific fields)."""
+
+    id: int | str
+    record: str
+    image_id: int | str
+    category_id: int | str
+    bbox: BBox
+    raw: dict[str, Any]
+
+
+@dataclass
+class CocoStyle:
+    """A validated COCO-style file: images (sorted by id), categories, annotations grouped by image."""
+
+    path: Path
+    data: dict[str, Any]
+    images: list[CocoImage]
+    categories: dict[int | str, str]
+    annotations: dict[int | str, CocoAnnotation]
+    by_image: dict[int | str, list[CocoAnnotation]] = field(default_factory=dict)
+
+
+def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyle:
+    """Read and validate the parts every COCO-style file shares.
+
+    Checked: top-level object with ``images``, ``categories`` and ``annotations`` arrays; ids present, of the
+    right type and unique; image sizes positive; image files present on disk; every annotation's image and
+    category known; boxes of four numbers with a positive size inside their image. Unknown extra fields
+    (``info``, ``licenses``, a ``source`` on annotations, LVIS's ``neg_category_ids``, ...) are ignored.
+    """
+    path = Path(annotations)
+    data = jsonio.expect_dict(jsonio.load_json(path), path, "", "top level")
+    raw_images = jsonio.expect_list(jsonio.require_key(data, "images", path, ""), path, "", "'images'")
+    raw_cats = jsonio.expect_list(jsonio.require_key(data, "categories", path, ""), path, "", "'categories'")
+    raw_anns = jsonio.expect_list(
+        jsonio.require_key(data, "annotations", path, ""), path, "", "'annotations'"
+    )
+
+    categories: dict[int | str, str] = {}
+    first: dict[int | str, str] = {}
+    for i, cat in enumerate(raw_cats):
+        rec = jsonio.label("categories", i, cat.get("id") if isinstance(cat, dict) else None)
+        jsonio.expect_dict(cat, path, rec)
+        cid = jsonio.check_id(jsonio.require_key(cat, "id", path, rec), path, rec)
+        if cid in categories:
+            raise SourceError(path, rec, f"duplicate category id {cid!r} (first used by {first[cid]})")
+        categories[cid] = jsonio.check_name(jsonio.require_key(cat, "name", path, rec), path, rec)
+        first[cid] = rec
+
+    images: dict[int | str, CocoImage] = {}
+    for i, img in enumerate(raw_images):
+        rec = jsonio.label("images", i, img.get("id") if isinstance(img, dict) else None)
+        jsonio.expect_dict(img, path, rec)
+        iid = jsonio.check_id(jsonio.require_key(img, "id", path, rec), path, rec)
+        if iid in images:
+            raise SourceError(path, rec, f"duplicate image id {iid!r} (first used by {images[iid].record})")
+        width, height = jsonio.check_size(
+            jsonio.require_key(img, "width", path, rec), jsonio.require_key(img, "height", path, rec), path, rec
+        )
+        name = img.get("file_name")
+        if name is None and isinstance(img.get("coco_url"), str):  # LVIS images carry a URL only
+            name = posixpath.basename(img["coco_url"])
+        if name is None:
+            raise SourceError(path, rec, "missing required key 'file_name'")
+        name = jsonio.check_name(name, path, rec, "file_name")
+        file = jsonio.check_image_file(jsonio.image_path(images_dir, name), path, rec)
+        images[iid] = CocoImage(iid, rec, file, width, height)
+
+    anns: dict[int | str, CocoAnnotation] = {}
+    by_image: dict[int | str, list[CocoAnnotation]] = {iid: [] for iid in images}
+    for i, ann in enumerate(raw_anns):
+        rec = jsonio.label("annotations", i, ann.get("id") if isinstance(ann, dict) else None)
+        jsonio.expect_dict(ann, path, rec)
+        aid = jsonio.check_id(jsonio.require_key(ann, "id", path, rec), path, rec)
+        if aid in anns:
+            raise SourceError(path, rec, f"duplicate annotation id {aid!r} (first used by {anns[aid].record})")
+        iid = jsonio.check_id(jsonio.require_key(ann, "image_id", path, rec), path, rec, "image_id")
+        img = images.get(iid)
+        if img is None:
+            raise SourceError(path, rec, f"unknown image id {iid!r} (not in 'images')")
+        cid = jsonio.check_id(jsonio.require_key(ann, "category_id", path, rec), path, rec, "category_id")
+        if cid not in categories:
+            raise SourceError(path, rec, f"unknown category id {cid!r} (not in 'categories')")
+        bbox = jsonio.check_bbox(jsonio.require_key(ann, "bbox", path, rec), img.width, img.height, path, rec)
+        a = CocoAnnotation(aid, rec, iid, cid, bbox, ann)
+        anns[aid] = a
+        by_image[iid].append(a)
+
+    ordered = sorted(images.values(), key=lambda im: jsonio.id_sort_key(im.id))
+    return CocoStyle(path, data, ordered, categories, anns, by_image)
+
+
+def build_instances(
+    style: CocoStyle,
+    image: CocoImage,
+    anns: Sequence[CocoAnnotation],
+    attributes: Callable[[CocoAnnotation], tuple[str, ...]] | None = None,
+) -> tuple[Instance, ...]:
+    """Instances of one image: category names, compressed RLE masks, areas, crowd flags, attributes."""
+    path = style.path
+    rles = jsonio.segmentations_to_rles(
+        [(a.record, a.raw.get("segmentation")) for a in anns], image.height, image.width, path
+    )
+    area = jsonio.areas([a.raw.get("area") for a in anns], rles, [a.bbox for a in anns])
+    out = []
+    for a, rle, ar in zip(anns, rles, area):
+        crowd = a.raw.get("iscrowd", 0)
+        if crowd not in (0, 1) or type(crowd) is float:
+            raise SourceError(path, a.record, f"'iscrowd' must be 0 or 1, got {crowd!r}")
+        out.append(
+            Instance(
+                id=str(a.id),
+                category=style.categories[a.category_id],
+                bbox=a.bbox,
+                area=ar,
+                rle=rle,
+                iscrowd=bool(crowd),
+                attributes=attributes(a) if attributes is not None else (),
+            )
+        )
+    return tuple(out)
+
+
+def license_of(data: dict[str, Any], default: str) -> str:
+    """The names in a file's ``licenses`` section (sorted, ``; ``-joined), else ``default``."""
+    names = sorted(
+        {
+            lic["name"].strip()
+            for lic in data.get("licenses") or ()
+            if isinstance(lic, dict) and isinstance(lic.get("name"), str) and lic["name"].strip()
+        }
+    )
+    return "; ".join(names) if names else default
+
+
+def read_coco(annotations: str | Path, images_dir: str | Path, source: str = "coco-rem") -> RecordSet:
+    """Read a COCO / COCO-ReM instances file into a :class:`RecordSet`.
+
+    ``Instance.category`` is the category name; ``RecordSet.categories`` lists every category of the file,
+    annotated or not (absent categories are the negatives of existence questions). Images are sorted by id and
+    their ``file`` is ``images_dir/file_name`` exactly as joined. Raises :class:`SourceError` on bad input.
+    """
+    style = load_coco_style(annotations, images_dir)
+    images = tuple(
+        ImageRecord(
+            id=str(img.id),
+            source=source,
+            file=img.file,
+            width=img.width,
+            height=img.height,
+            instances=build_instances(style, img, style.by_image[img.id]),
+        )
+        for img in style.images
+    )
+    return RecordSet(
+        source=source,
+        path=str(annotations),
+        categories=tuple(sorted(set(style.categories.values()))),
+        images=images,
+        license=license_of(style.data, DEFAULT_LICENSE),
+    )

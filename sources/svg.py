@@ -1,0 +1,211 @@
+"""Reader of Synthetic Visual Genome (SVG, Park et al. 2025) scene graphs.
+
+SVG is published (``jamepark3922/svg`` on the Hugging Face Hub) as one row per image: ``image_id`` (usually the
+image file name, e.g. ``"2345678.jpg"``), ``metadata`` with ``width``/``height``, ``regions`` (each with a
+``bbox`` ``[x, y, w, h]`` and a SAM ``segmentation`` RLE) and ``scene_graph``, a JSON *string* holding
+``objects`` (one name per region, same order) and ``relations`` as ``[subject_idx, object_idx, predicate]``
+triples indexing into the regions. Exports of it differ in small ways, so this reader accepts the plausible
+variants of each field:
+
+* image id: ``image_id`` | ``id`` | ``image``; file name: ``file_name`` | ``image`` | the id when it ends in an
+  image extension | ``<id>.jpg``;
+* size: ``width``/``height`` | ``metadata.width``/``metadata.height`` | ``metadata/width`` (a flattened
+  column) | read from the image header when absent;
+* scene graph: ``scene_graph`` as a JSON string or an object, or ``objects``/``relations`` on the row itself;
+* region name: ``name`` | ``object`` | ``label`` | ``category`` | ``names[0]`` on the region, else the
+  scene graph's ``objects[i]`` (a string or an object with ``name``);
+* region box: ``bbox`` ``[x, y, w, h]`` | ``x``, ``y``, ``w``/``width``, ``h``/``height``;
+* relation: ``[s, o, predicate]`` | ``{"subject", "object", "predicate"}`` (also ``subject_idx``/``object_idx``,
+  ``relation``/``name``).
+
+A file can be a JSON array of rows, a single row object, JSON lines (``.jsonl``/``.ndjson``), or a directory of
+such files. Names and predicates are normalised to lower case with single spaces.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+from sources import jsonio
+from sources.errors import SourceError
+from sources.records import ImageRecord, Instance, RecordSet, Relation
+
+SOURCE = "svg"
+DEFAULT_LICENSE = (
+    "SVG annotations: see https://huggingface.co/datasets/jamepark3922/svg; images: their source datasets' terms"
+)
+
+_IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp", ".bmp", ".gif", ".tif", ".tiff")
+_NAME_KEYS = ("name", "object", "label", "category", "names")
+_SUBJECT_KEYS = ("subject", "subject_idx", "subject_index", "sub")
+_OBJECT_KEYS = ("object", "object_idx", "object_index", "obj")
+_PREDICATE_KEYS = ("predicate", "relation", "name")
+
+
+def _rows(path: Path) -> Iterator[tuple[Path, str, Any]]:
+    """``(file, record label, row)`` for every image row under ``path`` (file or directory)."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in (".json",) + jsonio.JSONL_SUFFIXES)
+        if not files:
+            raise SourceError(path, "", "directory holds no .json or .jsonl file")
+        for f in files:
+            yield from _rows(f)
+        return
+    if path.suffix.lower() in jsonio.JSONL_SUFFIXES:
+        for number, row in jsonio.iter_jsonl(path):
+            yield path, f"line {number}", row
+        return
+    data = jsonio.load_json(path)
+    if isinstance(data, list):
+        for i, row in enumerate(data):
+            yield path, f"[{i}]", row
+    elif isinstance(data, dict):
+        yield path, "image", data
+    else:
+        raise SourceError(path, "", f"top level must be an array of images or an image object, got {jsonio.type_name(data)}")
+
+
+def _size(row: dict, file: Path, rec: str, image_file: str) -> tuple[int, int]:
+    meta = row.get("metadata")
+    if "width" in row or "height" in row:
+        w, h = row.get("width"), row.get("height")
+    elif isinstance(meta, dict) and ("width" in meta or "height" in meta):
+        w, h = meta.get("width"), meta.get("height")
+    elif "metadata/width" in row or "metadata/height" in row:
+        w, h = row.get("metadata/width"), row.get("metadata/height")
+    else:
+        return jsonio.image_size_from_file(image_file, file, rec)
+    return jsonio.check_size(w, h, file, rec)
+
+
+def _file_name(row: dict, image_id: int | str) -> str:
+    for key in ("file_name", "image"):
+        if isinstance(row.get(key), str) and row[key]:
+            return row[key]
+    text = str(image_id)
+    return text if text.lower().endswith(_IMAGE_EXTENSIONS) else f"{text}.jpg"
+
+
+def _region_name(region: dict, names: list | None, j: int, file: Path, rec: str) -> str:
+    key = jsonio.first_key(region, _NAME_KEYS)
+    if key is not None:
+        value = region[key]
+        if key == "names" and isinstance(value, list) and value:
+            value = value[0]
+    elif names is not None:
+        value = names[j]
+        if isinstance(value, dict):
+            value = jsonio.require_key(value, "name", file, f"{rec} (scene_graph.objects[{j}])")
+    else:
+        raise SourceError(file, rec, "region has no object name ('name' or scene_graph 'objects')")
+    return jsonio.normalise_text(jsonio.check_name(value, file, rec, key or "objects"))
+
+
+def _region_box(region: dict, width: int, height: int, file: Path, rec: str):
+    if "bbox" in region:
+        return jsonio.check_bbox(region["bbox"], width, height, file, rec)
+    if "x" in region and "y" in region:
+        w = jsonio.require_any(region, ("w", "width"), file, rec)
+        h = jsonio.require_any(region, ("h", "height"), file, rec)
+        return jsonio.check_bbox([region["x"], region["y"], w, h], width, height, file, rec, key="x, y, w, h")
+    raise SourceError(file, rec, "missing required key 'bbox' (or 'x', 'y', 'w', 'h')")
+
+
+def _relation(rel: Any, n: int, file: Path, rec: str) -> tuple[int, int, str]:
+    if isinstance(rel, (list, tuple)) and len(rel) >= 3:
+        s, o, p = rel[0], rel[1], rel[2]
+    elif isinstance(rel, dict):
+        s = jsonio.require_any(rel, _SUBJECT_KEYS, file, rec)
+        o = jsonio.require_any(rel, _OBJECT_KEYS, file, rec)
+        p = jsonio.require_any(rel, _PREDICATE_KEYS, file, rec)
+    else:
+        raise SourceError(file, rec, f"relation must be [subject_idx, object_idx, predicate], got {rel!r}")
+    for role, idx in (("subject", s), ("object", o)):
+        if type(idx) is not int:
+            raise SourceError(file, rec, f"{role} index must be an integer, got {idx!r}")
+        if not 0 <= idx < n:
+            raise SourceError(file, rec, f"{role} index {idx} out of range (image has {n} regions)")
+    return s, o, jsonio.normalise_text(jsonio.check_name(p, file, rec, "predicate"))
+
+
+def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> ImageRecord:
+    jsonio.expect_dict(row, file, rec, "image row")
+    image_id = jsonio.check_id(jsonio.require_any(row, ("image_id", "id", "image"), file, rec), file, rec, "image_id")
+    rec = f"{rec} (image_id={image_id!r})"
+    image_file = jsonio.check_image_file(jsonio.image_path(images_dir, _file_name(row, image_id)), file, rec)
+    width, height = _size(row, file, rec, image_file)
+
+    graph: Any = row.get("scene_graph", row)
+    if isinstance(graph, str):
+        graph = jsonio.parse_embedded_json(graph, file, rec, "scene_graph")
+    jsonio.expect_dict(graph, file, rec, "'scene_graph'")
+    regions = jsonio.expect_list(
+        row["regions"] if "regions" in row else jsonio.require_key(graph, "regions", file, rec), file, rec, "'regions'"
+    )
+    names = graph.get("objects")
+    if names is not None:
+        jsonio.expect_list(names, file, rec, "scene_graph 'objects'")
+        if len(names) != len(regions):
+            raise SourceError(file, rec, f"scene_graph 'objects' has {len(names)} names for {len(regions)} regions")
+
+    records, boxes, labels, segs, given_areas, attrs = [], [], [], [], [], []
+    for j, region in enumerate(regions):
+        rrec = f"{rec}.regions[{j}]"
+        jsonio.expect_dict(region, file, rrec, "region")
+        labels.append(_region_name(region, names, j, file, rrec))
+        boxes.append(_region_box(region, width, height, file, rrec))
+        segs.append((rrec, region.get("segmentation")))
+        given_areas.append(region.get("area"))
+        raw_attrs = region.get("attributes") or ()
+        attrs.append(tuple(sorted({jsonio.normalise_text(a) for a in raw_attrs if isinstance(a, str) and a.strip()})))
+        records.append(rrec)
+    rles = jsonio.segmentations_to_rles(segs, height, width, file)
+    areas = jsonio.areas(given_areas, rles, boxes)
+    ids = [f"{image_id}#{j}" for j in range(len(regions))]
+    instances = tuple(
+        Instance(id=ids[j], category=labels[j], bbox=boxes[j], area=areas[j], rle=rles[j], attributes=attrs[j])
+        for j in range(len(regions))
+    )
+
+    raw_rels = graph.get("relations", row.get("relations", []))
+    jsonio.expect_list(raw_rels, file, rec, "'relations'")
+    relations = []
+    for k, rel in enumerate(raw_rels):
+        s, o, p = _relation(rel, len(regions), file, f"{rec}.relations[{k}]")
+        relations.append(Relation(subject=ids[s], predicate=p, object=ids[o]))
+    return ImageRecord(
+        id=str(image_id),
+        source=SOURCE,
+        file=image_file,
+        width=width,
+        height=height,
+        instances=instances,
+        relations=tuple(relations),
+    )
+
+
+def read_svg(path: str | Path, images_dir: str | Path) -> RecordSet:
+    """Read SVG scene graphs (JSON, JSON lines, or a directory of them) into a :class:`RecordSet`.
+
+    Each region becomes an ``Instance`` with id ``"<image_id>#<region index>"``; each relation a
+    ``Relation`` between those ids. ``RecordSet.categories`` is every region name seen. Images are sorted by
+    id. Raises :class:`SourceError` on bad input (a relation index out of range, a box outside its image,
+    a duplicate image id, ...).
+    """
+    p = Path(path)
+    if not p.exists():
+        raise SourceError(p, "", "annotation file not found")
+    images: dict[str, ImageRecord] = {}
+    first: dict[str, str] = {}
+    for file, rec, row in _rows(p):
+        image = _image(file, rec, row, images_dir)
+        if image.id in images:
+            raise SourceError(file, rec, f"duplicate image id {image.id!r} (first used by {first[image.id]})")
+        images[image.id] = image
+        first[image.id] = f"{file}: {rec}"
+    ordered = sorted(images.values(), key=lambda im: jsonio.id_sort_key(int(im.id) if im.id.isdigit() else im.id))
+    categories = sorted({inst.category for im in ordered for inst in im.instances})
+    return RecordSet(
+        source=SOURCE, path=str(path), categories=tuple(categories), images=tuple(ordered), license=DEFAULT_LICENSE
+    )

@@ -1,0 +1,1 @@
+"""Tests of sources/: record types, readers of the real formats, the demo world."""
