@@ -98,7 +98,9 @@ def is_hard_negative(score: ContextScore, thresholds: HardNegativeThresholds = H
     )
 
 
-def hard_negative_mask(scores: ContextScores, thresholds: HardNegativeThresholds = HardNegativeThresholds()) -> np.ndarray:
+def hard_negative_mask(
+    scores: ContextScores, thresholds: HardNegativeThresholds = HardNegativeThresholds()
+) -> np.ndarray:
     """Bulk :func:`is_hard_negative`: a boolean array shaped like ``scores.p``."""
     return (
         (scores.cue >= 0)
@@ -234,7 +236,8 @@ class CooccurrenceStats:
         p = float(self.conditional[best, b])
         if p <= 0:
             return ContextScore(absent, 0.0, 0.0, None, 0)
-        return ContextScore(absent, p, float(self.lift_matrix[best, b]), self.categories[best], int(self.pair_counts[best, b]))
+        lift = float(self.lift_matrix[best, b])
+        return ContextScore(absent, p, lift, self.categories[best], int(self.pair_counts[best, b]))
 
     def context_scores(self, incidence_row_mask: np.ndarray) -> ContextScores:
         """:meth:`context_score` for every category of one image (``(C,)`` mask) or many (``(n, C)``) at once.

@@ -9,7 +9,8 @@ decoded once (``pycocotools.mask.decode``) and the arithmetic done in numpy:
     visible area / image area (``Instance.area``, which is the mask area when there is a mask).
 ``occlusion``
     fraction of the object that is hidden. Exact when the full-object area is known (``amodal_area``, or the
-    area of ``amodal_rle``; the demo world): ``1 - area / amodal_area``. Otherwise a *proxy* from the visible masks (see :func:`_proxy_occlusion`).
+    area of ``amodal_rle``; the demo world): ``1 - area / amodal_area``. Otherwise a *proxy* from the visible
+    masks (see :func:`_proxy_occlusion`).
 ``truncation``
     how much of the object the image frame cuts: the fraction of the box perimeter that lies on the image border
     (see :func:`truncation`).
@@ -85,7 +86,9 @@ class GeometryThresholds:
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_visible <= self.hard_area:
-            raise ConfigError(f"geometry thresholds: need 0 <= min_visible ({self.min_visible}) <= hard_area ({self.hard_area})")
+            raise ConfigError(
+                f"geometry thresholds: need 0 <= min_visible ({self.min_visible}) <= hard_area ({self.hard_area})"
+            )
         if not 0 <= self.hard_occlusion <= self.max_occlusion <= 1:
             raise ConfigError(
                 f"geometry thresholds: need 0 <= hard_occlusion ({self.hard_occlusion}) <= max_occlusion "

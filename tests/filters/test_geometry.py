@@ -33,7 +33,8 @@ def rle(x0: int, y0: int, x1: int, y1: int) -> dict:
 
 def inst(iid: str, box, mask=None, area=None, **kw) -> Instance:
     x, y, w, h = box
-    return Instance(iid, kw.pop("category", "thing"), (x, y, w, h), float(area if area is not None else w * h), mask, **kw)
+    visible = float(area if area is not None else w * h)
+    return Instance(iid, kw.pop("category", "thing"), (x, y, w, h), visible, mask, **kw)
 
 
 def image(*instances: Instance) -> ImageRecord:
@@ -84,8 +85,9 @@ def test_proxy_unions_overlapping_occluders_and_ignores_own_pixels():
 
 
 def test_proxy_respects_draw_order_when_known():
-    behind = measure_image(image(inst("t", (2, 2, 4, 4), rle(2, 2, 4, 6), z=2), inst("o", (4, 2, 4, 4), rle(4, 2, 8, 6), z=1)))
-    front = measure_image(image(inst("t", (2, 2, 4, 4), rle(2, 2, 4, 6), z=2), inst("o", (4, 2, 4, 4), rle(4, 2, 8, 6), z=3)))
+    target = inst("t", (2, 2, 4, 4), rle(2, 2, 4, 6), z=2)
+    behind = measure_image(image(target, inst("o", (4, 2, 4, 4), rle(4, 2, 8, 6), z=1)))
+    front = measure_image(image(target, inst("o", (4, 2, 4, 4), rle(4, 2, 8, 6), z=3)))
     assert behind["t"].occlusion == 0.0
     assert front["t"].occlusion == pytest.approx(0.5)
 
@@ -179,7 +181,8 @@ def test_classify_boundaries(g, level):
 
 def test_classify_reasons_list_every_failed_rule():
     d = classify(geom(area=0.0004, occ=0.95))
-    assert d == Difficulty("drop", "relative_area 0.0004 < min 0.0005; occlusion 0.95 > max 0.9", d.geometry, "relative_area < min 0.0005")
+    reason = "relative_area 0.0004 < min 0.0005; occlusion 0.95 > max 0.9"
+    assert d == Difficulty("drop", reason, d.geometry, "relative_area < min 0.0005")
     h = classify(geom(area=0.005, trunc=0.75))
     assert h.level == "hard"
     assert h.reason == "relative_area 0.005 < min 0.01; truncation 0.75 >= max 0.5"
