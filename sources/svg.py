@@ -129,7 +129,7 @@ def _relation(rel: Any, n: int, file: Path, rec: str) -> tuple[int, int, str]:
     return s, o, jsonio.normalise_text(jsonio.check_name(p, file, rec, "predicate"))
 
 
-def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> ImageRecord:
+def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> tuple[str, ImageRecord]:
     jsonio.expect_dict(row, file, rec, "image row")
     image_id = jsonio.check_id(jsonio.require_any(row, ("image_id", "id", "image"), file, rec), file, rec, "image_id")
     rec = f"{rec} (image_id={image_id!r})"
@@ -174,7 +174,7 @@ def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> ImageRecor
     for k, rel in enumerate(raw_rels):
         s, o, p = _relation(rel, len(regions), file, f"{rec}.relations[{k}]")
         relations.append(Relation(subject=ids[s], predicate=p, object=ids[o]))
-    return ImageRecord(
+    return rec, ImageRecord(
         id=str(image_id),
         source=SOURCE,
         file=image_file,
@@ -199,11 +199,11 @@ def read_svg(path: str | Path, images_dir: str | Path) -> RecordSet:
     images: dict[str, ImageRecord] = {}
     first: dict[str, str] = {}
     for file, rec, row in _rows(p):
-        image = _image(file, rec, row, images_dir)
+        rec, image = _image(file, rec, row, images_dir)
         if image.id in images:
             raise SourceError(file, rec, f"duplicate image id {image.id!r} (first used by {first[image.id]})")
         images[image.id] = image
-        first[image.id] = f"{file}: {rec}"
+        first[image.id] = rec if file == p else f"{file}: {rec}"
     ordered = sorted(images.values(), key=lambda im: jsonio.id_sort_key(int(im.id) if im.id.isdigit() else im.id))
     categories = sorted({inst.category for im in ordered for inst in im.instances})
     return RecordSet(

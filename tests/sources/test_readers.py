@@ -100,7 +100,7 @@ def test_coco_file_paths_are_joined_not_resolved(coco: rf.FixturePaths, monkeypa
 
 
 def test_coco_default_license_without_licenses_section(coco: rf.FixturePaths) -> None:
-    rf.rewrite_json(coco.annotations, lambda d: d.pop("licenses") and None)
+    rf.rewrite_json(coco.annotations, lambda d: d.pop("licenses"))
     assert read_coco(coco.annotations, coco.images_dir).license == "CC BY 4.0 (annotations); Flickr terms (images)"
 
 
