@@ -1,0 +1,623 @@
+"""MIOH: multi-image object hallucination (``../shared/seeds/002_5ff6337209d82589.txt``).
+
+``python -m builders.mioh --n-images 8`` builds the benchmark on the demo world; with ``--coco-rem``/``--paco``/
+``--svg`` it builds existence and counting from COCO-ReM, attributes from PACO and positions from SVG, as the
+paper does (Sec. 4.1). Pipeline: records -> primitive pools (:mod:`builders.mioh_pools`: geometry and
+co-occurrence filters label every (image, probe) pair) -> question specs sampled per (task, type, pressure) cell
+(:mod:`builders.mioh_questions`, answers derived by ``evaluate``) -> wording from ``templates/mioh``
+(:mod:`builders.mioh_render`) -> items, written atomically with ``build.json`` (config, stats, quality report).
+
+Choices where the paper is silent (each a config option):
+
+* ``n_questions`` questions per (task, question type, pressure) cell; for ``n_images`` a *family*: the same
+  question asked over every size of the ladder {2, 4, 8, 10} up to ``n_images`` (Sec. 3.2: "we vary the number
+  of input images for the same question"), linked by ``provenance.family``;
+* hard-positive / hard-negative items put 1..N challenging images into the slots that decide the answer
+  (Sec. 4.3: "0 to N challenging example may be included"; 0 would be an easy item);
+* "None of the above" is the answer of ``nota_share`` (20 %) of the items whose structure allows it;
+* answer positions are dealt in balanced shuffled blocks, so blind letter baselines stay at chance;
+* the misleading context of linguistic items is rendered offline from templates and checked to be false for the
+  images before use (an LLM writer plugs in later; the check stays).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from builders.cli import config_from_args, exit_on_error, progress_bar, stderr, stdout, table
+from builders.items import Item, make_item
+from builders.mcq import BalancedCycle, ShareSchedule
+from builders.mioh_pools import Label, PoolConfig, Pools
+from builders.mioh_questions import (
+    IMAGE_LADDER,
+    IMAGE_SLOT_VARIANTS,
+    NOTA_VARIANTS,
+    OPTION_SLOT_VARIANTS,
+    PAIR_STATES,
+    PRESENCE_STATES,
+    PRESSURES,
+    QUESTION_TYPES,
+    TASKS,
+    Key,
+    Sampler,
+    Spec,
+    Want,
+    evaluate,
+    shrink,
+    variants,
+)
+from builders.mioh_render import (
+    Wording,
+    answer_letter,
+    answer_slots,
+    choose_claim,
+    claim_is_false,
+    context_text,
+    prioritize,
+)
+from builders import quality
+from builders.run import code_version, file_sha256, open_build
+from builders.seeding import rng
+from filters.base import FilterStats
+from filters.cooccurrence import HardNegativeThresholds
+from filters.geometry import GeometryThresholds
+from sources.errors import ConfigError
+from sources.records import RecordSet
+
+BENCHMARK = "mioh"
+TASK_SOURCE = {"existence": "coco_rem", "counting": "coco_rem", "attribute": "paco", "position": "svg"}
+
+
+@dataclass
+class MiohConfig:
+    """Every option of a MIOH build (command line, ``--config FILE.yaml`` and tests use the same fields)."""
+
+    n_images: int = 4
+    n_questions: int = 5
+    tasks: list[str] = field(default_factory=lambda: list(TASKS))
+    pressures: list[str] = field(default_factory=lambda: list(PRESSURES))
+    n_options: int = 4
+    nota_share: float = 0.2
+    seed: int = 0
+    out: str = "builds/mioh"
+    name: str | None = None
+    cache_dir: str | None = None
+    demo_images: int = 600
+    coco_rem: str | None = None
+    coco_images: str | None = None
+    paco: str | None = None
+    paco_images: str | None = None
+    svg: str | None = None
+    svg_images: str | None = None
+    min_visible: float = GeometryThresholds.min_visible
+    max_occlusion: float = GeometryThresholds.max_occlusion
+    hard_area: float = GeometryThresholds.hard_area
+    hard_occlusion: float = GeometryThresholds.hard_occlusion
+    hard_truncation: float = GeometryThresholds.hard_truncation
+    hn_min_p: float = HardNegativeThresholds.min_p
+    hn_min_lift: float = HardNegativeThresholds.min_lift
+    hn_min_support: int = HardNegativeThresholds.min_support
+    count_max_objects: int = 5
+    count_scope: str = "image"
+    max_attempts: int = 200
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.n_images not in IMAGE_LADDER:
+            raise ConfigError(f"n_images must be one of {', '.join(map(str, IMAGE_LADDER))} (paper Sec. 4.3), not {self.n_images}")
+        for name, given, valid in (("tasks", self.tasks, TASKS), ("pressures", self.pressures, PRESSURES)):
+            bad = [v for v in given if v not in valid]
+            if bad or not given:
+                raise ConfigError(f"{name}: unknown {', '.join(bad) or '(none given)'}; valid: {', '.join(valid)}")
+        if self.n_questions < 1:
+            raise ConfigError(f"n_questions must be >= 1, not {self.n_questions}")
+        if not 2 <= self.n_options <= 8:
+            raise ConfigError(f"n_options must be within 2..8, not {self.n_options}")
+        if not 0 <= self.nota_share < 1:
+            raise ConfigError(f"nota_share must be within [0, 1), not {self.nota_share}")
+        if self.count_scope not in ("image", "category"):
+            raise ConfigError(f"count_scope must be 'image' or 'category', not {self.count_scope!r}")
+        for flag, images in (("coco_rem", "coco_images"), ("paco", "paco_images"), ("svg", "svg_images")):
+            if bool(getattr(self, flag)) != bool(getattr(self, images)):
+                raise ConfigError(f"--{flag.replace('_', '-')} and --{images.replace('_', '-')} go together")
+
+    @property
+    def uses_demo(self) -> bool:
+        return not (self.coco_rem or self.paco or self.svg)
+
+    def pool_config(self, exhaustive_relations: bool) -> PoolConfig:
+        return PoolConfig(
+            geometry=GeometryThresholds(
+                self.min_visible, self.max_occlusion, self.hard_area, self.hard_occlusion, self.hard_truncation
+            ),
+            hard_negative=HardNegativeThresholds(self.hn_min_p, self.hn_min_lift, self.hn_min_support),
+            count_max_objects=self.count_max_objects,
+            count_scope=self.count_scope,
+            relations_exhaustive=exhaustive_relations,
+        )
+
+    def build_name(self) -> str:
+        return self.name or f"n{self.n_images}-seed{self.seed}"
+
+
+# ------------------------------------------------------------------------------------------------- sources
+
+
+def load_sources(config: MiohConfig, task_bar) -> dict[str, RecordSet]:
+    """Record sets per task: the demo world for all four, or the paper's sources for the tasks they serve."""
+    if config.uses_demo:
+        from sources.demo import load_demo
+
+        demo = load_demo(seed=config.seed, n_images=config.demo_images, cache_dir=config.cache_dir,
+                         progress=task_bar("demo world", config.demo_images))
+        return {task: demo for task in config.tasks}
+    loaded: dict[str, RecordSet] = {}
+    if config.coco_rem:
+        from sources.coco import read_coco
+
+        coco = read_coco(config.coco_rem, config.coco_images, source="coco-rem")  # type: ignore[arg-type]
+        loaded.update(existence=coco, counting=coco)
+    if config.paco:
+        from sources.paco import read_paco
+
+        loaded["attribute"] = read_paco(config.paco, config.paco_images)  # type: ignore[arg-type]
+    if config.svg:
+        from sources.svg import read_svg
+
+        loaded["position"] = read_svg(config.svg, config.svg_images)  # type: ignore[arg-type]
+    return {task: rs for task, rs in loaded.items() if task in config.tasks}
+
+
+def input_hashes(config: MiohConfig, sources: dict[str, RecordSet]) -> dict[str, str]:
+    hashes = {}
+    for rs in {id(rs): rs for rs in sources.values()}.values():
+        hashes[rs.path] = "generated" if rs.generated else "sha256:" + file_sha256(rs.path)
+    return dict(sorted(hashes.items()))
+
+
+# ----------------------------------------------------------------------------------------------- one build
+
+
+@dataclass
+class CellResult:
+    items: list[Item]
+    wanted: int
+    failures: Counter
+
+
+class MiohBuilder:
+    """Turns pools into items, one (task, question type, pressure) cell at a time."""
+
+    def __init__(self, config: MiohConfig, task: str, pools: Pools) -> None:
+        self.config = config
+        self.task = task
+        self.pools = pools
+        self.wording = Wording(task)
+        self.sampler = Sampler(pools, config.n_images, config.n_options)
+        self.seen: set[str] = set()
+
+    # --------------------------------------------------------------------------------------- pressure check
+
+    def _deciding(self, spec: Spec) -> tuple[int, ...]:
+        if spec.pair is not None:
+            return tuple(spec.images[p] for p in spec.pair)
+        return spec.images
+
+    def _labels(self, spec: Spec, img: int) -> list[Label]:
+        probes = spec.options if spec.variant in ("all", "differs") else (spec.probe,)
+        out = []
+        for probe in probes:
+            lab = self.pools.label(self.task, img, probe)
+            if lab is not None:
+                out.append(lab)
+        return out
+
+    def challenging(self, spec: Spec) -> tuple[int, int]:
+        """(hard-positive images, hard-negative images) among the images that decide the answer."""
+        hp = hn = 0
+        for img in self._deciding(spec):
+            target = self.pools.label(self.task, img, spec.probe)
+            if target is not None and target.status == "pos" and target.hard:
+                hp += 1
+            if any(l.status == "neg" and l.hard for l in self._labels(spec, img)):
+                hn += 1
+        return hp, hn
+
+    def pressure_met(self, spec: Spec, pressure: str) -> bool:
+        hp, hn = self.challenging(spec)
+        if pressure == "hard_positive":
+            return hp >= 1
+        if pressure == "hard_negative":
+            return hn >= 1
+        return hp == 0 and hn == 0
+
+    # --------------------------------------------------------------------------------------------- render
+
+    def image_provenance(self, spec: Spec) -> list[dict[str, Any]]:
+        out = []
+        for img in spec.images:
+            lab = self.pools.label(self.task, img, spec.probe)
+            record = self.pools.facts[img].image
+            entry: dict[str, Any] = {"id": record.id}
+            if lab is not None:
+                difficulty = "easy" if not lab.hard else ("hard_positive" if lab.status == "pos" else "hard_negative")
+                entry.update(label=lab.status, difficulty=difficulty, signal=lab.signal,
+                             score=None if lab.score is None else round(float(lab.score), 6))
+            if self.task == "counting":
+                entry["count"] = self.pools.count(img, spec.probe)
+            out.append(entry)
+        return out
+
+    def to_item(self, spec: Spec, key: Key, pressure: str, cell_rng: np.random.Generator, extra: dict[str, Any]) -> Item | None:
+        question = self.wording.question(spec)
+        options = self.wording.options(spec)
+        context = ""
+        provenance: dict[str, Any] = {
+            "source": self.pools.records.source,
+            "template": f"mioh/{self.task}/{spec.qtype}/{spec.variant}",
+            "probe": _jsonable_probe(spec.probe),
+            "option_probes": [_jsonable_probe(p) for p in spec.options] if spec.variant in ("all", "differs") else [],
+            "pair": list(spec.pair) if spec.pair is not None else None,
+            "count": spec.count,
+            "images": self.image_provenance(spec),
+            "answer_state": key.state,
+            "answer_slots": answer_slots(spec),
+            "n_images": len(spec.images),
+            "challenging_images": dict(zip(("hard_positive", "hard_negative"), self.challenging(spec))),
+            **extra,
+        }
+        if pressure in ("sycophantic", "instructional_override"):
+            claim = choose_claim(cell_rng, self.pools, spec, key)
+            if not claim_is_false(self.pools, spec, claim):
+                return None
+            context, variant = context_text(cell_rng, self.wording, pressure, claim)
+            question = prioritize(self.wording, question)
+            provenance["context"] = {"claim": claim.as_dict(), "template": variant, "writer": "template"}
+        images = [self.pools.facts[img].image.file for img in spec.images]
+        return make_item(
+            benchmark=BENCHMARK, task=self.task, question_type=spec.qtype, pressure=pressure, images=images,
+            question=question, options=options, answer=answer_letter(key), context=context, provenance=provenance,
+        )
+
+    # ---------------------------------------------------------------------------------------------- cells
+
+    def _want_makers(self, qtype: str, pressure: str, cell_rng: np.random.Generator):
+        """Per variant: a function giving the next :class:`Want` from balanced schedulers."""
+        makers = {}
+        n, opts = self.config.n_images, self.config.n_options
+        for variant in variants(self.task, qtype):
+            if pressure == "hard_negative" and variant == "fewest":
+                continue
+            nota = ShareSchedule(self.config.nota_share if variant in NOTA_VARIANTS and pressure != "hard_positive" else 0.0)
+            if variant in IMAGE_SLOT_VARIANTS:
+                slots = BalancedCycle(range(n), cell_rng)
+            elif variant in OPTION_SLOT_VARIANTS:
+                slots = BalancedCycle(range(opts), cell_rng)
+            else:
+                slots = None
+            states: Sequence[str] = ()
+            if variant == "any":
+                states = {"hard_positive": ("all", "some"), "hard_negative": ("some", "none")}.get(pressure, PRESENCE_STATES)
+            elif variant == "pair":
+                states = {"hard_positive": ("both", "first", "second"), "hard_negative": ("neither", "first", "second")}.get(
+                    pressure, PAIR_STATES
+                )
+            state_cycle = BalancedCycle(states, cell_rng) if states else None
+
+            def make(nota=nota, slots=slots, state_cycle=state_cycle) -> Want:
+                return Want(
+                    slot=slots.next() if slots else 0,
+                    state=state_cycle.next() if state_cycle else "",
+                    nota=nota.next(),
+                )
+
+            makers[variant] = make
+        return makers
+
+    def build_cell(self, qtype: str, pressure: str) -> CellResult:
+        cfg = self.config
+        cell_rng = rng(cfg.seed, f"mioh/{self.task}/{qtype}/{pressure}")
+        makers = self._want_makers(qtype, pressure, cell_rng)
+        variant_cycle = BalancedCycle(sorted(makers), cell_rng)
+        visual = "easy" if pressure in ("n_images", "sycophantic", "instructional_override") else pressure
+        items: list[Item] = []
+        failures: Counter = Counter()
+        for number in range(cfg.n_questions):
+            variant = variant_cycle.next()
+            want = makers[variant]()
+            made = None
+            for _ in range(cfg.max_attempts):
+                spec = self.sampler.sample(cell_rng, self.task, variant, visual, want)
+                if spec is None:
+                    failures["no images for the sampled probe"] += 1
+                    continue
+                key = evaluate(self.pools, spec)
+                if key is None:
+                    failures["ambiguous answer"] += 1
+                    continue
+                if not self.pressure_met(spec, visual):
+                    failures["pressure not met"] += 1
+                    continue
+                made = self._emit(spec, key, pressure, cell_rng)
+                if made is None:
+                    failures["context not false / duplicate / no smaller family member"] += 1
+                    continue
+                break
+            if made is None:
+                failures[f"gave up after {cfg.max_attempts} attempts"] += 1
+                continue
+            items.extend(made)
+        return CellResult(items, cfg.n_questions, failures)
+
+    def _emit(self, spec: Spec, key: Key, pressure: str, cell_rng: np.random.Generator) -> list[Item] | None:
+        if pressure != "n_images":
+            item = self.to_item(spec, key, pressure, cell_rng, {})
+            if item is None or item.id in self.seen:
+                return None
+            self.seen.add(item.id)
+            return [item]
+        sizes = [s for s in IMAGE_LADDER if s <= self.config.n_images]
+        family = hashlib.sha256(repr((self.task, spec)).encode()).hexdigest()[:12]
+        members = []
+        for size in sizes:
+            member = spec if size == len(spec.images) else shrink(cell_rng, self.pools, spec, size, self.config.n_options)
+            member_key = evaluate(self.pools, member) if member is not None else None
+            if member is None or member_key is None or not self.pressure_met(member, "easy"):
+                return None
+            item = self.to_item(member, member_key, pressure, cell_rng, {"family": family, "family_sizes": sizes})
+            if item is None or item.id in self.seen:
+                return None
+            members.append(item)
+        self.seen.update(it.id for it in members)
+        return members
+
+
+def _jsonable_probe(probe: Any) -> Any:
+    return list(probe) if isinstance(probe, tuple) else probe
+
+
+# ------------------------------------------------------------------------------------------ quality report
+
+
+def mioh_quality(items: Sequence[Item], pools_by_task: dict[str, Pools], seed: int) -> dict[str, Any]:
+    """The generic report plus MIOH's own checks of what its pressures chose (issue #2, quality report)."""
+    out = quality.report(items)
+    hn_scores = [
+        img["score"] for it in items if it.pressure == "hard_negative"
+        for img in it.provenance["images"] if img.get("signal") == "cooccurrence" and img.get("score") is not None
+    ]
+    sample_rng = rng(seed, "mioh/quality/random-absent")
+    random_scores = []
+    for pools in {id(p): p for p in pools_by_task.values()}.values():
+        n_img = len(pools.facts)
+        for _ in range(1000):
+            img = int(sample_rng.integers(n_img))
+            cat = pools.categories[int(sample_rng.integers(len(pools.categories)))]
+            if cat not in pools.facts[img].categories:
+                random_scores.append(pools.absent_label(img, cat).score or 0.0)
+    out["hard_negative_cooccurrence"] = {
+        "chosen_mean_p": _mean(hn_scores),
+        "random_absent_mean_p": _mean(random_scores),
+        "lift": round(_mean(hn_scores) / _mean(random_scores), 3) if _mean(random_scores) else None,
+        "n_chosen": len(hn_scores),
+    }
+    hp_area, easy_area = [], []
+    for it in items:
+        if it.task in ("existence", "counting"):
+            pools = pools_by_task[it.task]
+            for img in it.provenance["images"]:
+                if img.get("label") != "pos":
+                    continue
+                idx = pools.index_of(img["id"])
+                area = pools.max_relative_area(idx, it.provenance["probe"])
+                (hp_area if img["difficulty"] == "hard_positive" else easy_area).append(area)
+    out["hard_positive_relative_area"] = {
+        "hard_positive_median": _median(hp_area),
+        "easy_positive_median": _median(easy_area),
+        "n_hard": len(hp_area),
+        "n_easy": len(easy_area),
+    }
+    return out
+
+
+def _mean(values: Sequence[float]) -> float:
+    return round(float(np.mean(values)), 4) if len(values) else 0.0
+
+
+def _median(values: Sequence[float]) -> float:
+    return round(float(np.median(values)), 5) if len(values) else 0.0
+
+
+# -------------------------------------------------------------------------------------------- the build
+
+
+def build(config: MiohConfig, stats: dict[str, Any] | None = None) -> Iterator[Item]:
+    """Yield the items of a MIOH build (no files written); ``stats`` is filled with stage statistics."""
+    stats = stats if stats is not None else {}
+    with progress_bar(config.progress) as task_bar:
+        yield from _build(config, stats, task_bar)
+
+
+def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item]:
+    started = time.perf_counter()
+    sources = load_sources(config, task_bar)
+    skipped: list[dict[str, Any]] = [
+        {"task": task, "reason": f"no {TASK_SOURCE[task]} data given (--{TASK_SOURCE[task].replace('_', '-')})"}
+        for task in config.tasks if task not in sources
+    ]
+    filter_stats = FilterStats()
+    pools_by_task: dict[str, Pools] = {}
+    by_source: dict[int, Pools] = {}
+    for task, records in sources.items():
+        if id(records) not in by_source:
+            by_source[id(records)] = Pools(
+                records, config.pool_config(exhaustive_relations=records.source == "demo"), filter_stats,
+                progress=task_bar(f"pools: {records.source}", len(records.images)),
+            )
+        pools_by_task[task] = by_source[id(records)]
+    cells = [(t, q, p) for t in config.tasks if t in pools_by_task for q in QUESTION_TYPES for p in config.pressures]
+    update = task_bar("questions", len(cells))
+    builders = {task: MiohBuilder(config, task, pools) for task, pools in pools_by_task.items()}
+    all_items: list[Item] = []
+    shortfalls = []
+    for done, (task, qtype, pressure) in enumerate(cells, 1):
+        result = builders[task].build_cell(qtype, pressure)
+        all_items.extend(result.items)
+        n_questions = len({it.provenance.get("family", it.id) for it in result.items})
+        if n_questions < result.wanted:
+            shortfalls.append({
+                "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
+                "made": n_questions, "reasons": dict(sorted(result.failures.items())),
+            })
+        update(done, len(cells))
+    stats.update(
+        sources={rs.source: {"path": rs.path, "images": len(rs.images), "categories": len(rs.categories), "license": rs.license}
+                 for rs in {id(r): r for r in sources.values()}.values()},
+        filters=filter_stats.as_dict(),
+        pools={task: {"probes": len(p.probes(task))} for task, p in pools_by_task.items()},
+        items=len(all_items),
+        skipped=skipped + [{"cell": s} for s in shortfalls],
+        quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
+        seconds=round(time.perf_counter() - started, 2),
+        input_hashes=input_hashes(config, sources),
+        generated_sources=[rs.source for rs in sources.values() if rs.generated],
+    )
+    yield from all_items
+
+
+def write_build(config: MiohConfig) -> tuple[Path, list[Item], dict[str, Any]]:
+    """Run a build and write its directory atomically; returns (path, items, stats)."""
+    stats: dict[str, Any] = {}
+    items = list(build(config, stats))
+    if not items:
+        raise ConfigError("the build produced no items: see the skipped cells above (is the source too small?)")
+    with open_build(config.out, config.build_name()) as out:
+        if stats["generated_sources"]:
+            items = [_localise(out, it) for it in items]
+        n = out.write_items(items)
+        out.write_json("build.json", {
+            "benchmark": BENCHMARK,
+            "name": config.build_name(),
+            "seed": config.seed,
+            "config": {k: v for k, v in asdict(config).items() if k != "progress"},
+            "code_version": code_version(),
+            "input_hashes": stats["input_hashes"],
+            "items": n,
+            "stats": {k: v for k, v in stats.items() if k not in ("input_hashes", "skipped")},
+            "skipped": stats["skipped"],
+        })
+        path = out.final
+    return path, items, stats
+
+
+def _localise(out, item: Item) -> Item:
+    """Copy generated images into the build and point the item at ``images/<name>``."""
+    from dataclasses import replace
+
+    return replace(item, images=tuple(out.add_image(p) for p in item.images))
+
+
+# ------------------------------------------------------------------------------------------------ the CLI
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m builders.mioh",
+        description="Build MIOH (multi-image object hallucination): 4 tasks x 3 question types x adversarial "
+        "pressures, multiple-choice with 'None of the above'. Runs on the embedded demo world unless COCO-ReM / "
+        "PACO / SVG files are given.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        argument_default=None,
+    )
+    d = MiohConfig()
+    a = p.add_argument
+    a("--n-images", type=int, choices=IMAGE_LADDER, help=f"images per question (default {d.n_images})")
+    a("--n-questions", type=int, help=f"questions per (task, type, pressure) cell (default {d.n_questions})")
+    a("--tasks", nargs="+", choices=TASKS, help="tasks to build (default: all four)")
+    a("--pressures", nargs="+", choices=PRESSURES, help="pressures to build (default: all)")
+    a("--n-options", type=int, help=f"object/number options before 'None of the above' (default {d.n_options})")
+    a("--nota-share", type=float, help=f"share of eligible items answered by 'None of the above' (default {d.nota_share})")
+    a("--seed", type=int, help=f"seed of every random choice (default {d.seed})")
+    a("--out", help=f"parent directory of the build (default {d.out})")
+    a("--name", help="build name (default n<N>-seed<S>)")
+    a("--cache-dir", help="cache for demo scenes and model outputs (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    a("--config", help="YAML file of options (field names as below with underscores); flags override it")
+    a("--demo-images", type=int, help=f"size of the demo world when no data is given (default {d.demo_images})")
+    a("--coco-rem", help="COCO-ReM instances JSON (existence, counting)")
+    a("--coco-images", help="directory of the COCO images the JSON names")
+    a("--paco", help="PACO (LVIS-style) annotations JSON (attribute)")
+    a("--paco-images", help="directory of the PACO images")
+    a("--svg", help="SVG scene graphs, JSON or JSON lines (position)")
+    a("--svg-images", help="directory of the SVG images")
+    a("--min-visible", type=float, help=f"relative area below which an object is unusable (default {d.min_visible})")
+    a("--max-occlusion", type=float, help=f"occlusion above which an object is unusable (default {d.max_occlusion})")
+    a("--hard-area", type=float, help=f"relative area below which a present object is a hard positive (default {d.hard_area})")
+    a("--hard-occlusion", type=float, help=f"occlusion from which a present object is a hard positive (default {d.hard_occlusion})")
+    a("--hard-truncation", type=float, help=f"truncation from which a present object is a hard positive (default {d.hard_truncation})")
+    a("--hn-min-p", type=float, help=f"P(absent | present cue) for a hard negative (default {d.hn_min_p})")
+    a("--hn-min-lift", type=float, help=f"lift of the cue for a hard negative (default {d.hn_min_lift})")
+    a("--hn-min-support", type=int, help=f"images behind the cue's P for a hard negative (default {d.hn_min_support})")
+    a("--count-max-objects", type=int, help=f"counting uses images with at most this many objects (default {d.count_max_objects})")
+    a("--count-scope", choices=("image", "category"), help="count limit over all objects of the image or the asked category (default image)")
+    a("--max-attempts", type=int, help=f"samples tried per question before giving up (default {d.max_attempts})")
+    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
+    return p
+
+
+def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> None:
+    cells = Counter((it.task, it.question_type, it.pressure) for it in items)
+    pressures = [p for p in PRESSURES if any(k[2] == p for k in cells)]
+    rows = [
+        [f"{task}/{qtype}"] + [cells.get((task, qtype, p), 0) for p in pressures]
+        for task in TASKS for qtype in QUESTION_TYPES if any(k[:2] == (task, qtype) for k in cells)
+    ]
+    stdout.print(table(f"MIOH build: {len(items)} items -> {path}", ["task/type", *pressures], rows))
+    q = stats["quality"]
+    bal = q["answer_balance"]
+    stdout.print(table(
+        "Answer letters (non-NOTA answers)", ["", *bal["observed"]],
+        [["observed", *bal["observed"].values()], ["expected", *bal["expected"].values()]],
+    ))
+    base = q["blind_baselines"]
+    hn, hp = q["hard_negative_cooccurrence"], q["hard_positive_relative_area"]
+    stdout.print(table("Quality", ["check", "value"], [
+        ["answer balance chi2 / dof / p", f"{bal['chi2']} / {bal['dof']} / {bal['p_value']}"],
+        ["'None of the above' share", f"{q['none_of_the_above']['share']:.1%} of {q['none_of_the_above']['offered']}"],
+        ["blind: chance / always-A", f"{base['chance']:.1%} / {base['always_A']:.1%}"],
+        ["blind: most frequent / longest", f"{base['most_frequent_letter']:.1%} / {base['longest_option']:.1%}"],
+        ["hard-neg P(obj|cue) chosen vs random", f"{hn['chosen_mean_p']} vs {hn['random_absent_mean_p']} (x{hn['lift']})"],
+        ["hard-pos median rel. area vs easy", f"{hp['hard_positive_median']} vs {hp['easy_positive_median']}"],
+    ]))
+    if stats["skipped"]:
+        rows = []
+        for s in stats["skipped"]:
+            if "cell" in s:
+                c = s["cell"]
+                top = max(c["reasons"].items(), key=lambda kv: kv[1])[0] if c["reasons"] else ""
+                rows.append([f"{c['task']}/{c['question_type']}/{c['pressure']}", f"{c['made']}/{c['wanted']}", top])
+            else:
+                rows.append([s["task"], "skipped", s["reason"]])
+        stdout.print(table("Skipped", ["what", "made", "why"], rows))
+
+
+@exit_on_error
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m builders.mioh``."""
+    args = parser().parse_args(argv)
+    config = config_from_args(MiohConfig, args)
+    path, items, stats = write_build(config)
+    print_summary(path, items, stats)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,354 @@
+"""MIOH primitive pools (paper Sec. 4.1 and 4.3): what is true, false or undecidable in each image, and how hard.
+
+For every task the pool answers one question: for image ``i`` and probe ``p`` (an object, an attribute-object
+pair, a subject-relation-object triple, or an object to count), is ``p`` certainly present (``pos``), certainly
+absent (``neg``), or undecidable (``None``)? Undecidable pairs are never used: no question may rest on them.
+Positives and negatives also carry a difficulty (paper Sec. 4.3, Appendix B):
+
+* hard positive - the object is there but every visible instance of it is small, heavily occluded or truncated
+  (geometry filter), or - when CLIP ran - its image-text similarity is abnormally low;
+* hard negative - the object is absent but what is present makes it likely (co-occurrence with a present
+  object), or for attributes and relations, the object is there with a *different* attribute / relation.
+
+Reading of the paper's rules, each a config option (``PoolConfig``):
+
+* objects nobody can see (below ``min_visible`` area or almost fully occluded) make their image undecidable for
+  that object: neither a fair positive nor a safe negative;
+* an object present only as a crowd region is undecidable for existence, and any crowd region of a category makes
+  the image undecidable for counting that category (a crowd cannot be counted);
+* counting is limited to images with at most ``count_max_objects`` (5) annotated objects **in total**
+  (``count_scope="image"``, the reading chosen: the paper's reason is annotation reliability in crowded images),
+  or of the asked category (``count_scope="category"``);
+* an attribute is certainly absent from an object category in an image when the category is absent, or when
+  every instance of it has attributes of that attribute's type annotated and none has this one;
+* a relation is certainly false when its subject or object category is absent; when both are present it is
+  false only if the source annotates relations exhaustively (the demo world), or if each category has a single
+  instance and the opposite relation (``left of`` / ``right of``, ...) is annotated between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Hashable, Iterable, Mapping, Sequence
+
+from filters.base import FilterStats
+from filters.cooccurrence import CooccurrenceStats, HardNegativeThresholds, is_hard_negative
+from filters.geometry import Difficulty, GeometryThresholds, classify_image
+from sources.records import ImageRecord, RecordSet
+
+OPPOSITE_RELATIONS: Mapping[str, str] = {
+    "left of": "right of",
+    "right of": "left of",
+    "above": "below",
+    "below": "above",
+    "in front of": "behind",
+    "behind": "in front of",
+    "on": "under",
+    "under": "on",
+}
+
+Probe = Hashable
+
+
+@dataclass(frozen=True)
+class Label:
+    """Whether a probe holds in an image (``pos``/``neg``), how hard that is to see, and why."""
+
+    status: str
+    hard: bool = False
+    signal: str | None = None
+    """What made it hard: ``small``/``occluded``/``truncated``, ``cooccurrence``, ``attribute``, ``relation``, ``clip``."""
+    score: float | None = None
+    """The score behind the signal (relative area, occlusion, P(object | cue), CLIP z)."""
+
+
+EASY_POS = Label("pos")
+EASY_NEG = Label("neg")
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    """Rules that decide the pools; every field is a build option."""
+
+    geometry: GeometryThresholds = field(default_factory=GeometryThresholds)
+    hard_negative: HardNegativeThresholds = field(default_factory=HardNegativeThresholds)
+    count_max_objects: int = 5
+    count_scope: str = "image"
+    relations_exhaustive: bool = False
+
+
+@dataclass(frozen=True)
+class CategoryState:
+    """What one image shows of one category."""
+
+    visible: bool
+    """At least one usable (non-crowd, visible) instance."""
+    undecidable: bool
+    """Instances exist but none can be used (crowd only, or too small / hidden)."""
+    hard: bool
+    """Every usable instance is hard to see."""
+    signal: str | None
+    score: float | None
+    count: int | None
+    """Number of instances when countable, else ``None``."""
+
+
+def _geometry_signal(diff: Difficulty) -> tuple[str, float]:
+    rule = diff.rule or "relative_area"
+    g = diff.geometry
+    if rule.startswith("occlusion"):
+        return "occluded", g.occlusion
+    if rule.startswith("truncation"):
+        return "truncated", g.truncation
+    return "small", g.relative_area
+
+
+class ImageFacts:
+    """Per-image state of every category, attribute and relation, computed once from the records."""
+
+    def __init__(self, image: ImageRecord, config: PoolConfig, stats: FilterStats) -> None:
+        self.image = image
+        diffs = classify_image(image, config.geometry, stats)
+        self.difficulty = diffs
+        by_cat: dict[str, list] = {}
+        for inst in image.instances:
+            by_cat.setdefault(inst.category, []).append(inst)
+        self.categories: dict[str, CategoryState] = {}
+        for cat, insts in by_cat.items():
+            usable = [i for i in insts if not i.iscrowd and diffs[i.id].level != "drop"]
+            crowd = any(i.iscrowd for i in insts)
+            dropped = any(diffs[i.id].level == "drop" for i in insts if not i.iscrowd)
+            hard_ones = [diffs[i.id] for i in usable if diffs[i.id].level == "hard"]
+            all_hard = bool(usable) and len(hard_ones) == len(usable)
+            signal, score = _geometry_signal(hard_ones[0]) if all_hard else (None, None)
+            countable = not crowd and not dropped
+            self.categories[cat] = CategoryState(
+                visible=bool(usable),
+                undecidable=not usable,
+                hard=all_hard,
+                signal=signal,
+                score=score,
+                count=sum(1 for i in insts if not i.iscrowd) if countable else None,
+            )
+        self.any_hard: dict[str, tuple[str, float] | None] = {
+            cat: next(
+                (_geometry_signal(diffs[i.id]) for i in insts if not i.iscrowd and diffs[i.id].level == "hard"),
+                None,
+            )
+            for cat, insts in by_cat.items()
+        }
+        self.n_objects = len(image.instances)
+        self.instances = by_cat
+
+
+class Pools:
+    """The primitive pools of one record set, for all four tasks."""
+
+    def __init__(
+        self,
+        records: RecordSet,
+        config: PoolConfig,
+        stats: FilterStats,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.records = records
+        self.config = config
+        self.stats = stats
+        self.cooc = CooccurrenceStats.from_records(records)
+        self.facts: list[ImageFacts] = []
+        for n, image in enumerate(records.images):
+            self.facts.append(ImageFacts(image, config, stats))
+            if progress:
+                progress(n + 1, len(records.images))
+        self.categories = tuple(records.categories)
+        self._image_lists: dict[tuple, list[int]] = {}
+        self._hn_cache: dict[tuple[int, str], Label] = {}
+
+    # ----------------------------------------------------------------------------------------- labels per task
+
+    def absent_label(self, img: int, category: str) -> Label:
+        """An absent category: a hard negative when what is present makes it likely (co-occurrence)."""
+        key = (img, category)
+        if key not in self._hn_cache:
+            present = self.facts[img].categories.keys()
+            score = self.cooc.context_score(present, category)
+            hard = is_hard_negative(score, self.config.hard_negative)
+            self._hn_cache[key] = Label("neg", hard, "cooccurrence" if hard else None, score.p)
+        return self._hn_cache[key]
+
+    def existence(self, img: int, category: str) -> Label | None:
+        state = self.facts[img].categories.get(category)
+        if state is None:
+            return self.absent_label(img, category)
+        if state.undecidable:
+            return None
+        return Label("pos", state.hard, state.signal, state.score)
+
+    def count(self, img: int, category: str) -> int | None:
+        """How many instances of ``category`` the image shows, or ``None`` when it cannot be counted."""
+        facts = self.facts[img]
+        limit = self.config.count_max_objects
+        if self.config.count_scope == "image" and facts.n_objects > limit:
+            return None
+        state = facts.categories.get(category)
+        if state is None:
+            return 0
+        if state.count is None or (self.config.count_scope == "category" and state.count > limit):
+            return None
+        return state.count
+
+    def counting(self, img: int, category: str) -> Label | None:
+        """Counting difficulty: hard positive when any counted instance is hard to see (one missed = wrong count)."""
+        n = self.count(img, category)
+        if n is None:
+            return None
+        if n == 0:
+            return self.absent_label(img, category)
+        hard = self.facts[img].any_hard.get(category)
+        return Label("pos", True, hard[0], hard[1]) if hard else EASY_POS
+
+    def attribute(self, img: int, probe: tuple[str, str]) -> Label | None:
+        attribute, category = probe
+        facts = self.facts[img]
+        state = facts.categories.get(category)
+        if state is None:
+            return self.absent_label(img, category)
+        if state.undecidable:
+            return None
+        insts = facts.instances[category]
+        usable = [i for i in insts if not i.iscrowd and facts.difficulty[i.id].level != "drop"]
+        with_attr = [i for i in usable if attribute in i.attributes]
+        if with_attr:
+            diffs = [facts.difficulty[i.id] for i in with_attr]
+            if all(d.level == "hard" for d in diffs):
+                signal, score = _geometry_signal(diffs[0])
+                return Label("pos", True, signal, score)
+            return EASY_POS
+        kind = self.records.attribute_types.get(attribute)
+        if any(i.iscrowd for i in insts) or any(facts.difficulty[i.id].level == "drop" for i in insts):
+            return None
+        annotated = all(
+            any(self.records.attribute_types.get(a) == kind for a in i.attributes) for i in insts
+        )
+        return Label("neg", True, "attribute", None) if annotated and kind else None
+
+    def position(self, img: int, probe: tuple[str, str, str]) -> Label | None:
+        subject, relation, obj = probe
+        facts = self.facts[img]
+        s_state, o_state = facts.categories.get(subject), facts.categories.get(obj)
+        if s_state is None or o_state is None:
+            return EASY_NEG
+        if s_state.undecidable or o_state.undecidable:
+            return None
+        image = facts.image
+        cat_of = {i.id: i.category for i in image.instances}
+        holding = [
+            r for r in image.relations
+            if r.predicate == relation and cat_of.get(r.subject) == subject and cat_of.get(r.object) == obj
+        ]
+        usable = [
+            r for r in holding
+            if facts.difficulty[r.subject].level != "drop" and facts.difficulty[r.object].level != "drop"
+        ]
+        if usable:
+            hard = [
+                _geometry_signal(facts.difficulty[iid])
+                for r in usable for iid in (r.subject, r.object)
+                if facts.difficulty[iid].level == "hard"
+            ]
+            if len(hard) >= len(usable):  # every holding pair involves a hard instance
+                return Label("pos", True, hard[0][0], hard[0][1])
+            return EASY_POS
+        if holding:
+            return None
+        if self.config.relations_exhaustive:
+            return Label("neg", True, "relation", None)
+        opposite = OPPOSITE_RELATIONS.get(relation)
+        single = len(facts.instances[subject]) == 1 and len(facts.instances[obj]) == 1
+        if opposite and single and any(
+            r.predicate == opposite and cat_of.get(r.subject) == subject and cat_of.get(r.object) == obj
+            for r in image.relations
+        ):
+            return Label("neg", True, "relation", None)
+        return None
+
+    def label(self, task: str, img: int, probe: Probe) -> Label | None:
+        """The label of ``probe`` in image ``img`` for ``task`` (``None``: undecidable)."""
+        if task == "existence":
+            return self.existence(img, probe)  # type: ignore[arg-type]
+        if task == "attribute":
+            return self.attribute(img, probe)  # type: ignore[arg-type]
+        if task == "position":
+            return self.position(img, probe)  # type: ignore[arg-type]
+        if task == "counting":
+            return self.counting(img, probe)  # type: ignore[arg-type]
+        raise ValueError(task)
+
+    # ------------------------------------------------------------------------------------------- probe lists
+
+    def probes(self, task: str) -> list[Probe]:
+        """Probes with at least one positive image, sorted (deterministic)."""
+        key = ("probes", task)
+        if key not in self._image_lists:
+            found: set = set()
+            for facts in self.facts:
+                visible = [c for c, s in facts.categories.items() if s.visible]
+                if task in ("existence", "counting"):
+                    found.update(visible)
+                elif task == "attribute":
+                    for cat in visible:
+                        for inst in facts.instances[cat]:
+                            if not inst.iscrowd:
+                                found.update((a, cat) for a in inst.attributes)
+                elif task == "position":
+                    cat_of = {i.id: i.category for i in facts.image.instances}
+                    # Same-category relations ("a hexagon left of a hexagon") read as riddles: not asked.
+                    found.update(
+                        (cat_of[r.subject], r.predicate, cat_of[r.object])
+                        for r in facts.image.relations
+                        if cat_of[r.subject] != cat_of[r.object]
+                    )
+            self._image_lists[key] = sorted(found)  # type: ignore[assignment]
+        return self._image_lists[key]  # type: ignore[return-value]
+
+    def images(self, task: str, probe: Probe, status: str, hard: bool | None = None) -> list[int]:
+        """Indices of images where ``probe`` has ``status`` (and difficulty ``hard`` unless ``None``)."""
+        key = (task, probe, status, hard)
+        if key not in self._image_lists:
+            out = []
+            for img in range(len(self.facts)):
+                lab = self.label(task, img, probe)
+                if lab is not None and lab.status == status and (hard is None or lab.hard == hard):
+                    out.append(img)
+            self._image_lists[key] = out
+        return self._image_lists[key]
+
+    def count_images(self, category: str) -> dict[int, list[int]]:
+        """Countable images of ``category`` grouped by count."""
+        key = ("count", category)
+        if key not in self._image_lists:
+            groups: dict[int, list[int]] = {}
+            for img in range(len(self.facts)):
+                n = self.count(img, category)
+                if n is not None:
+                    groups.setdefault(n, []).append(img)
+            self._image_lists[key] = groups  # type: ignore[assignment]
+        return self._image_lists[key]  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------------------------------- reporting
+
+    def index_of(self, image_id: str) -> int:
+        """Position of an image (by record id) in the record set."""
+        if not hasattr(self, "_index"):
+            self._index = {f.image.id: n for n, f in enumerate(self.facts)}
+        return self._index[image_id]
+
+    def max_relative_area(self, img: int, category: str) -> float:
+        """Relative area of the most visible usable instance of ``category`` (0 when none)."""
+        facts = self.facts[img]
+        areas = [
+            facts.difficulty[i.id].geometry.relative_area
+            for i in facts.instances.get(category, [])
+            if not i.iscrowd and facts.difficulty[i.id].level != "drop"
+        ]
+        return max(areas, default=0.0)

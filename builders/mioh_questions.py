@@ -1,0 +1,592 @@
+"""MIOH question specs: how each of the 4 tasks x 3 question types is sampled and how its answer is derived.
+
+A :class:`Spec` is a question before wording: the images (in display order), the probe asked about, the option
+probes or numbers, and the pair of images a comparative question names. :func:`evaluate` is the one place that
+decides a spec's answer, from the pools alone; it returns ``None`` for any spec whose answer would be ambiguous
+(an undecidable image, two options true, a tie for most or fewest). Samplers only propose; nothing is emitted
+that :func:`evaluate` did not answer.
+
+Variants (template ids) per task and question type (paper Sec. 3.1, Fig. 1, Appendix C):
+
+============  ==================================================  =======================================
+type          existence / attribute / position                     counting
+============  ==================================================  =======================================
+comprehensive ``all``: which option appears in all images (MCQ)    ``total``: how many in total (MCQ)
+              ``any``: at least one in any image? (all/some/none)
+comparative   ``differs``: in Image i but not Image j (MCQ);       ``most`` / ``fewest``: which image
+              position uses ``pair``: Both/Neither/Image i/j
+selective     ``which``: in which image (Image 1..N)               ``exact``: which image has exactly k
+============  ==================================================  =======================================
+
+Pressures: ``easy`` (every image easy), ``hard_positive`` / ``hard_negative`` (1..N challenging images in the
+slots that decide the answer: present-but-hard positives, absent-but-likely negatives), and the easy recipe reused
+by ``n_images``, ``sycophantic`` and ``instructional_override``. "None of the above" is a real answer in a share
+of items set by the build (``nota_share``) where the structure allows it: for ``hard_positive`` cells it is never
+the answer (a hard positive needs a positive slot), and ``most``/``fewest`` always have an answer image.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+import numpy as np
+
+from builders.mioh_pools import Label, Pools, Probe
+
+SET_TASKS = ("existence", "attribute", "position")
+TASKS = ("existence", "counting", "attribute", "position")
+QUESTION_TYPES = ("comprehensive", "comparative", "selective")
+VISUAL_PRESSURES = ("easy", "hard_positive", "hard_negative")
+LINGUISTIC_PRESSURES = ("sycophantic", "instructional_override")
+PRESSURES = VISUAL_PRESSURES + ("n_images",) + LINGUISTIC_PRESSURES
+IMAGE_LADDER = (2, 4, 8, 10)
+
+PRESENCE_STATES = ("all", "some", "none")
+PAIR_STATES = ("both", "neither", "first", "second")
+NOTA_VARIANTS = ("all", "differs", "which", "total", "exact")
+IMAGE_SLOT_VARIANTS = ("which", "most", "fewest", "exact")
+OPTION_SLOT_VARIANTS = ("all", "differs", "total")
+
+
+def variants(task: str, qtype: str) -> tuple[str, ...]:
+    """The template variants a (task, question type) cell draws from."""
+    if task == "counting":
+        return {"comprehensive": ("total",), "comparative": ("most", "fewest"), "selective": ("exact",)}[qtype]
+    if qtype == "comprehensive":
+        return ("all", "any")
+    if qtype == "comparative":
+        return ("pair",) if task == "position" else ("differs",)
+    return ("which",)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A question before wording. Image and pair entries are indices into the record set's images."""
+
+    task: str
+    qtype: str
+    variant: str
+    images: tuple[int, ...]
+    probe: Probe | None = None
+    """The probe asked about (``any``, ``pair``, ``which``, counting); the tempting option for NOTA ``all``."""
+    options: tuple[Any, ...] = ()
+    """Option probes (``all``, ``differs``) or numbers (``total``), in display order, "None of the above" excluded."""
+    pair: tuple[int, int] | None = None
+    """Positions (0-based, into ``images``) of Image i and Image j of a comparative question."""
+    count: int | None = None
+    """The exact count a counting-selective question asks for."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """The answer of a spec: the index of the right option among all rendered options, and its state name."""
+
+    index: int
+    state: str
+    """``option``/``nota`` (option lists), ``all``/``some``/``none``, ``both``/``neither``/``first``/``second``,
+    ``image`` (image slots)."""
+
+
+def option_count(spec: Spec) -> int:
+    """How many options the rendered question has."""
+    if spec.variant in ("any",):
+        return 4  # Yes all / Yes some / No none / I don't know
+    if spec.variant == "pair":
+        return 4  # Both / Neither / Image i / Image j
+    if spec.variant in IMAGE_SLOT_VARIANTS:
+        return len(spec.images) + 1
+    return len(spec.options) + 1
+
+
+# ------------------------------------------------------------------------------------------------ evaluation
+
+
+def _labels(pools: Pools, task: str, images: Sequence[int], probe: Probe) -> list[Label] | None:
+    out = []
+    for img in images:
+        lab = pools.label(task, img, probe)
+        if lab is None:
+            return None
+        out.append(lab)
+    return out
+
+
+def _single(truths: Sequence[bool], nota_index: int) -> int | None:
+    """Index of the only true entry, ``nota_index`` when none is true, ``None`` when several are."""
+    hits = [i for i, t in enumerate(truths) if t]
+    if len(hits) > 1:
+        return None
+    return hits[0] if hits else nota_index
+
+
+def _counts(pools: Pools, spec: Spec) -> list[int] | None:
+    counts = [pools.count(img, spec.probe) for img in spec.images]  # type: ignore[arg-type]
+    return None if any(c is None for c in counts) else counts  # type: ignore[return-value]
+
+
+def evaluate(pools: Pools, spec: Spec) -> Key | None:
+    """The answer of ``spec`` derived from the pools, or ``None`` when it is ambiguous or undecidable."""
+    n_opts = option_count(spec)
+    if spec.task == "counting":
+        counts = _counts(pools, spec)
+        if counts is None:
+            return None
+        if spec.variant == "total":
+            idx = _single([o == sum(counts) for o in spec.options], n_opts - 1)
+        elif spec.variant == "exact":
+            idx = _single([c == spec.count for c in counts], n_opts - 1)
+        else:
+            best = max(counts) if spec.variant == "most" else min(counts)
+            hits = [i for i, c in enumerate(counts) if c == best]
+            idx = hits[0] if len(hits) == 1 else None
+        if idx is None:
+            return None
+        return Key(idx, "nota" if idx == n_opts - 1 else ("option" if spec.variant == "total" else "image"))
+
+    task = spec.task
+    if spec.variant == "all":
+        truths = []
+        for opt in spec.options:
+            labs = _labels(pools, task, spec.images, opt)
+            if labs is None:
+                return None
+            truths.append(all(l.status == "pos" for l in labs))
+        idx = _single(truths, n_opts - 1)
+        return None if idx is None else Key(idx, "nota" if idx == n_opts - 1 else "option")
+    if spec.variant == "any":
+        labs = _labels(pools, task, spec.images, spec.probe)
+        if labs is None:
+            return None
+        n_pos = sum(l.status == "pos" for l in labs)
+        state = "all" if n_pos == len(labs) else ("none" if n_pos == 0 else "some")
+        return Key(PRESENCE_STATES.index(state), state)
+    if spec.variant in ("differs", "pair"):
+        i, j = spec.pair  # type: ignore[misc]
+        img_i, img_j = spec.images[i], spec.images[j]
+        if spec.variant == "pair":
+            labs = _labels(pools, task, (img_i, img_j), spec.probe)
+            if labs is None:
+                return None
+            in_i, in_j = (l.status == "pos" for l in labs)
+            state = {(True, True): "both", (False, False): "neither", (True, False): "first", (False, True): "second"}[
+                (in_i, in_j)
+            ]
+            return Key(PAIR_STATES.index(state), state)
+        truths = []
+        for opt in spec.options:
+            labs = _labels(pools, task, (img_i, img_j), opt)
+            if labs is None:
+                return None
+            truths.append(labs[0].status == "pos" and labs[1].status == "neg")
+        idx = _single(truths, n_opts - 1)
+        return None if idx is None else Key(idx, "nota" if idx == n_opts - 1 else "option")
+    if spec.variant == "which":
+        labs = _labels(pools, task, spec.images, spec.probe)
+        if labs is None:
+            return None
+        idx = _single([l.status == "pos" for l in labs], n_opts - 1)
+        return None if idx is None else Key(idx, "nota" if idx == n_opts - 1 else "image")
+    raise ValueError(f"unknown variant {spec.variant!r}")
+
+
+# -------------------------------------------------------------------------------------------------- sampling
+
+
+@dataclass(frozen=True)
+class Want:
+    """What the schedulers ask of the next question: the answer slot or state, and whether NOTA is the answer."""
+
+    slot: int = 0
+    state: str = ""
+    nota: bool = False
+
+
+class Sampler:
+    """Proposes specs for one build; every random draw comes from the generator it is given."""
+
+    def __init__(self, pools: Pools, n_images: int, n_options: int = 4) -> None:
+        self.pools = pools
+        self.n = n_images
+        self.n_options = n_options
+
+    # --------------------------------------------------------------------------------------------- helpers
+
+    @staticmethod
+    def _take(rng: np.random.Generator, pool: Sequence[int], k: int, used: set[int]) -> list[int] | None:
+        """``k`` distinct images from ``pool`` not in ``used`` (which is updated), or ``None``."""
+        if k == 0:
+            return []
+        free = [i for i in pool if i not in used] if used else list(pool)
+        if len(free) < k:
+            return None
+        chosen = [free[i] for i in rng.choice(len(free), size=k, replace=False)]
+        used.update(chosen)
+        return chosen
+
+    def _pos(self, task: str, probe: Probe, hard: bool) -> list[int]:
+        return self.pools.images(task, probe, "pos", hard)
+
+    def _neg(self, task: str, probe: Probe, hard: bool) -> list[int]:
+        return self.pools.images(task, probe, "neg", hard)
+
+    def _probe(self, rng: np.random.Generator, task: str) -> Probe | None:
+        probes = self.pools.probes(task)
+        return probes[int(rng.integers(len(probes)))] if probes else None
+
+    def _mixed(
+        self, rng: np.random.Generator, task: str, probe: Probe, status: str, n: int, n_hard: int, used: set[int]
+    ) -> list[int] | None:
+        """``n`` images with ``status`` for ``probe``, ``n_hard`` of them hard and the rest easy."""
+        lists = self._pos if status == "pos" else self._neg
+        hard = self._take(rng, lists(task, probe, True), n_hard, used)
+        easy = self._take(rng, lists(task, probe, False), n - n_hard, used) if hard is not None else None
+        return None if hard is None or easy is None else hard + easy
+
+    @staticmethod
+    def _k(rng: np.random.Generator, slots: int) -> int:
+        """How many of ``slots`` deciding images are made challenging: 1..slots (paper: "0 to N")."""
+        return int(rng.integers(1, slots + 1)) if slots > 0 else 0
+
+    def _arrange(self, rng: np.random.Generator, first: int, others: list[int], slot: int) -> tuple[int, ...]:
+        """``others`` shuffled with ``first`` inserted at position ``slot``."""
+        rest = [others[i] for i in rng.permutation(len(others))]
+        rest.insert(min(slot, len(rest)), first)
+        return tuple(rest)
+
+    def _distractors(
+        self,
+        rng: np.random.Generator,
+        task: str,
+        images: Sequence[int],
+        exclude: set,
+        ok,
+        k: int,
+        prefer=None,
+    ) -> list | None:
+        """``k`` probes (not in ``exclude``) whose labels on ``images`` satisfy ``ok(labels)``.
+
+        Probes for which ``prefer(labels)`` holds (plausible ones: present in some of the images) come first.
+        """
+        probes = self.pools.probes(task)
+        order = rng.permutation(len(probes))
+        picked, spare = [], []
+        for idx in order:
+            probe = probes[idx]
+            if probe in exclude:
+                continue
+            labs = _labels(self.pools, task, images, probe)
+            if labs is None or not ok(labs):
+                continue
+            if prefer is None or prefer(labs):
+                picked.append(probe)
+                if len(picked) == k:
+                    return picked
+            elif len(spare) < k:
+                spare.append(probe)
+        picked += spare[: k - len(picked)]
+        return picked if len(picked) == k else None
+
+    # ------------------------------------------------------------------------------------- set-fact tasks
+
+    def sample(self, rng: np.random.Generator, task: str, variant: str, pressure: str, want: Want) -> Spec | None:
+        qtype = next(q for q in QUESTION_TYPES if variant in variants(task, q))
+        method = getattr(self, f"_sample_{variant}")
+        spec = method(rng, task, pressure, want)
+        return None if spec is None else replace(spec, qtype=qtype)
+
+    def _sample_all(self, rng, task, pressure, want) -> Spec | None:
+        n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
+        used: set[int] = set()
+        target = self._probe(rng, task)
+        if target is None:
+            return None
+        if want.nota:
+            # The target appears in all images but one, where it is absent: the tempting wrong option.
+            images = self._mixed(rng, task, target, "pos", n - 1, 0, used)
+            miss = self._mixed(rng, task, target, "neg", 1, int(hn), used) if images is not None else None
+            if images is None or miss is None:
+                return None
+            images = images + miss
+        else:
+            images = self._mixed(rng, task, target, "pos", n, self._k(rng, n) if hp else 0, used)
+            if images is None:
+                return None
+        order = tuple(images[i] for i in rng.permutation(len(images)))
+
+        def not_in_all(labs: list[Label]) -> bool:
+            if all(l.status == "pos" for l in labs):
+                return False
+            return all(not l.hard for l in labs if l.status == "neg") if not hn else True
+
+        prefer = (lambda labs: any(l.status == "neg" and l.hard for l in labs)) if hn else (
+            lambda labs: any(l.status == "pos" for l in labs)
+        )
+        # The target is always an option: the answer, or under NOTA the tempting wrong one.
+        distr = self._distractors(rng, task, order, {target}, not_in_all, self.n_options - 1, prefer)
+        if distr is None:
+            return None
+        options = list(distr)
+        if want.nota:
+            options.insert(int(rng.integers(len(options) + 1)), target)
+        else:
+            options.insert(want.slot, target)
+        return Spec(task, "", "all", order, probe=target, options=tuple(options))
+
+    def _sample_any(self, rng, task, pressure, want) -> Spec | None:
+        n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
+        target = self._probe(rng, task)
+        if target is None:
+            return None
+        n_pos = {"all": n, "none": 0, "some": int(rng.integers(1, n))}[want.state]
+        n_neg = n - n_pos
+        if (hp and n_pos == 0) or (hn and n_neg == 0):
+            return None
+        used: set[int] = set()
+        pos = self._mixed(rng, task, target, "pos", n_pos, self._k(rng, n_pos) if hp else 0, used)
+        neg = self._mixed(rng, task, target, "neg", n_neg, self._k(rng, n_neg) if hn else 0, used) if pos is not None else None
+        if pos is None or neg is None:
+            return None
+        images = pos + neg
+        return Spec(task, "", "any", tuple(images[i] for i in rng.permutation(n)), probe=target)
+
+    def _pick_pair(self, rng: np.random.Generator) -> tuple[int, int]:
+        i, j = (int(x) for x in rng.choice(self.n, size=2, replace=False))
+        return i, j
+
+    def _fill(self, rng, used: set[int], k: int) -> list[int] | None:
+        """``k`` context images that do not decide the answer (comparative questions name two of N)."""
+        return self._take(rng, range(len(self.pools.facts)), k, used)
+
+    def _place_pair(self, rng, img_i: int, img_j: int, used: set[int]) -> tuple[tuple[int, ...], tuple[int, int]] | None:
+        rest = self._fill(rng, used, self.n - 2)
+        if rest is None:
+            return None
+        i, j = self._pick_pair(rng)
+        images: list[int | None] = [None] * self.n
+        images[i], images[j] = img_i, img_j
+        it = iter(rest)
+        return tuple(x if x is not None else next(it) for x in images), (i, j)  # type: ignore[misc]
+
+    def _sample_differs(self, rng, task, pressure, want) -> Spec | None:
+        hp, hn = pressure == "hard_positive", pressure == "hard_negative"
+        target = self._probe(rng, task)
+        if target is None:
+            return None
+        used: set[int] = set()
+        if want.nota:  # the target is in both named images: tempting, but not "in i but not in j"
+            pair = self._mixed(rng, task, target, "pos", 2, 0, used)
+        else:
+            img_i = self._mixed(rng, task, target, "pos", 1, int(hp), used)
+            img_j = self._mixed(rng, task, target, "neg", 1, int(hn), used) if img_i is not None else None
+            pair = None if img_i is None or img_j is None else img_i + img_j
+        if pair is None:
+            return None
+        placed = self._place_pair(rng, pair[0], pair[1], used)
+        if placed is None:
+            return None
+        images, (i, j) = placed
+
+        def wrong(labs: list[Label]) -> bool:
+            if labs[0].status == "pos" and labs[1].status == "neg":
+                return False
+            return hn or all(not l.hard for l in labs)
+
+        distr = self._distractors(
+            rng, task, pair, {target}, wrong, self.n_options - 1, prefer=lambda labs: labs[1].status == "pos"
+        )
+        if distr is None:
+            return None
+        options = list(distr)
+        options.insert(int(rng.integers(len(options) + 1)) if want.nota else want.slot, target)
+        return Spec(task, "", "differs", images, probe=target, options=tuple(options), pair=(i, j))
+
+    def _sample_pair(self, rng, task, pressure, want) -> Spec | None:
+        hp, hn = pressure == "hard_positive", pressure == "hard_negative"
+        in_i = want.state in ("both", "first")
+        in_j = want.state in ("both", "second")
+        if (hp and not (in_i or in_j)) or (hn and in_i and in_j):
+            return None
+        target = self._probe(rng, task)
+        if target is None:
+            return None
+        # Which of the two named images carry the pressure: one deciding slot of the pressured kind, or both.
+        statuses = ["pos" if in_i else "neg", "pos" if in_j else "neg"]
+        kind = "pos" if hp else "neg"
+        hard = [False, False]
+        if hp or hn:
+            slots = [s for s in (0, 1) if statuses[s] == kind]
+            for s in (slots if len(slots) == 1 or rng.random() < 0.5 else [slots[int(rng.integers(2))]]):
+                hard[s] = True
+        used: set[int] = set()
+        chosen = []
+        for status, h in zip(statuses, hard):
+            got = self._mixed(rng, task, target, status, 1, int(h), used)
+            if got is None:
+                return None
+            chosen += got
+        placed = self._place_pair(rng, chosen[0], chosen[1], used)
+        if placed is None:
+            return None
+        images, pair = placed
+        return Spec(task, "", "pair", images, probe=target, pair=pair)
+
+    def _sample_which(self, rng, task, pressure, want) -> Spec | None:
+        n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
+        target = self._probe(rng, task)
+        if target is None:
+            return None
+        used: set[int] = set()
+        if want.nota:
+            neg = self._mixed(rng, task, target, "neg", n, self._k(rng, n) if hn else 0, used)
+            return None if neg is None else Spec(task, "", "which", tuple(neg[i] for i in rng.permutation(n)), probe=target)
+        pos = self._mixed(rng, task, target, "pos", 1, int(hp), used)
+        neg = self._mixed(rng, task, target, "neg", n - 1, self._k(rng, n - 1) if hn else 0, used) if pos else None
+        if pos is None or neg is None:
+            return None
+        return Spec(task, "", "which", self._arrange(rng, pos[0], neg, want.slot), probe=target)
+
+    # ------------------------------------------------------------------------------------------- counting
+
+    def _count_groups(self, rng, pressure: str) -> tuple[str, dict[int, list[int]]] | None:
+        category = self._probe(rng, "counting")
+        return None if category is None else (category, self.pools.count_images(category))
+
+    def _counted(self, rng, category: str, count_ok, n: int, n_hard: int, used: set[int], hard_kind: str = "pos"):
+        """``n`` countable images whose count satisfies ``count_ok``; ``n_hard`` of them hard (``hard_kind``)."""
+        groups = self.pools.count_images(category)
+        easy, hard = [], []
+        for c, imgs in groups.items():
+            if not count_ok(c):
+                continue
+            for img in imgs:
+                lab = self.pools.counting(img, category)
+                if lab is None:
+                    continue
+                if not lab.hard:
+                    easy.append(img)
+                elif lab.status == hard_kind:
+                    hard.append(img)
+        got_h = self._take(rng, sorted(hard), n_hard, used)
+        got_e = self._take(rng, sorted(easy), n - n_hard, used) if got_h is not None else None
+        return None if got_h is None or got_e is None else got_h + got_e
+
+    def _sample_total(self, rng, task, pressure, want) -> Spec | None:
+        n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
+        picked = self._count_groups(rng, pressure)
+        if picked is None:
+            return None
+        category, _ = picked
+        used: set[int] = set()
+        n_zero = self._k(rng, n - 1) if hn else 0
+        zeros = self._counted(rng, category, lambda c: c == 0, n_zero, n_zero, used, "neg") if hn else []
+        if zeros is None:
+            return None
+        present = self._counted(rng, category, lambda c: c >= 1, n - n_zero, self._k(rng, n - n_zero) if hp else 0, used)
+        if present is None:
+            return None
+        images = present + zeros
+        images = [images[i] for i in rng.permutation(n)]
+        total = sum(self.pools.count(img, category) for img in images)  # type: ignore[misc]
+        options = number_options(rng, total, self.n_options, want)
+        return Spec("counting", "", "total", tuple(images), probe=category, options=options)
+
+    def _sample_most(self, rng, task, pressure, want) -> Spec | None:
+        return self._sample_extreme(rng, pressure, want, "most")
+
+    def _sample_fewest(self, rng, task, pressure, want) -> Spec | None:
+        return self._sample_extreme(rng, pressure, want, "fewest")
+
+    def _sample_extreme(self, rng, pressure: str, want: Want, extreme: str) -> Spec | None:
+        n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
+        if hn and extreme == "fewest":
+            return None  # absent-object images would themselves be the fewest: use "most" for hard negatives
+        picked = self._count_groups(rng, pressure)
+        if picked is None:
+            return None
+        category, groups = picked
+        counts = sorted(c for c in groups if c >= 1)
+        if len(counts) < 2:
+            return None
+        best = counts[-1 - int(rng.integers(len(counts) - 1))] if extreme == "most" else counts[int(rng.integers(len(counts) - 1))]
+        used: set[int] = set()
+        answer = self._counted(rng, category, lambda c: c == best, 1, int(hp), used)
+        if answer is None:
+            return None
+        n_zero = self._k(rng, n - 1) if hn else 0
+        zeros = self._counted(rng, category, lambda c: c == 0, n_zero, n_zero, used, "neg") if hn else []
+        beaten = (lambda c: 1 <= c < best) if extreme == "most" else (lambda c: c > best)
+        others = self._counted(rng, category, beaten, n - 1 - n_zero, 0, used) if zeros is not None else None
+        if zeros is None or others is None:
+            return None
+        return Spec("counting", "", extreme, self._arrange(rng, answer[0], zeros + others, want.slot), probe=category)
+
+    def _sample_exact(self, rng, task, pressure, want) -> Spec | None:
+        n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
+        picked = self._count_groups(rng, pressure)
+        if picked is None:
+            return None
+        category, groups = picked
+        counts = sorted(c for c in groups if c >= 1)
+        if not counts:
+            return None
+        k = counts[int(rng.integers(len(counts)))]
+        used: set[int] = set()
+        n_others = n if want.nota else n - 1
+        n_zero = self._k(rng, n_others) if hn else 0
+        zeros = self._counted(rng, category, lambda c: c == 0, n_zero, n_zero, used, "neg") if hn else []
+        others = self._counted(rng, category, lambda c: c != k and c != 0, n_others - n_zero, 0, used) if zeros is not None else None
+        if zeros is None or others is None:
+            return None
+        rest = zeros + others
+        if want.nota:
+            return Spec("counting", "", "exact", tuple(rest[i] for i in rng.permutation(n)), probe=category, count=k)
+        answer = self._counted(rng, category, lambda c: c == k, 1, int(hp), used)
+        if answer is None:
+            return None
+        return Spec("counting", "", "exact", self._arrange(rng, answer[0], rest, want.slot), probe=category, count=k)
+
+
+def number_options(rng: np.random.Generator, total: int, n_options: int, want: Want) -> tuple[int, ...]:
+    """Nearby wrong totals around ``total``, with ``total`` at ``want.slot`` unless NOTA is the answer.
+
+    Distractors are the closest other non-negative numbers (a model that misses or double-counts one object
+    lands on them), chosen at random from a window so the right answer is not always the middle one.
+    """
+    window = [v for v in range(max(0, total - n_options), total + n_options + 1) if v != total]
+    k = n_options if want.nota else n_options - 1
+    chosen = sorted(int(v) for v in rng.choice(window, size=k, replace=False))
+    if not want.nota:
+        chosen.insert(want.slot, total)
+    return tuple(chosen)
+
+
+def shrink(rng: np.random.Generator, pools: Pools, spec: Spec, size: int, n_options: int, attempts: int = 20) -> Spec | None:
+    """The same question over ``size`` of its images (visual-context-scale pressure), or ``None`` if impossible.
+
+    Images that decide the answer stay (the named pair of a comparative question, the answer image of an image-
+    slot question); the rest is a random subset, checked again by :func:`evaluate`.
+    """
+    original = evaluate(pools, spec)
+    if original is None:
+        return None
+    keep: list[int] = []
+    if spec.pair is not None:
+        keep = list(spec.pair)
+    elif spec.variant in IMAGE_SLOT_VARIANTS and original.state == "image":
+        keep = [original.index]
+    others = [p for p in range(len(spec.images)) if p not in keep]
+    for _ in range(attempts):
+        extra = sorted(int(p) for p in rng.choice(others, size=size - len(keep), replace=False))
+        positions = sorted(keep + extra)
+        images = tuple(spec.images[p] for p in positions)
+        pair = None if spec.pair is None else tuple(positions.index(p) for p in spec.pair)
+        candidate = replace(spec, images=images, pair=pair)  # type: ignore[arg-type]
+        if spec.variant == "total":
+            total = sum(pools.count(img, spec.probe) for img in images)  # type: ignore[misc]
+            slot = spec.options.index(sum(pools.count(i, spec.probe) for i in spec.images)) if original.state == "option" else 0  # type: ignore[misc]
+            candidate = replace(candidate, options=number_options(rng, total, n_options, Want(slot=slot, nota=original.state == "nota")))
+        key = evaluate(pools, candidate)
+        if key is not None and key.state == original.state:
+            return candidate
+    return None

@@ -1,0 +1,117 @@
+"""The build runner: one atomic build directory per run.
+
+A build is written into ``<out>/<name>.partial/`` and renamed to ``<out>/<name>/`` only when everything is on
+disk, so a crash or a bad input never leaves a directory that looks finished. A finished build with the same name
+is replaced only after the new one is complete.
+
+Layout (ARCHITECTURE.md, "A build")::
+
+    build.json    config, seed, code version, hashes of inputs, stage statistics, what was skipped and why
+    items.jsonl   one canonical JSON item per line, sorted by id
+    images/       images Mirage made itself (demo scenes, sampled frames)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+from builders.items import Item, write_items
+
+CODE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def code_version() -> str:
+    """The git commit of the code that made the build (``+dirty`` when uncommitted changes exist)."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(CODE_ROOT), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(CODE_ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("mirage-bench")
+        except PackageNotFoundError:
+            return "unknown"
+
+
+def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class BuildDir:
+    """A build being written; see :func:`open_build`."""
+
+    def __init__(self, final: Path) -> None:
+        self.final = final
+        self.path = final.with_name(final.name + ".partial")
+        self.images = self.path / "images"
+
+    def add_image(self, source: str | Path, name: str | None = None) -> str:
+        """Copy an image Mirage made into ``images/``; returns its path relative to the build dir."""
+        target = self.images / (name or Path(source).name)
+        if not target.exists():
+            self.images.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        return f"images/{target.name}"
+
+    def write_items(self, items: Iterable[Item]) -> int:
+        return write_items(self.path / "items.jsonl", items)
+
+    def write_json(self, name: str, data: Mapping[str, Any]) -> None:
+        text = json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, default=_jsonable)
+        (self.path / name).write_text(text + "\n", encoding="utf-8")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple)):
+        return sorted(value) if isinstance(value, (set, frozenset)) else list(value)
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+@contextmanager
+def open_build(out_dir: str | Path, name: str) -> Iterator[BuildDir]:
+    """Yield a :class:`BuildDir` writing into ``<name>.partial``; on success rename it to ``<name>``.
+
+    On any exception the partial directory is removed and an earlier finished build is left untouched.
+    """
+    final = Path(out_dir) / name
+    build = BuildDir(final)
+    if build.path.exists():
+        shutil.rmtree(build.path)
+    build.path.mkdir(parents=True)
+    try:
+        yield build
+    except BaseException:
+        shutil.rmtree(build.path, ignore_errors=True)
+        raise
+    if final.exists():
+        retired = final.with_name(final.name + ".old")
+        shutil.rmtree(retired, ignore_errors=True)
+        os.replace(final, retired)
+        os.replace(build.path, final)
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        os.replace(build.path, final)
