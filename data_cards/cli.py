@@ -1,0 +1,167 @@
+"""``python -m data_cards``: release a reviewed build as a versioned dataset, publish it to the Hub.
+
+Errors a user can act on are one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from sources.errors import MirageError
+
+DESCRIPTION = """\
+Release a reviewed Mirage build as a versioned Hugging Face dataset, and publish a release to the Hub
+as one commit and one tag (vX.Y.Z).
+
+  python -m data_cards release builds/mioh/demo --version 1.0.0
+  python -m data_cards publish releases/mioh/1.0.0 --repo ORG/NAME --dry-run ops.json
+  python -m data_cards publish releases/mioh/1.0.0 --repo ORG/NAME
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m data_cards", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    rel = sub.add_parser(
+        "release",
+        help="write releases/<name>/<version>/ from a build dir and its review",
+        description="Write a build's reviewed items as a Hub-layout dataset: parquet shards with embedded images, "
+        "a README.md data card, plots, CHANGELOG.md and manifest.json. Written to <version>.partial and renamed "
+        "when complete; an existing version is never overwritten.",
+    )
+    rel.add_argument("build_dir", metavar="BUILD_DIR", help="a finished build: builds/<benchmark>/<name>/")
+    rel.add_argument("--version", required=True, help="semantic version MAJOR.MINOR.PATCH[-pre] of this release")
+    rel.add_argument("--name", help="release name, the folder under --out (default: the build's benchmark)")
+    rel.add_argument(
+        "--include-unreviewed",
+        action="store_true",
+        help="also release items no human reviewed (no review, pending, adjudication); the card says so. "
+        "Items the reviewers dropped stay out",
+    )
+    rel.add_argument("--out", default="releases", help="root folder of releases (default: releases/)")
+    rel.add_argument(
+        "--license", help="Hub licence id for the card (default: from the sources' licences, else 'unknown')"
+    )
+    rel.add_argument("--repo", help="ORG/NAME the release is meant for, used in the card's loading examples")
+    rel.add_argument("--notes", default="", help="text for this version's CHANGELOG.md entry")
+    rel.add_argument(
+        "--max-shard-size", type=int, default=500, metavar="MB", help="largest parquet shard, in MB (default: 500)"
+    )
+
+    pub = sub.add_parser(
+        "publish",
+        help="publish a release to the Hub as one commit + tag v<version>",
+        description="Create the dataset repo if needed, upload every file of the release (and delete shards of "
+        "earlier versions) in ONE commit, then tag that commit v<version>. Refuses before committing when the "
+        "tag exists. The token comes from HF_TOKEN or your stored login (`hf auth login`), or --token-env.",
+    )
+    pub.add_argument("release_dir", metavar="RELEASE_DIR", help="a release: releases/<name>/<version>/")
+    pub.add_argument("--repo", required=True, metavar="ORG/NAME", help="the dataset repo on the Hub")
+    pub.add_argument(
+        "--dry-run",
+        metavar="FILE",
+        help="write the exact operations (paths, sizes, sha256) to FILE as JSON and print them; no network",
+    )
+    pub.add_argument(
+        "--token-env",
+        metavar="VAR",
+        help="read the token from environment variable VAR (default: HF_TOKEN, then the stored login)",
+    )
+    pub.add_argument("--private", action="store_true", help="create the repo private if it does not exist yet")
+    return parser
+
+
+def _progress():
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.console import Console
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    )
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .release import release
+
+    if args.max_shard_size <= 0:
+        raise MirageError(f"--max-shard-size {args.max_shard_size}: must be a positive number of MB")
+    progress = _progress()
+    state: dict = {}
+
+    def on_total(n: int) -> None:  # started only once the inputs passed their checks
+        progress.start()
+        state["task"] = progress.add_task("writing shards", total=n)
+
+    try:
+        result = release(
+            args.build_dir,
+            args.version,
+            name=args.name,
+            include_unreviewed=args.include_unreviewed,
+            out=args.out,
+            license=args.license,
+            repo_id=args.repo,
+            notes=args.notes,
+            max_shard_bytes=args.max_shard_size * 1024 * 1024,
+            progress=lambda n: progress.advance(state["task"], n),
+            on_total=on_total,
+        )
+    finally:
+        if state:
+            progress.stop()
+    table = Table(title=f"release {result.name} {result.version}")
+    table.add_column("task")
+    table.add_column("items", justify="right")
+    for t, n in result.stats["tasks"].items():
+        table.add_row(t, str(n))
+    table.add_row("[b]total[/b]", str(result.num_items))
+    console = Console(stderr=True)
+    console.print(table)
+    for k, v in result.stats["review_status"].items():
+        console.print(f"review_status {k}: {v}")
+    print(result.path)
+    return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from .publish import plan_operations, publish
+
+    if args.dry_run:
+        plan = plan_operations(Path(args.release_dir), args.repo)
+        text = json.dumps(plan, indent=2, sort_keys=False)
+        Path(args.dry_run).write_text(text + "\n", encoding="utf-8")
+        print(text)
+        return 0
+    result = publish(Path(args.release_dir), args.repo, token_env=args.token_env, private=args.private)
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "release":
+            return cmd_release(args)
+        return cmd_publish(args)
+    except MirageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,217 @@
+"""Reading what a release is made of: the build dir, its review, and the items to publish.
+
+Nothing here writes. Reviewer e-mail addresses are read (review.json is keyed by them) but never leave this module
+except as anonymised ids (``reviewer-1`` ...): see :func:`anonymise_reviewers` and :class:`Scrubber`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from builders.items import Item, read_items
+from sources.errors import MirageError
+
+REVIEWED_STATUSES = ("keep", "fix")
+EMAIL_RE = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
+
+
+@dataclass
+class ReleaseInputs:
+    """Everything a release is made of, read and checked."""
+
+    build_dir: Path
+    build: dict[str, Any]
+    items: list[Item]
+    status: dict[str, str]
+    """item id -> ``keep`` | ``fix`` | ``unreviewed``."""
+    review: dict[str, Any] | None
+    """The public review summary (anonymised), or None when the build was never reviewed."""
+    include_unreviewed: bool
+    excluded: dict[str, int] = field(default_factory=dict)
+    """Counts of build items left out, by reason (``drop``, ``pending``, ``adjudicate``, ``unreviewed``)."""
+    input_files: dict[str, str] = field(default_factory=dict)
+    """sha256 of the build files the release was made from (build.json, items.jsonl, review files)."""
+    scrubber: "Scrubber | None" = None
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise MirageError(f"{path}: file not found") from None
+    except json.JSONDecodeError as exc:
+        raise MirageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise MirageError(f"{path}: expected a JSON object at the top level")
+    return data
+
+
+def _read_items(path: Path) -> list[Item]:
+    try:
+        return read_items(path)
+    except FileNotFoundError:
+        raise MirageError(f"{path}: file not found") from None
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise MirageError(f"{path}: not a valid items file ({type(exc).__name__}: {exc})") from None
+
+
+def anonymise_reviewers(reviewers: Mapping[str, Any]) -> dict[str, str]:
+    """Map each reviewer key (an e-mail) to ``reviewer-N``.
+
+    Ordered by number of annotations (most first), ties broken by a hash of the key, so the order reveals
+    nothing about the addresses themselves.
+    """
+
+    def order(key: str) -> tuple[int, str]:
+        info = reviewers.get(key) or {}
+        n = info.get("annotations", 0) if isinstance(info, Mapping) else 0
+        return (-int(n or 0), hashlib.sha256(key.encode("utf-8")).hexdigest())
+
+    return {key: f"reviewer-{i}" for i, key in enumerate(sorted(reviewers, key=order), start=1)}
+
+
+class Scrubber:
+    """Replaces known reviewer keys (and any other e-mail address) in strings and nested JSON values."""
+
+    def __init__(self, mapping: Mapping[str, str]) -> None:
+        self.mapping = dict(mapping)
+        # Longest first so that an address containing another is replaced whole.
+        self._known = sorted(self.mapping, key=len, reverse=True)
+
+    def text(self, value: str) -> str:
+        for key in self._known:
+            if key in value:
+                value = value.replace(key, self.mapping[key])
+        return EMAIL_RE.sub("[redacted e-mail]", value)
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {self.text(str(k)): self.value(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.value(v) for v in value]
+        return value
+
+
+def public_review_summary(review: Mapping[str, Any], scrubber: Scrubber) -> dict[str, Any]:
+    """What of review.json may be published: counts, agreement, anonymised reviewers, problems (scrubbed)."""
+    reviewers = review.get("reviewers") or {}
+    anon = []
+    for key, rid in sorted(scrubber.mapping.items(), key=lambda kv: int(kv[1].split("-")[1])):
+        info = reviewers.get(key) or {}
+        anon.append(
+            {
+                "id": rid,
+                "annotations": int(info.get("annotations", 0) or 0),
+                "agreement_with_majority": info.get("agreement_with_majority"),
+            }
+        )
+    counts = {k: int(v) for k, v in (review.get("counts") or {}).items() if isinstance(v, (int, float))}
+    return {
+        "project": scrubber.value(review.get("project")),
+        "pulled_at": review.get("pulled_at"),
+        "counts": counts,
+        "fleiss_kappa": review.get("fleiss_kappa"),
+        "reviewers": anon,
+        "problems": [scrubber.text(str(p)) for p in (review.get("problems") or [])],
+    }
+
+
+def load_inputs(build_dir: str | Path, *, include_unreviewed: bool = False) -> ReleaseInputs:
+    """Read and check a build dir and its review; choose the items to release.
+
+    By default only reviewed items (``reviewed.jsonl``: kept, or fixed by the reviewers) are released and a build
+    without a review is refused. With ``include_unreviewed`` the items not yet reviewed (no review at all, or pending,
+    or waiting for adjudication) are added from ``items.jsonl``; items the reviewers dropped stay out either way.
+    """
+    build_dir = Path(build_dir)
+    if not build_dir.is_dir():
+        raise MirageError(f"{build_dir}: not a build directory")
+    if build_dir.name.endswith(".partial"):
+        raise MirageError(f"{build_dir}: an unfinished build (.partial); rerun the builder")
+    build = _read_json(build_dir / "build.json")
+    for key in ("benchmark", "name"):
+        if not isinstance(build.get(key), str) or not build[key]:
+            raise MirageError(f"{build_dir / 'build.json'}: missing or empty {key!r}")
+    input_files = {"build.json": sha256_file(build_dir / "build.json")}
+    all_items = _read_items(build_dir / "items.jsonl")
+    input_files["items.jsonl"] = sha256_file(build_dir / "items.jsonl")
+
+    review_path, reviewed_path = build_dir / "review.json", build_dir / "reviewed.jsonl"
+    review_raw: dict[str, Any] | None = None
+    if review_path.exists():
+        review_raw = _read_json(review_path)
+        input_files["review.json"] = sha256_file(review_path)
+        if not reviewed_path.exists():
+            raise MirageError(
+                f"{reviewed_path}: missing although review.json exists; rerun `python -m annotation pull`"
+            )
+        input_files["reviewed.jsonl"] = sha256_file(reviewed_path)
+    elif not include_unreviewed:
+        raise MirageError(
+            f"{build_dir}: no review (review.json); run `python -m annotation pull` first, "
+            "or pass --include-unreviewed to release unreviewed items (the card will say so)"
+        )
+
+    scrubber = Scrubber(anonymise_reviewers((review_raw or {}).get("reviewers") or {}))
+    status: dict[str, str] = {}
+    items: list[Item] = []
+    excluded: dict[str, int] = {}
+    review_items: Mapping[str, Any] = (review_raw or {}).get("items") or {}
+    if review_raw is not None:
+        for it in _read_items(reviewed_path):
+            st = (review_items.get(it.id) or {}).get("status", "keep")
+            if st not in REVIEWED_STATUSES:
+                raise MirageError(
+                    f"{reviewed_path}: item {it.id} is in reviewed.jsonl but review.json marks it {st!r}; "
+                    "rerun `python -m annotation pull`"
+                )
+            status[it.id] = st
+            items.append(it)
+    for it in all_items:
+        if it.id in status:
+            continue
+        st = (review_items.get(it.id) or {}).get("status") or "unreviewed"
+        if st in REVIEWED_STATUSES:
+            raise MirageError(
+                f"{review_path}: item {it.id} is marked {st!r} but missing from reviewed.jsonl; "
+                "rerun `python -m annotation pull`"
+            )
+        if include_unreviewed and st != "drop":
+            status[it.id] = "unreviewed"
+            items.append(it)
+        else:
+            excluded[st] = excluded.get(st, 0) + 1
+    if not items:
+        raise MirageError(f"{build_dir}: no items to release (nothing was kept by the review)")
+    ids = [it.id for it in items]
+    if len(set(ids)) != len(ids):
+        raise MirageError(f"{build_dir}: duplicate item ids in the items to release")
+    items.sort(key=lambda it: it.id)
+    summary = public_review_summary(review_raw, scrubber) if review_raw is not None else None
+    return ReleaseInputs(
+        build_dir=build_dir,
+        build=build,
+        items=items,
+        status=status,
+        review=summary,
+        include_unreviewed=include_unreviewed,
+        excluded=excluded,
+        input_files=input_files,
+        scrubber=scrubber,
+    )

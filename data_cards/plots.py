@@ -1,0 +1,34 @@
+"""The card's PNG plots (matplotlib, Agg backend, no timestamps in the files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+
+def bar_chart(path: Path, counts: Mapping[str, int], *, title: str, xlabel: str) -> None:
+    """A bar chart of ``counts`` (in the given order) written to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    labels = [str(k) for k in counts]
+    values = [int(v) for v in counts.values()]
+    width = max(4.0, min(14.0, 0.6 * len(labels) + 2.0))
+    fig, ax = plt.subplots(figsize=(width, 3.2), dpi=100)
+    try:
+        bars = ax.bar(range(len(values)), values, color="#4C72B0")
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center")
+        ax.bar_label(bars, labels=[str(v) for v in values], fontsize=8)
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("items")
+        ax.margins(y=0.15)
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # No "Software"/date metadata: the same data gives the same bytes.
+        fig.savefig(path, format="png", metadata={"Software": None})
+    finally:
+        plt.close(fig)

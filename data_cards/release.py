@@ -1,0 +1,248 @@
+"""``release``: a reviewed build -> an immutable, versioned, Hub-layout dataset directory.
+
+``releases/<name>/<version>/`` holds ``data/**.parquet`` (embedded images), ``README.md`` (the card),
+``plots/*.png``, ``CHANGELOG.md`` (this version's entry on top of the previous version's changelog) and
+``manifest.json`` (what it was made from, and the SHA-256 and size of every other file). It is written into
+``<version>.partial`` and renamed when complete; an existing version is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from sources.errors import MirageError
+
+from .inputs import ReleaseInputs, load_inputs, sha256_file
+
+SEMVER_RE = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)"
+    r"(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?$"
+)
+MANIFEST = "manifest.json"
+RELEASE_FORMAT = 1
+
+
+def parse_version(version: str) -> tuple:
+    """A sort key for a semantic version ``X.Y.Z[-pre]``; :class:`MirageError` if it is not one."""
+    m = SEMVER_RE.match(version or "")
+    if not m:
+        raise MirageError(
+            f"--version {version!r}: not a semantic version MAJOR.MINOR.PATCH (e.g. 1.0.0 or 1.1.0-rc.1)"
+        )
+    major, minor, patch, pre = m.groups()
+    # A pre-release sorts before its release (1.0.0-rc.1 < 1.0.0).
+    pre_key: tuple = (1,) if pre is None else (0,) + tuple(
+        (0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split(".")
+    )
+    return (int(major), int(minor), int(patch), pre_key)
+
+
+def existing_versions(name_dir: Path) -> list[str]:
+    """Finished versions under ``releases/<name>/``, oldest first."""
+    if not name_dir.is_dir():
+        return []
+    found = [p.name for p in name_dir.iterdir() if p.is_dir() and SEMVER_RE.match(p.name)]
+    return sorted(found, key=parse_version)
+
+
+def file_entries(root: Path, exclude: tuple[str, ...] = (MANIFEST,)) -> dict[str, dict[str, Any]]:
+    """``{relative posix path: {"sha256", "size"}}`` for every file under ``root``."""
+    out = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if rel in exclude:
+            continue
+        out[rel] = {"sha256": sha256_file(path), "size": path.stat().st_size}
+    return out
+
+
+@dataclass
+class ReleaseResult:
+    path: Path
+    version: str
+    name: str
+    num_items: int
+    files: int
+    stats: dict[str, Any]
+
+
+def release(
+    build_dir: str | Path,
+    version: str,
+    *,
+    name: str | None = None,
+    include_unreviewed: bool = False,
+    out: str | Path = "releases",
+    license: str | None = None,
+    repo_id: str | None = None,
+    notes: str = "",
+    max_shard_bytes: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
+) -> ReleaseResult:
+    """Make ``<out>/<name>/<version>/`` from a build dir (see the module docstring)."""
+    from .card import compute_stats, config_entries, render_card, write_plots
+    from .export import DEFAULT_MAX_SHARD_BYTES, write_shards
+
+    parse_version(version)
+    inputs = load_inputs(build_dir, include_unreviewed=include_unreviewed)
+    name = name or inputs.build["benchmark"]
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name) or name.endswith(".partial"):
+        raise MirageError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")
+    name_dir = Path(out) / name
+    final = name_dir / version
+    if final.exists():
+        raise MirageError(f"{final}: version {version} of {name} already exists; releases are never overwritten, "
+                          "choose a new version")
+    partial = name_dir / f"{version}.partial"
+    if partial.exists():
+        # Left by a run that failed or was killed: it never became a release, so it is safe to discard.
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    try:
+        if on_total:
+            on_total(len(inputs.items))
+        shards = write_shards(
+            partial,
+            inputs.items,
+            inputs.status,
+            inputs.build_dir,
+            scrub=inputs.scrubber.value if inputs.scrubber else (lambda v: v),
+            max_shard_bytes=max_shard_bytes or DEFAULT_MAX_SHARD_BYTES,
+            progress=progress,
+        )
+        stats = compute_stats(inputs.items, inputs.status)
+        configs = config_entries(shards)
+        write_plots(partial, stats)
+        card = render_card(
+            version=version,
+            name=name,
+            build=inputs.build,
+            stats=stats,
+            configs=configs,
+            review=inputs.review,
+            include_unreviewed=include_unreviewed,
+            excluded=inputs.excluded,
+            license_override=license,
+            scrub=inputs.scrubber.value if inputs.scrubber else (lambda v: v),
+            repo_id=repo_id,
+        )
+        (partial / "README.md").write_text(card, encoding="utf-8", newline="\n")
+        previous = _previous_version(name_dir, version)
+        released_at = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        (partial / "CHANGELOG.md").write_text(
+            _changelog(name, version, released_at, inputs, stats, previous, notes), encoding="utf-8", newline="\n"
+        )
+        manifest = _manifest(name, version, released_at, inputs, stats, configs, previous, license, repo_id)
+        manifest["files"] = file_entries(partial)
+        (partial / MANIFEST).write_text(
+            json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n"
+        )
+        if final.exists():  # another process released this version meanwhile
+            raise MirageError(f"{final}: version {version} of {name} appeared while releasing; nothing overwritten")
+        os.rename(partial, final)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return ReleaseResult(
+        path=final, version=version, name=name, num_items=len(inputs.items), files=len(manifest["files"]) + 1,
+        stats=stats,
+    )
+
+
+def _previous_version(name_dir: Path, version: str) -> Path | None:
+    """The release just below ``version`` (the one its changelog continues), if any."""
+    key = parse_version(version)
+    older = [v for v in existing_versions(name_dir) if parse_version(v) < key]
+    return name_dir / older[-1] if older else None
+
+
+def _manifest(
+    name: str,
+    version: str,
+    released_at: str,
+    inputs: ReleaseInputs,
+    stats: dict[str, Any],
+    configs: list[dict[str, Any]],
+    previous: Path | None,
+    license: str | None,
+    repo_id: str | None,
+) -> dict[str, Any]:
+    build = inputs.build
+    scrub = inputs.scrubber.value if inputs.scrubber else (lambda v: v)
+    return {
+        "format": RELEASE_FORMAT,
+        "name": name,
+        "version": version,
+        "tag": f"v{version}",
+        "released_at": released_at,
+        "previous_version": previous.name if previous else None,
+        "repo_id": repo_id,
+        "license_override": license,
+        "include_unreviewed": inputs.include_unreviewed,
+        "build": {
+            "benchmark": build.get("benchmark"),
+            "name": build.get("name"),
+            "seed": build.get("seed"),
+            "code_version": build.get("code_version"),
+            "config": scrub(build.get("config") or {}),
+            "input_hashes": build.get("input_hashes") or {},
+            "stats": scrub(build.get("stats") or {}),
+            "skipped": len(build.get("skipped") or []),
+            "files_sha256": inputs.input_files,
+        },
+        "review": inputs.review,
+        "excluded": inputs.excluded,
+        "counts": stats,
+        "configs": [
+            {k: c[k] for k in ("name", "task", "glob", "num_examples", "num_bytes", "download_size", "default")}
+            for c in configs
+        ],
+    }
+
+
+def _changelog(
+    name: str,
+    version: str,
+    released_at: str,
+    inputs: ReleaseInputs,
+    stats: dict[str, Any],
+    previous: Path | None,
+    notes: str,
+) -> str:
+    """This version's entry, with the diff against the previous version, on top of that version's changelog."""
+    from .export import read_columns
+
+    lines = [f"## v{version} - {released_at[:10]}", ""]
+    if notes:
+        lines += [notes.strip(), ""]
+    review = "not reviewed" if inputs.review is None else "reviewed"
+    if inputs.review is not None and stats["review_status"].get("unreviewed"):
+        review = f"reviewed, plus {stats['review_status']['unreviewed']} unreviewed item(s)"
+    lines.append(
+        f"- {stats['num_items']} items ({review}) in {len(stats['tasks'])} task(s), {stats['num_images']} images; "
+        f"build `{inputs.build.get('name')}`, seed {inputs.build.get('seed')}, code `{inputs.build.get('code_version')}`."
+    )
+    old_log = ""
+    if previous is not None:
+        old = read_columns(previous, ["id", "answer"])
+        old_answers = dict(zip(old["id"], old["answer"]))
+        new_answers = {it.id: it.answer for it in inputs.items}
+        added = len(new_answers.keys() - old_answers.keys())
+        removed = len(old_answers.keys() - new_answers.keys())
+        changed = sum(1 for k in new_answers.keys() & old_answers.keys() if new_answers[k] != old_answers[k])
+        lines.append(f"- Since {previous.name}: {added} item(s) added, {removed} removed, {changed} answer(s) changed.")
+        log = previous / "CHANGELOG.md"
+        if log.exists():
+            text = log.read_text(encoding="utf-8")
+            old_log = text.split("\n", 2)[2] if text.startswith("# Changelog") else text
+    else:
+        lines.append("- First release.")
+    return f"# Changelog of {name}\n\n" + "\n".join(lines).rstrip() + "\n\n" + old_log.lstrip()
