@@ -1,0 +1,131 @@
+"""A loopback OpenAI-compatible ``/v1/chat/completions`` server for tests of the LLM client.
+
+Real HTTP on 127.0.0.1 (a free port), one thread per request, so the real ``openai`` package is exercised end
+to end. The stub is scriptable (statuses to fail with, per-request delays, a responder) and observant (every
+request body and Authorization header, attempt count, the most requests it ever had in flight).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+
+def echo_responder(body: dict[str, Any]) -> str:
+    """Default answer: JSON naming the last user message when JSON was asked for, else plain text."""
+    last = body["messages"][-1]["content"]
+    if body.get("response_format"):
+        return json.dumps({"answer": last})
+    return f"echo: {last}"
+
+
+class StubOpenAI:
+    """Use as a context manager; ``base_url`` is what the client should be given."""
+
+    def __init__(
+        self,
+        responder: Callable[[dict[str, Any]], str] = echo_responder,
+        fail_with: list[int] | None = None,
+        delays: list[float] | None = None,
+        delay: float = 0.0,
+        json_schema_supported: bool = True,
+        model: str = "stub-model",
+    ) -> None:
+        self.responder = responder
+        self.fail_with = list(fail_with or [])
+        """HTTP statuses returned by the first requests, one each, before answering normally."""
+        self.delays = list(delays or [])
+        """Seconds to stall the first requests, one each (then ``delay``)."""
+        self.delay = delay
+        self.json_schema_supported = json_schema_supported
+        self.model = model
+        self.bodies: list[dict[str, Any]] = []
+        self.auth_headers: list[str | None] = []
+        self.attempts = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "start the stub first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> "StubOpenAI":
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                stub._handle(self)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        assert self._server is not None
+        self._server.shutdown()
+        self._server.server_close()
+
+    # -- request handling --------------------------------------------------------------------------------------
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        length = int(h.headers.get("Content-Length") or 0)
+        body = json.loads(h.rfile.read(length) or b"{}")
+        with self._lock:
+            self.attempts += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.bodies.append(body)
+            self.auth_headers.append(h.headers.get("Authorization"))
+            status = self.fail_with.pop(0) if self.fail_with else None
+            delay = self.delays.pop(0) if self.delays else self.delay
+        try:
+            if delay:
+                time.sleep(delay)
+            if h.path.rstrip("/") != "/v1/chat/completions":
+                return self._send(h, 404, {"error": {"message": f"no route {h.path}", "type": "not_found"}})
+            if status is not None:
+                headers = {"Retry-After": "0"} if status == 429 else {}
+                return self._send(h, status, {"error": {"message": f"scripted {status}", "type": "stub"}}, headers)
+            fmt = (body.get("response_format") or {}).get("type")
+            if fmt == "json_schema" and not self.json_schema_supported:
+                return self._send(h, 400, {"error": {"message": "response_format json_schema is not supported",
+                                                     "type": "invalid_request_error"}})
+            content = self.responder(body)
+            prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
+            completion_tokens = len(content.split())
+            self._send(h, 200, {
+                "id": f"chatcmpl-{self.attempts}", "object": "chat.completion", "created": 0,
+                "model": body.get("model", self.model),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                             "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens},
+            })
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test): nothing to answer
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    @staticmethod
+    def _send(h: BaseHTTPRequestHandler, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+              ) -> None:
+        data = json.dumps(payload).encode()
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(data)
