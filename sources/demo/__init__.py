@@ -66,6 +66,7 @@ def load_demo(
     rendering (and once with ``(total, total)`` on a cache hit) so a command line can show a bar.
     """
     _check_parameters(seed, n_images, width, height)
+    seed, n_images, width, height = int(seed), int(n_images), int(width), int(height)
     params = {"seed": seed, "n_images": n_images, "width": width, "height": height, "version": WORLD_VERSION}
     root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     target = root / "demo" / _cache_key(params)
@@ -162,7 +163,20 @@ def _encode(mask: np.ndarray) -> dict[str, Any]:
 
 
 def _cache_key(params: dict[str, int]) -> str:
-    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
+    """Hash of the parameters, ``WORLD_VERSION`` and the world's own code.
+
+    The code fingerprint makes a cache written by an older checkout (or a forgotten ``WORLD_VERSION`` bump)
+    a miss instead of silently serving scenes the current code would not draw.
+    """
+    payload = json.dumps({**params, "code": _code_fingerprint()}, sort_keys=True).encode()
+    return hashlib.sha256(payload).hexdigest()[:16]
+
+
+def _code_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for name in ("__init__.py", "world.py", "render.py", "relations.py"):
+        digest.update((Path(__file__).parent / name).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _render_into_cache(target: Path, params: dict[str, int], progress: Progress | None) -> tuple[ImageRecord, ...]:

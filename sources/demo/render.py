@@ -197,23 +197,37 @@ def _rasterise(spec: ShapeSpec) -> _Layer:
 def _apply_visibility_limits(layers: list[_Layer], width: int, height: int) -> tuple[RenderedShape, ...]:
     """Drop shapes that break the limits (front to back, see the module docstring); renumber ``z``."""
     covered = np.zeros((height, width), dtype=bool)
-    kept: list[tuple[_Layer, int, np.ndarray, np.ndarray]] = []
+    kept: list[_Kept] = []
     for layer in sorted(layers, key=lambda l: l.spec.z, reverse=True):
         amodal_area = int(layer.mask.sum())
         in_image = layer.in_image(width, height)
         visible = in_image & ~covered
-        if not _visible_enough(amodal_area, int(visible.sum()), width * height):
+        candidate = _Kept(layer, amodal_area, in_image, visible, layer.region(width, height),
+                          int(np.count_nonzero(in_image)))
+        if not _visible_enough(amodal_area, int(np.count_nonzero(visible)), width * height):
             continue
-        if _sliver_overlap(in_image, [k[2] for k in kept]):
+        if any(_sliver_overlap(candidate, other) for other in kept):
             continue
-        kept.append((layer, amodal_area, in_image, visible))
+        kept.append(candidate)
         covered |= in_image
     kept.reverse()
     return tuple(
-        RenderedShape(spec=_renumbered(layer.spec, z), amodal_area=area, amodal_in_image=in_image, visible=visible,
-                      region=layer.region(width, height))
-        for z, (layer, area, in_image, visible) in enumerate(kept)
+        RenderedShape(spec=_renumbered(k.layer.spec, z), amodal_area=k.amodal_area, amodal_in_image=k.in_image,
+                      visible=k.visible, region=k.region)
+        for z, k in enumerate(kept)
     )
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A shape while the visibility limits are applied."""
+
+    layer: _Layer
+    amodal_area: int
+    in_image: np.ndarray
+    visible: np.ndarray
+    region: tuple[int, int, int, int]
+    in_image_area: int
 
 
 def _visible_enough(amodal_area: int, visible_area: int, image_area: int) -> bool:
@@ -222,15 +236,15 @@ def _visible_enough(amodal_area: int, visible_area: int, image_area: int) -> boo
     return visible_area >= MIN_VISIBLE_PIXELS and visible_area >= limit * amodal_area
 
 
-def _sliver_overlap(in_image: np.ndarray, in_front: list[np.ndarray]) -> bool:
-    """True when the shape overlaps some shape in front of it by a few pixels only."""
-    area = int(in_image.sum())
-    for other in in_front:
-        overlap = int(np.count_nonzero(in_image & other))
-        limit = max(MIN_OVERLAP_PIXELS, MIN_OVERLAP_FRACTION * min(area, int(other.sum())))
-        if 0 < overlap < limit:
-            return True
-    return False
+def _sliver_overlap(shape: _Kept, in_front: _Kept) -> bool:
+    """True when ``shape`` overlaps ``in_front`` by a few pixels only (counted inside the image)."""
+    x0, y0 = max(shape.region[0], in_front.region[0]), max(shape.region[1], in_front.region[1])
+    x1, y1 = min(shape.region[2], in_front.region[2]), min(shape.region[3], in_front.region[3])
+    if x0 >= x1 or y0 >= y1:
+        return False
+    overlap = int(np.count_nonzero(shape.in_image[y0:y1, x0:x1] & in_front.in_image[y0:y1, x0:x1]))
+    limit = max(MIN_OVERLAP_PIXELS, MIN_OVERLAP_FRACTION * min(shape.in_image_area, in_front.in_image_area))
+    return 0 < overlap < limit
 
 
 def _renumbered(spec: ShapeSpec, z: int) -> ShapeSpec:
