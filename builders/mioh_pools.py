@@ -251,13 +251,13 @@ class Pools:
             if facts.difficulty[r.subject].level != "drop" and facts.difficulty[r.object].level != "drop"
         ]
         if usable:
-            hard = [
-                _geometry_signal(facts.difficulty[iid])
-                for r in usable for iid in (r.subject, r.object)
-                if facts.difficulty[iid].level == "hard"
+            hard_of_pair = [
+                next((facts.difficulty[iid] for iid in (r.subject, r.object) if facts.difficulty[iid].level == "hard"), None)
+                for r in usable
             ]
-            if len(hard) >= len(usable):  # every holding pair involves a hard instance
-                return Label("pos", True, hard[0][0], hard[0][1])
+            if all(d is not None for d in hard_of_pair):  # every pair showing the relation involves a hard object
+                signal, score = _geometry_signal(hard_of_pair[0])  # type: ignore[arg-type]
+                return Label("pos", True, signal, score)
             return EASY_POS
         if holding:
             return None

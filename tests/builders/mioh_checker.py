@@ -1,0 +1,333 @@
+"""An independent checker of MIOH items: a second, deliberately plain implementation of the paper's rules.
+
+It reads ground truth from the raw annotations (the demo world's ``records.json``, or the ``truth`` the real-format
+fixtures write beside their files) and re-derives each item's answer, pressure and misleading context without
+importing any builder code. Where the builder is clever (numpy, caches, samplers), this is loops and sets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+NOTA = "None of the above"
+OPPOSITE = {"left of": "right of", "right of": "left of", "above": "below", "below": "above",
+            "in front of": "behind", "behind": "in front of", "on": "under", "under": "on"}
+
+
+@dataclass
+class Rules:
+    min_visible: float = 0.0005
+    max_occlusion: float = 0.9
+    hard_area: float = 0.01
+    hard_occlusion: float = 0.4
+    hard_truncation: float = 0.5
+    hn_min_p: float = 0.3
+    hn_min_lift: float = 1.2
+    count_max_objects: int = 5
+
+
+def demo_truth(records_json: Path) -> dict[str, Any]:
+    """The demo world's cached records in the fixtures' ``truth`` shape."""
+    data = json.loads(Path(records_json).read_text())
+    images = {}
+    for im in data["images"]:
+        images[im["id"]] = {
+            "file_name": im["file"], "width": im["width"], "height": im["height"],
+            "objects": [
+                {"id": o["id"], "category": o["category"], "bbox": o["bbox"], "area": o["area"],
+                 "amodal_area": o.get("amodal_area"), "iscrowd": o.get("iscrowd", False),
+                 "attributes": tuple(o.get("attributes", ()))}
+                for o in im["instances"]
+            ],
+            "relations": [tuple(r) if isinstance(r, list) else (r["subject"], r["predicate"], r["object"])
+                          for r in im.get("relations", [])],
+        }
+    return {"images": images}
+
+
+class Checker:
+    """Re-derives answers from ``truth``; ``exhaustive``: missing relations are false (the demo world)."""
+
+    def __init__(self, truth: dict[str, Any], attribute_types: dict[str, str], exhaustive: bool, rules: Rules = Rules()):
+        self.images = truth["images"]
+        self.types = attribute_types
+        self.exhaustive = exhaustive
+        self.rules = rules
+        self._cooc()
+
+    # ------------------------------------------------------------------------------------------ per object
+
+    def _rel_area(self, img, o) -> float:
+        return o["area"] / (img["width"] * img["height"])
+
+    def _occlusion(self, o) -> float:
+        amodal = o.get("amodal_area")
+        return 1 - o["area"] / amodal if amodal else 0.0
+
+    def _truncation(self, img, o) -> float:
+        x, y, w, h = o["bbox"]
+        W, H = img["width"], img["height"]
+        x0, y0, x1, y1 = max(0, x), max(0, y), min(W, x + w), min(H, y + h)
+        w, h = max(0, x1 - x0), max(0, y1 - y0)
+        border = (h if x0 <= 1 else 0) + (w if y0 <= 1 else 0) + (h if x1 >= W - 1 else 0) + (w if y1 >= H - 1 else 0)
+        return border / (2 * (w + h)) if w + h else 0.0
+
+    def usable(self, img, o) -> bool:
+        return (not o["iscrowd"] and self._rel_area(img, o) >= self.rules.min_visible
+                and self._occlusion(o) <= self.rules.max_occlusion)
+
+    def hard(self, img, o) -> bool:
+        r = self.rules
+        return (self._rel_area(img, o) < r.hard_area or self._occlusion(o) >= r.hard_occlusion
+                or self._truncation(img, o) >= r.hard_truncation)
+
+    # ----------------------------------------------------------------------------------------- co-occurrence
+
+    def _cooc(self) -> None:
+        self.n_img = len(self.images)
+        self.n = defaultdict(int)
+        self.pair = defaultdict(int)
+        for img in self.images.values():
+            cats = sorted({o["category"] for o in img["objects"]})
+            for a in cats:
+                self.n[a] += 1
+                for b in cats:
+                    self.pair[(a, b)] += 1
+
+    def cooc_hard(self, img, absent: str) -> bool:
+        best_p, best_lift = 0.0, 0.0
+        for a in sorted({o["category"] for o in img["objects"]}):
+            p = self.pair[(a, absent)] / self.n[a]
+            if p > best_p:
+                best_p = p
+                best_lift = self.pair[(a, absent)] * self.n_img / (self.n[a] * self.n[absent]) if self.n[absent] else 0
+        return best_p >= self.rules.hn_min_p and best_lift >= self.rules.hn_min_lift
+
+    # ------------------------------------------------------------------------------------------ facts
+
+    def _objs(self, img, cat):
+        return [o for o in img["objects"] if o["category"] == cat]
+
+    def fact(self, task: str, image_id: str, probe) -> tuple[bool, bool] | None:
+        """(holds, hard) of a probe in an image, or None when the truth cannot decide."""
+        img = self.images[image_id]
+        if task == "existence":
+            objs = self._objs(img, probe)
+            if not objs:
+                return False, self.cooc_hard(img, probe)
+            usable = [o for o in objs if self.usable(img, o)]
+            return (True, all(self.hard(img, o) for o in usable)) if usable else None
+        if task == "counting":
+            n = self.count(image_id, probe)
+            if n is None:
+                return None
+            if n == 0:
+                return False, self.cooc_hard(img, probe)
+            return True, any(self.hard(img, o) for o in self._objs(img, probe))
+        if task == "attribute":
+            attr, cat = probe
+            objs = self._objs(img, cat)
+            if not objs:
+                return False, self.cooc_hard(img, cat)
+            usable = [o for o in objs if self.usable(img, o)]
+            if not usable:
+                return None
+            having = [o for o in usable if attr in o["attributes"]]
+            if having:
+                return True, all(self.hard(img, o) for o in having)
+            if len(usable) != len(objs):
+                return None
+            kind = self.types.get(attr)
+            if kind and all(any(self.types.get(a) == kind for a in o["attributes"]) for o in objs):
+                return False, True
+            return None
+        subject, rel, obj = probe
+        s_objs, o_objs = self._objs(img, subject), self._objs(img, obj)
+        if not s_objs or not o_objs:
+            return False, False
+        if not any(self.usable(img, o) for o in s_objs) or not any(self.usable(img, o) for o in o_objs):
+            return None
+        by_id = {o["id"]: o for o in img["objects"]}
+        holding = [(by_id[s], by_id[t]) for s, p, t in img["relations"]
+                   if p == rel and by_id[s]["category"] == subject and by_id[t]["category"] == obj]
+        good = [(a, b) for a, b in holding if self.usable(img, a) and self.usable(img, b)]
+        if good:
+            return True, all(self.hard(img, a) or self.hard(img, b) for a, b in good)
+        if holding:
+            return None
+        if self.exhaustive:
+            return False, True
+        opposite = any(p == OPPOSITE.get(rel) and by_id[s]["category"] == subject and by_id[t]["category"] == obj
+                       for s, p, t in img["relations"])
+        if opposite and len(s_objs) == 1 and len(o_objs) == 1:
+            return False, True
+        return None
+
+    def count(self, image_id: str, cat: str) -> int | None:
+        img = self.images[image_id]
+        if len(img["objects"]) > self.rules.count_max_objects:
+            return None
+        objs = self._objs(img, cat)
+        if any(o["iscrowd"] or not self.usable(img, o) for o in objs):
+            return None
+        return len(objs)
+
+    # ------------------------------------------------------------------------------------------ one item
+
+    def check(self, item: dict[str, Any]) -> list[str]:
+        """Problems found with one item (an empty list means the item is right)."""
+        prov = item["provenance"]
+        task = item["task"]
+        variant = prov["template"].split("/")[-1]
+        ids = [im["id"] for im in prov["images"]]
+        probe = _probe(prov["probe"])
+        options = [_probe(p) for p in prov["option_probes"]]
+        problems: list[str] = []
+        if len(ids) != len(item["images"]):
+            return ["provenance images and item images differ in number"]
+        for path, iid in zip(item["images"], ids):
+            if Path(path).name != Path(self.images[iid]["file_name"]).name:
+                problems.append(f"image {path} is not {iid}")
+
+        def facts(iid, p):
+            return self.fact(task, iid, p)
+
+        answer = None  # index into item options
+        n_opts = len(item["options"])
+        if task == "counting":
+            counts = [self.count(i, probe) for i in ids]
+            if None in counts:
+                return problems + ["an image cannot be counted"]
+            if variant == "total":
+                nums = [int(o) for o in item["options"][:-1]]
+                hits = [k for k, v in enumerate(nums) if v == sum(counts)]
+                answer = hits[0] if len(hits) == 1 else (n_opts - 1 if not hits else None)
+            elif variant == "exact":
+                hits = [k for k, c in enumerate(counts) if c == prov["count"]]
+                answer = hits[0] if len(hits) == 1 else (n_opts - 1 if not hits else None)
+                if f"exactly {prov['count']} " not in item["question"]:
+                    problems.append("question does not ask for the count in provenance")
+            else:
+                best = max(counts) if variant == "most" else min(counts)
+                hits = [k for k, c in enumerate(counts) if c == best]
+                answer = hits[0] if len(hits) == 1 else None
+                if variant not in item["question"]:
+                    problems.append(f"question does not say {variant}")
+        else:
+            if variant in ("all", "differs"):
+                texts = item["options"][:-1]
+                for text, p in zip(texts, options):
+                    if text != _option_text(task, p):
+                        problems.append(f"option {text!r} is not {p}")
+            if variant == "all":
+                truths = []
+                for p in options:
+                    fs = [facts(i, p) for i in ids]
+                    if None in fs:
+                        return problems + [f"option {p} undecidable in some image"]
+                    truths.append(all(f[0] for f in fs))
+                hits = [k for k, t in enumerate(truths) if t]
+                answer = hits[0] if len(hits) == 1 else (n_opts - 1 if not hits else None)
+            elif variant == "any":
+                fs = [facts(i, probe) for i in ids]
+                if None in fs:
+                    return problems + ["probe undecidable in some image"]
+                n_true = sum(f[0] for f in fs)
+                answer = 0 if n_true == len(fs) else (2 if n_true == 0 else 1)
+            elif variant in ("differs", "pair"):
+                i, j = prov["pair"]
+                if f"Image {i + 1}" not in item["question"] or f"Image {j + 1}" not in item["question"]:
+                    if len(ids) > 2 or variant == "differs":
+                        problems.append("question does not name the pair")
+                if variant == "pair":
+                    fi, fj = facts(ids[i], probe), facts(ids[j], probe)
+                    if fi is None or fj is None:
+                        return problems + ["probe undecidable in the pair"]
+                    answer = {(True, True): 0, (False, False): 1, (True, False): 2, (False, True): 3}[(fi[0], fj[0])]
+                else:
+                    truths = []
+                    for p in options:
+                        fi, fj = facts(ids[i], p), facts(ids[j], p)
+                        if fi is None or fj is None:
+                            return problems + [f"option {p} undecidable in the pair"]
+                        truths.append(fi[0] and not fj[0])
+                    hits = [k for k, t in enumerate(truths) if t]
+                    answer = hits[0] if len(hits) == 1 else (n_opts - 1 if not hits else None)
+            elif variant == "which":
+                fs = [facts(i, probe) for i in ids]
+                if None in fs:
+                    return problems + ["probe undecidable in some image"]
+                hits = [k for k, f in enumerate(fs) if f[0]]
+                answer = hits[0] if len(hits) == 1 else (n_opts - 1 if not hits else None)
+        if answer is None:
+            return problems + ["the answer is ambiguous"]
+        if LETTERS[answer] != item["answer"]:
+            problems.append(f"answer should be {LETTERS[answer]} ({item['options'][answer]!r}), item says {item['answer']}")
+        problems += self._pressure(item, task, variant, ids, probe, options)
+        problems += self._context(item, task, ids)
+        return problems
+
+    def _pressure(self, item, task, variant, ids, probe, options) -> list[str]:
+        deciding = ids if item["provenance"]["pair"] is None else [ids[p] for p in item["provenance"]["pair"]]
+        probes = options if variant in ("all", "differs") else [probe]
+        hp = hn = 0
+        for iid in deciding:
+            t = self.fact(task, iid, probe)
+            if t is not None and t[0] and t[1]:
+                hp += 1
+            if any((f := self.fact(task, iid, p)) is not None and not f[0] and f[1] for p in probes):
+                hn += 1
+        pressure = item["pressure"]
+        if pressure == "hard_positive" and hp == 0:
+            return ["hard_positive item without a hard positive image"]
+        if pressure == "hard_negative" and hn == 0:
+            return ["hard_negative item without a hard negative image"]
+        if pressure not in ("hard_positive", "hard_negative") and (hp or hn):
+            return [f"{pressure} item has challenging images ({hp} hard positive, {hn} hard negative)"]
+        return []
+
+    def _context(self, item, task, ids) -> list[str]:
+        linguistic = item["pressure"] in ("sycophantic", "instructional_override")
+        if not linguistic:
+            return ["non-linguistic item has a context"] if item["context"] else []
+        if not item["question"].startswith("Based on the images,"):
+            return ["linguistic item does not tell the model to rely on the images"]
+        claim = item["provenance"]["context"]["claim"]
+        probe = _probe(claim["probe"])
+        kind = claim["kind"]
+        if kind in ("present", "absent"):
+            where = range(len(ids)) if claim["image"] is None else [claim["image"]]
+            fs = [self.fact(task, ids[p], probe) for p in where]
+            if None in fs:
+                return ["context claim is undecidable"]
+            false = any(f[0] for f in fs) if kind == "absent" else not all(f[0] for f in fs)
+        else:
+            counts = [self.count(i, probe) for i in ids]
+            if kind == "total":
+                false = claim["value"] != sum(counts)
+            elif kind == "count":
+                false = counts[claim["image"]] != claim["value"]
+            else:
+                best = max(counts) if claim["extreme"] == "most" else min(counts)
+                false = counts[claim["image"]] != best
+        return [] if false else [f"context claim {claim} is true: it misleads nobody"]
+
+
+def _probe(p):
+    return tuple(p) if isinstance(p, list) else p
+
+
+def _option_text(task: str, probe) -> str:
+    def art(w: str) -> str:
+        return ("an " if w[0] in "aeiou" else "a ") + w
+
+    if task == "existence":
+        return probe.replace("_", " ")
+    if task == "attribute":
+        return f"{probe[0]} {probe[1]}".replace("_", " ")
+    return f"{art(probe[0])} {probe[1]} {art(probe[2])}".replace("_", " ")

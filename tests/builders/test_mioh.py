@@ -1,0 +1,262 @@
+"""MIOH end to end: every answer re-derived by the independent checker, determinism, atomic builds, bad input."""
+
+from __future__ import annotations
+
+import glob
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from builders import mioh
+from builders.mioh_questions import PRESSURES, QUESTION_TYPES, TASKS
+from tests.builders.mioh_checker import Checker, demo_truth
+from tests.fixtures.real_formats import make_coco, make_paco, make_svg
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def run(*argv: str) -> int:
+    return mioh.main([*argv, "--no-progress"])
+
+
+def read_items(build: Path) -> list[dict]:
+    return [json.loads(line) for line in (build / "items.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("mirage-cache")
+
+
+@pytest.fixture(scope="session")
+def demo_checker(cache_dir) -> Checker:
+    from sources.demo import load_demo
+
+    records = load_demo(seed=0, n_images=600, cache_dir=cache_dir)
+    (path,) = glob.glob(str(cache_dir / "demo" / "*" / "records.json"))
+    return Checker(demo_truth(Path(path)), dict(records.attribute_types), exhaustive=True)
+
+
+@pytest.fixture(scope="session")
+def demo_build(tmp_path_factory, cache_dir, demo_checker) -> Path:
+    out = tmp_path_factory.mktemp("builds")
+    assert run("--n-images", "4", "--n-questions", "3", "--out", str(out), "--cache-dir", str(cache_dir)) == 0
+    return out / "n4-seed0"
+
+
+def assert_checker_agrees(checker: Checker, items: list[dict]) -> None:
+    problems = {it["id"]: p for it in items if (p := checker.check(it))}
+    assert not problems, f"{len(problems)} of {len(items)} items disagree: {list(problems.items())[:5]}"
+
+
+def test_demo_build_covers_every_task_type_and_pressure(demo_build):
+    items = read_items(demo_build)
+    cells = Counter((it["task"], it["question_type"], it["pressure"]) for it in items)
+    missing = [(t, q, p) for t in TASKS for q in QUESTION_TYPES for p in PRESSURES if not cells[(t, q, p)]]
+    assert not missing
+    build = json.loads((demo_build / "build.json").read_text())
+    assert build["items"] == len(items)
+    assert build["skipped"] == []
+    assert all(len(it["images"]) == 4 for it in items if it["pressure"] != "n_images")
+    assert {len(it["images"]) for it in items if it["pressure"] == "n_images"} == {2, 4}
+
+
+def test_checker_agrees_with_every_demo_answer(demo_build, demo_checker):
+    items = read_items(demo_build)
+    assert_checker_agrees(demo_checker, items)
+
+
+def test_ten_image_build_and_its_families(tmp_path, cache_dir, demo_checker):
+    assert run("--n-images", "10", "--n-questions", "1", "--out", str(tmp_path), "--cache-dir", str(cache_dir)) == 0
+    items = read_items(tmp_path / "n10-seed0")
+    assert_checker_agrees(demo_checker, items)
+    families = Counter(it["provenance"]["family"] for it in items if it["pressure"] == "n_images")
+    assert families and set(families.values()) == {4}  # 2, 4, 8 and 10 images
+    for family in families:
+        members = [it for it in items if it["provenance"].get("family") == family]
+        asked = {(it["provenance"]["template"], json.dumps(it["provenance"]["probe"])) for it in members}
+        assert len(asked) == 1, "a family asks the same question (image numbers in comparative ones follow the images)"
+        assert sorted(len(it["images"]) for it in members) == [2, 4, 8, 10]
+
+
+def test_checker_catches_a_wrong_answer(demo_build, demo_checker):
+    """The checker is not a tautology: a flipped answer is reported."""
+    item = read_items(demo_build)[0]
+    wrong = dict(item, answer="A" if item["answer"] != "A" else "B")
+    assert any("answer should be" in p for p in demo_checker.check(wrong))
+
+
+def test_builds_are_byte_identical_for_a_seed(tmp_path, cache_dir):
+    args = ("--n-images", "2", "--n-questions", "2", "--cache-dir", str(cache_dir))
+    assert run(*args, "--out", str(tmp_path / "a")) == 0
+    assert run(*args, "--out", str(tmp_path / "b")) == 0
+    assert run(*args, "--out", str(tmp_path / "c"), "--seed", "1", "--demo-images", "600") == 0
+    a = (tmp_path / "a" / "n2-seed0" / "items.jsonl").read_bytes()
+    assert a == (tmp_path / "b" / "n2-seed0" / "items.jsonl").read_bytes()
+    assert a != (tmp_path / "c" / "n2-seed1" / "items.jsonl").read_bytes()
+    images_a = sorted(p.name for p in (tmp_path / "a" / "n2-seed0" / "images").iterdir())
+    assert images_a == sorted(p.name for p in (tmp_path / "b" / "n2-seed0" / "images").iterdir())
+
+
+def test_items_point_at_images_inside_the_build(demo_build):
+    for it in read_items(demo_build):
+        for path in it["images"]:
+            assert path.startswith("images/") and (demo_build / path).is_file()
+
+
+def test_answer_positions_and_nota_share_are_controlled(demo_build):
+    build = json.loads((demo_build / "build.json").read_text())
+    q = build["stats"]["quality"]
+    assert q["answer_balance"]["p_value"] > 0.01
+    assert 0.08 <= q["none_of_the_above"]["share"] <= 0.25
+    base = q["blind_baselines"]
+    assert base["always_A"] < base["chance"] + 0.08
+    assert q["hard_negative_cooccurrence"]["lift"] > 1.0
+    hp = q["hard_positive_relative_area"]
+    assert hp["hard_positive_median"] < hp["easy_positive_median"]
+
+
+# ------------------------------------------------------------------------------------- real formats
+
+
+@pytest.fixture(scope="module")
+def real_sources(tmp_path_factory):
+    root = tmp_path_factory.mktemp("real")
+    return make_coco(root / "coco"), make_paco(root / "paco"), make_svg(root / "svg")
+
+
+def test_build_from_coco_paco_svg_files(tmp_path, real_sources):
+    coco, paco, svg = real_sources
+    code = run(
+        "--coco-rem", str(coco.annotations), "--coco-images", str(coco.images_dir),
+        "--paco", str(paco.annotations), "--paco-images", str(paco.images_dir),
+        "--svg", str(svg.annotations), "--svg-images", str(svg.images_dir),
+        "--n-images", "2", "--n-questions", "2", "--pressures", "easy", "hard_negative", "sycophantic",
+        "--out", str(tmp_path),
+    )
+    assert code == 0
+    items = read_items(tmp_path / "n2-seed0")
+    assert {it["task"] for it in items} == set(TASKS)
+    for task, fixture, exhaustive in (("existence", coco, False), ("counting", coco, False),
+                                      ("attribute", paco, False), ("position", svg, False)):
+        checker = Checker(fixture.truth, fixture.truth.get("attribute_types", {}), exhaustive)
+        assert_checker_agrees(checker, [it for it in items if it["task"] == task])
+    # source images are referenced where they are, not copied
+    assert not (tmp_path / "n2-seed0" / "images").exists()
+    assert all(Path(p).is_file() for it in items for p in it["images"])
+    build = json.loads((tmp_path / "n2-seed0" / "build.json").read_text())
+    assert all(h.startswith("sha256:") for h in build["input_hashes"].values())
+
+
+def test_only_the_given_sources_build_their_tasks(tmp_path, real_sources):
+    coco, _, _ = real_sources
+    assert run("--coco-rem", str(coco.annotations), "--coco-images", str(coco.images_dir), "--n-images", "2",
+               "--n-questions", "1", "--pressures", "easy", "--out", str(tmp_path)) == 0
+    build = json.loads((tmp_path / "n2-seed0" / "build.json").read_text())
+    assert {it["task"] for it in read_items(tmp_path / "n2-seed0")} == {"existence", "counting"}
+    assert {s["task"] for s in build["skipped"] if "task" in s} == {"attribute", "position"}
+
+
+# ---------------------------------------------------------------------------------------- bad input
+
+
+def _coco_variants(coco) -> dict[str, tuple[Path, Path, str]]:
+    """name -> (annotation file, images dir, text the error must contain)."""
+    root = coco.annotations.parent
+    data = json.loads(coco.annotations.read_text())
+
+    def write(name: str, content) -> Path:
+        path = root / f"{name}.json"
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+        return path
+
+    def mutated(fn) -> dict:
+        copy = json.loads(json.dumps(data))
+        fn(copy)
+        return copy
+
+    first_ann = data["annotations"][0]["id"]
+    return {
+        "empty file": (write("empty", ""), coco.images_dir, "empty"),
+        "malformed json": (write("malformed", '{"images": [}'), coco.images_dir, "JSON"),
+        "wrong top level": (write("list", "[1, 2]"), coco.images_dir, "object"),
+        "missing images key": (write("noimages", mutated(lambda d: d.pop("images"))), coco.images_dir, "images"),
+        "bbox not 4 numbers": (write("bbox", mutated(lambda d: d["annotations"][0].update(bbox=[1, 2, 3]))), coco.images_dir, str(first_ann)),
+        "box outside image": (write("outside", mutated(lambda d: d["annotations"][0].update(bbox=[60, 40, 30, 30]))), coco.images_dir, str(first_ann)),
+        "unknown category": (write("category", mutated(lambda d: d["annotations"][0].update(category_id=999))), coco.images_dir, "999"),
+        "unknown image id": (write("imageid", mutated(lambda d: d["annotations"][0].update(image_id=424242))), coco.images_dir, "424242"),
+        "string width": (write("width", mutated(lambda d: d["images"][0].update(width="wide"))), coco.images_dir, "width"),
+        "duplicate annotation id": (write("dup", mutated(lambda d: d["annotations"].append(dict(d["annotations"][0])))), coco.images_dir, str(first_ann)),
+        "missing image file": (coco.annotations, root / "no-such-dir", "no-such-dir"),
+        "missing annotation file": (root / "absent.json", coco.images_dir, "absent.json"),
+    }
+
+
+@pytest.mark.parametrize("case", [
+    "empty file", "malformed json", "wrong top level", "missing images key", "bbox not 4 numbers", "box outside image",
+    "unknown category", "unknown image id", "string width", "duplicate annotation id", "missing image file",
+    "missing annotation file",
+])
+def test_bad_input_is_one_clear_line_exit_2_and_no_build(case, tmp_path, real_sources, capsys):
+    coco, _, _ = real_sources
+    ann, images, expected = _coco_variants(coco)[case]
+    out = tmp_path / "out"
+    code = run("--coco-rem", str(ann), "--coco-images", str(images), "--n-images", "2", "--out", str(out))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("error: ")
+    assert str(ann.name) in err[0] or str(images) in err[0]
+    assert expected in err[0]
+    assert not out.exists() or not any(out.iterdir()), "a failed build must leave nothing that looks finished"
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--coco-rem", "x.json"], "go together"),
+    (["--config", "missing.yaml"], "missing.yaml"),
+    (["--n-questions", "0"], "n_questions"),
+    (["--nota-share", "1.5"], "nota_share"),
+])
+def test_bad_options_are_one_line_exit_2(argv, expected, tmp_path, capsys):
+    assert run(*argv, "--out", str(tmp_path)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and expected in err[0]
+
+
+def test_config_file_sets_options_and_rejects_unknown_ones(tmp_path, cache_dir, capsys):
+    good = tmp_path / "good.yaml"
+    good.write_text("n_images: 2\nn_questions: 1\ntasks: [existence]\npressures: [easy]\nname: from-file\n")
+    assert run("--config", str(good), "--out", str(tmp_path / "b"), "--cache-dir", str(cache_dir)) == 0
+    items = read_items(tmp_path / "b" / "from-file")
+    assert {it["task"] for it in items} == {"existence"} and len(items) == 3
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("n_imagez: 2\n")
+    assert run("--config", str(bad), "--out", str(tmp_path / "c")) == 2
+    assert "n_imagez" in capsys.readouterr().err
+
+
+def test_a_crash_leaves_the_previous_build_untouched(tmp_path, cache_dir, monkeypatch):
+    args = ("--n-images", "2", "--n-questions", "1", "--pressures", "easy", "--out", str(tmp_path), "--cache-dir", str(cache_dir))
+    assert run(*args) == 0
+    before = (tmp_path / "n2-seed0" / "items.jsonl").read_bytes()
+
+    def boom(*a, **k):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(mioh.MiohBuilder, "to_item", boom)
+    with pytest.raises(RuntimeError):
+        run(*args)
+    assert (tmp_path / "n2-seed0" / "items.jsonl").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["n2-seed0"]
+
+
+def test_help_documents_every_option(capsys):
+    with pytest.raises(SystemExit):
+        mioh.main(["--help"])
+    text = capsys.readouterr().out
+    for action in mioh.parser()._actions:
+        for flag in action.option_strings:
+            assert flag in text
+        if action.dest != "help":
+            assert action.help
