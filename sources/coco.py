@@ -76,23 +76,21 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
     )
 
     categories: dict[int | str, str] = {}
-    first: dict[int | str, str] = {}
+    seen: dict[int | str, str] = {}
     for i, cat in enumerate(raw_cats):
         rec = jsonio.label("categories", i, cat.get("id") if isinstance(cat, dict) else None)
         jsonio.expect_dict(cat, path, rec)
         cid = jsonio.check_id(jsonio.require_key(cat, "id", path, rec), path, rec)
-        if cid in categories:
-            raise SourceError(path, rec, f"duplicate category id {cid!r} (first used by {first[cid]})")
+        jsonio.claim_id(seen, cid, path, rec, "category id")
         categories[cid] = jsonio.check_name(jsonio.require_key(cat, "name", path, rec), path, rec)
-        first[cid] = rec
 
     images: dict[int | str, CocoImage] = {}
+    seen = {}
     for i, img in enumerate(raw_images):
         rec = jsonio.label("images", i, img.get("id") if isinstance(img, dict) else None)
         jsonio.expect_dict(img, path, rec)
         iid = jsonio.check_id(jsonio.require_key(img, "id", path, rec), path, rec)
-        if iid in images:
-            raise SourceError(path, rec, f"duplicate image id {iid!r} (first used by {images[iid].record})")
+        jsonio.claim_id(seen, iid, path, rec, "image id")
         width, height = jsonio.check_size(
             jsonio.require_key(img, "width", path, rec), jsonio.require_key(img, "height", path, rec), path, rec
         )
@@ -107,12 +105,12 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
 
     anns: dict[int | str, CocoAnnotation] = {}
     by_image: dict[int | str, list[CocoAnnotation]] = {iid: [] for iid in images}
+    seen = {}
     for i, ann in enumerate(raw_anns):
         rec = jsonio.label("annotations", i, ann.get("id") if isinstance(ann, dict) else None)
         jsonio.expect_dict(ann, path, rec)
         aid = jsonio.check_id(jsonio.require_key(ann, "id", path, rec), path, rec)
-        if aid in anns:
-            raise SourceError(path, rec, f"duplicate annotation id {aid!r} (first used by {anns[aid].record})")
+        jsonio.claim_id(seen, aid, path, rec, "annotation id")
         iid = jsonio.check_id(jsonio.require_key(ann, "image_id", path, rec), path, rec, "image_id")
         img = images.get(iid)
         if img is None:

@@ -16,7 +16,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from sources.errors import SourceError
 from sources.records import BBox
@@ -187,23 +187,12 @@ def is_number(value: Any) -> bool:
     return (t is int or t is float) and math.isfinite(value)
 
 
-def check_number(value: Any, file: str | Path, record: str, key: str) -> float:
-    """A finite JSON number."""
-    if not is_number(value):
-        raise SourceError(file, record, f"{key!r} must be a number, got {value!r}")
-    return value
-
-
-def index_unique(
-    items: Iterable[tuple[str, Any]], file: str | Path, what: str = "id"
-) -> dict[Any, str]:
-    """``{id: record label}`` from ``(record label, id)`` pairs; a repeated id is an error naming both records."""
-    seen: dict[Any, str] = {}
-    for record, key in items:
-        first = seen.setdefault(key, record)
-        if first is not record:
-            raise SourceError(file, record, f"duplicate {what} {key!r} (first used by {first})")
-    return seen
+def claim_id(seen: dict[Any, str], key: Any, file: str | Path, record: str, what: str = "id") -> None:
+    """Record that ``record`` uses id ``key``; an id already in ``seen`` is an error naming both records."""
+    first = seen.get(key)
+    if first is not None:
+        raise SourceError(file, record, f"duplicate {what} {key!r} (first used by {first})")
+    seen[key] = record
 
 
 def normalise_text(text: str) -> str:

@@ -67,14 +67,13 @@ def _attribute_vocabulary(data: dict[str, Any], path: Path) -> tuple[dict[Any, s
 
     names: dict[Any, str] = {}
     types: dict[str, str] = {}
-    first: dict[Any, str] = {}
+    seen: dict[Any, str] = {}
     raw = jsonio.expect_list(data.get("attributes", []), path, "", "'attributes'")
     for i, entry in enumerate(raw):
         rec = jsonio.label("attributes", i, entry.get("id") if isinstance(entry, dict) else None)
         jsonio.expect_dict(entry, path, rec)
         aid = jsonio.check_id(jsonio.require_key(entry, "id", path, rec), path, rec)
-        if aid in names:
-            raise SourceError(path, rec, f"duplicate attribute id {aid!r} (first used by {first[aid]})")
+        jsonio.claim_id(seen, aid, path, rec, "attribute id")
         name = jsonio.check_name(jsonio.require_key(entry, "name", path, rec), path, rec)
         given = entry.get("type")
         if given is not None:
@@ -91,7 +90,6 @@ def _attribute_vocabulary(data: dict[str, Any], path: Path) -> tuple[dict[Any, s
             raise SourceError(path, rec, f"attribute {name!r} listed with two types ({types[name]}, {kind})")
         names[aid] = name
         types[name] = kind
-        first[aid] = rec
     return names, types
 
 
@@ -110,7 +108,7 @@ def read_paco(annotations: str | Path, images_dir: str | Path) -> RecordSet:
 
     def is_part(a: CocoAnnotation) -> bool:
         owner = a.raw.get("obj_ann_id")
-        return ":" in style.categories[a.category_id] or (owner is not None and owner != a.id)
+        return ":" in style.categories[a.category_id] or owner not in (None, -1, a.id)
 
     for a in style.annotations.values():
         ids = a.raw.get("attribute_ids", [])

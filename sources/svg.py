@@ -197,13 +197,11 @@ def read_svg(path: str | Path, images_dir: str | Path) -> RecordSet:
     if not p.exists():
         raise SourceError(p, "", "annotation file not found")
     images: dict[str, ImageRecord] = {}
-    first: dict[str, str] = {}
+    seen: dict[str, str] = {}
     for file, rec, row in _rows(p):
         rec, image = _image(file, rec, row, images_dir)
-        if image.id in images:
-            raise SourceError(file, rec, f"duplicate image id {image.id!r} (first used by {first[image.id]})")
+        jsonio.claim_id(seen, image.id, file, rec if file == p else f"{file}: {rec}", "image id")
         images[image.id] = image
-        first[image.id] = rec if file == p else f"{file}: {rec}"
     ordered = sorted(images.values(), key=lambda im: jsonio.id_sort_key(int(im.id) if im.id.isdigit() else im.id))
     categories = sorted({inst.category for im in ordered for inst in im.instances})
     return RecordSet(

@@ -32,13 +32,13 @@ def _image_data(path: str | Path) -> dict[int | str, tuple[str, dict]]:
     data = jsonio.load_json(p, "image data file")
     jsonio.expect_list(data, p, "", "top level")
     out: dict[int | str, tuple[str, dict]] = {}
+    seen: dict[int | str, str] = {}
     for i, entry in enumerate(data):
         rec = jsonio.label("", i)
         jsonio.expect_dict(entry, p, rec)
         iid = jsonio.check_id(jsonio.require_any(entry, ("image_id", "id"), p, rec), p, rec, "image_id")
         rec = jsonio.label("", i, iid, "image_id")
-        if iid in out:
-            raise SourceError(p, rec, f"duplicate image id {iid!r} (first used by {out[iid][0]})")
+        jsonio.claim_id(seen, iid, p, rec, "image id")
         jsonio.check_size(jsonio.require_key(entry, "width", p, rec), jsonio.require_key(entry, "height", p, rec), p, rec)
         out[iid] = (rec, entry)
     return out
@@ -89,14 +89,13 @@ def read_visual_genome(
     meta = _image_data(image_data) if image_data is not None else None
 
     images: dict[int | str, ImageRecord] = {}
-    first: dict[int | str, str] = {}
+    seen: dict[int | str, str] = {}
     for i, entry in enumerate(data):
         rec = jsonio.label("", i)
         jsonio.expect_dict(entry, path, rec, "image entry")
         iid = jsonio.check_id(jsonio.require_any(entry, ("image_id", "id"), path, rec), path, rec, "image_id")
         rec = jsonio.label("", i, iid, "image_id")
-        if iid in images:
-            raise SourceError(path, rec, f"duplicate image id {iid!r} (first used by {first[iid]})")
+        jsonio.claim_id(seen, iid, path, rec, "image id")
         info: dict = {}
         if meta is not None:
             if iid not in meta:
@@ -134,7 +133,6 @@ def read_visual_genome(
             instances=tuple(instances.values()),
             relations=tuple(relations),
         )
-        first[iid] = rec
 
     ordered = [images[k] for k in sorted(images, key=jsonio.id_sort_key)]
     categories = sorted({inst.category for im in ordered for inst in im.instances})
