@@ -29,10 +29,18 @@ Reading of the paper's rules, each a config option (``PoolConfig``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Callable, Hashable, Mapping
+
+import numpy as np
 
 from filters.base import FilterStats
-from filters.cooccurrence import CooccurrenceStats, HardNegativeThresholds, is_hard_negative
+from filters.cooccurrence import (
+    CooccurrenceStats,
+    HardNegativeThresholds,
+    hard_negative_mask,
+    incidence_matrix,
+    record_indices,
+)
 from filters.geometry import Difficulty, GeometryThresholds, classify_image
 from sources.records import ImageRecord, RecordSet
 
@@ -139,6 +147,11 @@ class ImageFacts:
         }
         self.n_objects = len(image.instances)
         self.instances = by_cat
+        cat_of = {i.id: i.category for i in image.instances}
+        self.relations_by_categories: dict[tuple[str, str, str], list] = {}
+        """``(subject category, predicate, object category)`` -> the relations that show it."""
+        for r in image.relations:
+            self.relations_by_categories.setdefault((cat_of[r.subject], r.predicate, cat_of[r.object]), []).append(r)
 
 
 class Pools:
@@ -161,20 +174,24 @@ class Pools:
             if progress:
                 progress(n + 1, len(records.images))
         self.categories = tuple(records.categories)
+        self._cat_index = {c: k for k, c in enumerate(self.categories)}
+        image_idx, category_idx = record_indices(records)
+        self.incidence = incidence_matrix(image_idx, category_idx, len(records.images), len(self.categories))
+        """Image x category: the category has at least one instance (crowd included) in the image."""
+        scores = self.cooc.context_scores(self.incidence)
+        self.hard_negative = hard_negative_mask(scores, config.hard_negative) & ~self.incidence
+        """Image x category: absent, and the present objects make it likely (all pairs scored at once)."""
+        self.context_p = scores.p
         self._image_lists: dict[tuple, list[int]] = {}
-        self._hn_cache: dict[tuple[int, str], Label] = {}
+        self._labels: dict[tuple, Label | None] = {}
 
     # ----------------------------------------------------------------------------------------- labels per task
 
     def absent_label(self, img: int, category: str) -> Label:
         """An absent category: a hard negative when what is present makes it likely (co-occurrence)."""
-        key = (img, category)
-        if key not in self._hn_cache:
-            present = self.facts[img].categories.keys()
-            score = self.cooc.context_score(present, category)
-            hard = is_hard_negative(score, self.config.hard_negative)
-            self._hn_cache[key] = Label("neg", hard, "cooccurrence" if hard else None, score.p)
-        return self._hn_cache[key]
+        c = self._cat_index[category]
+        hard = bool(self.hard_negative[img, c])
+        return Label("neg", hard, "cooccurrence" if hard else None, float(self.context_p[img, c]))
 
     def existence(self, img: int, category: str) -> Label | None:
         state = self.facts[img].categories.get(category)
@@ -240,12 +257,7 @@ class Pools:
             return EASY_NEG
         if s_state.undecidable or o_state.undecidable:
             return None
-        image = facts.image
-        cat_of = {i.id: i.category for i in image.instances}
-        holding = [
-            r for r in image.relations
-            if r.predicate == relation and cat_of.get(r.subject) == subject and cat_of.get(r.object) == obj
-        ]
+        holding = facts.relations_by_categories.get(probe, [])
         usable = [
             r for r in holding
             if facts.difficulty[r.subject].level != "drop" and facts.difficulty[r.object].level != "drop"
@@ -265,15 +277,20 @@ class Pools:
             return Label("neg", True, "relation", None)
         opposite = OPPOSITE_RELATIONS.get(relation)
         single = len(facts.instances[subject]) == 1 and len(facts.instances[obj]) == 1
-        if opposite and single and any(
-            r.predicate == opposite and cat_of.get(r.subject) == subject and cat_of.get(r.object) == obj
-            for r in image.relations
-        ):
+        if opposite and single and facts.relations_by_categories.get((subject, opposite, obj)):
             return Label("neg", True, "relation", None)
         return None
 
     def label(self, task: str, img: int, probe: Probe) -> Label | None:
-        """The label of ``probe`` in image ``img`` for ``task`` (``None``: undecidable)."""
+        """The label of ``probe`` in image ``img`` for ``task`` (``None``: undecidable); memoised."""
+        key = (task, img, probe)
+        try:
+            return self._labels[key]
+        except KeyError:
+            lab = self._labels[key] = self._label(task, img, probe)
+            return lab
+
+    def _label(self, task: str, img: int, probe: Probe) -> Label | None:
         if task == "existence":
             return self.existence(img, probe)  # type: ignore[arg-type]
         if task == "attribute":
@@ -315,13 +332,43 @@ class Pools:
         """Indices of images where ``probe`` has ``status`` (and difficulty ``hard`` unless ``None``)."""
         key = (task, probe, status, hard)
         if key not in self._image_lists:
-            out = []
-            for img in range(len(self.facts)):
-                lab = self.label(task, img, probe)
-                if lab is not None and lab.status == status and (hard is None or lab.hard == hard):
-                    out.append(img)
-            self._image_lists[key] = out
+            split = self._split(task, probe)
+            if hard is None:
+                self._image_lists[key] = sorted(split[(status, False)] + split[(status, True)])
+            else:
+                self._image_lists[key] = split[(status, hard)]
         return self._image_lists[key]
+
+    def _split(self, task: str, probe: Probe) -> dict[tuple[str, bool], list[int]]:
+        """Images of ``probe`` by (status, hard), in one pass.
+
+        Only images that contain every category the probe names need :meth:`label`; in the others the probe is
+        absent, and the precomputed co-occurrence mask says which absences are hard (positions: never).
+        """
+        key = ("split", task, probe)
+        if key not in self._image_lists:
+            if task == "position":
+                cats = [probe[0], probe[2]]  # type: ignore[index]
+            elif task == "attribute":
+                cats = [probe[1]]  # type: ignore[index]
+            else:
+                cats = [probe]
+            idx = [self._cat_index[c] for c in cats]
+            have = np.all(self.incidence[:, idx], axis=1)
+            out: dict[tuple[str, bool], list[int]] = {(s, h): [] for s in ("pos", "neg") for h in (False, True)}
+            for img in np.flatnonzero(have).tolist():
+                lab = self.label(task, img, probe)
+                if lab is not None:
+                    out[(lab.status, lab.hard)].append(img)
+            missing = ~have
+            if task == "position":
+                out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(missing).tolist())
+            else:
+                hard = self.hard_negative[:, idx[0]]
+                out[("neg", True)] = sorted(out[("neg", True)] + np.flatnonzero(missing & hard).tolist())
+                out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(missing & ~hard).tolist())
+            self._image_lists[key] = out  # type: ignore[assignment]
+        return self._image_lists[key]  # type: ignore[return-value]
 
     def count_images(self, category: str) -> dict[int, list[int]]:
         """Countable images of ``category`` grouped by count."""
@@ -352,3 +399,14 @@ class Pools:
             if not i.iscrowd and facts.difficulty[i.id].level != "drop"
         ]
         return max(areas, default=0.0)
+
+    def count_split(self, category: str) -> dict[int, tuple[list[int], list[int]]]:
+        """Countable images of ``category`` by count, each split into (easy, hard) by :meth:`counting`."""
+        key = ("count-split", category)
+        if key not in self._image_lists:
+            split: dict[int, tuple[list[int], list[int]]] = {}
+            for c, imgs in self.count_images(category).items():
+                labels = [(img, self.counting(img, category)) for img in imgs]
+                split[c] = ([i for i, l in labels if l and not l.hard], [i for i, l in labels if l and l.hard])
+            self._image_lists[key] = split  # type: ignore[assignment]
+        return self._image_lists[key]  # type: ignore[return-value]

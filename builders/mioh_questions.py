@@ -454,19 +454,12 @@ class Sampler:
 
     def _counted(self, rng, category: str, count_ok, n: int, n_hard: int, used: set[int], hard_kind: str = "pos"):
         """``n`` countable images whose count satisfies ``count_ok``; ``n_hard`` of them hard (``hard_kind``)."""
-        groups = self.pools.count_images(category)
-        easy, hard = [], []
-        for c, imgs in groups.items():
-            if not count_ok(c):
-                continue
-            for img in imgs:
-                lab = self.pools.counting(img, category)
-                if lab is None:
-                    continue
-                if not lab.hard:
-                    easy.append(img)
-                elif lab.status == hard_kind:
-                    hard.append(img)
+        easy: list[int] = []
+        hard: list[int] = []
+        for c, (easy_c, hard_c) in self.pools.count_split(category).items():
+            if count_ok(c):
+                easy += easy_c
+                hard += [img for img in hard_c if (c > 0) == (hard_kind == "pos")]
         got_h = self._take(rng, sorted(hard), n_hard, used)
         got_e = self._take(rng, sorted(easy), n - n_hard, used) if got_h is not None else None
         return None if got_h is None or got_e is None else got_h + got_e
