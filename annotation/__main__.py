@@ -1,0 +1,257 @@
+"""``python -m annotation serve|push|pull``: three-reviewer validation of a build in Label Studio.
+
+Errors are one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from annotation.errors import AnnotationError
+from sources.errors import MirageError
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+TOKEN_ENVS = ("LABEL_STUDIO_API_KEY", "LABEL_STUDIO_TOKEN")
+
+
+def _env_token() -> str | None:
+    for name in TOKEN_ENVS:
+        if os.environ.get(name):
+            return os.environ[name]
+    return None
+
+
+def _add_server_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--url",
+        default=os.environ.get("LABEL_STUDIO_URL", DEFAULT_URL),
+        help=f"Label Studio URL (default: $LABEL_STUDIO_URL or {DEFAULT_URL})",
+    )
+    p.add_argument(
+        "--token",
+        default=None,
+        help="API token of the maintainer's account: the legacy token printed by `serve`, or a personal access "
+        "token (default: $LABEL_STUDIO_API_KEY, then $LABEL_STUDIO_TOKEN)",
+    )
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each request (default: 60)")
+    p.add_argument(
+        "--overlap", type=int, default=3, help="reviewers per item; a majority is overlap//2+1 (default: 3)"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m annotation",
+        description="Validate a Mirage build with three independent reviewers in Label Studio: "
+        "serve a local server, push the build, let reviewers work, pull and resolve by majority.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    from annotation.serve import BIN_ENV, DEFAULT_VENV, LABEL_STUDIO_VERSION
+
+    s = sub.add_parser(
+        "serve",
+        help="start a local Label Studio for the team and print how reviewers join",
+        description=f"Start Label Studio (tested with {LABEL_STUDIO_VERSION}) bound to --host, with version check, "
+        "analytics and Sentry off, signup only through the invite link, and local-files serving on. The first "
+        "admin comes from $LABEL_STUDIO_USERNAME (an e-mail) and $LABEL_STUDIO_PASSWORD; with them set, the "
+        "invite link and the admin's API token are printed. Runs until Ctrl-C.",
+    )
+    s.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(".cache/label-studio"),
+        help="where Label Studio keeps its database and uploads (default: .cache/label-studio)",
+    )
+    s.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1; 0.0.0.0 for a LAN)")
+    s.add_argument("--port", type=int, default=8080, help="port to listen on; must be free (default: 8080)")
+    s.add_argument(
+        "--files-root",
+        type=Path,
+        default=Path("/"),
+        help="LOCAL_FILES_DOCUMENT_ROOT: images must lie under it; only folders connected to a project by `push` "
+        "are served, and only to logged-in members (default: /)",
+    )
+    s.add_argument(
+        "--public-url",
+        default=None,
+        help="the URL reviewers use to reach this server, for the printed links (default: http://HOST:PORT)",
+    )
+    s.add_argument(
+        "--label-studio-bin",
+        default=None,
+        help=f"the label-studio executable (default: ${BIN_ENV}, then PATH, then {DEFAULT_VENV}/bin/label-studio)",
+    )
+
+    p = sub.add_parser(
+        "push",
+        help="create or reuse a project and import the build's items it lacks",
+        description="Create or reuse the project NAME (labeling config for the build's item kinds, "
+        "maximum_annotations=OVERLAP) and import, in batches, the items whose id it does not hold yet: "
+        "pushing again adds only new items.",
+    )
+    p.add_argument("build_dir", type=Path, metavar="BUILD_DIR", help="a build directory (builds/<benchmark>/<name>)")
+    p.add_argument("--project", required=True, metavar="NAME", help="Label Studio project title")
+    _add_server_options(p)
+    p.add_argument(
+        "--files-root",
+        type=Path,
+        default=None,
+        help="the server's LOCAL_FILES_DOCUMENT_ROOT (default: $LOCAL_FILES_DOCUMENT_ROOT or /, as `serve` sets it)",
+    )
+    p.add_argument("--batch-size", type=int, default=250, help="tasks per import request (default: 250)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    q = sub.add_parser(
+        "pull",
+        help="export the annotations, resolve each item, write review.json and reviewed.jsonl",
+        description="Export every annotation of the project (kept under BUILD_DIR/reviews/), validate it (extra "
+        "annotations, invalid choices, reviewers annotating twice), resolve each item by majority (keep, fix, "
+        "drop, or adjudicate; pending while fewer than OVERLAP reviewers have voted) and write BUILD_DIR/review.json "
+        "and BUILD_DIR/reviewed.jsonl. Pulling an unchanged project again gives identical files.",
+    )
+    q.add_argument("build_dir", type=Path, metavar="BUILD_DIR", help="the build directory that was pushed")
+    q.add_argument("--project", required=True, metavar="NAME", help="Label Studio project title")
+    _add_server_options(q)
+    q.add_argument("--show-problems", type=int, default=20, metavar="N", help="print at most N problems (default: 20)")
+    return parser
+
+
+def _client(args: argparse.Namespace):
+    from annotation.client import LabelStudioClient
+
+    token = args.token or _env_token()
+    if not token:
+        raise AnnotationError(
+            "no API token: pass --token or set LABEL_STUDIO_API_KEY (`python -m annotation serve` prints it)"
+        )
+    if args.timeout <= 0:
+        raise AnnotationError("--timeout must be positive")
+    client = LabelStudioClient(args.url, token, timeout=args.timeout)
+    client.whoami()  # fail early, with one clear line, on a wrong token or a server that is not there
+    return client
+
+
+def _check_overlap(args: argparse.Namespace) -> None:
+    if args.overlap < 1:
+        raise AnnotationError("--overlap must be at least 1")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from annotation.serve import ServerSpec, find_label_studio_bin, serve
+
+    if not 1 <= args.port <= 65535:
+        raise AnnotationError(f"--port {args.port}: not a port number")
+    files_root = args.files_root.expanduser().resolve()
+    if not files_root.is_dir():
+        raise AnnotationError(f"--files-root {args.files_root}: no such directory")
+    spec = ServerSpec(
+        bin=find_label_studio_bin(args.label_studio_bin),
+        data_dir=args.data_dir.expanduser().resolve(),
+        host=args.host,
+        port=args.port,
+        files_root=files_root,
+        username=os.environ.get("LABEL_STUDIO_USERNAME") or None,
+        password=os.environ.get("LABEL_STUDIO_PASSWORD") or None,
+    )
+    return serve(spec, public_url=args.public_url)
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from annotation.builddir import load_build
+    from annotation.push import push
+
+    _check_overlap(args)
+    build = load_build(args.build_dir)
+    client = _client(args)
+    res = push(
+        client,
+        build,
+        args.project,
+        files_root=args.files_root,
+        batch_size=args.batch_size,
+        overlap=args.overlap,
+        progress=not args.no_progress,
+    )
+    table = Table(title=f"push {build.label} -> {args.project!r}", show_header=False)
+    table.add_row("project", f"{res.project_url}" + (" (new)" if res.created else ""))
+    table.add_row("items in build", str(res.total))
+    table.add_row("already in project", str(res.already_there))
+    table.add_row("imported now", str(res.imported))
+    if res.storages_added:
+        table.add_row("image folders connected", "\n".join(res.storages_added))
+    Console().print(table)
+    return 0
+
+
+def cmd_pull(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from annotation.builddir import load_build
+    from annotation.pull import pull
+
+    _check_overlap(args)
+    build = load_build(args.build_dir)
+    client = _client(args)
+    res = pull(client, build, args.project, overlap=args.overlap)
+    review = res.review
+    counts = review["counts"]
+    console = Console()
+    done = counts["total"] - counts["pending"]
+    table = Table(title=f"pull {args.project!r} -> {res.review_path}", show_header=False)
+    table.add_row("progress", f"{done}/{counts['total']} items fully reviewed ({100 * done / max(1, counts['total']):.0f}%)")
+    for status in ("keep", "fix", "drop", "adjudicate", "pending"):
+        table.add_row(status, str(counts[status]))
+    kappa = review["fleiss_kappa"]
+    table.add_row("Fleiss' kappa (verdicts)", "n/a" if kappa is None else f"{kappa:.3f}")
+    table.add_row("raw export", review["raw_export"] + ("" if res.export_is_new else " (unchanged)"))
+    table.add_row("reviewed items", f"{res.reviewed_path} ({counts['keep'] + counts['fix']})")
+    console.print(table)
+    if review["reviewers"]:
+        rt = Table(title="reviewers")
+        rt.add_column("reviewer")
+        rt.add_column("annotations", justify="right")
+        rt.add_column("agreement with majority", justify="right")
+        for name, st in review["reviewers"].items():
+            a = st["agreement_with_majority"]
+            rt.add_row(name, str(st["annotations"]), "n/a" if a is None else f"{a:.1%}")
+        console.print(rt)
+    problems = review["problems"]
+    if problems:
+        print(f"{len(problems)} problem(s):", file=sys.stderr)
+        for line in problems[: args.show_problems]:
+            print(f"  {line}", file=sys.stderr)
+        if len(problems) > args.show_problems:
+            print(f"  ... and {len(problems) - args.show_problems} more in {res.review_path}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return {"serve": cmd_serve, "push": cmd_push, "pull": cmd_pull}[args.command](args)
+    except MirageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        if exc.name in ("requests", "rich"):
+            print(f"error: {exc.name} is missing: pip install 'mirage-bench[annotation]'", file=sys.stderr)
+            return 2
+        raise
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

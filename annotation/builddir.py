@@ -1,0 +1,76 @@
+"""Reading a build dir (``builds/<benchmark>/<name>/``) and writing the review beside it."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from annotation.errors import AnnotationError
+from builders.items import Item
+
+
+@dataclass(frozen=True)
+class Build:
+    path: Path
+    meta: dict[str, Any]
+    items: list[Item]
+
+    @property
+    def label(self) -> str:
+        return f"{self.meta.get('benchmark', '?')}/{self.meta.get('name', self.path.name)}"
+
+
+def load_build(path: str | os.PathLike) -> Build:
+    """A build dir's ``build.json`` and ``items.jsonl``; one-line errors for what is missing or malformed."""
+    root = Path(path)
+    if not root.is_dir():
+        hint = " (an unfinished build?)" if Path(str(root) + ".partial").is_dir() else ""
+        raise AnnotationError(f"{root}: no such build directory{hint}")
+    meta_path = root / "build.json"
+    items_path = root / "items.jsonl"
+    for p in (meta_path, items_path):
+        if not p.is_file():
+            raise AnnotationError(f"{p}: missing; is {root} a Mirage build directory?")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AnnotationError(f"{meta_path}: not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise AnnotationError(f"{meta_path}: expected a JSON object")
+    items: list[Item] = []
+    seen: set[str] = set()
+    with open(items_path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                item = Item.from_dict(json.loads(line))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise AnnotationError(f"{items_path}: line {n}: not a valid item ({exc})") from None
+            if item.id in seen:
+                raise AnnotationError(f"{items_path}: line {n}: duplicate item id {item.id}")
+            if not 1 <= len(item.images) <= 10:
+                raise AnnotationError(f"{items_path}: line {n} (item {item.id}): {len(item.images)} images, expected 1 to 10")
+            seen.add(item.id)
+            items.append(item)
+    return Build(root.resolve(), meta, items)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,221 @@
+"""What a reviewer sees: item kinds, the Label Studio labeling config, and the task data of one item.
+
+One project holds every item of a build, whatever its kind, so the labeling config is built from the kinds the
+build contains and everything that differs between items travels in the task data:
+
+- the images, as a list the ``Repeater`` tag turns into a grid of ``Image`` tags titled "Image 1..N", each with
+  zoom (1 to 10 images per item, with no empty slots);
+- the context, question, options and proposed answer, as escaped HTML;
+- the choices for "the correct option" (dynamic ``Choices``): the lettered options of an MCQ, ``yes``/``no`` for a
+  yes/no item; an open (VQA) item gets a text box instead.
+
+The correction controls only appear once the reviewer picks the verdict ``fix``.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any, Iterable
+from urllib.parse import quote
+
+from builders.items import OPTION_LETTERS, Item
+
+MCQ = "mcq"
+YES_NO = "yes_no"
+VQA = "vqa"
+KIND_NAMES = {MCQ: "multiple choice", YES_NO: "yes/no", VQA: "open answer"}
+
+VERDICTS = ("accept", "fix", "reject")
+ISSUE_TAGS = ("ambiguous", "annotation error", "image unsuitable", "wording", "trivial", "minor detail")
+"""Issue tags: the issue's four, plus two from Reefknot A.2 (trivial/image-independent questions, minor details)."""
+
+# control names in the labeling config: pull reads annotations by these names
+VERDICT = "verdict"
+CORRECT_OPTION = "correct_option"
+CORRECT_TEXT = "correct_text"
+ISSUES = "issues"
+COMMENT = "comment"
+OBJECT = "item"  # the HyperText every control points at
+
+ITEM_ID_FIELD = "mirage_id"
+"""The task-data field holding the item id: the key of idempotent push and of pull."""
+
+LOCAL_FILES_PREFIX = "/data/local-files/?d="
+
+
+def item_kind(item: Item) -> str:
+    """``mcq``, ``yes_no`` or ``vqa`` (open answer)."""
+    options = tuple(o.strip().lower() for o in item.options)
+    if item.question_type.lower() in ("vqa", "open", "open_ended"):
+        return VQA
+    if options == ("yes", "no"):
+        return YES_NO
+    if options:
+        return MCQ
+    if item.answer.strip().lower() in ("yes", "no"):
+        return YES_NO
+    return VQA
+
+
+def correction_choices(item: Item) -> dict[str, str]:
+    """The values offered as "the correct option", mapped to the answer each one means.
+
+    MCQ: ``"B. dog" -> "B"``; yes/no: ``"yes" -> "yes"``; open answers: empty (they get a text box).
+    """
+    kind = item_kind(item)
+    if kind == MCQ:
+        return {f"{OPTION_LETTERS[i]}. {text}": OPTION_LETTERS[i] for i, text in enumerate(item.options)}
+    if kind == YES_NO:
+        return {"yes": "yes", "no": "no"}
+    return {}
+
+
+def answer_label(item: Item, answer: str | None = None) -> str:
+    """How an answer is shown to reviewers: ``"B. dog"`` for an MCQ letter, the answer itself otherwise."""
+    answer = item.answer if answer is None else answer
+    if item_kind(item) == MCQ and len(answer) == 1 and answer in OPTION_LETTERS:
+        i = OPTION_LETTERS.index(answer)
+        if i < len(item.options):
+            return f"{answer}. {item.options[i]}"
+    return answer
+
+
+def resolve_image(build_dir: Path, image: str) -> Path:
+    """The file of an item image: relative paths are relative to the build dir."""
+    p = Path(image)
+    return (p if p.is_absolute() else Path(build_dir) / p).resolve()
+
+
+def local_files_url(path: Path, files_root: Path) -> str:
+    """The URL under which Label Studio's local-files storage serves ``path`` (relative to the server)."""
+    rel = Path(path).resolve().relative_to(Path(files_root).resolve())
+    return LOCAL_FILES_PREFIX + quote(rel.as_posix(), safe="/")
+
+
+def item_html(item: Item) -> str:
+    """The text part of a task: context, question, options, proposed answer, and what ``fix`` asks for."""
+    e = html.escape
+    kind = item_kind(item)
+    parts = ['<div class="mirage-item">']
+    if item.context.strip():
+        parts.append(f'<p class="mirage-context"><b>Context shown to the model:</b> {e(item.context)}</p>')
+    parts.append(f'<p class="mirage-question"><b>Question:</b> {e(item.question)}</p>')
+    if kind == MCQ:
+        # explicit letters: Label Studio's CSS removes list markers
+        parts.append('<div class="mirage-options">')
+        parts.extend(f"<div>{OPTION_LETTERS[i]}. {e(o)}</div>" for i, o in enumerate(item.options))
+        parts.append("</div>")
+    elif kind == YES_NO:
+        parts.append('<p class="mirage-options"><i>Answer: yes or no</i></p>')
+    else:
+        parts.append('<p class="mirage-options"><i>Open answer</i></p>')
+    parts.append(f'<p class="mirage-proposed"><b>Proposed answer:</b> {e(answer_label(item))}</p>')
+    hint = {
+        MCQ: "If the proposed answer is wrong but the question is sound, choose <i>fix</i> and pick the correct option.",
+        YES_NO: "If the proposed answer is wrong but the question is sound, choose <i>fix</i> and pick yes or no.",
+        VQA: "If the reference answer is wrong but the question is sound, choose <i>fix</i> and type the correct answer.",
+    }[kind]
+    parts.append(f'<p class="mirage-hint">{hint}</p>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def task_data(item: Item, build_dir: Path, files_root: Path) -> dict[str, Any]:
+    """The Label Studio task data of one item."""
+    kind = item_kind(item)
+    images = [
+        {"url": local_files_url(resolve_image(build_dir, p), files_root), "title": f"Image {i + 1}"}
+        for i, p in enumerate(item.images)
+    ]
+    return {
+        ITEM_ID_FIELD: item.id,
+        "benchmark": item.benchmark,
+        "task": item.task,
+        "question_type": item.question_type,
+        "pressure": item.pressure,
+        "kind": KIND_NAMES[kind],
+        "n_images": len(item.images),
+        "header": f"{item.benchmark} / {item.task} / {item.question_type} / {KIND_NAMES[kind]} / "
+        f"{len(item.images)} image{'s' if len(item.images) != 1 else ''} / item {item.id}",
+        "images": images,
+        "item_html": item_html(item),
+        "proposed_answer": answer_label(item),
+        "choices": [{"value": v} for v in correction_choices(item)],
+    }
+
+
+# no ">" in the CSS: Label Studio escapes it. The Repeater wraps each repetition in two anonymous divs, which
+# "display: contents" takes out of the layout so the cells become the grid's children.
+_STYLE = """
+.mirage-grid { display: grid; grid-template-columns: repeat(4, minmax(0, 1fr)); gap: 8px; }
+.mirage-grid div:has(.mirage-cell) { display: contents; }
+.mirage-cell { border: 1px solid #ddd; padding: 4px; box-sizing: border-box; }
+.mirage-item { font-size: 15px; line-height: 1.45; }
+.mirage-context { white-space: pre-wrap; background: #fff8e1; padding: 6px; }
+.mirage-proposed { background: #e8f5e9; padding: 6px; }
+.mirage-hint { color: #666; font-size: 13px; }
+.mirage-options { margin: 4px 0 8px 16px; }
+"""
+
+
+def labeling_config(kinds: Iterable[str]) -> str:
+    """The labeling config for a project holding items of these kinds."""
+    kinds = set(kinds)
+    choice_kinds = kinds & {MCQ, YES_NO}
+    correction = []
+    if choice_kinds:
+        correction.append(
+            f'    <Header value="Correct option (multiple-choice and yes/no items)" size="5"/>'
+            if VQA in kinds
+            else '    <Header value="Correct option" size="5"/>'
+        )
+        correction.append(
+            f'    <Choices name="{CORRECT_OPTION}" toName="{OBJECT}" value="$choices" choice="single-radio"/>'
+        )
+    if VQA in kinds:
+        correction.append('    <Header value="Correct answer (open-answer items)" size="5"/>')
+        correction.append(
+            f'    <TextArea name="{CORRECT_TEXT}" toName="{OBJECT}" rows="2" maxSubmissions="1" editable="true" '
+            'placeholder="The correct answer"/>'
+        )
+    verdicts = "\n".join(f'    <Choice value="{v}"/>' for v in VERDICTS)
+    tags = "\n".join(f'    <Choice value="{t}"/>' for t in ISSUE_TAGS)
+    return f"""<View>
+  <Style>{_STYLE}</Style>
+  <Header value="$header" size="6"/>
+  <View className="mirage-grid">
+    <Repeater on="$images" indexFlag="{{{{idx}}}}">
+      <View className="mirage-cell">
+        <Header value="$images[{{{{idx}}}}].title" size="5"/>
+        <Image name="image_{{{{idx}}}}" value="$images[{{{{idx}}}}].url" zoom="true" zoomControl="true" maxWidth="100%"/>
+      </View>
+    </Repeater>
+  </View>
+  <HyperText name="{OBJECT}" value="$item_html" inline="true"/>
+  <Header value="Verdict" size="5"/>
+  <Choices name="{VERDICT}" toName="{OBJECT}" choice="single-radio" showInline="true" required="true" requiredMessage="Choose accept, fix or reject">
+{verdicts}
+  </Choices>
+  <View visibleWhen="choice-selected" whenTagName="{VERDICT}" whenChoiceValue="fix">
+{chr(10).join(correction)}
+  </View>
+  <Header value="Issues (any that apply)" size="5"/>
+  <Choices name="{ISSUES}" toName="{OBJECT}" choice="multiple" showInline="true">
+{tags}
+  </Choices>
+  <Header value="Comment" size="5"/>
+  <TextArea name="{COMMENT}" toName="{OBJECT}" rows="2" maxSubmissions="1" editable="true" placeholder="Optional: what is wrong, or why"/>
+</View>
+"""
+
+
+INSTRUCTIONS = """<p><b>Mirage review.</b> Judge each question on its own, without looking at other reviewers' answers.</p>
+<ul>
+<li><b>accept</b>: the question is clear, answerable from the images, and the proposed answer is correct.</li>
+<li><b>fix</b>: the question is sound but the proposed answer is wrong; give the correct option or answer.</li>
+<li><b>reject</b>: ambiguous, several possible referents, near-synonymous options, trivial or answerable without
+the images, about minor or indistinct details, or images unsuitable.</li>
+</ul>
+<p>Tag every issue you see and add a comment when it helps. Full guide: docs/annotation.md in the Mirage repository.</p>
+"""

@@ -1,0 +1,398 @@
+"""From a Label Studio export to decisions: validation, majority of three, Fleiss' kappa, reviewer agreement.
+
+Pure functions over plain data (the export's task dicts, the build's items): no server, no files.
+
+Rules (``overlap`` reviewers per item, 3 by default; a majority is ``overlap // 2 + 1`` votes, so 2 of 3):
+
+- An annotation is a *vote* when it was submitted (not skipped), has exactly one verdict among accept/fix/reject,
+  and every choice it holds is one the item offers. Any invalid choice value voids the annotation (it is listed
+  in ``problems``; the reviewer should correct it in Label Studio). A ``fix`` without a correct answer different
+  from the proposed one is still a ``fix`` vote, but it cannot join a fix majority.
+- One reviewer, one vote: a reviewer who annotated an item twice counts once, with their latest annotation.
+- At most ``overlap`` votes per item, the earliest ones (Label Studio accepts a fourth annotation through the API or
+  a second tab); later ones are listed in ``problems`` and ignored.
+- An item with fewer than ``overlap`` votes is ``pending``: review is still going on, nothing is decided yet.
+- Otherwise: ``keep`` when a majority accepts, ``drop`` when a majority rejects, ``fix`` when a majority chose
+  ``fix`` *and the same* correct answer (compared case- and space-insensitively for open answers), else
+  ``adjudicate``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from annotation.config import (
+    COMMENT,
+    CORRECT_OPTION,
+    CORRECT_TEXT,
+    ISSUE_TAGS,
+    ITEM_ID_FIELD,
+    VERDICT,
+    VERDICTS,
+    ISSUES,
+    VQA,
+    answer_label,
+    correction_choices,
+    item_kind,
+)
+from builders.items import Item
+
+STATUSES = ("keep", "fix", "drop", "adjudicate", "pending")
+STATUS_OF_VERDICT = {"accept": "keep", "fix": "fix", "reject": "drop"}
+VERDICT_OF_STATUS = {v: k for k, v in STATUS_OF_VERDICT.items()}
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One reviewer's valid annotation of one item."""
+
+    annotation_id: int
+    reviewer: str
+    verdict: str
+    answer: str | None = None  # the corrected answer of a fix (option letter, yes/no, or text), else None
+    issues: tuple[str, ...] = ()
+    comment: str = ""
+    updated_at: str = ""
+
+
+@dataclass
+class ItemDecision:
+    item_id: str
+    status: str
+    votes: list[Vote]
+    answer: str | None
+    task_ids: list[int] = field(default_factory=list)
+
+    def vote_counts(self) -> dict[str, int]:
+        c = Counter(v.verdict for v in self.votes)
+        return {v: c.get(v, 0) for v in VERDICTS}
+
+
+def reviewer_name(completed_by: Any, users: Mapping[int, str]) -> str:
+    """The e-mail of an annotation's author (the export gives a user id, or a dict with one)."""
+    if isinstance(completed_by, Mapping):
+        if completed_by.get("email"):
+            return str(completed_by["email"])
+        completed_by = completed_by.get("id")
+    try:
+        uid = int(completed_by)
+    except (TypeError, ValueError):
+        return f"user {completed_by}"
+    return users.get(uid, f"user {uid}")
+
+
+def normalise_answer(text: str) -> str:
+    """Comparison key of an open answer: case, surrounding space, inner runs of space and a final period ignored."""
+    return re.sub(r"\s+", " ", text).strip().rstrip(".").strip().casefold()
+
+
+def _results_by_control(result: Iterable[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = defaultdict(list)
+    for r in result or ():
+        name = r.get("from_name")
+        value = r.get("value") or {}
+        if "choices" in value:
+            out[name].extend(value.get("choices") or [])
+        elif "text" in value:
+            texts = value.get("text") or []
+            out[name].extend(texts if isinstance(texts, list) else [texts])
+        else:
+            out[name].append(value)
+    return out
+
+
+def parse_annotation(
+    item: Item, annotation: Mapping[str, Any], reviewer: str, where: str
+) -> tuple[Vote | None, list[str]]:
+    """A :class:`Vote` from one exported annotation, or ``None`` with the reason(s) in the problem list.
+
+    Skipped annotations give ``(None, [])``: skipping is allowed and is no problem.
+    """
+    if annotation.get("was_cancelled"):
+        return None, []
+    aid = int(annotation.get("id", 0))
+    who = f"{where}: annotation {aid} by {reviewer}"
+    controls = _results_by_control(annotation.get("result") or [])
+    problems: list[str] = []
+
+    verdicts = controls.get(VERDICT, [])
+    if not verdicts:
+        return None, [f"{who}: no verdict; annotation ignored"]
+    if len(verdicts) > 1:
+        return None, [f"{who}: {len(verdicts)} verdicts {verdicts}; annotation ignored"]
+    verdict = verdicts[0]
+    if verdict not in VERDICTS:
+        return None, [f"{who}: invalid verdict {verdict!r} (expected accept, fix or reject); annotation ignored"]
+
+    issues = controls.get(ISSUES, [])
+    bad_tags = [t for t in issues if t not in ISSUE_TAGS]
+    if bad_tags:
+        return None, [f"{who}: invalid issue tag(s) {bad_tags}; annotation ignored"]
+
+    offered = correction_choices(item)
+    picked = controls.get(CORRECT_OPTION, [])
+    bad = [p for p in picked if p not in offered]
+    if bad:
+        shown = ", ".join(repr(o) for o in offered) or "none"
+        return None, [f"{who}: invalid correct option {bad[0]!r} (the item offers {shown}); annotation ignored"]
+    if len(picked) > 1:
+        return None, [f"{who}: {len(picked)} correct options {picked}; annotation ignored"]
+
+    answer: str | None = None
+    if verdict == "fix":
+        if item_kind(item) == VQA:
+            texts = [str(t).strip() for t in controls.get(CORRECT_TEXT, []) if str(t).strip()]
+            answer = texts[-1] if texts else None
+            if answer is not None and normalise_answer(answer) == normalise_answer(item.answer):
+                answer = None
+        elif picked:
+            answer = offered[picked[0]]
+            if answer == item.answer:
+                answer = None
+        if answer is None:
+            problems.append(f"{who}: verdict fix without a correct answer different from the proposed one")
+
+    comments = [str(t).strip() for t in controls.get(COMMENT, []) if str(t).strip()]
+    vote = Vote(
+        annotation_id=aid,
+        reviewer=reviewer,
+        verdict=verdict,
+        answer=answer,
+        issues=tuple(sorted(set(issues))),
+        comment="\n".join(comments),
+        updated_at=str(annotation.get("updated_at") or annotation.get("created_at") or ""),
+    )
+    return vote, problems
+
+
+def select_votes(votes: Sequence[Vote], overlap: int, where: str) -> tuple[list[Vote], list[str]]:
+    """One vote per reviewer (their latest), then the first ``overlap`` votes by annotation id."""
+    problems: list[str] = []
+    by_reviewer: dict[str, list[Vote]] = defaultdict(list)
+    for v in sorted(votes, key=lambda v: v.annotation_id):
+        by_reviewer[v.reviewer].append(v)
+    kept: list[Vote] = []
+    for reviewer, vs in sorted(by_reviewer.items()):
+        if len(vs) > 1:
+            ids = ", ".join(str(v.annotation_id) for v in vs)
+            problems.append(
+                f"{where}: {reviewer} annotated {len(vs)} times (annotations {ids}); only the latest "
+                f"({vs[-1].annotation_id}) counts"
+            )
+        kept.append(vs[-1])
+    kept.sort(key=lambda v: v.annotation_id)
+    if len(kept) > overlap:
+        for extra in kept[overlap:]:
+            problems.append(
+                f"{where}: annotation {extra.annotation_id} by {extra.reviewer} is beyond the {overlap} wanted "
+                f"(vote {kept.index(extra) + 1} of {len(kept)}); ignored"
+            )
+        kept = kept[:overlap]
+    return kept, problems
+
+
+def decide(item: Item, votes: Sequence[Vote], overlap: int = 3) -> tuple[str, str | None]:
+    """``(status, final answer)`` for an item from its selected votes."""
+    if len(votes) < overlap:
+        return "pending", None
+    need = overlap // 2 + 1
+    counts = Counter(v.verdict for v in votes)
+    if counts["accept"] >= need:
+        return "keep", item.answer
+    if counts["reject"] >= need:
+        return "drop", None
+    fixes: dict[str, list[Vote]] = defaultdict(list)
+    for v in votes:
+        if v.verdict == "fix" and v.answer is not None:
+            key = normalise_answer(v.answer) if item_kind(item) == VQA else v.answer
+            fixes[key].append(v)
+    for group in fixes.values():
+        if len(group) >= need:
+            return "fix", min(group, key=lambda v: v.annotation_id).answer
+    return "adjudicate", None
+
+
+def fleiss_kappa(rows: Sequence[Mapping[str, int]], categories: Sequence[str] = VERDICTS) -> float | None:
+    """Fleiss' kappa of items each rated by the same number of raters.
+
+    ``rows``: per item, the number of raters per category. ``None`` when undefined: no items, fewer than two
+    raters, or every rating in a single category (chance agreement 1).
+    """
+    rows = [r for r in rows if sum(r.get(c, 0) for c in categories) > 0]
+    if not rows:
+        return None
+    n = sum(rows[0].get(c, 0) for c in categories)
+    if n < 2 or any(sum(r.get(c, 0) for c in categories) != n for r in rows):
+        raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings per item")
+    N = len(rows)
+    p = [sum(r.get(c, 0) for r in rows) / (N * n) for c in categories]
+    P_items = [(sum(r.get(c, 0) ** 2 for c in categories) - n) / (n * (n - 1)) for r in rows]
+    P_bar = sum(P_items) / N
+    P_e = sum(x * x for x in p)
+    if abs(1.0 - P_e) < 1e-12:
+        return None
+    return (P_bar - P_e) / (1.0 - P_e)
+
+
+def agrees(vote: Vote, decision: ItemDecision, kind: str) -> bool:
+    """Whether a vote matches the majority decision (for a fix: the verdict and the same answer)."""
+    want = VERDICT_OF_STATUS[decision.status]
+    if vote.verdict != want:
+        return False
+    if want != "fix":
+        return True
+    if vote.answer is None or decision.answer is None:
+        return False
+    if kind == VQA:
+        return normalise_answer(vote.answer) == normalise_answer(decision.answer)
+    return vote.answer == decision.answer
+
+
+def reviewer_stats(items: Mapping[str, Item], decisions: Iterable[ItemDecision]) -> dict[str, dict[str, Any]]:
+    """Per reviewer: counted annotations, and agreement with the majority over items that have one."""
+    counted: Counter[str] = Counter()
+    decided: Counter[str] = Counter()
+    agreed: Counter[str] = Counter()
+    for d in decisions:
+        for v in d.votes:
+            counted[v.reviewer] += 1
+            if d.status in STATUS_OF_VERDICT.values():
+                decided[v.reviewer] += 1
+                agreed[v.reviewer] += agrees(v, d, item_kind(items[d.item_id]))
+    return {
+        r: {
+            "annotations": counted[r],
+            "decided_items": decided[r],
+            "agreement_with_majority": round(agreed[r] / decided[r], 4) if decided[r] else None,
+        }
+        for r in sorted(counted)
+    }
+
+
+def resolve(
+    items: Sequence[Item],
+    tasks: Sequence[Mapping[str, Any]],
+    users: Mapping[int, str],
+    overlap: int = 3,
+) -> dict[str, Any]:
+    """The decision part of ``review.json`` (counts, kappa, reviewers, problems, items) from an export."""
+    by_id = {it.id: it for it in items}
+    problems: list[str] = []
+    raw_votes: dict[str, list[Vote]] = defaultdict(list)
+    task_ids: dict[str, list[int]] = defaultdict(list)
+    skipped: Counter[str] = Counter()
+
+    for task in sorted(tasks, key=lambda t: int(t.get("id", 0))):
+        tid = int(task.get("id", 0))
+        iid = (task.get("data") or {}).get(ITEM_ID_FIELD)
+        if not iid:
+            problems.append(f"task {tid}: no {ITEM_ID_FIELD} in its data (not pushed by Mirage); ignored")
+            continue
+        item = by_id.get(iid)
+        if item is None:
+            problems.append(f"task {tid}: item {iid} is not in this build; ignored")
+            continue
+        task_ids[iid].append(tid)
+        where = f"item {iid} (task {tid})"
+        for ann in sorted(task.get("annotations") or [], key=lambda a: int(a.get("id", 0))):
+            reviewer = reviewer_name(ann.get("completed_by"), users)
+            if ann.get("was_cancelled"):
+                skipped[reviewer] += 1
+            vote, probs = parse_annotation(item, ann, reviewer, where)
+            problems.extend(probs)
+            if vote is not None:
+                raw_votes[iid].append(vote)
+
+    decisions: list[ItemDecision] = []
+    for it in sorted(items, key=lambda i: i.id):
+        where = f"item {it.id}"
+        if len(task_ids.get(it.id, [])) > 1:
+            ids = ", ".join(str(t) for t in task_ids[it.id])
+            problems.append(f"{where} is in {len(task_ids[it.id])} tasks ({ids}); their annotations are pooled")
+        votes, probs = select_votes(raw_votes.get(it.id, []), overlap, where)
+        problems.extend(probs)
+        status, answer = decide(it, votes, overlap)
+        decisions.append(ItemDecision(it.id, status, votes, answer, task_ids.get(it.id, [])))
+
+    missing = [it.id for it in items if it.id not in task_ids]
+    if missing:
+        problems.append(
+            f"{len(missing)} item(s) of the build are not in the project (first: {missing[0]}); push them"
+        )
+
+    counts = Counter(d.status for d in decisions)
+    kappa_rows = [d.vote_counts() for d in decisions if d.status != "pending"]
+    kappa = fleiss_kappa(kappa_rows)
+    reviewers = reviewer_stats(by_id, decisions)
+    for r, n in skipped.items():
+        reviewers.setdefault(r, {"annotations": 0, "decided_items": 0, "agreement_with_majority": None})
+        reviewers[r]["skipped"] = n
+    for stats in reviewers.values():
+        stats.setdefault("skipped", 0)
+
+    out_items: dict[str, Any] = {}
+    for d in decisions:
+        it = by_id[d.item_id]
+        out_items[d.item_id] = {
+            "status": d.status,
+            "votes": d.vote_counts(),
+            "answer": d.answer,
+            "answer_label": answer_label(it, d.answer) if d.answer is not None else None,
+            "issues": sorted({t for v in d.votes for t in v.issues}),
+            "comments": [v.comment for v in d.votes if v.comment],
+            "annotations": [
+                {
+                    "id": v.annotation_id,
+                    "reviewer": v.reviewer,
+                    "verdict": v.verdict,
+                    "answer": v.answer,
+                    "issues": list(v.issues),
+                    "comment": v.comment,
+                }
+                for v in d.votes
+            ],
+            "task_ids": d.task_ids,
+        }
+    return {
+        "overlap": overlap,
+        "counts": {"total": len(items), **{s: counts.get(s, 0) for s in STATUSES}},
+        "fleiss_kappa": None if kappa is None else round(kappa, 6),
+        "reviewers": reviewers,
+        "problems": problems,
+        "items": out_items,
+    }
+
+
+def reviewed_items(items: Sequence[Item], review: Mapping[str, Any]) -> list[Item]:
+    """The items to release: ``keep`` and ``fix`` ones, the answer replaced for ``fix``, provenance recording it."""
+    out = []
+    for it in sorted(items, key=lambda i: i.id):
+        entry = review["items"].get(it.id)
+        if not entry or entry["status"] not in ("keep", "fix"):
+            continue
+        provenance = dict(it.provenance)
+        provenance["review"] = {
+            "status": entry["status"],
+            "votes": dict(entry["votes"]),
+            "original_answer": it.answer,
+            "annotators": len(entry.get("annotations", [])) or sum(entry["votes"].values()),
+        }
+        out.append(
+            Item(
+                id=it.id,
+                benchmark=it.benchmark,
+                task=it.task,
+                question_type=it.question_type,
+                pressure=it.pressure,
+                images=it.images,
+                question=it.question,
+                options=it.options,
+                answer=entry["answer"] if entry["status"] == "fix" else it.answer,
+                context=it.context,
+                provenance=provenance,
+            )
+        )
+    return out

@@ -1,0 +1,354 @@
+"""Start a local Label Studio server for a review team.
+
+The server is a separate program installed in its own virtual environment (it pins Django and many libraries
+that would clash with Mirage's own environment), so this module only finds the executable, prepares its
+environment and supervises the process:
+
+- bound to 127.0.0.1 by default, on a port that must be free (Label Studio itself would silently move to the
+  next free port, which would make every printed link wrong);
+- version check, analytics and Sentry off, signup only through the organisation's invite link;
+- local-files serving on, so the images of a build are served by Label Studio itself to logged-in reviewers
+  (same origin: no CORS, no second server; see ``docs/annotation.md``);
+- the first admin from ``LABEL_STUDIO_USERNAME`` / ``LABEL_STUDIO_PASSWORD``; legacy API tokens enabled, so the
+  admin's token from ``/api/current-user/token`` works for ``push`` and ``pull``.
+
+The first start of a data dir migrates its database (about a minute); later starts take seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, TextIO
+
+from annotation.errors import AnnotationError
+
+LABEL_STUDIO_VERSION = "1.23.2"
+"""The Label Studio release Mirage is tested with (``pip install label-studio==1.23.2``)."""
+
+BIN_ENV = "MIRAGE_LABEL_STUDIO_BIN"
+DEFAULT_VENV = ".venv-labelstudio"
+INSTALL_HINT = (
+    f"python -m venv {DEFAULT_VENV} && {DEFAULT_VENV}/bin/pip install label-studio=={LABEL_STUDIO_VERSION}"
+)
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def find_label_studio_bin(explicit: str | os.PathLike | None = None) -> Path:
+    """The ``label-studio`` executable: ``explicit``, ``$MIRAGE_LABEL_STUDIO_BIN``, PATH, ``.venv-labelstudio``.
+
+    ``.venv-labelstudio`` is looked for in the current directory, then in the repository root.
+    Raises :class:`AnnotationError` with one line that says how to install it when none is found.
+    """
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise AnnotationError(f"--label-studio-bin {explicit}: not an executable file")
+        return path
+    from_env = os.environ.get(BIN_ENV)
+    if from_env:
+        path = Path(from_env).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise AnnotationError(f"${BIN_ENV}={from_env}: not an executable file")
+        return path
+    on_path = shutil.which("label-studio")
+    if on_path:
+        return Path(on_path)
+    for root in (Path.cwd(), REPO_ROOT):
+        candidate = root / DEFAULT_VENV / "bin" / "label-studio"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise AnnotationError(
+        f"Label Studio server not found: pass --label-studio-bin, set ${BIN_ENV}, or install it with: {INSTALL_HINT}"
+    )
+
+
+def installed_version(bin_path: Path) -> str | None:
+    """The version of the ``label-studio`` distribution behind ``bin_path``, read without starting a server.
+
+    (``label-studio --version`` would start one.) ``None`` when it cannot be told.
+    """
+    try:
+        first = bin_path.read_bytes()[:400].split(b"\n", 1)[0].decode("utf-8", "replace")
+    except OSError:
+        return None
+    if not first.startswith("#!"):
+        return None
+    python = first[2:].strip().split()[0] if first[2:].strip() else ""
+    if not python:
+        return None
+    try:
+        out = subprocess.run(
+            [python, "-c", "import importlib.metadata as m; print(m.version('label-studio'))"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def port_is_free(host: str, port: int) -> bool:
+    """Whether nothing listens on ``host:port`` and it can be bound."""
+    probe_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        if s.connect_ex((probe_host, port)) == 0:
+            return False
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host or "0.0.0.0", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the OS says is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _force(env: dict[str, str], name: str, value: str) -> None:
+    """Set ``name`` and drop the prefixed spellings Label Studio would read first."""
+    for prefix in ("LABEL_STUDIO_", "HEARTEX_"):
+        env.pop(prefix + name, None)
+    env[name] = value
+
+
+@dataclass
+class ServerSpec:
+    """Everything needed to start one Label Studio process."""
+
+    bin: Path
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    files_root: Path = Path("/")
+    username: str | None = None
+    password: str | None = None
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.port}"
+
+    def command(self) -> list[str]:
+        return [
+            str(self.bin),
+            "start",
+            "--no-browser",
+            "--internal-host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(self.data_dir),
+            "--enable-legacy-api-token",
+            "--log-level",
+            "WARNING",
+        ]
+
+    def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        env = dict(os.environ if base is None else base)
+        # a virtualenv of the *project* on PATH or in PYTHONPATH must not leak into the server's interpreter
+        for name in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "DJANGO_SETTINGS_MODULE"):
+            env.pop(name, None)
+        _force(env, "BASE_DATA_DIR", str(self.data_dir))
+        env["LABEL_STUDIO_BASE_DATA_DIR"] = str(self.data_dir)
+        _force(env, "LATEST_VERSION_CHECK", "false")
+        _force(env, "COLLECT_ANALYTICS", "false")
+        _force(env, "SENTRY_DSN", "")
+        _force(env, "FRONTEND_SENTRY_DSN", "")
+        _force(env, "DISABLE_SIGNUP_WITHOUT_LINK", "true")
+        _force(env, "LOCAL_FILES_SERVING_ENABLED", "true")
+        _force(env, "LOCAL_FILES_DOCUMENT_ROOT", str(self.files_root))
+        env["LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN"] = "true"
+        for name in ("HOST", "PORT", "LABEL_STUDIO_HOST", "LABEL_STUDIO_PORT"):
+            env.pop(name, None)
+        env["PYTHONUNBUFFERED"] = "1"
+        if self.username and self.password:
+            env["LABEL_STUDIO_USERNAME"] = self.username
+            env["LABEL_STUDIO_PASSWORD"] = self.password
+        else:
+            # half a pair would make Label Studio prompt for the other half on a terminal it does not have
+            for name in ("USERNAME", "PASSWORD"):
+                for prefix in ("LABEL_STUDIO_", "HEARTEX_"):
+                    env.pop(prefix + name, None)
+        env.update(self.extra_env)
+        return env
+
+
+def is_initialised(data_dir: Path) -> bool:
+    """Whether ``data_dir`` already holds a Label Studio database."""
+    return (Path(data_dir) / "label_studio.sqlite3").exists()
+
+
+class Server:
+    """A running Label Studio process (a context manager that stops it on exit)."""
+
+    def __init__(self, spec: ServerSpec, log_path: Path | None = None) -> None:
+        self.spec = spec
+        self.log_path = Path(log_path) if log_path else Path(spec.data_dir) / "label-studio.log"
+        self.process: subprocess.Popen | None = None
+        self._log: TextIO | None = None
+
+    @property
+    def url(self) -> str:
+        return self.spec.url
+
+    def start(self, timeout: float = 300.0) -> "Server":
+        spec = self.spec
+        Path(spec.data_dir).mkdir(parents=True, exist_ok=True)
+        if not port_is_free(spec.host, spec.port):
+            raise AnnotationError(f"port {spec.port} on {spec.host} is already in use: pass another --port")
+        if not is_initialised(spec.data_dir) and not (spec.username and spec.password):
+            raise AnnotationError(
+                f"{spec.data_dir} is a new data dir: set LABEL_STUDIO_USERNAME (an e-mail) and "
+                "LABEL_STUDIO_PASSWORD for the first admin"
+            )
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "a", encoding="utf-8")
+        self.process = subprocess.Popen(
+            spec.command(),
+            env=spec.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout: float) -> None:
+        import requests
+
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process is not None and self.process.poll() is not None:
+                raise AnnotationError(
+                    f"Label Studio exited with status {self.process.returncode} while starting: "
+                    f"{self.last_log_line()} (log: {self.log_path})"
+                )
+            try:
+                r = requests.get(self.url + "/health", timeout=2)
+                if r.status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise AnnotationError(
+                    f"Label Studio did not answer at {self.url} within {timeout:.0f} s (log: {self.log_path})"
+                )
+            time.sleep(0.5)
+
+    def last_log_line(self) -> str:
+        try:
+            lines = [ln.strip() for ln in self.log_path.read_text(errors="replace").splitlines() if ln.strip()]
+        except OSError:
+            return "no log"
+        return lines[-1] if lines else "no output"
+
+    def stop(self, grace: float = 15.0) -> None:
+        proc = self.process
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait(5)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> "Server":
+        if self.process is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def team_instructions(url: str, public_url: str | None, username: str | None, password: str | None) -> list[str]:
+    """Lines telling the maintainer how reviewers join and how to push/pull (needs the admin's credentials)."""
+    from annotation.client import LabelStudioClient
+
+    shown = (public_url or url).rstrip("/")
+    lines = [f"Label Studio is running at {shown}"]
+    if not (username and password):
+        lines.append(
+            "Set LABEL_STUDIO_USERNAME and LABEL_STUDIO_PASSWORD to have the invite link and API token printed here;"
+        )
+        lines.append("otherwise find them in the web UI: Organization -> Add People, and Account & Settings.")
+        return lines
+    client = LabelStudioClient.login(url, username, password)
+    invite = client.invite_url()
+    token = client.legacy_token()
+    lines.append(f"Reviewers join through the invite link: {shown}{invite}")
+    lines.append("  (each signs up with their own e-mail; signup without the link is disabled)")
+    lines.append("Maintainer, for push and pull:")
+    lines.append(f"  export LABEL_STUDIO_URL={url} LABEL_STUDIO_API_KEY={token}")
+    return lines
+
+
+def serve(spec: ServerSpec, public_url: str | None = None, out: TextIO = sys.stdout) -> int:
+    """Start the server, print how the team joins, and run until interrupted. Returns an exit status."""
+    first = not is_initialised(spec.data_dir)
+    version = installed_version(spec.bin)
+    if version and version != LABEL_STUDIO_VERSION:
+        print(
+            f"warning: Label Studio {version} found at {spec.bin}; Mirage is tested with {LABEL_STUDIO_VERSION}",
+            file=sys.stderr,
+        )
+    print(
+        f"Starting Label Studio {version or '?'} from {spec.bin} (data dir {spec.data_dir}, log {Path(spec.data_dir) / 'label-studio.log'})"
+        + (" - first start: migrating the database, about a minute..." if first else "..."),
+        file=sys.stderr,
+    )
+    server = Server(spec)
+    stop_requested = False
+
+    def _stop(signum: int, frame: object) -> None:
+        nonlocal stop_requested
+        stop_requested = True
+
+    old_int = signal.signal(signal.SIGINT, _stop)
+    old_term = signal.signal(signal.SIGTERM, _stop)
+    try:
+        server.start()
+        for line in team_instructions(server.url, public_url, spec.username, spec.password):
+            print(line, file=out)
+        print("Press Ctrl-C to stop the server.", file=out)
+        out.flush()
+        while not stop_requested:
+            if server.process is not None and server.process.poll() is not None:
+                raise AnnotationError(
+                    f"Label Studio stopped with status {server.process.returncode}: {server.last_log_line()}"
+                )
+            time.sleep(0.5)
+        print("Stopping Label Studio...", file=sys.stderr)
+        return 0
+    finally:
+        server.stop()
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)

@@ -1,0 +1,51 @@
+"""Helpers acting as reviewers: signup through the invite link, annotations through the API."""
+
+from __future__ import annotations
+
+from annotation.config import COMMENT, CORRECT_OPTION, CORRECT_TEXT, ISSUES, OBJECT, VERDICT, correction_choices
+from builders.items import Item
+
+REVIEWER_PASSWORD = "reviewer-pass-1234"
+
+
+def signup(url: str, invite: str, email: str, password: str = REVIEWER_PASSWORD) -> None:
+    """Sign up through the organisation's invite link, as a reviewer's browser does."""
+    import requests
+
+    s = requests.Session()
+    s.get(url + invite, timeout=30).raise_for_status()
+    r = s.post(
+        url + invite,
+        data={"email": email, "password": password, "csrfmiddlewaretoken": s.cookies["csrftoken"]},
+        headers={"Referer": url + invite},
+        allow_redirects=False,
+        timeout=30,
+    )
+    assert r.status_code in (301, 302), f"signup of {email} failed: HTTP {r.status_code}"
+
+
+def result(
+    item: Item,
+    verdict: str,
+    correct: str | None = None,
+    issues: tuple[str, ...] = (),
+    comment: str = "",
+    raw_option: str | None = None,
+) -> list[dict]:
+    """An annotation result. ``correct``: an option letter / yes / no, or the text of an open answer."""
+    out = [{"from_name": VERDICT, "to_name": OBJECT, "type": "choices", "value": {"choices": [verdict]}}]
+    if raw_option is not None:
+        out.append({"from_name": CORRECT_OPTION, "to_name": OBJECT, "type": "choices", "value": {"choices": [raw_option]}})
+    elif correct is not None:
+        labels = {v: k for k, v in correction_choices(item).items()}
+        if labels:
+            out.append(
+                {"from_name": CORRECT_OPTION, "to_name": OBJECT, "type": "choices", "value": {"choices": [labels[correct]]}}
+            )
+        else:
+            out.append({"from_name": CORRECT_TEXT, "to_name": OBJECT, "type": "textarea", "value": {"text": [correct]}})
+    if issues:
+        out.append({"from_name": ISSUES, "to_name": OBJECT, "type": "choices", "value": {"choices": list(issues)}})
+    if comment:
+        out.append({"from_name": COMMENT, "to_name": OBJECT, "type": "textarea", "value": {"text": [comment]}})
+    return out
