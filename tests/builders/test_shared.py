@@ -1,0 +1,89 @@
+"""The pieces every builder shares: items, balanced positions, the quality report, atomic build dirs, seeding."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from builders.items import Item, item_id, make_item, read_items, write_items
+from builders.mcq import BalancedCycle, ShareSchedule
+from builders.quality import answer_balance, blind_baselines, chi_square_sf, nota_share
+from builders.run import open_build
+from builders.seeding import rng
+
+
+def mcq(answer: str, options=("a", "bb", "ccc", "None of the above"), slots: int = 3) -> Item:
+    return make_item(benchmark="t", task="x", question_type="q", pressure="easy", images=["i.png"],
+                     question=f"q{answer}{options}", options=options, answer=answer,
+                     provenance={"answer_slots": slots})
+
+
+def test_item_id_depends_on_what_the_model_sees_not_where_images_live():
+    a = item_id("mioh", "existence", ["/a/x.png"], "Q?", ["A", "B"])
+    assert a == item_id("mioh", "existence", ["/elsewhere/x.png"], "Q?", ["A", "B"])
+    assert a != item_id("mioh", "existence", ["/a/x.png"], "Q?", ["B", "A"])
+    assert a != item_id("mioh", "existence", ["/a/x.png"], "Q?", ["A", "B"], context="I think...")
+
+
+def test_items_round_trip_sorted_and_canonical(tmp_path):
+    items = [mcq("B"), mcq("A")]
+    write_items(tmp_path / "items.jsonl", items)
+    lines = (tmp_path / "items.jsonl").read_text().splitlines()
+    assert [json.loads(l)["id"] for l in lines] == sorted(it.id for it in items)
+    assert sorted(read_items(tmp_path / "items.jsonl"), key=lambda i: i.id) == sorted(items, key=lambda i: i.id)
+    assert mcq("C").answer_text == "ccc"
+
+
+def test_balanced_cycle_is_exactly_uniform_per_block_and_seeded():
+    cycle = BalancedCycle(range(5), rng(0, "t"))
+    draws = [cycle.next() for _ in range(50)]
+    assert Counter(draws) == {k: 10 for k in range(5)}
+    again = BalancedCycle(range(5), rng(0, "t"))
+    assert [again.next() for _ in range(50)] == draws
+    other = BalancedCycle(range(5), rng(0, "u"))
+    assert [other.next() for _ in range(50)] != draws
+
+
+@pytest.mark.parametrize("share, n, expected", [(0.2, 10, 2), (0.2, 100, 20), (0.0, 30, 0), (0.5, 7, 4)])
+def test_share_schedule_hits_the_share(share, n, expected):
+    s = ShareSchedule(share)
+    assert sum(s.next() for _ in range(n)) == expected
+
+
+def test_chi_square_survival_matches_tables():
+    assert chi_square_sf(3.841, 1) == pytest.approx(0.05, abs=5e-4)
+    assert chi_square_sf(11.07, 5) == pytest.approx(0.05, abs=5e-4)
+    assert chi_square_sf(0.0, 3) == 1.0
+    assert chi_square_sf(100.0, 2) < 1e-20
+
+
+def test_quality_report_sees_a_biased_benchmark():
+    biased = [mcq("A") for _ in range(30)] + [mcq("D") for _ in range(10)]
+    balance = answer_balance(biased)
+    assert balance["observed"] == {"A": 30, "B": 0, "C": 0}
+    assert balance["p_value"] < 0.001
+    assert nota_share(biased)["share"] == 0.25
+    base = blind_baselines(biased)
+    assert base["always_A"] == 0.75 and base["chance"] == 0.25
+    fair = [mcq(l) for l in "ABC" * 10]
+    assert answer_balance(fair)["p_value"] > 0.99
+    assert blind_baselines(fair)["longest_option"] == 0.0  # "None of the above" is the longest, never right here
+    assert base["longest_option"] == 0.25
+
+
+def test_open_build_is_atomic(tmp_path):
+    with open_build(tmp_path, "b") as out:
+        (out.path / "items.jsonl").write_text("one\n")
+        assert not (tmp_path / "b").exists()
+    assert (tmp_path / "b" / "items.jsonl").read_text() == "one\n"
+    with pytest.raises(ValueError):
+        with open_build(tmp_path, "b") as out:
+            (out.path / "items.jsonl").write_text("two\n")
+            raise ValueError("crash")
+    assert (tmp_path / "b" / "items.jsonl").read_text() == "one\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+    with open_build(tmp_path, "b") as out:
+        (out.path / "items.jsonl").write_text("three\n")
+    assert (tmp_path / "b" / "items.jsonl").read_text() == "three\n"
