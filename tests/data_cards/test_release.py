@@ -313,3 +313,10 @@ def test_help_documents_every_option(capsys):
         text = capsys.readouterr().out
         for opt in options:
             assert opt in text, (cmd, opt)
+
+
+def test_unreadable_image_refused(tmp_path, build_dir, capsys):
+    victim = sorted((build_dir / "images").iterdir())[0]
+    victim.write_bytes(b"this is not an image")
+    rc, out, err = _run(capsys, "release", str(build_dir), "--version", "1.0.0", "--out", str(tmp_path / "r"))
+    assert rc == 2 and "not a readable image" in err and victim.name in err and err.count("\n") == 1
