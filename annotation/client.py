@@ -101,7 +101,7 @@ class LabelStudioClient:
 
         where = f"{method} {self.url}{path.split('?')[0]}"
         if isinstance(exc, requests.Timeout):
-            return ServerError(f"Label Studio did not answer within {self.timeout:.0f} s ({where})")
+            return ServerError(f"Label Studio did not answer within {self.timeout:g} s ({where})")
         if isinstance(exc, requests.ConnectionError):
             return ServerError(
                 f"cannot reach Label Studio at {self.url} ({where}): is it running? "

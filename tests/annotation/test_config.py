@@ -1,0 +1,71 @@
+"""Item kinds, task data and the labeling config (no server)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from annotation.config import (
+    CORRECT_OPTION,
+    CORRECT_TEXT,
+    ITEM_ID_FIELD,
+    MCQ,
+    VQA,
+    YES_NO,
+    correction_choices,
+    item_kind,
+    labeling_config,
+    task_data,
+)
+from builders.items import make_item
+
+
+def item(**kw):
+    base = dict(benchmark="mioh", task="existence", question_type="comprehensive", pressure="easy",
+                images=["images/a.png"], question="Q?", options=[], answer="yes")
+    base.update(kw)
+    return make_item(**base)
+
+
+def test_item_kinds():
+    assert item_kind(item(options=["cat", "dog", "None of the above"], answer="C")) == MCQ
+    assert item_kind(item(options=[], answer="no")) == YES_NO
+    assert item_kind(item(options=["yes", "no"], answer="no")) == YES_NO
+    assert item_kind(item(options=[], answer="The man is riding the horse")) == VQA
+    assert item_kind(item(question_type="vqa", options=[], answer="yes")) == VQA
+
+
+def test_correction_choices():
+    opts = [str(i) for i in range(10)] + ["None of the above"]
+    choices = correction_choices(item(options=opts, answer="K"))
+    assert list(choices)[0] == "A. 0" and choices["K. None of the above"] == "K" and len(choices) == 11
+    assert correction_choices(item(answer="yes")) == {"yes": "yes", "no": "no"}
+    assert correction_choices(item(question_type="vqa", answer="text")) == {}
+
+
+def test_task_data_images_are_local_file_urls_relative_to_the_files_root(tmp_path: Path):
+    build = tmp_path / "builds" / "demo" / "x y"
+    it = item(images=["images/a b.png", "/data/coco/val2017/0001.jpg"], question="<b>Is</b> it?",
+              context="I think & so", options=["a", "b"], answer="A")
+    data = task_data(it, build, Path("/"))
+    assert data[ITEM_ID_FIELD] == it.id
+    assert data["images"] == [
+        {"url": "/data/local-files/?d=" + str(build / "images" / "a%20b.png").lstrip("/").replace(" ", "%20"),
+         "title": "Image 1"},
+        {"url": "/data/local-files/?d=data/coco/val2017/0001.jpg", "title": "Image 2"},
+    ]
+    assert "&lt;b&gt;Is&lt;/b&gt; it?" in data["item_html"] and "I think &amp; so" in data["item_html"]
+    assert "A. a" in data["item_html"] and data["proposed_answer"] == "A. a"
+    assert data["choices"] == [{"value": "A. a"}, {"value": "B. b"}]
+
+
+def test_labeling_config_is_xml_with_the_controls_each_kind_needs():
+    for kinds, has_option, has_text in [({MCQ}, True, False), ({VQA}, False, True), ({YES_NO, VQA}, True, True)]:
+        cfg = labeling_config(kinds)
+        root = ET.fromstring(cfg)
+        names = {el.get("name") for el in root.iter() if el.get("name")}
+        assert {"verdict", "issues", "comment", "item", "image_{{idx}}"} <= names
+        assert (CORRECT_OPTION in names) == has_option and (CORRECT_TEXT in names) == has_text
+        verdict = next(el for el in root.iter("Choices") if el.get("name") == "verdict")
+        assert [c.get("value") for c in verdict] == ["accept", "fix", "reject"]
+        assert ">" not in root.find("Style").text  # Label Studio escapes it
