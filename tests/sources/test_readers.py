@@ -255,3 +255,16 @@ def test_readers_accept_str_paths(coco: rf.FixturePaths) -> None:
     a = read_coco(str(coco.annotations), str(coco.images_dir))
     b = read_coco(coco.annotations, coco.images_dir)
     assert a == b
+
+
+@pytest.mark.parametrize("owner", [-1, None, "absent"])
+def test_paco_objects_without_owner_are_objects(paco: rf.FixturePaths, owner) -> None:
+    def mutate(d):
+        for a in d["annotations"]:
+            if a["id"] == a.get("obj_ann_id"):
+                if owner == "absent":
+                    del a["obj_ann_id"]
+                else:
+                    a["obj_ann_id"] = owner
+    rf.rewrite_json(paco.annotations, mutate)
+    assert_matches_truth(read_paco(paco.annotations, paco.images_dir), paco)
