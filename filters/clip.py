@@ -268,6 +268,9 @@ def load_scorer(config: ClipConfig) -> "ClipScorer":
     """Resolve model and weights (locally) and return a scorer; the model itself is built on first use.
 
     Raises :class:`ClipUnavailable` when CLIP cannot run here, :class:`ConfigError` for a bad name or path.
+    Because the model is built lazily (a cached rerun never builds it), the first encoding call can raise
+    :class:`ClipUnavailable` too (e.g. a model whose Hugging Face text tower is not in the local cache): wrap the
+    whole CLIP stage, not just this call, in ``except ClipUnavailable``.
     """
     try:
         import open_clip
@@ -286,8 +289,12 @@ def load_scorer(config: ClipConfig) -> "ClipScorer":
         hint = f"did you mean {', '.join(close)}?" if close else f"{len(names)} names in open_clip.list_models()"
         raise ConfigError(f"--clip-model {config.model!r} is not an open_clip model; {hint}")
     store = EmbeddingStore(None if config.cache_dir is None else Path(config.cache_dir) / "clip" / "embeddings.sqlite")
-    weights = _resolve_weights(config, store)
-    device = _pick_device(config.device)
+    try:
+        weights = _resolve_weights(config, store)
+        device = _pick_device(config.device)
+    except BaseException:
+        store.close()
+        raise
     identity = {
         "model": config.model,
         "arch": arch_cfg,
@@ -377,13 +384,14 @@ class ClipScorer:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(cfg.seed)  # random weights are reproducible, hence cacheable
                 model, _, preprocess = open_clip.create_model_and_transforms(cfg.model, pretrained=w.path, **kwargs)
+            tokenizer = open_clip.get_tokenizer(cfg.model)  # HF-tokenizer models may need files that are not here
         except Exception as e:
             first = str(e).splitlines()[0] if str(e) else ""
             msg = f"cannot load CLIP weights {w.path} into {cfg.model}: {type(e).__name__}: {first}"
             raise (ConfigError(msg) if cfg.checkpoint else ClipUnavailable(msg)) from e
         self._model = model.eval().to(self.device)
         self._preprocess = preprocess
-        self._tokenizer = open_clip.get_tokenizer(cfg.model)
+        self._tokenizer = tokenizer
         self.stats.model_load_seconds += time.perf_counter() - t0
 
     def _autocast(self) -> contextlib.AbstractContextManager[Any]:
