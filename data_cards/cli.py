@@ -82,13 +82,15 @@ def _progress():
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.console import Console
 
+    console = Console(stderr=True)
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=False,
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,  # a bar only on a terminal: logs keep errors on one line
     )
 
 

@@ -122,7 +122,9 @@ def _check_image(data: bytes, path: Path, item: Item, build_dir: Path) -> None:
         with Image.open(io.BytesIO(data)) as im:
             im.size  # noqa: B018 - parse the header
     except (UnidentifiedImageError, OSError) as exc:
-        raise MirageError(f"{build_dir / 'items.jsonl'}: item {item.id}: not a readable image: {path} ({exc})") from None
+        raise MirageError(
+            f"{build_dir / 'items.jsonl'}: item {item.id}: not a readable image: {path} (unknown or corrupt format)"
+        ) from None
 
 
 def write_shards(
