@@ -38,10 +38,12 @@ from filters.clip_mining import (  # re-exported: the flat public API
     ClipPair,
     MinedPair,
     category_z_scores,
+    column_z_scores,
     mine_hard_negatives,
     mine_hard_positives,
     pair_similarities,
     prompt_for,
+    similarity_matrix,
 )
 from sources.errors import ConfigError, MirageError, SourceError
 
@@ -54,11 +56,13 @@ __all__ = [
     "MinedPair",
     "add_clip_arguments",
     "category_z_scores",
+    "column_z_scores",
     "load_scorer",
     "mine_hard_negatives",
     "mine_hard_positives",
     "pair_similarities",
     "prompt_for",
+    "similarity_matrix",
 ]
 
 _PREPROCESS_KEYS = ("mean", "std", "interpolation", "resize_mode", "quick_gelu")

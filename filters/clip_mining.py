@@ -116,6 +116,46 @@ def pair_similarities(pairs: Sequence[ClipPair], scorer: SimilarityScorer) -> np
     return out
 
 
+def similarity_matrix(
+    scorer: SimilarityScorer, image_paths: Sequence[str], prompts: Sequence[str], block: int | None = None
+) -> np.ndarray:
+    """The full ``[n_images, n_prompts]`` similarity matrix, asked for in blocks of images.
+
+    For builders that hold an image x category incidence matrix (MIOH's pools): one call scores every pair.
+    """
+    block = block or IMAGE_BLOCK
+    out = np.empty((len(image_paths), len(prompts)), dtype=np.float32)
+    for start in range(0, len(image_paths), block):
+        part = list(image_paths[start : start + block])
+        sim = np.asarray(scorer.similarity(part, list(prompts)), dtype=np.float32)
+        if sim.shape != (len(part), len(prompts)):
+            raise ValueError(f"scorer returned {sim.shape}, expected {(len(part), len(prompts))}")
+        out[start : start + len(part)] = sim
+    return out
+
+
+def column_z_scores(sim: np.ndarray, mask: np.ndarray, min_group_size: int = MIN_GROUP_SIZE) -> np.ndarray:
+    """z-score of each masked entry among the masked entries of its column; NaN elsewhere.
+
+    With ``mask = incidence`` the z of a present pair is relative to the other images showing that category
+    (hard positives: ``z <= low_z``); with ``mask = ~incidence`` relative to the images without it (hard
+    negatives: ``z >= high_z``). Same rules as :func:`category_z_scores`, for whole matrices at once.
+    """
+    sim = np.asarray(sim, dtype=np.float64)
+    mask = np.asarray(mask, dtype=bool)
+    if sim.shape != mask.shape:
+        raise ValueError(f"similarity {sim.shape} and mask {mask.shape} differ")
+    n = mask.sum(axis=0)
+    safe_n = np.maximum(n, 1)
+    mean = np.where(mask, sim, 0.0).sum(axis=0) / safe_n
+    std = np.sqrt(np.where(mask, (sim - mean) ** 2, 0.0).sum(axis=0) / safe_n)
+    scale = np.where(mask, np.abs(sim), 0.0).max(axis=0, initial=0.0)
+    valid = (n >= min_group_size) & (std > 1e-12 * np.maximum(1.0, scale))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = (sim - mean) / std
+    return np.where(mask & valid, z, np.nan)
+
+
 def _mine(
     pairs: Sequence[ClipPair], scorer: SimilarityScorer, select, min_group_size: int
 ) -> list[MinedPair]:

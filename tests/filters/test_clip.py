@@ -373,3 +373,30 @@ def test_cli_options_round_trip(tmp_path):
     assert (config.model, config.pretrained, config.checkpoint, config.low_z, config.high_z) == (
         "ViT-L-14", None, "w.pt", -2.0, 2.5)
     assert config.num_workers == 0 and not config.enabled and config.cache_dir == str(tmp_path)
+
+
+def test_matrix_form_agrees_with_the_pair_form(monkeypatch):
+    from filters.clip_mining import column_z_scores, similarity_matrix
+
+    rng = np.random.default_rng(3)
+    images = [f"img{i}" for i in range(12)]
+    objects = ["dog", "cat", "ball"]
+    incidence = rng.random((12, 3)) < 0.5
+    incidence[:, 2] = [True, True] + [False] * 10  # too few present balls for a z-score
+    table = {(img, prompt_for(o)): float(rng.normal(0.2 + 0.1 * j, 0.05))
+             for img in images for j, o in enumerate(objects)}
+    scorer = TableScorer(table)
+    sim = similarity_matrix(scorer, images, [prompt_for(o) for o in objects], block=5)
+    assert sim.shape == (12, 3) and [len(c[0]) for c in scorer.calls] == [5, 5, 2]
+
+    z_present = column_z_scores(sim, incidence)
+    z_absent = column_z_scores(sim, ~incidence)
+    present = [ClipPair(images[i], objects[j]) for i, j in zip(*np.nonzero(incidence))]
+    absent = [ClipPair(images[i], objects[j]) for i, j in zip(*np.nonzero(~incidence))]
+    for pairs, z, mine in ((present, z_present, mine_hard_positives), (absent, z_absent, mine_hard_negatives)):
+        mined = mine(pairs, TableScorer(table), -0.5 if mine is mine_hard_positives else 0.5)
+        for m in mined:
+            i, j = images.index(m.pair.image), objects.index(m.pair.object)
+            np.testing.assert_allclose(z[i, j], m.z, rtol=1e-5, atol=1e-6, equal_nan=True)
+    assert np.isnan(z_present[:, 2]).all() and np.isnan(z_present[~incidence]).all()
+    assert not np.isnan(z_absent[2:, 2]).any()  # ten images without a ball: a population
