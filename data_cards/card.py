@@ -68,9 +68,22 @@ KNOWN_SOURCE_LICENSES: dict[str, tuple[str, str]] = {
     # source name -> (Hub licence id, note)
     "demo": ("apache-2.0", "generated procedurally by Mirage (the project's Apache-2.0 licence)"),
     "coco": ("cc-by-4.0", "COCO annotations are CC BY 4.0; the images follow the Flickr terms of use"),
-    "coco_rem": ("cc-by-4.0", "COCO-ReM annotations; COCO images follow the Flickr terms of use"),
     "visual_genome": ("cc-by-4.0", "Visual Genome is CC BY 4.0"),
     "vqav2": ("cc-by-4.0", "VQA v2 annotations are CC BY 4.0; the images are COCO's"),
+}
+
+SOURCE_OPTIONS = {
+    # build config option -> source name, for builders whose build.json has no `sources`
+    "coco_rem": "coco_rem",
+    "coco": "coco",
+    "paco": "paco",
+    "svg": "svg",
+    "visual_genome": "visual_genome",
+    "vqav2": "vqav2",
+    "nextqa": "nextqa",
+    "activitynet": "activitynet",
+    "charades": "charades",
+    "clevrer": "clevrer",
 }
 
 TASK_CATEGORIES = ["visual-question-answering", "image-text-to-text"]
@@ -136,6 +149,18 @@ def _source_entries(build: Mapping[str, Any]) -> list[dict[str, str]]:
             if entry.get("url"):
                 e["url"] = str(entry["url"])
             entries.append(e)
+    if raw is None:
+        # Builders that do not list their sources: the sources they say they generated from, and the source
+        # options (paths to a dataset's files) that were given.
+        stats = build.get("stats") or {}
+        names = [str(n) for n in stats.get("generated_sources") or [] if n]
+        names += [k for k, v in config.items() if v and k in SOURCE_OPTIONS]
+        seen: set[str] = set()
+        for n in names:
+            n = SOURCE_OPTIONS.get(n, n)
+            if n not in seen:
+                seen.add(n)
+                entries.append({"name": n})
     extra = build.get("licenses") or build.get("licences") or config.get("licenses") or config.get("licences")
     if isinstance(extra, Mapping):
         for name, lic in extra.items():
@@ -347,7 +372,7 @@ def render_card(
     config = scrub(dict(build.get("config") or {}))
     params = [("seed", build.get("seed")), ("code_version", build.get("code_version")), ("build", build.get("name"))]
     params += [(f"config.{k}", v) for k, v in _flatten(config)]
-    params += [(f"input_hashes.{k}", v) for k, v in _flatten(build.get("input_hashes") or {})]
+    params += [(f"input_hashes.{k}", v) for k, v in _flatten(scrub(build.get("input_hashes") or {}))]
     parameters_table = md_table(["parameter", "value"], [(f"`{k}`", f"`{_short(v)}`") for k, v in params])
     build_stats = [(k, v) for k, v in _flatten(scrub(build.get("stats") or {})) if not isinstance(v, (list, dict))]
     build_stats_table = (
@@ -415,7 +440,8 @@ def render_card(
         annotation_process = (
             "Every item of the build was put to human reviewers in Label Studio (project "
             f"`{_short(review.get('project'), 60)}`, exported {review.get('pulled_at') or 'at an unrecorded time'}). "
-            "Each reviewer accepts the item, fixes its answer, or rejects it; the majority vote decides "
+            f"{review.get('overlap') or 3} reviewers see each item; each accepts it, fixes its answer, or rejects it; "
+            "the majority decides "
             "(`keep`, `fix`: answer corrected, `drop`), and items without a majority go to adjudication. Only kept "
             "and fixed items are released unless the release says otherwise.\n\n"
             f"Review outcome over the build:\n\n{counts_table}\n\nIn this release:\n\n{released}\n\n{excluded_text}\n\n"

@@ -18,6 +18,9 @@ from sources.errors import MirageError
 
 REVIEWED_STATUSES = ("keep", "fix")
 EMAIL_RE = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
+# An absolute local path (POSIX or ~): replaced by ".../<file name>" so a release never shows the releaser's
+# directories. Not inside URLs ("https://host/x": the slashes follow ':' or '/').
+ABS_PATH_RE = re.compile(r"(?<![\w.:/~-])(?:~/|/)(?:[^\s/\"'<>|]+/)*([^\s/\"'<>|]+)")
 
 
 @dataclass
@@ -85,7 +88,7 @@ def anonymise_reviewers(reviewers: Mapping[str, Any]) -> dict[str, str]:
 
 
 class Scrubber:
-    """Replaces known reviewer keys (and any other e-mail address) in strings and nested JSON values."""
+    """Replaces known reviewer keys, any other e-mail address and absolute local paths in strings and JSON values."""
 
     def __init__(self, mapping: Mapping[str, str]) -> None:
         self.mapping = dict(mapping)
@@ -96,7 +99,8 @@ class Scrubber:
         for key in self._known:
             if key in value:
                 value = value.replace(key, self.mapping[key])
-        return EMAIL_RE.sub("[redacted e-mail]", value)
+        value = EMAIL_RE.sub("[redacted e-mail]", value)
+        return ABS_PATH_RE.sub(lambda m: f".../{m.group(1)}", value)
 
     def value(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -119,11 +123,13 @@ def public_review_summary(review: Mapping[str, Any], scrubber: Scrubber) -> dict
                 "id": rid,
                 "annotations": int(info.get("annotations", 0) or 0),
                 "agreement_with_majority": info.get("agreement_with_majority"),
+                "skipped": int(info.get("skipped", 0) or 0),
             }
         )
     counts = {k: int(v) for k, v in (review.get("counts") or {}).items() if isinstance(v, (int, float))}
     return {
         "project": scrubber.value(review.get("project")),
+        "overlap": review.get("overlap"),
         "pulled_at": review.get("pulled_at"),
         "counts": counts,
         "fleiss_kappa": review.get("fleiss_kappa"),

@@ -193,7 +193,7 @@ def _manifest(
             "seed": build.get("seed"),
             "code_version": build.get("code_version"),
             "config": scrub(build.get("config") or {}),
-            "input_hashes": build.get("input_hashes") or {},
+            "input_hashes": scrub(build.get("input_hashes") or {}),
             "stats": scrub(build.get("stats") or {}),
             "skipped": len(build.get("skipped") or []),
             "files_sha256": inputs.input_files,

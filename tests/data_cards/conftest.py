@@ -79,7 +79,12 @@ def make_build(
                 options=options,
                 answer=answer,
                 context="I am sure there is a circle." if pressure == "sycophantic" else "",
-                provenance={"source_ids": [i], "template": f"{task}/{qtype}", "scores": {"size": 0.5 + i / 100}},
+                provenance={
+                    "source_ids": [i],
+                    "template": f"{task}/{qtype}",
+                    "scores": {"size": 0.5 + i / 100},
+                    "files": [str((build / p).resolve()) if not p.startswith("/") else p for p in paths],
+                },
             )
         )
     write_items(build / "items.jsonl", items)
@@ -88,6 +93,7 @@ def make_build(
         "sources": sources if sources is not None else ["demo"],
         "pressures": ["easy", "hard_negative", "sycophantic"],
         "thresholds": {"min_area": 0.02, "max_occlusion": 0.5},
+        "cache_dir": str(root / "cache"),  # a local path: must not reach a release
     }
     (build / "build.json").write_text(
         json.dumps(
@@ -97,7 +103,7 @@ def make_build(
                 "seed": 1234,
                 "config": config,
                 "code_version": "abc1234",
-                "input_hashes": {"demo": "sha256:" + "0" * 64},
+                "input_hashes": {"demo": "sha256:" + "0" * 64, str(root / "data" / "x.json"): "sha256:" + "1" * 64},
                 "stats": {"generated": {"kept": n_items, "dropped": 3}, "quality": {"duplicates": 0}},
                 "skipped": [{"reason": "too small", "id": "x"}],
             }

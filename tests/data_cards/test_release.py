@@ -320,3 +320,22 @@ def test_unreadable_image_refused(tmp_path, build_dir, capsys):
     victim.write_bytes(b"this is not an image")
     rc, out, err = _run(capsys, "release", str(build_dir), "--version", "1.0.0", "--out", str(tmp_path / "r"))
     assert rc == 2 and "not a readable image" in err and victim.name in err and err.count("\n") == 1
+
+
+def test_sources_found_in_a_builder_build_json_without_sources(tmp_path, hf_env):
+    """MIOH's build.json lists no `sources`: they come from stats.generated_sources and the source options."""
+    build = make_build(tmp_path)
+    meta = json.loads((build / "build.json").read_text())
+    del meta["config"]["sources"]
+    meta["stats"]["generated_sources"] = ["demo", "demo"]
+    (build / "build.json").write_text(json.dumps(meta))
+    r1 = release(build, "1.0.0", out=tmp_path / "r")
+    assert split_card((r1.path / "README.md").read_text())[0]["license"] == "apache-2.0"
+
+    meta["config"]["coco_rem"] = str(tmp_path / "coco_rem" / "instances_valrem.json")
+    (build / "build.json").write_text(json.dumps(meta))
+    r2 = release(build, "1.0.1", out=tmp_path / "r")
+    head, body = split_card((r2.path / "README.md").read_text())
+    assert head["license"] == "unknown" and "| `coco_rem` | `unknown` |" in body
+    assert str(tmp_path) not in (r2.path / "README.md").read_text()
+    assert "`.../instances_valrem.json`" in body
