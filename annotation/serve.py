@@ -105,6 +105,8 @@ def port_is_free(host: str, port: int) -> bool:
         if s.connect_ex((probe_host, port)) == 0:
             return False
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # as the server's own socket does, so connections of a previous run in TIME_WAIT do not count
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host or "0.0.0.0", port))
         except OSError:

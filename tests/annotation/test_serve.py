@@ -1,0 +1,90 @@
+"""`python -m annotation serve` on a copy of the migrated template: prints URL, invite link and token; stops on Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from annotation.client import LabelStudioClient
+from annotation.serve import free_port, port_is_free
+from tests.annotation.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
+from tests.annotation.lshelpers import signup
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_serve_prints_how_to_join_and_stops_cleanly(ls_template, label_studio_bin, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(ls_template, data)
+    port = free_port()
+    env = dict(os.environ, LABEL_STUDIO_USERNAME=ADMIN_EMAIL, LABEL_STUDIO_PASSWORD=ADMIN_PASSWORD,
+               MIRAGE_LABEL_STUDIO_BIN=str(label_studio_bin))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "annotation", "serve", "--data-dir", str(data), "--port", str(port)],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip("\n"))
+            if line.startswith("Press Ctrl-C"):
+                break
+        text = "\n".join(lines)
+        url = f"http://127.0.0.1:{port}"
+        assert f"Label Studio is running at {url}" in text, text
+        invite = re.search(r"invite link: (\S+)", text).group(1)
+        assert invite.startswith(f"{url}/user/signup/?token="), text
+        token = re.search(r"LABEL_STUDIO_API_KEY=(\S+)", text).group(1)
+        assert LabelStudioClient(url, token).whoami()["email"] == ADMIN_EMAIL
+        signup(url, invite[len(url):], "joined@mirage.test")  # the printed link works
+        # signup without the link is disabled
+        import requests
+
+        s = requests.Session()
+        s.get(url + "/user/signup/", timeout=30)
+        r = s.post(url + "/user/signup/", data={"email": "x@mirage.test", "password": "some-pass-1234",
+                                                 "csrfmiddlewaretoken": s.cookies.get("csrftoken", "")},
+                   headers={"Referer": url + "/user/signup/"}, allow_redirects=False, timeout=30)
+        assert r.status_code == 403
+
+        # a second server on the same port: one clear line, status 2
+        second = subprocess.run(
+            [sys.executable, "-m", "annotation", "serve", "--data-dir", str(tmp_path / "other"), "--port", str(port)],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+        )
+        assert second.returncode == 2
+        assert second.stderr.strip().splitlines()[-1] == f"error: port {port} on 127.0.0.1 is already in use: pass another --port"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert proc.returncode == 0
+    time.sleep(0.5)
+    assert port_is_free("127.0.0.1", port)
+
+
+def test_new_data_dir_needs_admin_credentials(label_studio_bin, tmp_path, capsys, monkeypatch):
+    from annotation.__main__ import main
+
+    monkeypatch.delenv("LABEL_STUDIO_USERNAME", raising=False)
+    monkeypatch.delenv("LABEL_STUDIO_PASSWORD", raising=False)
+    code = main(["serve", "--data-dir", str(tmp_path / "fresh"), "--port", str(free_port()),
+                 "--label-studio-bin", str(label_studio_bin)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().splitlines()[-1].startswith("error: ") and "LABEL_STUDIO_USERNAME" in err
