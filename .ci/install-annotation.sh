@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# What annotation/ and tests/annotation need; called by .ci/install before pytest. Idempotent, non-interactive.
+#
+# - the project env gets the client side: requests + rich (the `annotation` extra) and Playwright, whose own
+#   browser download is skipped: the tests drive the Debian Chromium at /usr/bin/chromium;
+# - the Label Studio SERVER goes into its own virtualenv, .venv-labelstudio (it pins Django and many libraries
+#   that would clash with the project env); `python -m annotation serve` and the test fixture find it there;
+# - Chromium from Debian.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+LS_VERSION="1.23.2"   # keep in step with annotation/serve.py LABEL_STUDIO_VERSION
+VENV=".venv-labelstudio"
+
+python -m pip install --quiet "requests>=2.31" "rich>=13" "playwright==1.65.2" "pytest>=8" "pytest-timeout>=2.2"
+
+if ! "$VENV/bin/python" - 2>/dev/null <<PY
+import importlib.metadata as m
+assert m.version("label-studio") == "$LS_VERSION"
+PY
+then
+  python -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet "label-studio==$LS_VERSION"
+fi
+
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+# versions, read without starting anything (`label-studio --version` would start a server)
+LS_INSTALLED="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("label-studio"))')"
+PW_INSTALLED="$(python -c 'import importlib.metadata as m; print(m.version("playwright"))')"
+echo "annotation deps: label-studio $LS_INSTALLED ($VENV), playwright $PW_INSTALLED, $(chromium --version 2>/dev/null || echo 'chromium ?')" >&2
