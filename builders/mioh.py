@@ -511,6 +511,8 @@ def write_build(config: MiohConfig) -> tuple[Path, list[Item], dict[str, Any]]:
             "config": {k: v for k, v in asdict(config).items() if k != "progress"},
             "code_version": code_version(),
             "input_hashes": stats["input_hashes"],
+            "sources": [{"name": name, "path": info["path"], "license_note": info["license"]}
+                        for name, info in stats["sources"].items()],
             "items": n,
             "stats": {k: v for k, v in stats.items() if k not in ("input_hashes", "skipped")},
             "skipped": stats["skipped"],

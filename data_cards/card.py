@@ -66,7 +66,7 @@ BENCHMARKS: dict[str, dict[str, str]] = {
 
 KNOWN_SOURCE_LICENSES: dict[str, tuple[str, str]] = {
     # source name -> (Hub licence id, note)
-    "demo": ("apache-2.0", "generated procedurally by Mirage (the project's Apache-2.0 licence)"),
+    "demo": ("cc0-1.0", "generated procedurally by Mirage and dedicated to the public domain (CC0 1.0)"),
     "coco": ("cc-by-4.0", "COCO annotations are CC BY 4.0; the images follow the Flickr terms of use"),
     "visual_genome": ("cc-by-4.0", "Visual Genome is CC BY 4.0"),
     "vqav2": ("cc-by-4.0", "VQA v2 annotations are CC BY 4.0; the images are COCO's"),

@@ -128,7 +128,7 @@ def test_card_numbers_equal_the_data(tmp_path, build_dir, hf_env):
     meta, body = split_card((rel / "README.md").read_text())
 
     # YAML: configs, sizes, split counts.
-    assert meta["license"] == "apache-2.0"
+    assert meta["license"] == "cc0-1.0"
     assert meta["size_categories"] == ["n<1K"]
     assert {c["config_name"] for c in meta["configs"]} == {"all", "counting", "existence"}
     tasks = Counter(r["task"] for r in rows)
@@ -330,7 +330,7 @@ def test_sources_found_in_a_builder_build_json_without_sources(tmp_path, hf_env)
     meta["stats"]["generated_sources"] = ["demo", "demo"]
     (build / "build.json").write_text(json.dumps(meta))
     r1 = release(build, "1.0.0", out=tmp_path / "r")
-    assert split_card((r1.path / "README.md").read_text())[0]["license"] == "apache-2.0"
+    assert split_card((r1.path / "README.md").read_text())[0]["license"] == "cc0-1.0"
 
     meta["config"]["coco_rem"] = str(tmp_path / "coco_rem" / "instances_valrem.json")
     (build / "build.json").write_text(json.dumps(meta))
