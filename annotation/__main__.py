@@ -202,7 +202,8 @@ def cmd_pull(args: argparse.Namespace) -> int:
     _check_overlap(args)
     build = load_build(args.build_dir)
     client = _client(args)
-    res = pull(client, build, args.project, overlap=args.overlap)
+    with Console(stderr=True).status(f"exporting {args.project!r} from {client.url} ..."):
+        res = pull(client, build, args.project, overlap=args.overlap)
     review = res.review
     counts = review["counts"]
     console = Console()
@@ -225,6 +226,12 @@ def cmd_pull(args: argparse.Namespace) -> int:
             a = st["agreement_with_majority"]
             rt.add_row(name, str(st["annotations"]), "n/a" if a is None else f"{a:.1%}")
         console.print(rt)
+    if counts["adjudicate"]:
+        print(
+            f"{counts['adjudicate']} item(s) have no majority: settle them in {build.path / 'adjudications.json'} "
+            "(see docs/annotation.md) and pull again",
+            file=sys.stderr,
+        )
     problems = review["problems"]
     if problems:
         print(f"{len(problems)} problem(s):", file=sys.stderr)

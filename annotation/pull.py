@@ -9,6 +9,8 @@ Written into the build dir:
   newest change in the exported data rather than the wall clock, so pulling an unchanged project twice gives a
   byte-identical file.
 - ``reviewed.jsonl``: the kept and fixed items, canonical JSON, sorted by id.
+
+Read from it: ``adjudications.json``, the maintainer's decisions for items without a majority (optional).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from annotation.resolve import resolve, reviewed_items
 REVIEW_FILE = "review.json"
 REVIEWED_FILE = "reviewed.jsonl"
 REVIEWS_DIR = "reviews"
+ADJUDICATIONS_FILE = "adjudications.json"
 
 
 @dataclass
@@ -81,6 +84,20 @@ def save_export(build_dir: Path, raw: bytes, when: datetime) -> tuple[Path, bool
     return path, True
 
 
+def load_adjudications(build_dir: Path) -> dict[str, Any]:
+    """The maintainer's decisions for items without a majority (``adjudications.json``; empty when absent)."""
+    path = build_dir / ADJUDICATIONS_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AnnotationError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise AnnotationError(f"{path}: expected an object {{item_id: {{status, answer, note}}}}")
+    return data
+
+
 def pull(
     client: LabelStudioClient,
     build: Build,
@@ -100,11 +117,12 @@ def pull(
         raise AnnotationError(f"the export of project {project!r} is not valid JSON") from None
     if not isinstance(tasks, list):
         raise AnnotationError(f"the export of project {project!r} is not a list of tasks")
+    adjudications = load_adjudications(build.path)
     users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
 
     when = snapshot_time(tasks) or datetime.now(timezone.utc)
     export_path, is_new = save_export(build.path, raw, when)
-    decided = resolve(build.items, tasks, users, overlap)
+    decided = resolve(build.items, tasks, users, overlap, adjudications)
     review = {
         "project": project,
         "project_id": pid,

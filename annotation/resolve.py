@@ -15,6 +15,9 @@ Rules (``overlap`` reviewers per item, 3 by default; a majority is ``overlap // 
 - Otherwise: ``keep`` when a majority accepts, ``drop`` when a majority rejects, ``fix`` when a majority chose
   ``fix`` *and the same* correct answer (compared case- and space-insensitively for open answers), else
   ``adjudicate``.
+- An item in ``adjudicate`` can be settled by the maintainer in ``adjudications.json`` beside the build:
+  ``{item_id: {"status": "keep"|"fix"|"drop", "answer": ... (for fix), "note": ...}}``. Only items without a
+  majority take an adjudication; it never overrides three reviewers' majority.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ class ItemDecision:
     votes: list[Vote]
     answer: str | None
     task_ids: list[int] = field(default_factory=list)
+    adjudicated: dict[str, Any] | None = None
 
     def vote_counts(self) -> dict[str, int]:
         c = Counter(v.verdict for v in self.votes)
@@ -259,7 +263,7 @@ def reviewer_stats(items: Mapping[str, Item], decisions: Iterable[ItemDecision])
     for d in decisions:
         for v in d.votes:
             counted[v.reviewer] += 1
-            if d.status in STATUS_OF_VERDICT.values():
+            if d.status in STATUS_OF_VERDICT.values() and d.adjudicated is None:
                 decided[v.reviewer] += 1
                 agreed[v.reviewer] += agrees(v, d, item_kind(items[d.item_id]))
     return {
@@ -272,13 +276,38 @@ def reviewer_stats(items: Mapping[str, Item], decisions: Iterable[ItemDecision])
     }
 
 
+def apply_adjudication(item: Item, decision: ItemDecision, adj: Any, where: str) -> list[str]:
+    """Settle an ``adjudicate`` item from the maintainer's entry; returns problems (entry ignored if any)."""
+    if decision.status != "adjudicate":
+        return [f"{where}: status {decision.status!r}, not adjudicate; its adjudication is ignored"]
+    if not isinstance(adj, Mapping) or adj.get("status") not in ("keep", "fix", "drop"):
+        return [f"{where}: adjudication needs a status keep, fix or drop; ignored"]
+    status = adj["status"]
+    answer: str | None = {"keep": item.answer, "drop": None}.get(status)
+    if status == "fix":
+        answer = adj.get("answer")
+        offered = set(correction_choices(item).values())
+        if not isinstance(answer, str) or not answer.strip():
+            return [f"{where}: adjudication fix without an answer; ignored"]
+        if offered and answer not in offered:
+            return [f"{where}: adjudication answer {answer!r} is not one of {sorted(offered)}; ignored"]
+        if answer == item.answer:
+            return [f"{where}: adjudication fix to the proposed answer {answer!r}; use keep; ignored"]
+    decision.status = status
+    decision.answer = answer
+    decision.adjudicated = {"status": status, "answer": answer, "note": str(adj.get("note", ""))}
+    return []
+
+
 def resolve(
     items: Sequence[Item],
     tasks: Sequence[Mapping[str, Any]],
     users: Mapping[int, str],
     overlap: int = 3,
+    adjudications: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The decision part of ``review.json`` (counts, kappa, reviewers, problems, items) from an export."""
+    adjudications = adjudications or {}
     by_id = {it.id: it for it in items}
     problems: list[str] = []
     raw_votes: dict[str, list[Vote]] = defaultdict(list)
@@ -315,8 +344,13 @@ def resolve(
         votes, probs = select_votes(raw_votes.get(it.id, []), overlap, where)
         problems.extend(probs)
         status, answer = decide(it, votes, overlap)
-        decisions.append(ItemDecision(it.id, status, votes, answer, task_ids.get(it.id, [])))
+        decision = ItemDecision(it.id, status, votes, answer, task_ids.get(it.id, []))
+        if it.id in adjudications:
+            problems.extend(apply_adjudication(it, decision, adjudications[it.id], f"adjudications.json: item {it.id}"))
+        decisions.append(decision)
 
+    for iid in sorted(set(adjudications) - set(by_id)):
+        problems.append(f"adjudications.json: item {iid} is not in this build; ignored")
     missing = [it.id for it in items if it.id not in task_ids]
     if missing:
         problems.append(
@@ -356,6 +390,8 @@ def resolve(
             ],
             "task_ids": d.task_ids,
         }
+        if d.adjudicated is not None:
+            out_items[d.item_id]["adjudicated"] = d.adjudicated
     return {
         "overlap": overlap,
         "counts": {"total": len(items), **{s: counts.get(s, 0) for s in STATUSES}},
@@ -380,6 +416,8 @@ def reviewed_items(items: Sequence[Item], review: Mapping[str, Any]) -> list[Ite
             "original_answer": it.answer,
             "annotators": len(entry.get("annotations", [])) or sum(entry["votes"].values()),
         }
+        if entry.get("adjudicated"):
+            provenance["review"]["adjudicated"] = True
         out.append(
             Item(
                 id=it.id,

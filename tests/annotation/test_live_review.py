@@ -243,3 +243,21 @@ def test_cli_push_and_wrong_token(scenario, capsys):
     out, err = capsys.readouterr()
     assert code == 2
     assert err.count("\n") == 1 and "rejected" in err and "HTTP 401" in err
+
+
+def test_adjudications_settle_the_queue(scenario):
+    build, n = scenario["build"], scenario["named"]
+    (build / "adjudications.json").write_text(json.dumps({
+        n["F"].id: {"status": "drop", "note": "yes/no is unclear here"},
+        n["G"].id: {"status": "fix", "answer": "B"},
+    }))
+    try:
+        out = pull(scenario["admin"], load_build(build), "demo review")
+    finally:
+        (build / "adjudications.json").unlink()
+    counts = out.review["counts"]
+    assert counts == {"total": 35, "keep": 3, "fix": 3, "drop": 4, "adjudicate": 0, "pending": 25}
+    assert out.review["fleiss_kappa"] == pytest.approx(76 / 586, abs=1e-6)  # votes unchanged
+    g = {it.id: it for it in read_items(build / "reviewed.jsonl")}[n["G"].id]
+    assert g.answer == "B" and g.provenance["review"]["adjudicated"] is True
+    assert out.review["reviewers"][R1]["agreement_with_majority"] == 1.0  # adjudicated items are not majorities

@@ -201,3 +201,25 @@ def test_reviewed_items_replace_fixed_answers_and_record_provenance():
         "review": {"status": "fix", "votes": {"accept": 0, "fix": 2, "reject": 1}, "original_answer": "B",
                    "annotators": 3},
     }
+
+
+def test_adjudications_settle_only_items_without_a_majority():
+    tie = [task(10, MCQ, ann(1, 1, result(MCQ, "accept")), ann(2, 2, result(MCQ, "fix", "C")),
+                ann(3, 3, result(MCQ, "reject")))]
+    keep = [task(11, YN, ann(4, 1, result(YN, "accept")), ann(5, 2, result(YN, "accept")),
+                 ann(6, 3, result(YN, "reject")))]
+    adj = {MCQ.id: {"status": "fix", "answer": "D", "note": "checked with the team"},
+           YN.id: {"status": "drop"}, "ffffffffffffffff": {"status": "keep"}}
+    out = resolve([MCQ, YN], tie + keep, USERS, adjudications=adj)
+    assert out["items"][MCQ.id]["status"] == "fix" and out["items"][MCQ.id]["answer"] == "D"
+    assert out["items"][MCQ.id]["adjudicated"] == {"status": "fix", "answer": "D", "note": "checked with the team"}
+    assert out["items"][YN.id]["status"] == "keep"  # a majority is never overridden
+    assert out["counts"]["fix"] == 1 and out["counts"]["adjudicate"] == 0
+    assert any(YN.id in p and "not adjudicate" in p for p in out["problems"])
+    assert any("ffffffffffffffff is not in this build" in p for p in out["problems"])
+    # the adjudicated item does not count towards agreement with a majority it did not have
+    assert out["reviewers"]["a@x"]["decided_items"] == 1
+    (fixed, kept) = sorted(reviewed_items([MCQ, YN], out), key=lambda i: i.id != MCQ.id)
+    assert fixed.answer == "D" and fixed.provenance["review"]["adjudicated"] is True
+    bad = resolve([MCQ], tie, USERS, adjudications={MCQ.id: {"status": "fix", "answer": "Z"}})
+    assert bad["items"][MCQ.id]["status"] == "adjudicate" and "is not one of" in bad["problems"][-1]
