@@ -83,10 +83,10 @@ class LabelStudioClient:
 
         try:
             r = self.session.post(
-                self.url + "/api/token/refresh", json={"refresh": self._token}, timeout=self.timeout
+                self.url + "/api/token/refresh/", json={"refresh": self._token}, timeout=self.timeout
             )
         except requests.RequestException as exc:
-            raise self._transport_error("POST", "/api/token/refresh", exc) from None
+            raise self._transport_error("POST", "/api/token/refresh/", exc) from None
         if r.status_code != 200:
             raise ServerError(
                 f"Label Studio at {self.url} rejected the personal access token (HTTP {r.status_code}): "

@@ -261,3 +261,18 @@ def test_adjudications_settle_the_queue(scenario):
     g = {it.id: it for it in read_items(build / "reviewed.jsonl")}[n["G"].id]
     assert g.answer == "B" and g.provenance["review"]["adjudicated"] is True
     assert out.review["reviewers"][R1]["agreement_with_majority"] == 1.0  # adjudicated items are not majorities
+
+
+def test_personal_access_token_works_too(scenario):
+    from tests.annotation.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
+
+    ls = scenario["ls"]
+    session = LabelStudioClient.login(ls.url, ADMIN_EMAIL, ADMIN_PASSWORD)
+    pat = session.post("/api/token/", {})["token"]
+    client = LabelStudioClient(ls.url, pat)
+    assert client.session.headers["Authorization"].startswith("Bearer ")
+    assert client.whoami()["email"] == ADMIN_EMAIL
+    assert client.find_project("demo review")["id"] == scenario["pushes"][0].project_id
+    with pytest.raises(Exception) as e:
+        LabelStudioClient(ls.url, pat[:-4] + "AAAA")
+    assert "rejected the personal access token" in str(e.value)
