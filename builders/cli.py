@@ -63,13 +63,26 @@ def read_config_file(path: str | Path, config_type: type) -> dict[str, Any]:
     return dict(data)
 
 
-def config_from_args(config_type: type[C], args: argparse.Namespace) -> C:
-    """Defaults, then the ``--config`` file, then the options given on the command line."""
+def explicit_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
+    """Destinations of the options written on the command line (not those left at their defaults)."""
+    given = set()
+    for action in parser._actions:
+        for flag in action.option_strings:
+            if any(arg == flag or arg.startswith(flag + "=") for arg in argv):
+                given.add(action.dest)
+    return given
+
+
+def parse_config(config_type: type[C], parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> C:
+    """The dataclass defaults, then the ``--config`` file, then the options written on the command line."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
     values: dict[str, Any] = {}
     if getattr(args, "config", None):
         values.update(read_config_file(args.config, config_type))
     names = {f.name for f in dataclasses.fields(config_type)}  # type: ignore[arg-type]
-    values.update({k: v for k, v in vars(args).items() if k in names and v is not None})
+    given = explicit_options(parser, argv)
+    values.update({k: v for k, v in vars(args).items() if k in names and k in given})
     try:
         return config_type(**values)
     except TypeError as exc:

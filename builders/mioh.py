@@ -27,13 +27,14 @@ import hashlib
 import json
 import time
 from collections import Counter
+from types import SimpleNamespace
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from builders.cli import config_from_args, exit_on_error, progress_bar, stderr, stdout, table
+from builders.cli import exit_on_error, parse_config, progress_bar, stderr, stdout, table
 from builders.items import Item, make_item
 from builders.mcq import BalancedCycle, ShareSchedule
 from builders.mioh_pools import Label, PoolConfig, Pools
@@ -65,9 +66,13 @@ from builders.mioh_render import (
     prioritize,
 )
 from builders import quality
+from builders.llm import LLMConfig, add_llm_arguments, make_client
+from builders.mioh_clip import compute_signals
+from builders.mioh_llm_context import rewrite_contexts
 from builders.run import code_version, file_sha256, open_build
 from builders.seeding import rng
 from filters.base import FilterStats
+from filters.clip import ClipConfig, ClipUnavailable, add_clip_arguments, load_scorer
 from filters.cooccurrence import HardNegativeThresholds
 from filters.geometry import GeometryThresholds
 from sources.errors import ConfigError
@@ -110,6 +115,24 @@ class MiohConfig:
     count_scope: str = "image"
     max_attempts: int = 200
     progress: bool = True
+    # CLIP mining (filters/clip.py; the same names as its --clip-* options)
+    clip_model: str = "ViT-B-32"
+    clip_pretrained: str | None = "openai"
+    clip_checkpoint: str | None = None
+    clip_device: str = "auto"
+    clip_batch_size: int = 64
+    clip_workers: int | None = None
+    clip_low_z: float = -1.5
+    clip_high_z: float = 1.5
+    clip_download: bool = False
+    no_clip: bool = False
+    # LLM writer of misleading contexts (builders/llm.py; the same names as its --llm-* options)
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_concurrency: int = 4
+    llm_timeout: float = 60.0
+    llm_retries: int = 5
+    llm_max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.n_images not in IMAGE_LADDER:
@@ -147,6 +170,23 @@ class MiohConfig:
 
     def build_name(self) -> str:
         return self.name or f"n{self.n_images}-seed{self.seed}"
+
+    def clip_config(self) -> ClipConfig:
+        return ClipConfig.from_args(SimpleNamespace(**asdict(self)), cache_dir=self.resolved_cache_dir())
+
+    def llm_config(self) -> LLMConfig:
+        return LLMConfig.from_args(SimpleNamespace(**asdict(self)), cache_dir=self.resolved_cache_dir())
+
+    def resolved_cache_dir(self) -> str:
+        from sources.demo import default_cache_dir
+
+        return str(Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir())
+
+    def as_record(self) -> dict[str, Any]:
+        """The config for build.json: no progress flag, and the LLM endpoint without credentials."""
+        out = {k: v for k, v in asdict(self).items() if k != "progress"}
+        out["llm_base_url"] = self.llm_config().to_dict()["base_url"]
+        return out
 
 
 # ------------------------------------------------------------------------------------------------- sources
@@ -252,6 +292,8 @@ class MiohBuilder:
                 difficulty = "easy" if not lab.hard else ("hard_positive" if lab.status == "pos" else "hard_negative")
                 entry.update(label=lab.status, difficulty=difficulty, signal=lab.signal,
                              score=None if lab.score is None else round(float(lab.score), 6))
+                if lab.clip_z is not None:
+                    entry["clip_z"] = round(float(lab.clip_z), 4)
             if self.task == "counting":
                 entry["count"] = self.pools.count(img, spec.probe)
             out.append(entry)
@@ -385,6 +427,46 @@ def _jsonable_probe(probe: Any) -> Any:
     return list(probe) if isinstance(probe, tuple) else probe
 
 
+class ClipStage:
+    """The optional CLIP stage: scorer loading, the skip notice, and what build.json says about it."""
+
+    def __init__(self, config: MiohConfig, stats: dict[str, Any]) -> None:
+        self.config = config
+        self.scorer: Any = None
+        self.skipped: str | None = None
+        if config.no_clip:
+            self.skipped = "--no-clip given"
+            return
+        try:
+            self.scorer = load_scorer(config.clip_config())
+        except ClipUnavailable as exc:
+            self._skip(str(exc))
+
+    def _skip(self, reason: str) -> None:
+        self.skipped = reason
+        self.scorer = None
+        stderr.print(f"CLIP stage skipped: {reason} (geometry and co-occurrence signals still run)",
+                     markup=False, style="yellow")
+
+    def pools(self, records: RecordSet, pool_config, filter_stats: FilterStats, task_bar, with_attributes: bool) -> Pools:
+        """Pools of ``records``, with CLIP signals when a scorer is available (it may still fail on first use)."""
+        progress = task_bar(f"pools: {records.source}", len(records.images))
+        if self.scorer is not None:
+            cfg = self.config
+            try:
+                return Pools(records, pool_config, filter_stats, progress=progress, clip=lambda incidence: compute_signals(
+                    self.scorer, records, incidence, cfg.clip_low_z, cfg.clip_high_z, with_attributes))
+            except ClipUnavailable as exc:
+                self._skip(str(exc))
+                filter_stats.__init__()  # type: ignore[misc]  # the failed pass must not count twice
+        return Pools(records, pool_config, filter_stats, progress=progress)
+
+    def record(self) -> dict[str, Any]:
+        if self.scorer is None:
+            return {"ran": False, "skipped": self.skipped}
+        return {"ran": True, "config": self.config.clip_config().to_dict(), **self.scorer.describe()}
+
+
 # ------------------------------------------------------------------------------------------ quality report
 
 
@@ -420,6 +502,19 @@ def mioh_quality(items: Sequence[Item], pools_by_task: dict[str, Pools], seed: i
                 idx = pools.index_of(img["id"])
                 area = pools.max_relative_area(idx, it.provenance["probe"])
                 (hp_area if img["difficulty"] == "hard_positive" else easy_area).append(area)
+    clip_images = [(it.pressure, img) for it in items for img in it.provenance["images"] if "clip_z" in img]
+    if clip_images:
+        pools = next(iter(pools_by_task.values()))
+        absent = pools.clip.absent_z[~np.isnan(pools.clip.absent_z)] if pools.clip is not None else np.array([])
+        random_absent = sample_rng.choice(absent, size=min(1000, absent.size), replace=False) if absent.size else absent
+        out["clip_z"] = {
+            "hard_negative_chosen_mean": _mean([img["clip_z"] for p, img in clip_images
+                                                if p == "hard_negative" and img.get("difficulty") == "hard_negative"]),
+            "random_absent_mean": _mean(list(random_absent)),
+            "hard_positive_mean": _mean([img["clip_z"] for p, img in clip_images if img.get("difficulty") == "hard_positive"]),
+            "easy_positive_mean": _mean([img["clip_z"] for p, img in clip_images
+                                         if img.get("label") == "pos" and img.get("difficulty") == "easy"]),
+        }
     out["hard_positive_relative_area"] = {
         "hard_positive_median": _median(hp_area),
         "easy_positive_median": _median(easy_area),
@@ -455,13 +550,14 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item
         for task in config.tasks if task not in sources
     ]
     filter_stats = FilterStats()
+    clip = ClipStage(config, stats)
     pools_by_task: dict[str, Pools] = {}
     by_source: dict[int, Pools] = {}
     for task, records in sources.items():
         if id(records) not in by_source:
-            by_source[id(records)] = Pools(
+            by_source[id(records)] = clip.pools(
                 records, config.pool_config(exhaustive_relations=records.source == "demo"), filter_stats,
-                progress=task_bar(f"pools: {records.source}", len(records.images)),
+                task_bar, with_attributes="attribute" in sources and sources["attribute"] is records,
             )
         pools_by_task[task] = by_source[id(records)]
     cells = [(t, q, p) for t in config.tasks if t in pools_by_task for q in QUESTION_TYPES for p in config.pressures]
@@ -479,7 +575,14 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item
                 "made": n_questions, "reasons": dict(sorted(result.failures.items())),
             })
         update(done, len(cells))
+    llm = config.llm_config()
+    if llm.enabled:
+        all_items, contexts = rewrite_contexts(all_items, make_client(llm))
+        stats["llm"] = {"writer": "llm", "config": llm.to_dict(), "contexts": contexts}
+    else:
+        stats["llm"] = {"writer": "template", "reason": "no --llm-model configured: contexts from templates"}
     stats.update(
+        clip=clip.record(),
         sources={rs.source: {"path": rs.path, "images": len(rs.images), "categories": len(rs.categories), "license": rs.license}
                  for rs in {id(r): r for r in sources.values()}.values()},
         filters=filter_stats.as_dict(),
@@ -508,7 +611,7 @@ def write_build(config: MiohConfig) -> tuple[Path, list[Item], dict[str, Any]]:
             "benchmark": BENCHMARK,
             "name": config.build_name(),
             "seed": config.seed,
-            "config": {k: v for k, v in asdict(config).items() if k != "progress"},
+            "config": config.as_record(),
             "code_version": code_version(),
             "input_hashes": stats["input_hashes"],
             "sources": [{"name": name, "path": info["path"], "license_note": info["license"]}
@@ -572,6 +675,8 @@ def parser() -> argparse.ArgumentParser:
     a("--count-scope", choices=("image", "category"), help="count limit over all objects of the image or the asked category (default image)")
     a("--max-attempts", type=int, help=f"samples tried per question before giving up (default {d.max_attempts})")
     a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
+    add_clip_arguments(p)
+    add_llm_arguments(p)
     return p
 
 
@@ -598,6 +703,7 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
         ["blind: most frequent / longest", f"{base['most_frequent_letter']:.1%} / {base['longest_option']:.1%}"],
         ["hard-neg P(obj|cue) chosen vs random", f"{hn['chosen_mean_p']} vs {hn['random_absent_mean_p']} (x{hn['lift']})"],
         ["hard-pos median rel. area vs easy", f"{hp['hard_positive_median']} vs {hp['easy_positive_median']}"],
+        *_service_rows(stats, q),
     ]))
     if stats["skipped"]:
         rows = []
@@ -611,11 +717,22 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
         stdout.print(table("Skipped", ["what", "made", "why"], rows))
 
 
+def _service_rows(stats: dict[str, Any], q: dict[str, Any]) -> list[list[str]]:
+    clip = stats["clip"]
+    rows = [["CLIP stage", "ran" if clip["ran"] else f"skipped: {clip['skipped'][:60]}"]]
+    if "clip_z" in q:
+        z = q["clip_z"]
+        rows.append(["CLIP z hard-neg vs random absent", f"{z['hard_negative_chosen_mean']} vs {z['random_absent_mean']}"])
+        rows.append(["CLIP z hard-pos vs easy pos", f"{z['hard_positive_mean']} vs {z['easy_positive_mean']}"])
+    llm = stats["llm"]
+    rows.append(["contexts written by", llm["writer"] + (f" {llm['contexts']}" if "contexts" in llm else "")])
+    return rows
+
+
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m builders.mioh``."""
-    args = parser().parse_args(argv)
-    config = config_from_args(MiohConfig, args)
+    config = parse_config(MiohConfig, parser(), argv)
     path, items, stats = write_build(config)
     print_summary(path, items, stats)
     return 0

@@ -28,8 +28,8 @@ Reading of the paper's rules, each a config option (``PoolConfig``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Hashable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Callable, Hashable, Mapping
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from filters.cooccurrence import (
 )
 from filters.geometry import Difficulty, GeometryThresholds, classify_image
 from sources.records import ImageRecord, RecordSet
+
+if TYPE_CHECKING:
+    from builders.mioh_clip import ClipSignals
 
 OPPOSITE_RELATIONS: Mapping[str, str] = {
     "left of": "right of",
@@ -68,6 +71,8 @@ class Label:
     """What made it hard: ``small``/``occluded``/``truncated``, ``cooccurrence``, ``attribute``, ``relation``, ``clip``."""
     score: float | None = None
     """The score behind the signal (relative area, occlusion, P(object | cue), CLIP z)."""
+    clip_z: float | None = None
+    """CLIP z-score of the pair when the CLIP stage ran (recorded whichever signal decided)."""
 
 
 EASY_POS = Label("pos")
@@ -163,7 +168,10 @@ class Pools:
         config: PoolConfig,
         stats: FilterStats,
         progress: Callable[[int, int], None] | None = None,
+        clip: Callable[[np.ndarray], "ClipSignals"] | None = None,
     ) -> None:
+        """``clip``, when given, computes CLIP signals from the image x category incidence (see
+        :mod:`builders.mioh_clip`); its hard pairs are OR-ed with geometry and co-occurrence."""
         self.records = records
         self.config = config
         self.stats = stats
@@ -182,6 +190,9 @@ class Pools:
         self.hard_negative = hard_negative_mask(scores, config.hard_negative) & ~self.incidence
         """Image x category: absent, and the present objects make it likely (all pairs scored at once)."""
         self.context_p = scores.p
+        self.clip: ClipSignals | None = clip(self.incidence) if clip is not None else None
+        self.absent_hard = self.hard_negative | (self.clip.hard_absent_mask() if self.clip else False)
+        """Image x category: a hard negative by co-occurrence or by CLIP."""
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
 
@@ -190,8 +201,19 @@ class Pools:
     def absent_label(self, img: int, category: str) -> Label:
         """An absent category: a hard negative when what is present makes it likely (co-occurrence)."""
         c = self._cat_index[category]
-        hard = bool(self.hard_negative[img, c])
-        return Label("neg", hard, "cooccurrence" if hard else None, float(self.context_p[img, c]))
+        cooc = bool(self.hard_negative[img, c])
+        z = self.clip.category_z(img, category) if self.clip else None
+        if cooc or not self.absent_hard[img, c]:
+            return Label("neg", cooc, "cooccurrence" if cooc else None, float(self.context_p[img, c]), z)
+        return Label("neg", True, "clip", z, z)
+
+    def _with_clip(self, label: Label, z: float | None) -> Label:
+        """A positive made hard by an abnormally low CLIP similarity when geometry did not already."""
+        if z is None:
+            return label
+        if not label.hard and self.clip is not None and z <= self.clip.low_z:
+            return Label("pos", True, "clip", z, z)
+        return replace(label, clip_z=z)
 
     def existence(self, img: int, category: str) -> Label | None:
         state = self.facts[img].categories.get(category)
@@ -199,7 +221,8 @@ class Pools:
             return self.absent_label(img, category)
         if state.undecidable:
             return None
-        return Label("pos", state.hard, state.signal, state.score)
+        z = self.clip.category_z(img, category) if self.clip else None
+        return self._with_clip(Label("pos", state.hard, state.signal, state.score), z)
 
     def count(self, img: int, category: str) -> int | None:
         """How many instances of ``category`` the image shows, or ``None`` when it cannot be counted."""
@@ -222,7 +245,8 @@ class Pools:
         if n == 0:
             return self.absent_label(img, category)
         hard = self.facts[img].any_hard.get(category)
-        return Label("pos", True, hard[0], hard[1]) if hard else EASY_POS
+        z = self.clip.category_z(img, category) if self.clip else None
+        return self._with_clip(Label("pos", True, hard[0], hard[1]) if hard else EASY_POS, z)
 
     def attribute(self, img: int, probe: tuple[str, str]) -> Label | None:
         attribute, category = probe
@@ -237,10 +261,11 @@ class Pools:
         with_attr = [i for i in usable if attribute in i.attributes]
         if with_attr:
             diffs = [facts.difficulty[i.id] for i in with_attr]
+            z = self.clip.attribute_z(img, probe) if self.clip else None
             if all(d.level == "hard" for d in diffs):
                 signal, score = _geometry_signal(diffs[0])
-                return Label("pos", True, signal, score)
-            return EASY_POS
+                return self._with_clip(Label("pos", True, signal, score), z)
+            return self._with_clip(EASY_POS, z)
         kind = self.records.attribute_types.get(attribute)
         if any(i.iscrowd for i in insts) or any(facts.difficulty[i.id].level == "drop" for i in insts):
             return None
@@ -364,7 +389,7 @@ class Pools:
             if task == "position":
                 out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(missing).tolist())
             else:
-                hard = self.hard_negative[:, idx[0]]
+                hard = self.absent_hard[:, idx[0]]
                 out[("neg", True)] = sorted(out[("neg", True)] + np.flatnonzero(missing & hard).tolist())
                 out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(missing & ~hard).tolist())
             self._image_lists[key] = out  # type: ignore[assignment]
