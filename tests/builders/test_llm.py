@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import argparse
 import json
 import logging
@@ -22,9 +24,10 @@ from builders.llm import (
     redact_url,
 )
 from sources.errors import ConfigError
+from tests.conftest import require
 from tests.support.openai_stub import StubOpenAI
 
-pytest.importorskip("openai")
+require(importlib.util.find_spec("openai") is not None, "openai")
 
 KEY = "sk-mirage-test-SECRET-0123456789"
 SCHEMA = {"title": "answer", "type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}

@@ -8,6 +8,7 @@ scorer so the selection logic is checked exactly, without torch.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import socket
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import require
 from filters import clip_mining
 from filters.clip_mining import (
     ClipPair,
@@ -150,7 +152,7 @@ def test_each_image_is_scored_once_in_bounded_blocks(monkeypatch):
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    pytest.importorskip("open_clip")
+    require(importlib.util.find_spec("open_clip") is not None, "open_clip_torch")
     from tests.support.tiny_clip import register_tiny_clip
 
     return register_tiny_clip(tmp_path_factory.mktemp("clip_configs"))
