@@ -1,0 +1,379 @@
+"""Decoders behind :mod:`sources.video`: decord, OpenCV and folders of frame images.
+
+Three ways to get frame ``i`` of a "video", all returning RGB ``uint8`` arrays of shape ``(h, w, 3)``:
+
+* **decord** (``decord.VideoReader.get_batch``): seeks through the container index and decodes only from the
+  key frame before each wanted frame; the default where it is installed (it is the fastest, see
+  ``benchmarks/bench_frames.py``). It is an optional extra: imported here only when used.
+* **OpenCV** (``cv2.VideoCapture``): seeks with ``CAP_PROP_POS_FRAMES`` when the next wanted frame is more than
+  :data:`SEEK_GAP` frames ahead and grabs forward otherwise (a grab decodes without the colour conversion, so it
+  is cheaper than a seek that re-decodes a whole group of pictures). After every seek the position OpenCV
+  reports is checked; a file where seeking is not frame-accurate (variable frame rate, broken index) is read
+  again sequentially, which is slow but right. This is the working default without decord.
+* **frame folders**: a directory of images (robot episodes, comic panels) in natural order (``frame2`` before
+  ``frame10``), read with Pillow.
+
+Both video backends decode through FFmpeg and return identical pixels for the same file and indices (tested
+for MJPG, MPEG-4 part 2 "mp4v" and FFV1; see ``tests/sources/test_video.py``).
+
+Everything a user can get wrong (a missing, empty, corrupt or truncated file; a frame past the end) raises a
+:class:`~sources.errors.SourceError` whose one line names the file and the problem.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from .errors import ConfigError, SourceError
+
+VIDEO_SUFFIXES: tuple[str, ...] = (".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg")
+"""File name endings read as video files."""
+IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
+"""File name endings read as frames of a frame folder."""
+BACKENDS: tuple[str, ...] = ("auto", "decord", "opencv")
+FOLDER_BACKEND = "frames"
+"""What :func:`resolve_backend` reports for a frame folder (neither decoder is involved)."""
+SEEK_GAP = 16
+"""OpenCV grabs forward instead of seeking when the next wanted frame is at most this many frames ahead: a seek
+decodes again from the previous key frame (MPEG-4 groups are typically 12-250 frames), a grab decodes one."""
+INSTALL_HINT = "pip install opencv-python-headless (or: pip install 'mirage-bench[video]')"
+
+
+class VideoInfo(NamedTuple):
+    """What :func:`probe` learns about a video; a plain tuple ``(frame_count, fps, width, height)``."""
+
+    frame_count: int
+    fps: float | None
+    """Frames per second; ``None`` for frame folders and files that do not say."""
+    width: int
+    height: int
+
+
+# --- names and folders ----------------------------------------------------------------------------------
+
+
+def natural_key(name: str) -> tuple[Any, ...]:
+    """Sort key that orders digit runs by value: ``panel2`` before ``panel10``, ``a-9`` before ``a-10``."""
+    parts = re.split(r"(\d+)", name.lower())
+    return tuple((0, int(p), p) if p.isdigit() else (1, 0, p) for p in parts if p != "")
+
+
+def frame_images(folder: str | Path) -> list[Path]:
+    """The image files directly inside ``folder``, in natural order (hidden files ignored)."""
+    root = Path(folder)
+    files = [p for p in root.iterdir()
+             if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES and not p.name.startswith(".")]
+    return sorted(files, key=lambda p: natural_key(p.name))
+
+
+def is_video_file(path: str | Path) -> bool:
+    """True for a file whose name ends in one of :data:`VIDEO_SUFFIXES`."""
+    p = Path(path)
+    return p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES and not p.name.startswith(".")
+
+
+# --- availability ---------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def have_decord() -> bool:
+    """True when ``import decord`` works (it has Linux/Windows x86-64 wheels only)."""
+    try:
+        import decord  # noqa: F401
+    except Exception:  # ImportError, or a broken native library
+        return False
+    return True
+
+
+@lru_cache(maxsize=None)
+def have_opencv() -> bool:
+    """True when ``import cv2`` works."""
+    try:
+        import cv2  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def resolve_backend(backend: str) -> str:
+    """``"decord"`` or ``"opencv"`` for a backend name; ``"auto"`` picks decord where installed.
+
+    A :class:`ConfigError` names the valid choices for an unknown name and the install line for a missing one.
+    """
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown video backend {backend!r}; valid: {', '.join(BACKENDS)}")
+    if backend == "auto":
+        if have_decord():
+            return "decord"
+        if have_opencv():
+            return "opencv"
+        raise ConfigError(f"no video decoder is installed: {INSTALL_HINT}")
+    if backend == "decord" and not have_decord():
+        raise ConfigError("video backend 'decord' is not installed: pip install decord (x86-64 only)")
+    if backend == "opencv" and not have_opencv():
+        raise ConfigError(f"video backend 'opencv' is not installed: {INSTALL_HINT}")
+    return backend
+
+
+# --- probing --------------------------------------------------------------------------------------------
+
+
+def probe(path: str | Path) -> VideoInfo:
+    """``(frame_count, fps, width, height)`` of a video file or a frame folder.
+
+    The frame count is verified, not trusted: OpenCV's ``CAP_PROP_FRAME_COUNT`` comes from the container header
+    (or duration x fps) and is wrong for truncated files and some containers. The count ``n`` is accepted when
+    frame ``n - 1`` decodes and nothing follows it; otherwise the frames are counted by grabbing them all.
+    Uses OpenCV where installed (decord's ``len`` is taken from the index and is not re-checked), else decord.
+    """
+    p = _existing(path)
+    if p.is_dir():
+        return _probe_folder(p)
+    if have_opencv():
+        return _probe_opencv(p)
+    if have_decord():
+        return _probe_decord(p)
+    raise ConfigError(f"no video decoder is installed: {INSTALL_HINT}")
+
+
+def _existing(path: str | Path) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise SourceError(p, "", "video file not found")
+    if p.is_file() and p.stat().st_size == 0:
+        raise SourceError(p, "", "video file is empty (zero-length)")
+    return p
+
+
+def _probe_folder(folder: Path) -> VideoInfo:
+    files = frame_images(folder)
+    if not files:
+        raise SourceError(folder, "", f"frame folder holds no images ({', '.join(IMAGE_SUFFIXES)})")
+    height, width = _read_image(files[0]).shape[:2]
+    return VideoInfo(len(files), None, width, height)
+
+
+def _open_cv(path: Path) -> Any:
+    import cv2
+
+    cap = cv2.VideoCapture(str(path))
+    if not cap.isOpened():
+        cap.release()
+        raise SourceError(path, "", "cannot open video (corrupt, truncated or not a video file)")
+    return cap
+
+
+def _probe_opencv(path: Path) -> VideoInfo:
+    import cv2
+
+    cap = _open_cv(path)
+    try:
+        claimed = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+        fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+        width, height = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
+        count = claimed if claimed > 0 and _last_frame_is(cap, claimed - 1) else None
+    finally:
+        cap.release()
+    if count is None:
+        count = _count_frames_opencv(path)
+    if count == 0:
+        raise SourceError(path, "", "video has no decodable frames (zero-length or corrupt)")
+    return VideoInfo(count, fps if fps > 0 else None, width, height)
+
+
+def _last_frame_is(cap: Any, index: int) -> bool:
+    """True when frame ``index`` decodes and no frame follows it."""
+    import cv2
+
+    cap.set(cv2.CAP_PROP_POS_FRAMES, index)
+    ok, _ = cap.read()
+    return bool(ok) and int(cap.get(cv2.CAP_PROP_POS_FRAMES)) == index + 1 and not cap.grab()
+
+
+def _count_frames_opencv(path: Path) -> int:
+    cap = _open_cv(path)
+    try:
+        count = 0
+        while cap.grab():
+            count += 1
+        return count
+    finally:
+        cap.release()
+
+
+def _probe_decord(path: Path) -> VideoInfo:
+    reader = _open_decord(path)
+    count = len(reader)
+    if count == 0:
+        raise SourceError(path, "", "video has no decodable frames (zero-length or corrupt)")
+    height, width = reader[0].shape[:2]
+    fps = float(reader.get_avg_fps() or 0.0)
+    return VideoInfo(count, fps if fps > 0 else None, int(width), int(height))
+
+
+def _open_decord(path: Path) -> Any:
+    import decord
+
+    try:
+        return decord.VideoReader(str(path), ctx=decord.cpu(0))
+    except Exception as e:  # decord raises DECORDError / RuntimeError with a long FFmpeg message
+        raise SourceError(path, "", "cannot open video (corrupt, truncated or not a video file)") from e
+
+
+# --- reading --------------------------------------------------------------------------------------------
+
+
+def read_frames(path: str | Path, indices: Sequence[int], backend: str = "auto") -> list[np.ndarray]:
+    """Frames ``indices`` (any order, repeats allowed) of a video file or frame folder, as RGB ``uint8``
+    ``(h, w, 3)`` arrays in the order asked.
+
+    ``backend`` is ``"auto"`` (decord where installed, else OpenCV), ``"decord"`` or ``"opencv"``; it is ignored
+    for frame folders. A frame that cannot be decoded (past the end, a truncated file) is a
+    :class:`SourceError`; nothing is returned partially.
+    """
+    p = _existing(path)
+    wanted = _check_indices(p, indices)
+    if not wanted:
+        return []
+    if p.is_dir():
+        return _read_folder(p, wanted, list(indices))
+    name = resolve_backend(backend)
+    frames = _read_decord(p, wanted) if name == "decord" else _read_opencv(p, wanted)
+    return [frames[i] for i in indices]
+
+
+def _check_indices(path: Path, indices: Sequence[int]) -> list[int]:
+    """The distinct indices in increasing order; a :class:`SourceError` for a negative or non-integer one."""
+    for i in indices:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or i < 0:
+            raise SourceError(path, "", f"frame index {i!r} is not a non-negative integer")
+    return sorted({int(i) for i in indices})
+
+
+def _read_folder(folder: Path, wanted: list[int], indices: list[int]) -> list[np.ndarray]:
+    files = frame_images(folder)
+    if wanted[-1] >= len(files):
+        raise SourceError(folder, f"frame {wanted[-1]}", f"past the end: the folder holds {len(files)} images")
+    frames = {i: _read_image(files[i]) for i in wanted}
+    return [frames[int(i)] for i in indices]
+
+
+def _read_image(path: Path) -> np.ndarray:
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
+    except (OSError, UnidentifiedImageError) as e:
+        raise SourceError(path, "", f"cannot read image: {e}") from e
+
+
+def _read_decord(path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
+    reader = _open_decord(path)
+    if wanted[-1] >= len(reader):
+        raise SourceError(path, f"frame {wanted[-1]}", f"past the end: the video has {len(reader)} frames")
+    try:
+        batch = reader.get_batch(wanted)
+    except Exception as e:
+        raise SourceError(path, "", f"cannot decode frames (corrupt or truncated video): {_first_line(e)}") from e
+    array = batch.asnumpy() if hasattr(batch, "asnumpy") else np.asarray(batch)  # a global bridge may be set
+    return {i: np.ascontiguousarray(array[k]) for k, i in enumerate(wanted)}
+
+
+def _read_opencv(path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
+    """Seek-or-grab reading (see the module docstring); sequential re-read when a seek proves inaccurate."""
+    import cv2
+
+    cap = _open_cv(path)
+    try:
+        frames: dict[int, np.ndarray] = {}
+        position = 0  # the index of the frame the next read() returns
+        for index in wanted:
+            if index - position > SEEK_GAP:
+                cap.set(cv2.CAP_PROP_POS_FRAMES, index)
+                if int(cap.get(cv2.CAP_PROP_POS_FRAMES)) != index:
+                    return read_sequential(path, wanted)
+                position = index
+            while position < index:
+                if not cap.grab():
+                    raise _past_end(path, index, position)
+                position += 1
+            ok, frame = cap.read()
+            if not ok:
+                raise _past_end(path, index, position)
+            frames[index] = cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)
+            position += 1
+        return frames
+    finally:
+        cap.release()
+
+
+def read_sequential(path: str | Path, wanted: Sequence[int]) -> dict[int, np.ndarray]:
+    """Decode every frame from the start and keep the wanted ones (OpenCV): the slow, always-right reference,
+    and the fallback when seeking is not frame-accurate."""
+    import cv2
+
+    p = Path(path)
+    keep = set(int(i) for i in wanted)
+    last = max(keep) if keep else -1
+    cap = _open_cv(p)
+    try:
+        frames: dict[int, np.ndarray] = {}
+        for index in range(last + 1):
+            if index in keep:
+                ok, frame = cap.read()
+                if ok:
+                    frames[index] = cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)
+            else:
+                ok = cap.grab()
+            if not ok:
+                raise _past_end(p, last, index)
+        return frames
+    finally:
+        cap.release()
+
+
+def _past_end(path: Path, index: int, decoded: int) -> SourceError:
+    return SourceError(path, f"frame {index}",
+                       f"cannot decode it (only {decoded} frames could be read: past the end, truncated or corrupt)")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0][:200] if text else type(e).__name__
+
+
+# --- writing --------------------------------------------------------------------------------------------
+
+
+def write_video(path: str | Path, frames: Any, fps: float, fourcc: str = "MJPG") -> int:
+    """Write RGB ``uint8`` frames (an iterable of equal-sized ``(h, w, 3)`` arrays) as a video with OpenCV.
+
+    Used by the demo videos, the tests and the benchmark, which all make their own videos instead of shipping
+    any. ``fourcc`` is the codec: ``"FFV1"`` (lossless, in ``.avi``/``.mkv``), ``"MJPG"`` (``.avi``) or ``"mp4v"``
+    (``.mp4``). Returns the number of frames written; a :class:`ConfigError` when OpenCV cannot encode it.
+    """
+    if not have_opencv():
+        raise ConfigError(f"writing videos needs OpenCV: {INSTALL_HINT}")
+    import cv2
+
+    writer = None
+    count = 0
+    try:
+        for frame in frames:
+            if writer is None:
+                height, width = frame.shape[:2]
+                writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*fourcc), float(fps), (width, height))
+                if not writer.isOpened():
+                    raise ConfigError(f"OpenCV cannot write {fourcc!r} video to {path}")
+            writer.write(cv2.cvtColor(np.ascontiguousarray(frame, dtype=np.uint8), cv2.COLOR_RGB2BGR))
+            count += 1
+    finally:
+        if writer is not None:
+            writer.release()
+    return count
