@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from annotation.errors import AnnotationError
-from sources.errors import MirageError
+from builders.cli import exit_on_error
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TOKEN_ENVS = ("LABEL_STUDIO_API_KEY", "LABEL_STUDIO_TOKEN")
@@ -242,22 +242,16 @@ def cmd_pull(args: argparse.Namespace) -> int:
     return 0
 
 
+@exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Entry point of ``python -m annotation``."""
+    args = build_parser().parse_args(argv)
     try:
         return {"serve": cmd_serve, "push": cmd_push, "pull": cmd_pull}[args.command](args)
-    except MirageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except ModuleNotFoundError as exc:
         if exc.name in ("requests", "rich"):
-            print(f"error: {exc.name} is missing: pip install 'mirage-bench[annotation]'", file=sys.stderr)
-            return 2
+            raise AnnotationError(f"{exc.name} is missing: pip install 'mirage-bench[annotation]'") from None
         raise
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def exit_on_error(main: Callable[[Sequence[str] | None], int]) -> Callable[[Sequ
             print(f"error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
-            print("interrupted: no build was written", file=sys.stderr)
+            print("interrupted: nothing half-written was left behind", file=sys.stderr)
             return 130
 
     wrapped.__doc__ = main.__doc__

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import time
 from collections import Counter
 from types import SimpleNamespace

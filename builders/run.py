@@ -13,7 +13,6 @@ Layout (ARCHITECTURE.md, "A build")::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from builders.items import Item, write_items
+from sources.hashing import file_sha256  # noqa: F401  (re-exported: builders hash their inputs)
 
 CODE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,15 +46,6 @@ def code_version() -> str:
             return version("mirage-bench")
         except PackageNotFoundError:
             return "unknown"
-
-
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class BuildDir:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Sequence
 
+from builders.cli import exit_on_error
 from sources.errors import MirageError
 
 DESCRIPTION = """\
@@ -154,16 +154,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+@exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "release":
-            return cmd_release(args)
-        return cmd_publish(args)
-    except MirageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+    """Entry point of ``python -m data_cards``."""
+    args = build_parser().parse_args(argv)
+    return cmd_release(args) if args.command == "release" else cmd_publish(args)

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from builders.items import Item, read_items
 from sources.errors import MirageError
+from sources.hashing import file_sha256
 
 REVIEWED_STATUSES = ("keep", "fix")
 EMAIL_RE = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
@@ -40,14 +41,6 @@ class ReleaseInputs:
     input_files: dict[str, str] = field(default_factory=dict)
     """sha256 of the build files the release was made from (build.json, items.jsonl, review files)."""
     scrubber: "Scrubber | None" = None
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -154,20 +147,20 @@ def load_inputs(build_dir: str | Path, *, include_unreviewed: bool = False) -> R
     for key in ("benchmark", "name"):
         if not isinstance(build.get(key), str) or not build[key]:
             raise MirageError(f"{build_dir / 'build.json'}: missing or empty {key!r}")
-    input_files = {"build.json": sha256_file(build_dir / "build.json")}
+    input_files = {"build.json": file_sha256(build_dir / "build.json")}
     all_items = _read_items(build_dir / "items.jsonl")
-    input_files["items.jsonl"] = sha256_file(build_dir / "items.jsonl")
+    input_files["items.jsonl"] = file_sha256(build_dir / "items.jsonl")
 
     review_path, reviewed_path = build_dir / "review.json", build_dir / "reviewed.jsonl"
     review_raw: dict[str, Any] | None = None
     if review_path.exists():
         review_raw = _read_json(review_path)
-        input_files["review.json"] = sha256_file(review_path)
+        input_files["review.json"] = file_sha256(review_path)
         if not reviewed_path.exists():
             raise MirageError(
                 f"{reviewed_path}: missing although review.json exists; rerun `python -m annotation pull`"
             )
-        input_files["reviewed.jsonl"] = sha256_file(reviewed_path)
+        input_files["reviewed.jsonl"] = file_sha256(reviewed_path)
     elif not include_unreviewed:
         raise MirageError(
             f"{build_dir}: no review (review.json); run `python -m annotation pull` first, "

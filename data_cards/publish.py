@@ -25,8 +25,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
 from sources.errors import MirageError
+from sources.hashing import file_sha256
 
-from .inputs import sha256_file
 from .release import MANIFEST, SEMVER_RE
 
 REPO_TYPE = "dataset"
@@ -64,11 +64,11 @@ def load_release(release_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]
             raise MirageError(f"{release_dir}: {rel} is listed in manifest.json but missing")
         entry = listed[rel]
         size = path.stat().st_size
-        digest = sha256_file(path)
+        digest = file_sha256(path)
         if size != entry.get("size") or digest != entry.get("sha256"):
             raise MirageError(f"{path}: changed since the release was made (sha256 differs from manifest.json)")
         files.append({"path": rel, "size": size, "sha256": digest})
-    files.append({"path": MANIFEST, "size": manifest_path.stat().st_size, "sha256": sha256_file(manifest_path)})
+    files.append({"path": MANIFEST, "size": manifest_path.stat().st_size, "sha256": file_sha256(manifest_path)})
     return manifest, files
 
 

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sources.errors import MirageError
+from sources.hashing import file_sha256
 
-from .inputs import ReleaseInputs, load_inputs, sha256_file
+from .inputs import ReleaseInputs, load_inputs
 
 SEMVER_RE = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)"
@@ -59,7 +60,7 @@ def file_entries(root: Path, exclude: tuple[str, ...] = (MANIFEST,)) -> dict[str
         rel = path.relative_to(root).as_posix()
         if rel in exclude:
             continue
-        out[rel] = {"sha256": sha256_file(path), "size": path.stat().st_size}
+        out[rel] = {"sha256": file_sha256(path), "size": path.stat().st_size}
     return out
 
 

@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from filters.clip_cache import EmbeddingStore, file_sha256, model_key, text_key
+from filters.clip_cache import EmbeddingStore, model_key, text_key
 from filters.clip_mining import (  # re-exported: the flat public API
     ClipPair,
     MinedPair,
@@ -46,6 +46,7 @@ from filters.clip_mining import (  # re-exported: the flat public API
     similarity_matrix,
 )
 from sources.errors import ConfigError, MirageError, SourceError
+from sources.hashing import file_sha256
 
 __all__ = [
     "ClipConfig",

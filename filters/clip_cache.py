@@ -22,6 +22,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from sources.hashing import file_sha256
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS emb (
     model TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,
@@ -42,15 +44,6 @@ def model_key(identity: Mapping[str, Any]) -> str:
 def text_key(text: str) -> str:
     """Cache key of a prompt."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    """sha256 of a file's bytes (the image's identity: renaming or copying it keeps its embedding)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 class EmbeddingStore:
