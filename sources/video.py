@@ -51,7 +51,8 @@ from .video_backends import (
 
 __all__ = [
     "BACKENDS", "IMAGE_SUFFIXES", "VIDEO_SUFFIXES", "DailyLife", "LastFramePerSecond", "Policy", "Robotics",
-    "SampledVideo", "Uniform", "VideoInfo", "VideoSkipped", "content_sha256", "frame_images", "have_decord",
+    "SampledVideo", "Uniform", "VideoInfo", "VideoSkipped", "content_sha256", "description_beside", "frame_images",
+    "have_decord",
     "have_opencv", "is_video_file", "natural_key", "policy_by_name", "policy_names", "probe", "read_frames",
     "resolve_backend", "sample_video",
 ]
@@ -62,6 +63,7 @@ META_FILE = "frames.json"
 """Written last inside a sampled-frames folder: its presence marks the folder complete."""
 PROBE_FILE = "probe.json"
 HASHES_DIR = "hashes"
+DESCRIPTION_FILE = "description.txt"
 
 
 class VideoSkipped(MirageError):
@@ -384,3 +386,21 @@ def content_sha256(path: str | Path, memo_dir: str | Path | None = None) -> str:
         memo.parent.mkdir(parents=True, exist_ok=True)
         _write_text_atomically(memo, value)
     return value
+
+
+# --- reference text beside a video -----------------------------------------------------------------------
+
+
+def description_beside(video: str | Path) -> str | None:
+    """The human description stored with a video, if any: ``<folder>/description.txt`` for a frame folder,
+    ``<name>.txt`` beside a video file. Robot and comic readers put it in ``meta["description"]`` so a builder
+    has a reference answer for sources that ship none (Mementos' own descriptions were written by people)."""
+    p = Path(video)
+    text_file = p / DESCRIPTION_FILE if p.is_dir() else p.with_suffix(".txt")
+    if not text_file.is_file():
+        return None
+    try:
+        text = text_file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise SourceError(text_file, "", f"cannot read description: {e}") from e
+    return text or None
