@@ -16,8 +16,10 @@ Choices where the paper is silent (each a config option):
   (Sec. 4.3: "0 to N challenging example may be included"; 0 would be an easy item);
 * "None of the above" is the answer of ``nota_share`` (20 %) of the items whose structure allows it;
 * answer positions are dealt in balanced shuffled blocks, so blind letter baselines stay at chance;
-* the misleading context of linguistic items is rendered offline from templates and checked to be false for the
-  images before use (an LLM writer plugs in later; the check stays).
+* the misleading context of linguistic items states a clause checked to be false for the images; templates word
+  it offline, or an LLM (``--llm-model``) rewrites it and the rewrite is checked again (template fallback);
+* CLIP signals (``--clip-*``) join geometry and co-occurrence when weights are on disk, else the stage is skipped
+  with a notice.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ import argparse
 import hashlib
 import time
 from collections import Counter
-from types import SimpleNamespace
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -216,7 +218,8 @@ def load_sources(config: MiohConfig, task_bar) -> dict[str, RecordSet]:
     return {task: rs for task, rs in loaded.items() if task in config.tasks}
 
 
-def input_hashes(config: MiohConfig, sources: dict[str, RecordSet]) -> dict[str, str]:
+def input_hashes(sources: dict[str, RecordSet]) -> dict[str, str]:
+    """sha256 of every annotation file read (generated sources are determined by their path and seed)."""
     hashes = {}
     for rs in {id(rs): rs for rs in sources.values()}.values():
         hashes[rs.path] = "generated" if rs.generated else "sha256:" + file_sha256(rs.path)
@@ -455,9 +458,8 @@ class ClipStage:
             try:
                 return Pools(records, pool_config, filter_stats, progress=progress, clip=lambda incidence: compute_signals(
                     self.scorer, records, incidence, cfg.clip_low_z, cfg.clip_high_z, with_attributes))
-            except ClipUnavailable as exc:
+            except ClipUnavailable as exc:  # raised before any image is measured: nothing counted twice
                 self._skip(str(exc))
-                filter_stats.__init__()  # type: ignore[misc]  # the failed pass must not count twice
         return Pools(records, pool_config, filter_stats, progress=progress)
 
     def record(self) -> dict[str, Any]:
@@ -590,7 +592,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item
         skipped=skipped + [{"cell": s} for s in shortfalls],
         quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
         seconds=round(time.perf_counter() - started, 2),
-        input_hashes=input_hashes(config, sources),
+        input_hashes=input_hashes(sources),
         generated_sources=[rs.source for rs in sources.values() if rs.generated],
     )
     yield from all_items

@@ -175,24 +175,25 @@ class Pools:
         self.records = records
         self.config = config
         self.stats = stats
-        self.cooc = CooccurrenceStats.from_records(records)
-        self.facts: list[ImageFacts] = []
-        for n, image in enumerate(records.images):
-            self.facts.append(ImageFacts(image, config, stats))
-            if progress:
-                progress(n + 1, len(records.images))
         self.categories = tuple(records.categories)
         self._cat_index = {c: k for k, c in enumerate(self.categories)}
         image_idx, category_idx = record_indices(records)
         self.incidence = incidence_matrix(image_idx, category_idx, len(records.images), len(self.categories))
         """Image x category: the category has at least one instance (crowd included) in the image."""
+        # CLIP first: if it turns out unavailable (weights unreadable), nothing has been counted yet.
+        self.clip: ClipSignals | None = clip(self.incidence) if clip is not None else None
+        self.cooc = CooccurrenceStats.from_incidence(self.incidence, self.categories)
         scores = self.cooc.context_scores(self.incidence)
         self.hard_negative = hard_negative_mask(scores, config.hard_negative) & ~self.incidence
         """Image x category: absent, and the present objects make it likely (all pairs scored at once)."""
         self.context_p = scores.p
-        self.clip: ClipSignals | None = clip(self.incidence) if clip is not None else None
         self.absent_hard = self.hard_negative | (self.clip.hard_absent_mask() if self.clip else False)
         """Image x category: a hard negative by co-occurrence or by CLIP."""
+        self.facts: list[ImageFacts] = []
+        for n, image in enumerate(records.images):
+            self.facts.append(ImageFacts(image, config, stats))
+            if progress:
+                progress(n + 1, len(records.images))
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
 
