@@ -228,7 +228,8 @@ def sample_video(
     Returns the cached frames, decoding only on a cache miss. Raises :class:`VideoSkipped` when the policy leaves
     the video out (always: that is selection, not an error) and, with ``on_error="skip"``, when the video cannot
     be read; with ``on_error="fail"`` an unreadable video raises :class:`SourceError`. ``cache_dir=None`` means
-    ``$MIRAGE_CACHE_DIR`` or ``~/.cache/mirage``.
+    ``$MIRAGE_CACHE_DIR`` or ``~/.cache/mirage``. The frame rate a record gives is used when the
+    file has none (frame folders), for ``last_per_second``.
     """
     if on_error not in ("skip", "fail"):
         raise ConfigError(f"on_error must be 'skip' or 'fail', got {on_error!r}")
@@ -236,9 +237,10 @@ def sample_video(
     if backend not in BACKENDS:
         raise ConfigError(f"unknown video backend {backend!r}; valid: {', '.join(BACKENDS)}")
     video_id, path = _identify(video)
+    known_fps = video.fps if isinstance(video, VideoRecord) else None
     root = _cache_root(cache_dir)
     try:
-        return _sample(video_id, path, chosen, root, backend)
+        return _sample(video_id, path, chosen, root, backend, known_fps)
     except SourceError as e:
         if on_error == "fail":
             raise
@@ -264,7 +266,8 @@ def _cache_root(cache_dir: str | Path | None) -> Path:
     return Path(cache_dir).expanduser() / FRAMES_DIR
 
 
-def _sample(video_id: str, path: Path, policy: Policy, root: Path, backend: str) -> SampledVideo:
+def _sample(video_id: str, path: Path, policy: Policy, root: Path, backend: str,
+            known_fps: float | None) -> SampledVideo:
     if not path.exists():
         raise SourceError(path, "", "video file not found")
     digest = content_sha256(path, root / HASHES_DIR)
@@ -274,6 +277,8 @@ def _sample(video_id: str, path: Path, policy: Policy, root: Path, backend: str)
     if hit is not None:
         return _sampled(video_id, target, hit, policy.name, digest, cached=True)
     info = _cached_probe(path, home)
+    if info.fps is None and known_fps:  # a frame folder has no rate of its own; its record may know it
+        info = info._replace(fps=float(known_fps))
     indices = policy.indices(info.frame_count, info.fps)
     decoder = FOLDER_BACKEND if path.is_dir() else resolve_backend(backend)
     frames = read_frames(path, indices, backend if decoder != FOLDER_BACKEND else "auto")
