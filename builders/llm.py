@@ -124,6 +124,26 @@ class LLMConfig:
         )
 
 
+@dataclass
+class LLMOptions:
+    """The ``--llm-*`` options as fields, for a builder's config to inherit.
+
+    Same names as the argparse destinations of :func:`add_llm_arguments`, so ``--config FILE.yaml`` and the
+    command line set them alike.
+    """
+
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_concurrency: int = LLMConfig.max_concurrency
+    llm_timeout: float = LLMConfig.timeout
+    llm_retries: int = LLMConfig.max_retries
+    llm_max_tokens: int | None = None
+
+    def llm_config(self, cache_dir: str | os.PathLike[str] | None) -> LLMConfig:
+        names = ("llm_base_url", "llm_model", "llm_concurrency", "llm_timeout", "llm_retries", "llm_max_tokens")
+        return LLMConfig.from_args(argparse.Namespace(**{n: getattr(self, n) for n in names}), cache_dir=cache_dir)
+
+
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``--llm-*`` options every builder that writes text with an LLM shares."""
     d = LLMConfig()

@@ -30,7 +30,6 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -67,13 +66,13 @@ from builders.mioh_render import (
     prioritize,
 )
 from builders import quality
-from builders.llm import LLMConfig, add_llm_arguments, make_client
+from builders.llm import LLMOptions, add_llm_arguments, make_client
 from builders.mioh_clip import compute_signals
 from builders.mioh_llm_context import rewrite_contexts
 from builders.run import code_version, file_sha256, open_build
 from builders.seeding import rng
 from filters.base import FilterStats
-from filters.clip import ClipConfig, ClipUnavailable, add_clip_arguments, load_scorer
+from filters.clip import ClipOptions, ClipUnavailable, add_clip_arguments, load_scorer
 from filters.cooccurrence import HardNegativeThresholds
 from filters.geometry import GeometryThresholds
 from sources.errors import ConfigError
@@ -84,8 +83,10 @@ TASK_SOURCE = {"existence": "coco_rem", "counting": "coco_rem", "attribute": "pa
 
 
 @dataclass
-class MiohConfig:
-    """Every option of a MIOH build (command line, ``--config FILE.yaml`` and tests use the same fields)."""
+class MiohConfig(ClipOptions, LLMOptions):
+    """Every option of a MIOH build (command line, ``--config FILE.yaml`` and tests use the same fields).
+
+    The ``clip_*`` and ``llm_*`` fields come from :class:`ClipOptions` and :class:`LLMOptions`."""
 
     n_images: int = 4
     n_questions: int = 5
@@ -116,24 +117,6 @@ class MiohConfig:
     count_scope: str = "image"
     max_attempts: int = 200
     progress: bool = True
-    # CLIP mining (filters/clip.py; the same names as its --clip-* options)
-    clip_model: str = "ViT-B-32"
-    clip_pretrained: str | None = "openai"
-    clip_checkpoint: str | None = None
-    clip_device: str = "auto"
-    clip_batch_size: int = 64
-    clip_workers: int | None = None
-    clip_low_z: float = -1.5
-    clip_high_z: float = 1.5
-    clip_download: bool = False
-    no_clip: bool = False
-    # LLM writer of misleading contexts (builders/llm.py; the same names as its --llm-* options)
-    llm_base_url: str | None = None
-    llm_model: str | None = None
-    llm_concurrency: int = 4
-    llm_timeout: float = 60.0
-    llm_retries: int = 5
-    llm_max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.n_images not in IMAGE_LADDER:
@@ -172,12 +155,6 @@ class MiohConfig:
     def build_name(self) -> str:
         return self.name or f"n{self.n_images}-seed{self.seed}"
 
-    def clip_config(self) -> ClipConfig:
-        return ClipConfig.from_args(SimpleNamespace(**asdict(self)), cache_dir=self.resolved_cache_dir())
-
-    def llm_config(self) -> LLMConfig:
-        return LLMConfig.from_args(SimpleNamespace(**asdict(self)), cache_dir=self.resolved_cache_dir())
-
     def resolved_cache_dir(self) -> str:
         from sources.demo import default_cache_dir
 
@@ -186,7 +163,7 @@ class MiohConfig:
     def as_record(self) -> dict[str, Any]:
         """The config for build.json: no progress flag, and the LLM endpoint without credentials."""
         out = {k: v for k, v in asdict(self).items() if k != "progress"}
-        out["llm_base_url"] = self.llm_config().to_dict()["base_url"]
+        out["llm_base_url"] = self.llm_config(self.resolved_cache_dir()).to_dict()["base_url"]
         return out
 
 
@@ -440,7 +417,7 @@ class ClipStage:
             self.skipped = "--no-clip given"
             return
         try:
-            self.scorer = load_scorer(config.clip_config())
+            self.scorer = load_scorer(config.clip_config(config.resolved_cache_dir()))
         except ClipUnavailable as exc:
             self._skip(str(exc))
 
@@ -465,7 +442,8 @@ class ClipStage:
     def record(self) -> dict[str, Any]:
         if self.scorer is None:
             return {"ran": False, "skipped": self.skipped}
-        return {"ran": True, "config": self.config.clip_config().to_dict(), **self.scorer.describe()}
+        config = self.config.clip_config(self.config.resolved_cache_dir())
+        return {"ran": True, "config": config.to_dict(), **self.scorer.describe()}
 
 
 # ------------------------------------------------------------------------------------------ quality report
@@ -576,7 +554,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item
                 "made": n_questions, "reasons": dict(sorted(result.failures.items())),
             })
         update(done, len(cells))
-    llm = config.llm_config()
+    llm = config.llm_config(config.resolved_cache_dir())
     if llm.enabled:
         all_items, contexts = rewrite_contexts(all_items, make_client(llm))
         stats["llm"] = {"writer": "llm", "config": llm.to_dict(), "contexts": contexts}

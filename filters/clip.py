@@ -27,7 +27,7 @@ import contextlib
 import difflib
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -122,6 +122,27 @@ class ClipConfig:
             high_z=ns.clip_high_z,
             enabled=not ns.no_clip,
         )
+
+
+@dataclass
+class ClipOptions:
+    """The ``--clip-*`` options as fields, for a builder's config to inherit (same names as the argparse
+    destinations of :func:`add_clip_arguments`, so config files and flags set them alike)."""
+
+    clip_model: str = ClipConfig.model
+    clip_pretrained: str | None = ClipConfig.pretrained
+    clip_checkpoint: str | None = None
+    clip_device: str = ClipConfig.device
+    clip_batch_size: int = ClipConfig.batch_size
+    clip_workers: int | None = None
+    clip_low_z: float = ClipConfig.low_z
+    clip_high_z: float = ClipConfig.high_z
+    clip_download: bool = False
+    no_clip: bool = False
+
+    def clip_config(self, cache_dir: str | os.PathLike[str] | None) -> ClipConfig:
+        names = [f.name for f in fields(ClipOptions)]
+        return ClipConfig.from_args(argparse.Namespace(**{n: getattr(self, n) for n in names}), cache_dir=cache_dir)
 
 
 def add_clip_arguments(parser: argparse.ArgumentParser) -> None:
