@@ -619,15 +619,15 @@ def parser() -> argparse.ArgumentParser:
         description="Build MIOH (multi-image object hallucination): 4 tasks x 3 question types x adversarial "
         "pressures, multiple-choice with 'None of the above'. Runs on the embedded demo world unless COCO-ReM / "
         "PACO / SVG files are given.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         argument_default=None,
     )
     d = MiohConfig()
     a = p.add_argument
     a("--n-images", type=int, choices=IMAGE_LADDER, help=f"images per question (default {d.n_images})")
     a("--n-questions", type=int, help=f"questions per (task, type, pressure) cell (default {d.n_questions})")
-    a("--tasks", nargs="+", choices=TASKS, help="tasks to build (default: all four)")
-    a("--pressures", nargs="+", choices=PRESSURES, help="pressures to build (default: all)")
+    a("--tasks", nargs="+", choices=TASKS, metavar="TASK", help=f"tasks to build: {', '.join(TASKS)} (default: all)")
+    a("--pressures", nargs="+", choices=PRESSURES, metavar="PRESSURE",
+      help=f"pressures to build: {', '.join(PRESSURES)} (default: all)")
     a("--n-options", type=int, help=f"object/number options before 'None of the above' (default {d.n_options})")
     a("--nota-share", type=float, help=f"share of eligible items answered by 'None of the above' (default {d.nota_share})")
     a("--seed", type=int, help=f"seed of every random choice (default {d.seed})")
