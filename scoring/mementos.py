@@ -1,0 +1,392 @@
+"""Mementos metrics: object and behaviour recall, precision and F1 after synonym mapping (paper Sec. 2.2).
+
+``python -m scoring.mementos --items BUILD_OR_RELEASE --predictions preds.jsonl [--graphs DIR] [--out report.json]``
+
+For every sequence with a prediction (JSONL lines ``{"id": item id, "prediction": description}``):
+
+1. keywords of the reference and of the prediction (:class:`builders.mementos_keywords.KeywordExtractor`): offline,
+   the reference lists stored in ``provenance.keywords`` (re-extracted when reviewers fixed the description) and
+   spaCy over the prediction; with ``--llm-model``, both lists from one answer to the paper's prompt, as the
+   authors' notebook does;
+2. predicted keywords replaced by the roots of the domain's synonym graph (:func:`scoring.synonyms.map_to_roots`;
+   behaviours also match two consecutive keywords, objects one, as the authors do);
+3. per sequence, over keyword *sets*: TP = |ref & pred|, FP = |pred - ref|, FN = |ref - pred|; recall, precision
+   and F1, each 0 when its denominator is 0 (the authors' convention, so a sequence with an empty list scores 0);
+4. means over sequences (macro, as the paper's ``np.mean``) per domain (Table 2) and over all, plus the breakdowns
+   of Figure 6 (recall and the rest against *episode length*, the number of reference behaviours, Sec. 2.1.3)
+   and against *sequence length*, the number of frames (Figure 2a).
+
+Sequences without a prediction are not scored and are counted as ``missing`` (scoring them as empty answers
+would mix "the model failed" with "the run was partial"); ids that are not Mementos items are an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from builders.cli import exit_on_error, stdout, table
+from builders.items import Item, read_items
+from filters.text import Keywords
+from scoring.synonyms import KINDS, SynonymGraph, load_graphs, map_to_roots
+from sources.errors import ConfigError
+
+BENCHMARK = "mementos"
+EPISODE_EDGES: tuple[int, ...] = (1, 4, 7, 10, 13)
+"""Episode-length buckets: 0, 1-3, 4-6, 7-9, 10-12, 13+ behaviours (the paper's lengths run 1 to 17)."""
+FRAME_EDGES: tuple[int, ...] = (1, 6, 11, 16, 21)
+"""Sequence-length buckets: 1-5, 6-10, 11-15, 16-20, 21+ frames (daily-life sequences have 5 to 25)."""
+PAIRS = {"objects": False, "behaviours": True}
+"""Whether two consecutive predicted keywords may match one root (the authors do it for behaviours only)."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What scoring needs of one Mementos item."""
+
+    id: str
+    domain: str
+    description: str
+    objects: tuple[str, ...]
+    behaviours: tuple[str, ...]
+    n_frames: int
+    stale_keywords: bool = False
+    """Reviewers fixed the description after the keywords were extracted: extract them again."""
+
+    def keywords(self) -> Keywords:
+        return Keywords(self.objects, self.behaviours)
+
+
+@dataclass(frozen=True)
+class ListScore:
+    tp: int
+    fp: int
+    fn: int
+    recall: float
+    precision: float
+    f1: float
+
+
+@dataclass(frozen=True)
+class SequenceScore:
+    id: str
+    domain: str
+    n_frames: int
+    episode_length: int
+    objects: ListScore
+    behaviours: ListScore
+    reference: Keywords
+    predicted: Keywords
+    mapped: Keywords
+
+
+# ------------------------------------------------------------------------------------------------- inputs
+
+
+def reference_of(item: Item) -> Reference:
+    kw = item.provenance.get("keywords") or {}
+    review = item.provenance.get("review") or {}
+    return Reference(
+        id=item.id,
+        domain=item.task,
+        description=item.answer,
+        objects=tuple(kw.get("objects", ())),
+        behaviours=tuple(kw.get("behaviours", ())),
+        n_frames=len(item.images),
+        stale_keywords=review.get("status") == "fix" or "keywords" not in item.provenance,
+    )
+
+
+def read_reference(path: str | Path) -> list[Reference]:
+    """Mementos items of a build dir, an ``items.jsonl``, or a release dir (``data/**/*.parquet``)."""
+    path = Path(path)
+    if path.is_dir() and (path / "items.jsonl").is_file():
+        items = read_items(path / "items.jsonl")
+    elif path.is_file():
+        try:
+            items = read_items(path)
+        except (ValueError, KeyError) as exc:
+            raise ConfigError(f"{path}: not an items.jsonl ({type(exc).__name__}: {exc})") from None
+    elif path.is_dir() and (path / "data").is_dir():
+        items = _release_items(path)
+    else:
+        raise ConfigError(f"{path}: neither a build dir, an items.jsonl nor a release dir")
+    refs = [reference_of(it) for it in items if it.benchmark == BENCHMARK]
+    if not refs:
+        raise ConfigError(f"{path}: holds no {BENCHMARK} items")
+    return refs
+
+
+def _release_items(path: Path) -> list[Item]:
+    from data_cards.export import read_columns
+
+    cols = read_columns(path, ["id", "benchmark", "task", "question_type", "pressure", "image_names", "question",
+                               "answer", "provenance"])
+    return [
+        Item(id=i, benchmark=b, task=t, question_type=q, pressure=p, images=tuple(names), question=qq, options=(),
+             answer=a, provenance=json.loads(prov) if prov else {})
+        for i, b, t, q, p, names, qq, a, prov in zip(*(cols[c] for c in cols))
+    ]
+
+
+def read_predictions(path: str | Path, references: Mapping[str, Reference]) -> dict[str, str]:
+    """``{id: prediction}`` from JSONL; unknown ids, malformed lines and duplicate ids are one-line errors."""
+    path = Path(path)
+    out: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: predictions file not found") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            item_id, text = str(row["id"]), row["prediction"]
+        except (ValueError, KeyError, TypeError):
+            raise ConfigError(f"{path}: line {n}: expected a JSON object with 'id' and 'prediction'") from None
+        if not isinstance(text, str):
+            raise ConfigError(f"{path}: line {n}: 'prediction' must be a string")
+        if item_id not in references:
+            raise ConfigError(f"{path}: line {n}: id {item_id!r} is not a {BENCHMARK} item of the reference")
+        if item_id in out:
+            raise ConfigError(f"{path}: line {n}: a second prediction for {item_id}")
+        out[item_id] = text
+    return out
+
+
+def predicted_keywords(
+    predictions: Mapping[str, str], references: Mapping[str, Reference], llm: Any = None
+) -> dict[str, Keywords]:
+    """Keywords of each prediction (spaCy offline, the paper's prompt with an LLM client), by id."""
+    return {i: kw for i, (_, kw) in keyword_pairs(predictions, references, llm).items()}
+
+
+def keyword_pairs(
+    predictions: Mapping[str, str], references: Mapping[str, Reference], llm: Any = None
+) -> dict[str, tuple[Keywords, Keywords]]:
+    """(reference keywords, predicted keywords) by id; see the module docstring for where each comes from."""
+    from builders.mementos_keywords import KeywordExtractor
+
+    extractor = KeywordExtractor(llm)
+    ids = sorted(predictions)
+    if extractor.uses_llm:
+        pairs = extractor.pairs([references[i].description for i in ids], [predictions[i] for i in ids])
+        return dict(zip(ids, pairs))
+    preds = extractor.references([predictions[i] for i in ids])
+    stale = [i for i in ids if references[i].stale_keywords]
+    fresh = dict(zip(stale, extractor.references([references[i].description for i in stale])))
+    return {i: (fresh.get(i) or references[i].keywords(), kw) for i, kw in zip(ids, preds)}
+
+
+# ------------------------------------------------------------------------------------------------ metrics
+
+
+def score_lists(reference: Iterable[str], predicted: Iterable[str]) -> ListScore:
+    """Set-based TP/FP/FN and recall, precision, F1 of one list (0 for an empty denominator)."""
+    ref, pred = set(reference), set(predicted)
+    tp, fp, fn = len(ref & pred), len(pred - ref), len(ref - pred)
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return ListScore(tp, fp, fn, recall, precision, f1)
+
+
+def score_sequence(
+    ref: Reference, reference: Keywords, predicted: Keywords, graphs: Mapping[tuple[str, str], SynonymGraph]
+) -> SequenceScore:
+    mapped = {}
+    scores = {}
+    for kind in KINDS:
+        r, p = getattr(reference, kind), getattr(predicted, kind)
+        mapped[kind] = tuple(map_to_roots(r, p, graphs.get((ref.domain, kind)), pairs=PAIRS[kind]))
+        scores[kind] = score_lists((_norm(x) for x in r), mapped[kind])
+    return SequenceScore(ref.id, ref.domain, ref.n_frames, len(reference.behaviours), scores["objects"],
+                         scores["behaviours"], reference, predicted, Keywords(mapped["objects"], mapped["behaviours"]))
+
+
+def _norm(word: str) -> str:
+    from filters.text import normalise_keyword
+
+    return normalise_keyword(word)
+
+
+METRICS = ("recall", "precision", "f1")
+
+
+def mean_scores(scores: Sequence[SequenceScore]) -> dict[str, Any]:
+    """Macro means over sequences: ``{"n": ..., "objects": {recall, precision, f1}, "behaviours": {...}}``."""
+    out: dict[str, Any] = {"n": len(scores)}
+    for kind in KINDS:
+        out[kind] = {
+            m: round(sum(getattr(getattr(s, kind), m) for s in scores) / len(scores), 6) if scores else 0.0
+            for m in METRICS
+        }
+    return out
+
+
+def bucket(value: int, edges: Sequence[int]) -> str:
+    """The label of the bucket of ``value``: below the first edge "0" (or "<e"), then "a-b", last "e+"."""
+    if value < edges[0]:
+        return str(value) if edges[0] == 1 else f"<{edges[0]}"
+    for lo, hi in zip(edges, edges[1:]):
+        if lo <= value < hi:
+            return f"{lo}-{hi - 1}" if hi - 1 > lo else str(lo)
+    return f"{edges[-1]}+"
+
+
+def breakdown(scores: Sequence[SequenceScore], attr: str, edges: Sequence[int]) -> dict[str, dict[str, Any]]:
+    """Per domain, per bucket of ``attr`` (``episode_length`` or ``n_frames``): :func:`mean_scores`."""
+    labels = [bucket(v, edges) for v in [0, *edges]]
+    out: dict[str, dict[str, Any]] = {}
+    for domain in sorted({s.domain for s in scores}):
+        rows = {}
+        for label in dict.fromkeys(labels):
+            group = [s for s in scores if s.domain == domain and bucket(getattr(s, attr), edges) == label]
+            if group:
+                rows[label] = mean_scores(group)
+        out[domain] = rows
+    return out
+
+
+@dataclass
+class Report:
+    by_domain: dict[str, Any]
+    overall: dict[str, Any]
+    by_episode_length: dict[str, Any]
+    by_frames: dict[str, Any]
+    missing: dict[str, int]
+    keywords: str
+    sequences: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def score(
+    references: Sequence[Reference],
+    predictions: Mapping[str, str],
+    graphs: Mapping[tuple[str, str], SynonymGraph],
+    llm: Any = None,
+) -> Report:
+    """The whole report (see the module docstring)."""
+    from builders.mementos_keywords import KeywordExtractor
+
+    refs = {r.id: r for r in references}
+    pairs = keyword_pairs(predictions, refs, llm)
+    scores = [score_sequence(refs[i], r, p, graphs) for i, (r, p) in sorted(pairs.items())]
+    domains = sorted({s.domain for s in scores})
+    missing: dict[str, int] = {}
+    for r in references:
+        if r.id not in predictions:
+            missing[r.domain] = missing.get(r.domain, 0) + 1
+    return Report(
+        by_domain={d: mean_scores([s for s in scores if s.domain == d]) for d in domains},
+        overall=mean_scores(scores),
+        by_episode_length=breakdown(scores, "episode_length", EPISODE_EDGES),
+        by_frames=breakdown(scores, "n_frames", FRAME_EDGES),
+        missing=dict(sorted(missing.items())),
+        keywords=KeywordExtractor(llm).method if scores else "none",
+        sequences=[
+            {"id": s.id, "domain": s.domain, "n_frames": s.n_frames, "episode_length": s.episode_length,
+             "objects": asdict(s.objects), "behaviours": asdict(s.behaviours),
+             "reference": s.reference.as_dict(), "predicted": s.predicted.as_dict(), "mapped": s.mapped.as_dict()}
+            for s in scores
+        ],
+    )
+
+
+# ------------------------------------------------------------------------------------------------ the CLI
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def print_report(report: Report, model: str = "") -> None:
+    cols = ["domain", "n", *(f"{k[:3]}. {m}" for k in ("object", "behaviour") for m in ("recall", "precision", "F1"))]
+    rows = [
+        [d, v["n"], *(_pct(v[k][m]) for k in KINDS for m in METRICS)]
+        for d, v in [*report.by_domain.items(), ("all", report.overall)]
+    ]
+    stdout.print(table(f"Mementos scores{' - ' + model if model else ''} (Table 2; keywords: {report.keywords})", cols, rows))
+    for title, data in (("episode length (reference behaviours)", report.by_episode_length),
+                        ("sequence length (frames)", report.by_frames)):
+        rows = [[f"{d} {label}", v["n"], _pct(v["objects"]["recall"]), _pct(v["behaviours"]["recall"]),
+                 _pct(v["objects"]["f1"]), _pct(v["behaviours"]["f1"])]
+                for d, buckets in data.items() for label, v in buckets.items()]
+        stdout.print(table(f"By {title} (Figure 6)", ["domain bucket", "n", "obj. recall", "beh. recall",
+                                                       "obj. F1", "beh. F1"], rows))
+    if report.missing:
+        stdout.print(f"not scored (no prediction): {report.missing}")
+
+
+def plot_recall_by_episode(report: Report, path: str | Path, model: str = "") -> Path:
+    """Figure 6's plot: object and behaviour recall against episode length, one line pair per domain."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for domain, buckets in report.by_episode_length.items():
+        labels = list(buckets)
+        for kind, style in (("objects", "-o"), ("behaviours", "--s")):
+            ax.plot(labels, [buckets[b][kind]["recall"] for b in labels], style, label=f"{domain} {kind}")
+    ax.set_xlabel("episode length (reference behaviours)")
+    ax.set_ylabel("recall")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"Recall by episode length{' - ' + model if model else ''}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def parser() -> argparse.ArgumentParser:
+    from builders.llm import add_llm_arguments
+
+    p = argparse.ArgumentParser(prog="python -m scoring.mementos", description=__doc__.split("\n\n")[0])
+    p.add_argument("--items", required=True, help="build dir, items.jsonl or release dir with the Mementos items")
+    p.add_argument("--predictions", required=True, help="JSONL of {\"id\": item id, \"prediction\": description}")
+    p.add_argument("--graphs", help="synonym graph directory (<domain>_<kind>.json); without: exact matches only")
+    p.add_argument("--out", help="write the report (JSON, with per-sequence keywords and scores) here")
+    p.add_argument("--figure", help="write Figure 6 (recall by episode length) as PNG here (needs matplotlib)")
+    p.add_argument("--model", default="", help="model name for the titles")
+    p.add_argument("--cache-dir", help="LLM response cache (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    add_llm_arguments(p)
+    return p
+
+
+@exit_on_error
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m scoring.mementos``."""
+    from builders.llm import LLMConfig, make_client
+    from sources.demo import default_cache_dir
+
+    ns = parser().parse_args(argv)
+    references = read_reference(ns.items)
+    predictions = read_predictions(ns.predictions, {r.id: r for r in references})
+    if not predictions:
+        raise ConfigError(f"{ns.predictions}: no predictions")
+    llm_config = LLMConfig.from_args(ns, cache_dir=Path(ns.cache_dir or default_cache_dir()))
+    report = score(references, predictions, load_graphs(ns.graphs), make_client(llm_config))
+    print_report(report, ns.model)
+    if ns.out:
+        Path(ns.out).write_text(json.dumps(report.as_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if ns.figure:
+        try:
+            print(f"figure: {plot_recall_by_episode(report, ns.figure, ns.model)}", file=sys.stderr)
+        except ImportError:
+            raise ConfigError("--figure needs matplotlib: pip install 'mirage-bench[release]'") from None
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
