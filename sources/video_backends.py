@@ -217,10 +217,12 @@ def _probe_decord(path: Path) -> VideoInfo:
 
 
 def _open_decord(path: Path) -> Any:
+    """A decord reader with one decoding thread: sparse sampling seeks before almost every frame, which flushes
+    FFmpeg's frame threads (no gain, measured), and builders parallelise over videos with processes instead."""
     import decord
 
     try:
-        return decord.VideoReader(str(path), ctx=decord.cpu(0))
+        return decord.VideoReader(str(path), ctx=decord.cpu(0), num_threads=1)
     except Exception as e:  # decord raises DECORDError / RuntimeError with a long FFmpeg message
         raise SourceError(path, "", "cannot open video (corrupt, truncated or not a video file)") from e
 
@@ -356,7 +358,9 @@ def write_video(path: str | Path, frames: Any, fps: float, fourcc: str = "MJPG")
 
     Used by the demo videos, the tests and the benchmark, which all make their own videos instead of shipping
     any. ``fourcc`` is the codec: ``"FFV1"`` (lossless, in ``.avi``/``.mkv``), ``"MJPG"`` (``.avi``) or ``"mp4v"``
-    (``.mp4``). Returns the number of frames written; a :class:`ConfigError` when OpenCV cannot encode it.
+    (``.mp4``; OpenCV's FFmpeg writer puts a key frame every 12 frames and ignores
+    ``VIDEOWRITER_PROP_KEY_INTERVAL`` for it). Returns the number of frames written; a :class:`ConfigError` when
+    OpenCV cannot encode it.
     """
     if not have_opencv():
         raise ConfigError(f"writing videos needs OpenCV: {INSTALL_HINT}")

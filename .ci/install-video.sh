@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Video decoders for sources/video.py (OpenCV, decord) and their tests; called by .ci/install. Idempotent: a second
+# run only checks that both import and that OpenCV can write the codecs the tests and the demo videos use.
+#
+# decord publishes manylinux x86-64 wheels only (decord 0.6.0, tag py3-none: it installs on Python 3.11 too);
+# eva-decord is a maintained fork with the same module name, tried when decord does not install. Without either,
+# sources/video.py still works through OpenCV, but CI must test both backends, so this script then fails.
+set -euo pipefail
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+
+if ! python -c "import cv2" 2>/dev/null; then
+  python -m pip install --quiet "opencv-python-headless>=4.8"
+fi
+if ! python -c "import decord" 2>/dev/null; then
+  python -m pip install --quiet "decord>=0.6" || python -m pip install --quiet "eva-decord>=0.6"
+fi
+
+python - <<'PY'
+import tempfile, os
+import cv2, decord, numpy as np
+
+with tempfile.TemporaryDirectory() as d:
+    for fourcc, suffix in (("MJPG", ".avi"), ("mp4v", ".mp4"), ("FFV1", ".avi")):
+        path = os.path.join(d, "probe" + suffix)
+        writer = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*fourcc), 10.0, (32, 32))
+        assert writer.isOpened(), f"OpenCV cannot write {fourcc} video"
+        writer.write(np.zeros((32, 32, 3), np.uint8))
+        writer.release()
+        assert len(decord.VideoReader(path)) == 1, f"decord cannot read {fourcc} video"
+print(f"video deps: opencv {cv2.__version__}, decord {decord.__version__}")
+PY
