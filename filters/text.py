@@ -8,10 +8,10 @@ no more than two words") and *behaviours* ("action words or phrases [that] only 
   most one noun-compound modifier in front ("robot arm"); adjectives are dropped ("metal toy" -> "toy", as in the
   paper's own example); abstract and image-talk nouns ("interaction", "left", "sequence", "frame") are not
   tangible and are left out;
-* behaviours: verb lemmas with their particles ("picks the toy up" -> "pick up") and directional adverbs
-  ("lean backward"), kept only when the verb is tied to a kept object (its subject or object, a noun it
+* behaviours: verb lemmas with their particles ("picks the toy up" -> "pick up"), kept only when the verb is tied to a kept object (its subject or object, a noun it
   modifies, or a third-person pronoun standing for one); conjoined and infinitive verbs share the subject of the
-  verb they hang on ("the arm picks up the block and places it").
+  verb they hang on ("the arm picks up the block and places it"); a verb the small model mistakes for a plural
+  noun after a compound ("the blue ring shrinks") is recovered (:func:`_misparsed_verbs`).
 
 Both lists are in text order without duplicates; the length of the behaviour list is the paper's *episode
 length* (Sec. 2.1.3). spaCy is an optional extra (``pip install 'mirage-bench[nlp]'``), imported on first use.
@@ -37,13 +37,24 @@ NON_TANGIBLE: frozenset[str] = frozenset(
     left right top bottom middle center centre side sides front back end beginning start edge corner area part
     place position direction way distance time moment moments second seconds minute minutes while day night
     interaction action actions motion movement movements reaction sign signs attention interest expression
-    emotion feeling mood attempt effort activity activities event events task process step steps series
+    clockwise counterclockwise anticlockwise emotion feeling mood attempt effort activity activities event events task process step steps series
     thing things something anything everything nothing object objects item items lot lots kind sort type
     number amount couple pair group bunch variety rest other others one ones reason way manner state
     disapproval intimidation excitement playfulness encounter halt distance surroundings environment setting
     """.split()
 )
 """Head nouns that are not tangible objects, or that talk about the images rather than what they show."""
+
+COLOURS: frozenset[str] = frozenset(
+    "red orange yellow green blue purple violet pink brown black white grey gray golden silver beige".split()
+)
+"""Colour words are never the first word of an object ("orange crescent" -> "crescent"), whatever their tag."""
+
+MOTION_VERBS: frozenset[str] = frozenset(
+    "move go come run walk roll slide fly swim drive ride travel climb jump fall rise float drift".split()
+)
+"""Verbs whose particle is only a direction ("moves up", "goes down"): the behaviour is the verb alone, so
+"moves up" matches a reference "move". Other particles make a different verb ("pick up", "look up", "sit down")."""
 
 LIGHT_VERBS: frozenset[str] = frozenset(
     """
@@ -53,15 +64,14 @@ LIGHT_VERBS: frozenset[str] = frozenset(
 )
 """Verbs that describe the picture or carry no behaviour of their own ("the images show ...", "appears to")."""
 
-DIRECTIONS: frozenset[str] = frozenset(
-    "up down out off away back backward backwards forward forwards over around in inside outside on onto".split()
-)
-"""Adverbs kept with a verb as a particle would be ("throw away", "lean backward", "turn around")."""
+SUBORDINATORS: frozenset[str] = frozenset("as while when until before after once since because".split())
+"""Words the parser may take for a preposition in front of a clause ("as the toy moves")."""
 
 PRONOUNS: frozenset[str] = frozenset("it he she they him her them itself himself herself themselves".split())
 """Third-person pronouns that stand for an object (no coreference is resolved: they tie a verb to *some* object)."""
 
-_ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "obj", "iobj", "dative", "attr", "agent", "oprd"})
+_ARG_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "obj", "iobj", "dative", "attr", "agent", "oprd", "compound"})
+"""Dependents a verb acts on or with ("compound": the small model's label for some subjects, "the square jumps")."""
 _MODIFIER_CLAUSES = frozenset({"acl", "relcl"})
 _SHARES_SUBJECT = frozenset({"conj", "xcomp", "advcl"})
 
@@ -117,34 +127,80 @@ def _dedupe(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(seen)
 
 
+def _is_noun(token: Any) -> bool:
+    """A common noun - or a lower-case word tagged as a proper noun, which the small model does to rarer nouns
+    ("pentagon", "crescent"); a real name is capitalised."""
+    return token.pos_ == "NOUN" or (token.pos_ == "PROPN" and token.text.islower())
+
+
 def _object_phrase(token: Any) -> str | None:
     """The object keyword a noun token stands for, or ``None`` when it is not a tangible head noun."""
-    if token.pos_ != "NOUN" or token.dep_ == "compound" or not token.is_alpha:
+    if not _is_noun(token) or not token.is_alpha:
+        return None
+    if token.dep_ == "compound" and token.head.pos_ != "VERB":  # a modifier; "square" of "square jumps" is not
         return None
     head = token.lemma_.lower()
     if head in NON_TANGIBLE or len(head) < 2:
         return None
+    if head in COLOURS and token.i + 1 < len(token.doc):
+        after = token.doc[token.i + 1]
+        if after.is_alpha and (after.pos_ in ("ADJ", "NOUN", "PROPN") or after.tag_ in ("VBN", "VBD")):
+            return None  # "an orange striped octagon": the colour of what follows
     before = token.doc[token.i - 1] if token.i > 0 else None
     if (
         before is not None
         and before.dep_ == "compound"
         and before.head.i == token.i
-        and before.pos_ == "NOUN"
+        and _is_noun(before)
         and before.is_alpha
         and before.lemma_.lower() not in NON_TANGIBLE
+        and before.lower_ not in COLOURS
     ):
         return f"{before.text.lower()} {head}"
     return head
 
 
 def _behaviour_phrase(verb: Any) -> str:
-    """``lemma`` plus particles and directional adverbs, in sentence order ("pick up", "lean backward")."""
-    extras = [
-        c for c in verb.children
-        if c.dep_ == "prt" or (c.dep_ == "advmod" and c.lower_ in DIRECTIONS)
-    ]
-    words = [verb.lemma_.lower()] + [c.lower_ for c in sorted(extras, key=lambda t: t.i)]
+    """``lemma`` plus its particles, in sentence order ("picks the toy up" -> "pick up"). Adverbs of direction
+    are left out ("moves down" -> "move"): they are not part of the verb, and a reference saying "move" should
+    match a description saying "moves to the left"."""
+    lemma = verb.lemma_.lower()
+    if lemma in MOTION_VERBS:
+        return lemma
+    words = [lemma] + [c.lower_ for c in sorted(verb.children, key=lambda t: t.i) if c.dep_ == "prt"]
     return " ".join(words)
+
+
+def _is_behaviour(verb: Any) -> bool:
+    """A content verb: not a light verb - except "appear" used on its own ("a dog appears", not "appears wary")."""
+    lemma = verb.lemma_.lower()
+    if lemma == "appear":
+        return not any(c.dep_ in ("xcomp", "oprd", "acomp", "attr", "ccomp") for c in verb.children)
+    return lemma not in LIGHT_VERBS
+
+
+def _misparsed_verbs(doc: Any) -> dict[int, Any]:
+    """Verbs the small English model tags as plural nouns: "The blue ring shrinks." parses as one noun phrase
+    "ring shrinks", "The purple square moves to the left." as "square" modifying "moves", "As the toy moves, ..."
+    as "as [the toy moves]". Returns ``{verb token index: subject token}`` for a plural noun (NNS) right after a
+    singular noun (or, in a sentence without any verb, an adjective) modifying it, when it heads its sentence or
+    follows a subordinating word ("as", "while", "when", ...) - never a noun a verb takes as object ("collects
+    coffee mugs" keeps its mugs)."""
+    out = {}
+    for t in doc:
+        if t.pos_ != "NOUN" or t.tag_ != "NNS" or t.i == 0:
+            continue
+        c = doc[t.i - 1]
+        if c.head.i != t.i or not c.is_alpha or c.lower_ in COLOURS:
+            continue
+        verbless = not any(x.pos_ in ("VERB", "AUX") for x in t.sent)
+        noun_subject = c.dep_ == "compound" and c.tag_ in ("NN", "NNP")
+        adjective_subject = verbless and t.dep_ == "ROOT" and c.dep_ == "amod"
+        if not (noun_subject or adjective_subject):
+            continue
+        if t.dep_ == "ROOT" or (t.dep_ == "pobj" and t.head.lower_ in SUBORDINATORS):
+            out[t.i] = c
+    return out
 
 
 def _arguments(verb: Any) -> list[Any]:
@@ -183,17 +239,27 @@ def _tied(verb: Any, object_tokens: set[int]) -> bool:
 
 def keywords_of_doc(doc: Any) -> Keywords:
     """:class:`Keywords` of a parsed spaCy ``Doc`` (see the module docstring for the rules)."""
+    misparsed = _misparsed_verbs(doc)
     objects: list[str] = []
     object_tokens: set[int] = set()
+    behaviours: list[str] = []
     for token in doc:
+        if token.i in misparsed:
+            subject = misparsed[token.i]
+            head = subject.lemma_.lower()
+            if subject.is_alpha and head not in NON_TANGIBLE:
+                objects.append(head)
+                object_tokens.add(subject.i)
+            continue
         phrase = _object_phrase(token)
         if phrase:
             objects.append(phrase)
             object_tokens.add(token.i)
-    behaviours = [
-        _behaviour_phrase(t) for t in doc
-        if t.pos_ == "VERB" and t.lemma_.lower() not in LIGHT_VERBS and t.is_alpha and _tied(t, object_tokens)
-    ]
+    for t in doc:
+        if t.i in misparsed and misparsed[t.i].i in object_tokens:
+            behaviours.append(_behaviour_phrase(t))
+        elif t.pos_ == "VERB" and t.is_alpha and _is_behaviour(t) and _tied(t, object_tokens):
+            behaviours.append(_behaviour_phrase(t))
     return Keywords(_dedupe(objects), _dedupe(behaviours))
 
 

@@ -32,8 +32,13 @@ from filters.text import (  # noqa: E402
         # compound noun kept (two words), adjective dropped, particle joined, pronoun object ties "place"
         ("The robot arm picks up the red block and places it in the bowl.",
          ("robot arm", "block", "bowl"), ("pick up", "place")),
-        # separated particle ("picks the toy up"), directional adverb ("throws it away")
-        ("The child picks the toy up and throws it away.", ("child", "toy"), ("pick up", "throw away")),
+        # separated particle ("picks the toy up"); an adverb is not a particle ("throws it away")
+        ("The child picks the toy up and throws it away.", ("child", "toy"), ("pick up", "throw")),
+        # a motion verb's particle is only its direction; colour words never start an object
+        ("The orange crescent moves up and a dog appears.", ("crescent", "dog"), ("move", "appear")),
+        # verbs the small model tags as plural nouns after a compound ("square jumps", "toy moves")
+        ("The red square jumps. As the toy moves, the cat watches it.", ("square", "toy", "cat"),
+         ("jump", "move", "watch")),
         # plurals lemmatised; the verb is tied to both of its nouns
         ("Two dogs chase the cats in the garden.", ("dog", "cat", "garden"), ("chase",)),
         # image talk is neither an object nor a behaviour ("sequence", "image", "show")
