@@ -244,6 +244,19 @@ def test_bad_videos_are_skipped_with_the_reason_or_fail_in_one_line(tmp_path):
         assert str(failed.value) == f"{path}: {failed.value.problem}" and reason in failed.value.problem, name
 
 
+def test_unreadable_file(tmp_path, monkeypatch):
+    path = make_video(tmp_path / "locked.avi", 30)
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(video_mod, "open", denied, raising=False)  # chmod 000 does not stop root
+    with pytest.raises(VideoSkipped, match=r"locked\.avi: cannot read video: Permission denied$"):
+        sample_video(path, Robotics(), tmp_path / "cache")
+    with pytest.raises(SourceError, match=r"locked\.avi: cannot read video: Permission denied$"):
+        sample_video(path, Robotics(), tmp_path / "cache", on_error="fail")
+
+
 def test_frame_past_the_end_and_bad_options(tmp_path):
     path = make_video(tmp_path / "v.avi", 30)
     for backend in ("opencv", "decord") if have_decord() else ("opencv",):
