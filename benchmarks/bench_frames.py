@@ -73,7 +73,8 @@ def synthetic_frames(n_frames: int, seed: int) -> Any:
 
 def stamp(frame: np.ndarray) -> int:
     """The frame number :func:`synthetic_frames` stamped (block centres thresholded)."""
-    centres = frame[4:STAMP_BLOCK - 4, :STAMP_BITS * STAMP_BLOCK].reshape(STAMP_BLOCK - 8, STAMP_BITS, STAMP_BLOCK, 3)[:, :, 4:-4]
+    band = frame[4:STAMP_BLOCK - 4, :STAMP_BITS * STAMP_BLOCK]
+    centres = band.reshape(STAMP_BLOCK - 8, STAMP_BITS, STAMP_BLOCK, 3)[:, :, 4:-4]
     bits = centres.mean(axis=(0, 2, 3)) > 128
     return int(sum(1 << b for b in range(STAMP_BITS) if bits[b]))
 

@@ -344,8 +344,8 @@ def encode_png(frame: np.ndarray) -> bytes:
     if have_opencv():
         import cv2
 
-        ok, data = cv2.imencode(".png", cv2.cvtColor(frame, cv2.COLOR_RGB2BGR),
-                                [cv2.IMWRITE_PNG_COMPRESSION, 1, cv2.IMWRITE_PNG_STRATEGY, cv2.IMWRITE_PNG_STRATEGY_RLE])
+        params = [cv2.IMWRITE_PNG_COMPRESSION, 1, cv2.IMWRITE_PNG_STRATEGY, cv2.IMWRITE_PNG_STRATEGY_RLE]
+        ok, data = cv2.imencode(".png", cv2.cvtColor(frame, cv2.COLOR_RGB2BGR), params)
         if ok:
             return data.tobytes()
     import io
