@@ -34,7 +34,7 @@ import argparse
 import re
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Iterator, Sequence
@@ -129,8 +129,8 @@ class MementosConfig:
 
 
 @dataclass
-class Sequence_:
-    """One video on its way to an item."""
+class Draft:
+    """One video on its way to an item: filled in stage by stage (frames, description, keywords)."""
 
     source: str
     record: VideoRecord
@@ -198,7 +198,7 @@ def input_hashes(config: MementosConfig) -> dict[str, str]:
 
 def sample_sequences(
     config: MementosConfig, sources: dict[str, list[VideoRecord]], task_bar: Any
-) -> tuple[list[Sequence_], list[dict[str, str]], Counter]:
+) -> tuple[list[Draft], list[dict[str, str]], Counter]:
     """Frames of every video (comics: their panels); videos a policy leaves out or that cannot be read are
     skipped with the reason (``--on-error fail`` turns an unreadable video into an error instead)."""
     from sources.video import VideoSkipped, content_sha256, sample_video
@@ -215,12 +215,12 @@ def sample_sequences(
                 if source == "comics":
                     panels = tuple(rec.meta.get("panels") or ())
                     digest = content_sha256(rec.file, cache / "frames" / "hashes")
-                    out.append(Sequence_(source, rec, panels, tuple(range(len(panels))), policy, "frames", digest,
+                    out.append(Draft(source, rec, panels, tuple(range(len(panels))), policy, "frames", digest,
                                          len(panels), None))
                 else:
                     s = sample_video(rec, policy, cache, backend=config.backend, on_error=config.on_error)  # type: ignore[arg-type]
                     counts["from_cache" if s.cached else "decoded"] += 1
-                    out.append(Sequence_(source, rec, s.frames, s.indices, policy, s.backend, s.sha256,
+                    out.append(Draft(source, rec, s.frames, s.indices, policy, s.backend, s.sha256,
                                          s.frame_count, s.fps))
             except VideoSkipped as exc:
                 skipped.append({"source": source, "video": rec.id, "stage": "frames", "reason": exc.reason})
@@ -231,7 +231,7 @@ def sample_sequences(
 # ---------------------------------------------------------------------------------------- descriptions
 
 
-def describe(seqs: list[Sequence_], client: Any, task_bar: Any) -> tuple[list[Sequence_], list[dict[str, str]]]:
+def describe(seqs: list[Draft], client: Any, task_bar: Any) -> tuple[list[Draft], list[dict[str, str]]]:
     """Reference descriptions; sequences without one are skipped with the reason."""
     from builders.mementos_descriptions import describe_videos
 
@@ -272,13 +272,14 @@ def _nlp_or_none() -> Any:
         return None
 
 
-def add_keywords(seqs: list[Sequence_], client: Any, task_bar: Any) -> str:
+def add_keywords(seqs: list[Draft], client: Any, task_bar: Any) -> tuple[str, int]:
     """Reference keywords into each sequence: the demo script's lists, else the extractor's; returns how the
-    extracted ones were made (``spacy:...``, ``llm:...`` or ``script``)."""
+    extracted ones were made (``spacy:...``, ``llm:...`` or ``script``) and how many LLM answers had no readable
+    lists (spaCy stood in for those)."""
     from builders.mementos_keywords import KeywordExtractor
 
     update = task_bar("keywords", len(seqs))
-    method = "script"
+    method, fallbacks = "script", 0
     for s in seqs:
         if s.source == "demo" and "objects" in s.record.meta and "behaviours" in s.record.meta:
             s.keywords = {"objects": list(s.record.meta["objects"]), "behaviours": list(s.record.meta["behaviours"])}
@@ -289,20 +290,21 @@ def add_keywords(seqs: list[Sequence_], client: Any, task_bar: Any) -> str:
         method = extractor.method
         for s, kw in zip(todo, extractor.references([s.description for s in todo])):
             s.keywords, s.keywords_from = kw.as_dict(), method
+        fallbacks = extractor.fallbacks
     update(len(seqs), len(seqs))
-    return method
+    return method, fallbacks
 
 
 # -------------------------------------------------------------------------------------------- the items
 
 
-def image_name(seq: Sequence_, index: int) -> str:
+def image_name(seq: Draft, index: int) -> str:
     """File name of a sampled frame in the build: video id, content hash and frame index (unique, stable)."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", seq.record.id).strip("_") or "video"
     return f"{slug}-{seq.sha256[:8]}-f{index:06d}.png"
 
 
-def make_items(seqs: list[Sequence_]) -> tuple[list[Item], dict[str, str]]:
+def make_items(seqs: list[Draft]) -> tuple[list[Item], dict[str, str]]:
     """One item per sequence, and the copies to make: ``{"images/<name>": cached frame}`` (comic panels are the
     user's own files and are referred to where they are)."""
     question = load_templates("mementos", "describe")["question"]
@@ -356,7 +358,7 @@ def plan(config: MementosConfig) -> Plan:
         sources = load_sources(config, task_bar)
         seqs, skipped, frame_counts = sample_sequences(config, sources, task_bar)
         seqs, no_text = describe(seqs, client, task_bar)
-        keywords_method = add_keywords(seqs, client, task_bar)
+        keywords_method, keyword_fallbacks = add_keywords(seqs, client, task_bar)
     items, copies = make_items(seqs)
     skipped = skipped + no_text
     stats: dict[str, Any] = {
@@ -365,6 +367,7 @@ def plan(config: MementosConfig) -> Plan:
         "frames": dict(sorted(frame_counts.items())),
         "descriptions": dict(sorted(Counter(s.description_from for s in seqs).items())),
         "keywords": keywords_method,
+        "keyword_fallbacks": keyword_fallbacks,
         "llm": client.usage() if llm.enabled else {"writer": "template",
                                                    "reason": "no --llm-model configured: template merge and spaCy"},
         "domains": {
@@ -447,23 +450,23 @@ def parser() -> argparse.ArgumentParser:
     )
     d = MementosConfig()
     a = p.add_argument
-    a("--seed", type=int, help=f"seed of the demo world and of --max-videos sampling (default {d.seed})")
-    a("--out", help=f"parent directory of the build (default {d.out})")
-    a("--name", help="build name (default demo-seed<S> or data-seed<S>)")
-    a("--cache-dir", help="cache of frames, demo videos and LLM answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    a("--config", help="YAML file of options (field names with underscores); flags override it")
-    a("--demo-videos", type=int, help=f"number of demo videos when no data is given (default {d.demo_videos})")
-    a("--nextqa", help="NExT-QA question CSV (val.csv / test.csv / train.csv): daily-life domain")
-    a("--videos", help="directory of the NExT-QA videos")
-    a("--nextqa-map", help="map_vid_vidorID.json (default: looked up beside the CSV and the videos)")
-    a("--robot", help="robot episodes: video files, frame folders or a LeRobot v2 dataset (robotics domain)")
-    a("--comics", help="comics: one folder of panel images per comic (comics domain)")
-    a("--policy", help=f"frame sampling for every video source, one of {', '.join(policy_names())} "
+    a("--seed", type=int, metavar="N", help=f"seed of the demo world and of --max-videos sampling (default {d.seed})")
+    a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
+    a("--name", metavar="NAME", help="build name (default demo-seed<S> or data-seed<S>)")
+    a("--cache-dir", metavar="DIR", help="cache of frames, demo videos and LLM answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    a("--config", metavar="FILE.yaml", help="YAML file of options (field names with underscores); flags override it")
+    a("--demo-videos", type=int, metavar="N", help=f"number of demo videos when no data is given (default {d.demo_videos})")
+    a("--nextqa", metavar="CSV", help="NExT-QA question CSV (val.csv / test.csv / train.csv): daily-life domain")
+    a("--videos", metavar="DIR", help="directory of the NExT-QA videos")
+    a("--nextqa-map", metavar="JSON", help="map_vid_vidorID.json (default: looked up beside the CSV and the videos)")
+    a("--robot", metavar="DIR", help="robot episodes: video files, frame folders or a LeRobot v2 dataset (robotics domain)")
+    a("--comics", metavar="DIR", help="comics: one folder of panel images per comic (comics domain)")
+    a("--policy", metavar="NAME", help=f"frame sampling for every video source, one of {', '.join(policy_names())} "
                        "(default: daily_life for NExT-QA, robotics for robots, uniform:8 for the demo)")
     a("--backend", choices=BACKENDS, help=f"video decoder (default {d.backend}: decord where installed)")
     a("--on-error", choices=("skip", "fail"), help="an unreadable video is skipped with its reason, or stops the build "
                                                    f"(default {d.on_error})")
-    a("--max-videos", type=int, help="a seeded sample of at most N videos per source (default: all)")
+    a("--max-videos", type=int, metavar="N", help="a seeded sample of at most N videos per source (default: all)")
     a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
     add_llm_arguments(p)
     return p

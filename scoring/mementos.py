@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from builders.cli import exit_on_error, stdout, table
 from builders.items import Item, read_items
-from filters.text import Keywords
+from filters.text import Keywords, normalise_keyword
 from scoring.synonyms import KINDS, SynonymGraph, load_graphs, map_to_roots
 from sources.errors import ConfigError
 
@@ -204,15 +204,9 @@ def score_sequence(
     for kind in KINDS:
         r, p = getattr(reference, kind), getattr(predicted, kind)
         mapped[kind] = tuple(map_to_roots(r, p, graphs.get((ref.domain, kind)), pairs=PAIRS[kind]))
-        scores[kind] = score_lists((_norm(x) for x in r), mapped[kind])
+        scores[kind] = score_lists((normalise_keyword(x) for x in r), mapped[kind])
     return SequenceScore(ref.id, ref.domain, ref.n_frames, len(reference.behaviours), scores["objects"],
                          scores["behaviours"], reference, predicted, Keywords(mapped["objects"], mapped["behaviours"]))
-
-
-def _norm(word: str) -> str:
-    from filters.text import normalise_keyword
-
-    return normalise_keyword(word)
 
 
 METRICS = ("recall", "precision", "f1")

@@ -32,9 +32,7 @@ import csv
 import io
 import json
 import pickle
-import re
 import sys
-from collections import defaultdict
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path

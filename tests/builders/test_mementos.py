@@ -259,7 +259,7 @@ def test_merge_without_spacy_and_inflection_rules() -> None:
 
 
 def test_image_names_are_unique_and_safe() -> None:
-    seq = mementos.Sequence_("robot", mementos.VideoRecord("kitchen/ep 3", "robot", "f"), (), (), "robotics",
+    seq = mementos.Draft("robot", mementos.VideoRecord("kitchen/ep 3", "robot", "f"), (), (), "robotics",
                              "frames", "ab" * 32, 0, None)
     assert mementos.image_name(seq, 7) == "kitchen_ep_3-abababab-f000007.png"
     assert re.fullmatch(r"[A-Za-z0-9_.-]+", mementos.image_name(seq, 0))
