@@ -321,3 +321,21 @@ def test_scoring_a_demo_build(demo_build: tuple[Path, Path], tmp_path: Path) -> 
     assert json.loads((tmp_path / "r3.json").read_text())["overall"]["objects"]["recall"] == 1.0
     if "--figure" in args:
         Image.open(tmp_path / "fig6.png").verify()
+
+
+def test_scoring_reads_a_release(demo_build: tuple[Path, Path], tmp_path: Path) -> None:
+    """A release made from the build (parquet, provenance as JSON strings) gives the scorer the same references."""
+    try:
+        import pyarrow  # noqa: F401
+        import datasets  # noqa: F401
+    except ImportError:
+        require(False, "the release extra (datasets, pyarrow)")
+    from data_cards.cli import main as release_main
+    from scoring.mementos import read_reference
+
+    build, _ = demo_build
+    assert release_main(["release", str(build), "--version", "0.1.0", "--include-unreviewed",
+                         "--out", str(tmp_path / "releases")]) == 0
+    released = {r.id: r for r in read_reference(tmp_path / "releases" / "mementos" / "0.1.0")}
+    built = {r.id: r for r in read_reference(build)}
+    assert released == built
