@@ -44,6 +44,7 @@ from typing import Any, ClassVar, Literal, Protocol, Union, runtime_checkable
 import numpy as np
 
 from .errors import ConfigError, MirageError, SourceError
+from .hashing import file_sha256
 from .records import VideoRecord
 from .video_backends import (
     BACKENDS, FOLDER_BACKEND, IMAGE_SUFFIXES, VIDEO_SUFFIXES, VideoInfo, frame_images, have_decord, have_opencv,
@@ -381,7 +382,8 @@ def _write_text_atomically(path: Path, text: str) -> None:
 
 
 def content_sha256(path: str | Path, memo_dir: str | Path | None = None) -> str:
-    """Hex SHA-256 of a video file's bytes, or of a frame folder (its image names and their bytes, in order).
+    """Hex SHA-256 of a video file's bytes (:func:`sources.hashing.file_sha256`), or of a frame folder (of its
+    image names and their hashes, in order).
 
     With ``memo_dir`` the result is remembered under a key of the absolute path, size and modification time
     (nanoseconds) of the file - of every image for a folder - so hashing a large unchanged video again costs a
@@ -402,14 +404,13 @@ def content_sha256(path: str | Path, memo_dir: str | Path | None = None) -> str:
                 return value
         except OSError:
             pass
-    digest = hashlib.sha256()
-    for f in files:
-        if p.is_dir():
-            digest.update(f"\0{f.name}\0".encode())
-        with open(f, "rb") as fh:
-            while block := fh.read(1 << 20):
-                digest.update(block)
-    value = digest.hexdigest()
+    if p.is_dir():
+        digest = hashlib.sha256()
+        for f in files:
+            digest.update(f"{f.name}\0{file_sha256(f)}\n".encode())
+        value = digest.hexdigest()
+    else:
+        value = file_sha256(p)
     if memo is not None:
         memo.parent.mkdir(parents=True, exist_ok=True)
         _write_text_atomically(memo, value)

@@ -250,7 +250,7 @@ def test_unreadable_file(tmp_path, monkeypatch):
     def denied(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(video_mod, "open", denied, raising=False)  # chmod 000 does not stop root
+    monkeypatch.setattr(video_mod, "file_sha256", denied)  # chmod 000 does not stop root
     with pytest.raises(VideoSkipped, match=r"locked\.avi: cannot read video: Permission denied$"):
         sample_video(path, Robotics(), tmp_path / "cache")
     with pytest.raises(SourceError, match=r"locked\.avi: cannot read video: Permission denied$"):
@@ -290,13 +290,16 @@ def test_rerun_reads_no_video(tmp_path, monkeypatch):
         monkeypatch.setattr(module, "probe", no_decoding)
     monkeypatch.setattr(video_backends, "_open_cv", no_decoding)
     monkeypatch.setattr(video_backends, "_open_decord", no_decoding)
+    real_hash = video_mod.file_sha256
+    monkeypatch.setattr(video_mod, "file_sha256", no_decoding)  # not even hashed again: the memo knows it
     again = sample_video(VideoRecord(id="clip-1", source="test", file=str(path)), "robotics", cache)
     assert again.cached and again.frames == first.frames and again.indices == first.indices
     assert again.video_id == "clip-1" and again.backend == first.backend
-    copy = shutil.copy(path, tmp_path / "renamed.avi")  # same content under another name: same frames
-    assert sample_video(copy, "robotics", cache).frames == first.frames
     with pytest.raises(VideoSkipped, match="19 frames"):  # the probe is remembered too
         sample_video(short, "robotics", cache)
+    monkeypatch.setattr(video_mod, "file_sha256", real_hash)
+    copy = shutil.copy(path, tmp_path / "renamed.avi")  # same content under another name: same frames
+    assert sample_video(copy, "robotics", cache).frames == first.frames
     frames_dir = Path(first.frames[0]).parent
     assert frames_dir.parent.name == first.sha256 and frames_dir.name == "robotics"
     assert not [p for p in frames_dir.parent.parent.rglob("*.partial")]
