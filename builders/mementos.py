@@ -160,8 +160,9 @@ def load_sources(config: MementosConfig, task_bar: Any) -> dict[str, list[VideoR
     if config.uses_demo:
         from sources.demo.video import load_demo_videos
 
-        return {"demo": load_demo_videos(seed=config.seed, n_videos=config.demo_videos, cache_dir=config.cache_dir,
-                                         progress=task_bar("demo videos", config.demo_videos))}
+        demo = load_demo_videos(seed=config.seed, n_videos=config.demo_videos, cache_dir=config.cache_dir,
+                                progress=task_bar("demo videos", config.demo_videos))
+        return {"demo": select(demo, config, "demo")}
     out: dict[str, list[VideoRecord]] = {}
     if config.nextqa:
         from sources.nextqa import read_nextqa

@@ -339,3 +339,13 @@ def test_scoring_reads_a_release(demo_build: tuple[Path, Path], tmp_path: Path) 
     released = {r.id: r for r in read_reference(tmp_path / "releases" / "mementos" / "0.1.0")}
     built = {r.id: r for r in read_reference(build)}
     assert released == built
+
+
+def test_max_videos_is_a_seeded_sample(tmp_path: Path) -> None:
+    assert run(tmp_path, "--demo-videos", "6", "--max-videos", "3", "--name", "a") == 0
+    assert run(tmp_path, "--demo-videos", "6", "--max-videos", "3", "--name", "b") == 0
+    a = read_items(tmp_path / "out" / "a" / "items.jsonl")
+    assert len(a) == 3
+    assert (tmp_path / "out" / "a" / "items.jsonl").read_bytes() == (tmp_path / "out" / "b" / "items.jsonl").read_bytes()
+    assert run(tmp_path, "--demo-videos", "6", "--max-videos", "3", "--seed", "1", "--name", "c") == 0
+    assert len(read_items(tmp_path / "out" / "c" / "items.jsonl")) == 3
