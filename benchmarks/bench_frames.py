@@ -20,6 +20,10 @@ cold cache) with the default backend. The target is >= 5x faster than sequential
 
     python benchmarks/bench_frames.py [--seconds 60] [--videos 50] [--processes 2] [--codec mp4v|MJPG|FFV1]
 
+On a machine shared with other busy processes, run it as ``nice -n -10 python benchmarks/bench_frames.py``: decord
+hands frames between two threads and its timings otherwise swing between ~35 and ~170 ms with the neighbours'
+load (see ``sources/video_backends.py``). The load average is printed with the figures.
+
 ``run()`` returns the numbers as a dict.
 """
 

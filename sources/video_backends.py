@@ -5,9 +5,10 @@ Three ways to get frame ``i`` of a "video", all returning RGB ``uint8`` arrays o
 * **decord** (``decord.VideoReader.get_batch``): seeks through the container index and decodes only from the
   key frame before each wanted frame; the default where it is installed. ``benchmarks/bench_frames.py``, 20
   frames of a 60-second 320x240 MPEG-4 video: decord 38 ms, OpenCV seek 67 ms, sequential decode 252 ms at best;
-  but decord hands every frame over between its decoder thread and the caller, so on a machine whose cores are
-  busy with other processes it becomes slow and erratic (median 158 ms in the same run). It is an optional
-  extra: imported here only when used.
+  but decord hands every frame over between its decoder thread and the caller and needs both on a core of their
+  own: pinned to one core it takes 150 ms, on cores busy with other processes it is erratic (34 or 170 ms), and
+  two decord processes on two cores reach only ~3x sequential throughput where OpenCV seek reaches ~4x. Give
+  each decord process two cores (or run it at higher priority). It is an optional extra: imported only when used.
 * **OpenCV** (``cv2.VideoCapture``): seeks with ``CAP_PROP_POS_FRAMES`` when the next wanted frame is more than
   :data:`SEEK_GAP` frames ahead and grabs forward otherwise (a grab decodes without the colour conversion, so it
   is cheaper than a seek that re-decodes a whole group of pictures). After every seek the position OpenCV
