@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from annotation.config import MAX_IMAGES
 from annotation.errors import AnnotationError
 from builders.items import Item
 
@@ -53,8 +54,10 @@ def load_build(path: str | os.PathLike) -> Build:
                 raise AnnotationError(f"{items_path}: line {n}: not a valid item ({exc})") from None
             if item.id in seen:
                 raise AnnotationError(f"{items_path}: line {n}: duplicate item id {item.id}")
-            if not 1 <= len(item.images) <= 10:
-                raise AnnotationError(f"{items_path}: line {n} (item {item.id}): {len(item.images)} images, expected 1 to 10")
+            if not 1 <= len(item.images) <= MAX_IMAGES:
+                raise AnnotationError(
+                    f"{items_path}: line {n} (item {item.id}): {len(item.images)} images, expected 1 to {MAX_IMAGES}"
+                )
             seen.add(item.id)
             items.append(item)
     return Build(root.resolve(), meta, items)

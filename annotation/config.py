@@ -4,7 +4,7 @@ One project holds every item of a build, whatever its kind, so the labeling conf
 build contains and everything that differs between items travels in the task data:
 
 - the images, as a list the ``Repeater`` tag turns into a grid of ``Image`` tags titled "Image 1..N", each with
-  zoom (1 to 10 images per item, with no empty slots);
+  zoom (1 to MAX_IMAGES images per item, with no empty slots);
 - the context, question, options and proposed answer, as escaped HTML;
 - the choices for "the correct option" (dynamic ``Choices``): the lettered options of an MCQ, ``yes``/``no`` for a
   yes/no item; an open (VQA) item gets a text box instead.
@@ -42,6 +42,9 @@ ITEM_ID_FIELD = "mirage_id"
 """The task-data field holding the item id: the key of idempotent push and of pull."""
 
 LOCAL_FILES_PREFIX = "/data/local-files/?d="
+
+MAX_IMAGES = 32
+"""Most images one task shows: MIOH asks about up to 10, a Mementos sequence has up to ~25 frames."""
 
 
 def item_kind(item: Item) -> str:

@@ -16,7 +16,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("task", "The task, e.g. `existence`, `counting`, `relation`."),
     ("question_type", "How the question is asked, e.g. `yes_no`, `comparative`, `selective`, `vqa`."),
     ("pressure", "The adversarial pressure applied, e.g. `easy`, `hard_negative`, `sycophantic`."),
-    ("images", "The images shown to the model, in order (1 to 10), embedded as encoded image bytes."),
+    ("images", "The images shown to the model, in order, embedded as encoded image bytes."),
     ("image_names", "File names of the images in the build (no directories), aligned with `images`."),
     ("context", "Text placed before the question (linguistic pressure, instructions); may be empty."),
     ("question", "The question put to the model."),
