@@ -34,14 +34,14 @@ import argparse
 import re
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Iterator, Sequence
 
 from builders.cli import exit_on_error, parse_config, progress_bar, stdout, table
 from builders.items import Item, make_item
-from builders.llm import LLMConfig, add_llm_arguments, make_client
+from builders.llm import add_llm_arguments, make_client
+from builders.options import BuildOptions
 from builders.run import code_version, file_sha256, open_build
 from builders.seeding import rng
 from sources.errors import ConfigError
@@ -59,13 +59,10 @@ PANELS = "panels"
 
 
 @dataclass
-class MementosConfig:
+class MementosConfig(BuildOptions):
     """Every option of a Mementos build (command line, ``--config FILE.yaml`` and tests use the same fields)."""
 
-    seed: int = 0
     out: str = "builds/mementos"
-    name: str | None = None
-    cache_dir: str | None = None
     demo_videos: int = 12
     nextqa: str | None = None
     videos: str | None = None
@@ -76,14 +73,6 @@ class MementosConfig:
     backend: str = "auto"
     on_error: str = "skip"
     max_videos: int | None = None
-    progress: bool = True
-    # LLM writer of descriptions and keywords (builders/llm.py; the same names as its --llm-* options)
-    llm_base_url: str | None = None
-    llm_model: str | None = None
-    llm_concurrency: int = 4
-    llm_timeout: float = 60.0
-    llm_retries: int = 5
-    llm_max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         from sources.video import BACKENDS, policy_by_name
@@ -112,20 +101,6 @@ class MementosConfig:
 
     def policy_for(self, source: str) -> str:
         return PANELS if source == "comics" else (self.policy or DEFAULT_POLICY[source])
-
-    def resolved_cache_dir(self) -> str:
-        from sources.demo import default_cache_dir
-
-        return str(Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir())
-
-    def llm_config(self) -> LLMConfig:
-        return LLMConfig.from_args(SimpleNamespace(**asdict(self)), cache_dir=self.resolved_cache_dir())
-
-    def as_record(self) -> dict[str, Any]:
-        """The config for build.json: no progress flag, and the LLM endpoint without credentials."""
-        out = {k: v for k, v in asdict(self).items() if k != "progress"}
-        out["llm_base_url"] = self.llm_config().to_dict()["base_url"]
-        return out
 
 
 @dataclass
@@ -353,7 +328,7 @@ class Plan:
 def plan(config: MementosConfig) -> Plan:
     """Everything a build writes, computed (frames sampled into the cache, nothing written to ``out``)."""
     started = time.perf_counter()
-    llm = config.llm_config()
+    llm = config.llm()
     client = make_client(llm)
     with progress_bar(config.progress) as task_bar:
         sources = load_sources(config, task_bar)

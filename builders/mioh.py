@@ -28,7 +28,7 @@ import argparse
 import hashlib
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -66,9 +66,10 @@ from builders.mioh_render import (
     prioritize,
 )
 from builders import quality
-from builders.llm import LLMOptions, add_llm_arguments, make_client
+from builders.llm import add_llm_arguments, make_client
 from builders.mioh_clip import compute_signals
 from builders.mioh_llm_context import rewrite_contexts
+from builders.options import BuildOptions
 from builders.run import code_version, file_sha256, open_build
 from builders.seeding import rng
 from filters.base import FilterStats
@@ -83,10 +84,11 @@ TASK_SOURCE = {"existence": "coco_rem", "counting": "coco_rem", "attribute": "pa
 
 
 @dataclass
-class MiohConfig(ClipOptions, LLMOptions):
+class MiohConfig(ClipOptions, BuildOptions):
     """Every option of a MIOH build (command line, ``--config FILE.yaml`` and tests use the same fields).
 
-    The ``clip_*`` and ``llm_*`` fields come from :class:`ClipOptions` and :class:`LLMOptions`."""
+    Seed, name, cache, progress and ``llm_*`` fields come from :class:`BuildOptions`, ``clip_*`` from
+    :class:`ClipOptions`."""
 
     n_images: int = 4
     n_questions: int = 5
@@ -94,10 +96,7 @@ class MiohConfig(ClipOptions, LLMOptions):
     pressures: list[str] = field(default_factory=lambda: list(PRESSURES))
     n_options: int = 4
     nota_share: float = 0.2
-    seed: int = 0
     out: str = "builds/mioh"
-    name: str | None = None
-    cache_dir: str | None = None
     demo_images: int = 600
     coco_rem: str | None = None
     coco_images: str | None = None
@@ -116,7 +115,6 @@ class MiohConfig(ClipOptions, LLMOptions):
     count_max_objects: int = 5
     count_scope: str = "image"
     max_attempts: int = 200
-    progress: bool = True
 
     def __post_init__(self) -> None:
         if self.n_images not in IMAGE_LADDER:
@@ -154,17 +152,6 @@ class MiohConfig(ClipOptions, LLMOptions):
 
     def build_name(self) -> str:
         return self.name or f"n{self.n_images}-seed{self.seed}"
-
-    def resolved_cache_dir(self) -> str:
-        from sources.demo import default_cache_dir
-
-        return str(Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir())
-
-    def as_record(self) -> dict[str, Any]:
-        """The config for build.json: no progress flag, and the LLM endpoint without credentials."""
-        out = {k: v for k, v in asdict(self).items() if k != "progress"}
-        out["llm_base_url"] = self.llm_config(self.resolved_cache_dir()).to_dict()["base_url"]
-        return out
 
 
 # ------------------------------------------------------------------------------------------------- sources
@@ -554,7 +541,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item
                 "made": n_questions, "reasons": dict(sorted(result.failures.items())),
             })
         update(done, len(cells))
-    llm = config.llm_config(config.resolved_cache_dir())
+    llm = config.llm()
     if llm.enabled:
         all_items, contexts = rewrite_contexts(all_items, make_client(llm))
         stats["llm"] = {"writer": "llm", "config": llm.to_dict(), "contexts": contexts}
