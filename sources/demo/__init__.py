@@ -9,8 +9,8 @@ instances, exact masks and an exhaustive list of spatial relations; see :mod:`so
 ``demo/<hash of the parameters and WORLD_VERSION>/`` - written into a temporary directory and renamed, so an
 interrupted run never leaves a cache that looks complete - and later calls read the records from JSON.
 
-Videos of moving shapes with an event script are planned as ``sources/demo/video.py`` (not built yet); they
-will reuse the world's vocabulary and :func:`~sources.demo.world.named_rng`.
+Short videos of the same shapes moving, with their event script as ground truth, are in
+:mod:`sources.demo.video` (``load_demo_videos``); they reuse this world's vocabulary, rendering and cache.
 """
 
 from __future__ import annotations
@@ -194,14 +194,14 @@ def _render_into_cache(target: Path, params: dict[str, int], progress: Progress 
             if progress is not None:
                 progress(index + 1, total)
         (tmp / RECORDS_FILE).write_text(json.dumps(_to_json(params, images), separators=(",", ":")))
-        _publish(tmp, target)
+        publish_atomically(tmp, target)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return tuple(images)
 
 
-def _publish(tmp: Path, target: Path) -> None:
+def publish_atomically(tmp: Path, target: Path) -> None:
     """Rename ``tmp`` to ``target``; a stale or concurrent ``target`` is replaced or kept (same content)."""
     try:
         os.rename(tmp, target)

@@ -100,11 +100,11 @@ class _Layer:
 
 def render_scene(scene: Scene) -> RenderedScene:
     """Rasterise, apply the visibility limits and paint ``scene``."""
-    layers = [_rasterise(spec) for spec in scene.shapes]
+    layers = [rasterise(spec) for spec in scene.shapes]
     shapes = _apply_visibility_limits(layers, scene.width, scene.height)
-    pixels = _background(scene)
+    pixels = background_pixels(scene)
     for shape in shapes:
-        _paint(pixels, shape)
+        paint(pixels, shape)
     return RenderedScene(scene=scene, pixels=pixels, shapes=shapes, dropped=len(layers) - len(shapes))
 
 
@@ -176,7 +176,7 @@ def outline(category: str) -> tuple[tuple[Polygon, int], ...]:
     return shapes[category]
 
 
-def _rasterise(spec: ShapeSpec) -> _Layer:
+def rasterise(spec: ShapeSpec) -> _Layer:
     """The full (amodal) mask of a shape in a local box around it."""
     theta = math.radians(spec.rotation)
     rotation = np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]])
@@ -262,7 +262,7 @@ def ink_colour(colour: str) -> tuple[int, int, int]:
     return DARK_INK if 0.299 * r + 0.587 * g + 0.114 * b > 150 else LIGHT_INK
 
 
-def _background(scene: Scene) -> np.ndarray:
+def background_pixels(scene: Scene) -> np.ndarray:
     """The theme colour with a light linear gradient in the scene's direction.
 
     The gradient position ``t`` in ``[-1, 1]`` is quantised to 256 levels and looked up in a colour table:
@@ -279,7 +279,7 @@ def _background(scene: Scene) -> np.ndarray:
     return np.take(table, level, axis=0)
 
 
-def _paint(pixels: np.ndarray, shape: RenderedShape) -> None:
+def paint(pixels: np.ndarray, shape: RenderedShape) -> None:
     """Paint a shape's whole in-image mask (later shapes overwrite it where they are in front).
 
     Pattern ink stays off the shape's one-pixel rim, so a white dot or stripe never reads as a notch in the

@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..records import VideoRecord
 from ..video_backends import write_video
-from . import RECORDS_FILE, _publish, default_cache_dir, render
+from . import RECORDS_FILE, publish_atomically, default_cache_dir, render
 from .world import COLOURS, PATTERNS, PATTERN_WEIGHTS, THEMES, WORLD_VERSION, Scene, ShapeSpec, named_rng
 
 __all__ = ["load_demo_videos", "VIDEO_VERSION", "WIDTH", "HEIGHT", "FPS", "BEHAVIOUR_LEMMAS", "object_name"]
@@ -232,7 +232,7 @@ def _stage_collision(rng: np.random.Generator, a: _Actor, b: _Actor, n_frames: i
 
 def _extent(spec: ShapeSpec) -> tuple[int, int]:
     """Leftmost and rightmost pixel columns of a shape's rasterised mask."""
-    layer = render._rasterise(spec)
+    layer = render.rasterise(spec)
     cols = np.flatnonzero(layer.mask.any(axis=0))
     return layer.x0 + int(cols[0]), layer.x0 + int(cols[-1])
 
@@ -280,14 +280,14 @@ def _frames(script: _Script) -> Iterator[np.ndarray]:
     """The frames of a script; raises :class:`_Invalid` at the first frame that breaks the checks."""
     scene = Scene(index=script.index, theme=script.theme, background=script.background,
                   gradient_angle=script.gradient_angle, width=WIDTH, height=HEIGHT, shapes=())
-    background = render._background(scene)
+    background = render.background_pixels(scene)
     for t in range(script.n_frames):
         pixels = background.copy()
         occupied = np.zeros((HEIGHT, WIDTH), dtype=bool)
         for z, actor in enumerate(script.actors):
             if not actor.visible(t):
                 continue
-            layer = render._rasterise(actor.spec(t, z))
+            layer = render.rasterise(actor.spec(t, z))
             h, w = layer.mask.shape
             if layer.x0 < MARGIN or layer.y0 < MARGIN or layer.x0 + w > WIDTH - MARGIN or \
                     layer.y0 + h > HEIGHT - MARGIN:
@@ -296,7 +296,7 @@ def _frames(script: _Script) -> Iterator[np.ndarray]:
             if (mask & occupied).any():
                 raise _Invalid(f"{actor.name} overlaps another shape at {t}")
             occupied |= mask
-            render._paint(pixels, render.RenderedShape(spec=layer.spec, amodal_area=int(layer.mask.sum()),
+            render.paint(pixels, render.RenderedShape(spec=layer.spec, amodal_area=int(layer.mask.sum()),
                                                        amodal_in_image=mask, visible=mask,
                                                        region=layer.region(WIDTH, HEIGHT)))
         yield pixels
@@ -425,7 +425,7 @@ def _render_into_cache(target: Path, params: dict[str, int], progress: Progress 
             if progress is not None:
                 progress(index + 1, total)
         (tmp / RECORDS_FILE).write_text(json.dumps({"params": params, "videos": entries}, indent=1))
-        _publish(tmp, target)
+        publish_atomically(tmp, target)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
