@@ -45,6 +45,20 @@ def exit_on_error(main: Callable[[Sequence[str] | None], int]) -> Callable[[Sequ
     return wrapped
 
 
+def run_builder(
+    config_type: type[C],
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    write_build: Callable[[C], tuple[Path, Sequence[Any], Any]],
+    print_summary: Callable[[Path, Sequence[Any], Any], None],
+) -> int:
+    """What every builder's ``main`` does: parse the config, write the build, print its summary."""
+    config = parse_config(config_type, parser, argv)
+    path, items, stats = write_build(config)
+    print_summary(path, items, stats)
+    return 0
+
+
 def read_config_file(path: str | Path, config_type: type) -> dict[str, Any]:
     """The fields of a YAML config file, checked against the dataclass ``config_type``."""
     path = Path(path)

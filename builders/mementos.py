@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from builders.cli import exit_on_error, parse_config, progress_bar, stdout, table
+from builders.cli import exit_on_error, progress_bar, run_builder, stdout, table
 from builders.items import Item, make_item
 from builders.llm import add_llm_arguments, make_client
 from builders.options import BuildOptions
@@ -466,10 +466,7 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m builders.mementos``."""
-    config = parse_config(MementosConfig, parser(), argv)
-    path, items, stats = write_build(config)
-    print_summary(path, items, stats)
-    return 0
+    return run_builder(MementosConfig, parser(), argv, write_build, print_summary)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from builders.cli import exit_on_error, parse_config, progress_bar, stderr, stdout, table
+from builders.cli import exit_on_error, progress_bar, run_builder, stderr, stdout, table
 from builders.items import Item, make_item
 from builders.mcq import BalancedCycle, ShareSchedule
 from builders.mioh_pools import Label, PoolConfig, Pools
@@ -698,10 +698,7 @@ def _service_rows(stats: dict[str, Any], q: dict[str, Any]) -> list[list[str]]:
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m builders.mioh``."""
-    config = parse_config(MiohConfig, parser(), argv)
-    path, items, stats = write_build(config)
-    print_summary(path, items, stats)
-    return 0
+    return run_builder(MiohConfig, parser(), argv, write_build, print_summary)
 
 
 if __name__ == "__main__":
