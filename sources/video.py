@@ -35,7 +35,6 @@ import json
 import math
 import os
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from typing import Any, ClassVar, Literal, Protocol, Union, runtime_checkable
 
 import numpy as np
 
+from .atomic import atomic_directory
 from .errors import ConfigError, MirageError, SourceError
 from .hashing import file_sha256
 from .records import VideoRecord
@@ -321,21 +321,10 @@ def _read_meta(folder: Path) -> dict[str, Any] | None:
 
 def _write_atomically(target: Path, frames: list[np.ndarray], meta: dict[str, Any]) -> None:
     """Write the PNGs and ``frames.json`` into a temporary sibling folder, then rename it to ``target``."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
-    try:
+    with atomic_directory(target, lambda t: _read_meta(t) is not None) as tmp:
         for name, frame in zip(meta["files"], frames):
             (tmp / name).write_bytes(encode_png(frame))
         (tmp / META_FILE).write_text(json.dumps(meta, sort_keys=True))
-        try:
-            os.rename(tmp, target)
-        except OSError:  # a concurrent run finished first (same content: keep it) or a damaged folder is there
-            if _read_meta(target) is None:
-                shutil.rmtree(target, ignore_errors=True)
-                os.rename(tmp, target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def encode_png(frame: np.ndarray) -> bytes:

@@ -19,13 +19,13 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 from pycocotools import mask as mask_util
 
+from ..atomic import atomic_directory
 from ..errors import ConfigError
 from ..records import ImageRecord, Instance, RecordSet, Relation
 from . import render
@@ -181,9 +181,7 @@ def _code_fingerprint() -> str:
 
 def _render_into_cache(target: Path, params: dict[str, int], progress: Progress | None) -> tuple[ImageRecord, ...]:
     """Render every scene into a temporary sibling directory, then rename it to ``target``."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
-    try:
+    with atomic_directory(target, lambda t: (t / RECORDS_FILE).exists()) as tmp:
         images = []
         total = params["n_images"]
         for index in range(total):
@@ -194,22 +192,7 @@ def _render_into_cache(target: Path, params: dict[str, int], progress: Progress 
             if progress is not None:
                 progress(index + 1, total)
         (tmp / RECORDS_FILE).write_text(json.dumps(_to_json(params, images), separators=(",", ":")))
-        publish_atomically(tmp, target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return tuple(images)
-
-
-def publish_atomically(tmp: Path, target: Path) -> None:
-    """Rename ``tmp`` to ``target``; a stale or concurrent ``target`` is replaced or kept (same content)."""
-    try:
-        os.rename(tmp, target)
-    except OSError:
-        if (target / RECORDS_FILE).exists():
-            return  # another process finished the same world first: identical content, keep theirs
-        shutil.rmtree(target, ignore_errors=True)
-        os.rename(tmp, target)
 
 
 def _read_cache(target: Path, n_images: int) -> tuple[ImageRecord, ...] | None:

@@ -35,7 +35,6 @@ import hashlib
 import json
 import math
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -45,7 +44,8 @@ import numpy as np
 from ..errors import ConfigError
 from ..records import VideoRecord
 from ..video_backends import write_video
-from . import RECORDS_FILE, publish_atomically, default_cache_dir, render
+from ..atomic import atomic_directory
+from . import RECORDS_FILE, default_cache_dir, render
 from .world import COLOURS, PATTERNS, PATTERN_WEIGHTS, THEMES, WORLD_VERSION, Scene, ShapeSpec, named_rng
 
 __all__ = ["load_demo_videos", "VIDEO_VERSION", "WIDTH", "HEIGHT", "FPS", "BEHAVIOUR_LEMMAS", "object_name"]
@@ -413,9 +413,7 @@ def _cache_key(params: dict[str, int]) -> str:
 
 
 def _render_into_cache(target: Path, params: dict[str, int], progress: Progress | None) -> list[VideoRecord]:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
-    try:
+    with atomic_directory(target, lambda t: (t / RECORDS_FILE).exists()) as tmp:
         entries = []
         total = params["n_videos"]
         for index in range(total):
@@ -425,10 +423,6 @@ def _render_into_cache(target: Path, params: dict[str, int], progress: Progress 
             if progress is not None:
                 progress(index + 1, total)
         (tmp / RECORDS_FILE).write_text(json.dumps({"params": params, "videos": entries}, indent=1))
-        publish_atomically(tmp, target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return _records(target, entries)
 
 
