@@ -28,7 +28,7 @@ the answer (a hard positive needs a positive slot), and ``most``/``fewest`` alwa
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -112,6 +112,19 @@ def _labels(pools: Pools, task: str, images: Sequence[int], probe: Probe) -> lis
     return out
 
 
+def _option_truths(
+    pools: Pools, task: str, images: Sequence[int], options: Sequence[Probe], holds: Callable[[list[Label]], bool]
+) -> list[bool] | None:
+    """Whether each option probe ``holds`` on ``images``; ``None`` when any option is undecidable there."""
+    truths = []
+    for opt in options:
+        labs = _labels(pools, task, images, opt)
+        if labs is None:
+            return None
+        truths.append(holds(labs))
+    return truths
+
+
 def _single(truths: Sequence[bool], nota_index: int) -> int | None:
     """Index of the only true entry, ``nota_index`` when none is true, ``None`` when several are."""
     hits = [i for i, t in enumerate(truths) if t]
@@ -146,13 +159,8 @@ def evaluate(pools: Pools, spec: Spec) -> Key | None:
 
     task = spec.task
     if spec.variant == "all":
-        truths = []
-        for opt in spec.options:
-            labs = _labels(pools, task, spec.images, opt)
-            if labs is None:
-                return None
-            truths.append(all(l.status == "pos" for l in labs))
-        idx = _single(truths, n_opts - 1)
+        truths = _option_truths(pools, task, spec.images, spec.options, lambda labs: all(l.status == "pos" for l in labs))
+        idx = None if truths is None else _single(truths, n_opts - 1)
         return None if idx is None else Key(idx, "nota" if idx == n_opts - 1 else "option")
     if spec.variant == "any":
         labs = _labels(pools, task, spec.images, spec.probe)
@@ -173,13 +181,10 @@ def evaluate(pools: Pools, spec: Spec) -> Key | None:
                 (in_i, in_j)
             ]
             return Key(PAIR_STATES.index(state), state)
-        truths = []
-        for opt in spec.options:
-            labs = _labels(pools, task, (img_i, img_j), opt)
-            if labs is None:
-                return None
-            truths.append(labs[0].status == "pos" and labs[1].status == "neg")
-        idx = _single(truths, n_opts - 1)
+        truths = _option_truths(
+            pools, task, (img_i, img_j), spec.options, lambda labs: labs[0].status == "pos" and labs[1].status == "neg"
+        )
+        idx = None if truths is None else _single(truths, n_opts - 1)
         return None if idx is None else Key(idx, "nota" if idx == n_opts - 1 else "option")
     if spec.variant == "which":
         labs = _labels(pools, task, spec.images, spec.probe)
