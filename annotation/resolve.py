@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from annotation.config import (
@@ -418,19 +418,7 @@ def reviewed_items(items: Sequence[Item], review: Mapping[str, Any]) -> list[Ite
         }
         if entry.get("adjudicated"):
             provenance["review"]["adjudicated"] = True
-        out.append(
-            Item(
-                id=it.id,
-                benchmark=it.benchmark,
-                task=it.task,
-                question_type=it.question_type,
-                pressure=it.pressure,
-                images=it.images,
-                question=it.question,
-                options=it.options,
-                answer=entry["answer"] if entry["status"] == "fix" else it.answer,
-                context=it.context,
-                provenance=provenance,
-            )
-        )
+        # The id stays the original one even for fixes: the item is the same question, now correctly answered.
+        answer = entry["answer"] if entry["status"] == "fix" else it.answer
+        out.append(replace(it, answer=answer, provenance=provenance))
     return out
