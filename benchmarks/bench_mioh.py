@@ -26,9 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from builders.mioh import MiohBuilder, MiohConfig  # noqa: E402
-from builders.mioh_pools import Pools  # noqa: E402
-from builders.mioh_questions import IMAGE_LADDER, PRESSURES, QUESTION_TYPES, TASKS  # noqa: E402
+from builders.mioh import MiohConfig  # noqa: E402
+from builders.mioh.builder import MiohBuilder  # noqa: E402
+from builders.mioh.pools import Pools  # noqa: E402
+from builders.mioh.questions import IMAGE_LADDER, PRESSURES, QUESTION_TYPES, TASKS  # noqa: E402
 from filters.base import FilterStats  # noqa: E402
 from sources.demo import load_demo  # noqa: E402
 

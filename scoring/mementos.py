@@ -4,7 +4,7 @@
 
 For every sequence with a prediction (JSONL lines ``{"id": item id, "prediction": description}``):
 
-1. keywords of the reference and of the prediction (:class:`builders.mementos_keywords.KeywordExtractor`): offline,
+1. keywords of the reference and of the prediction (:class:`builders.mementos.keywords.KeywordExtractor`): offline,
    the reference lists stored in ``provenance.keywords`` (re-extracted when reviewers fixed the description) and
    spaCy over the prediction; with ``--llm-model``, both lists from one answer to the paper's prompt, as the
    authors' notebook does;
@@ -30,35 +30,17 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from builders.cli import exit_on_error, stdout, table
-from builders.items import Item, read_items
 from filters.text import Keywords, normalise_keyword
+from scoring.mementos_inputs import Reference, keyword_pairs, read_predictions, read_reference
 from scoring.synonyms import KINDS, SynonymGraph, load_graphs, map_to_roots
 from sources.errors import ConfigError
 
-BENCHMARK = "mementos"
 EPISODE_EDGES: tuple[int, ...] = (1, 4, 7, 10, 13)
 """Episode-length buckets: 0, 1-3, 4-6, 7-9, 10-12, 13+ behaviours (the paper's lengths run 1 to 17)."""
 FRAME_EDGES: tuple[int, ...] = (1, 6, 11, 16, 21)
 """Sequence-length buckets: 1-5, 6-10, 11-15, 16-20, 21+ frames (daily-life sequences have 5 to 25)."""
 PAIRS = {"objects": False, "behaviours": True}
 """Whether two consecutive predicted keywords may match one root (the authors do it for behaviours only)."""
-
-
-@dataclass(frozen=True)
-class Reference:
-    """What scoring needs of one Mementos item."""
-
-    id: str
-    domain: str
-    description: str
-    objects: tuple[str, ...]
-    behaviours: tuple[str, ...]
-    n_frames: int
-    stale_keywords: bool = False
-    """Reviewers fixed the description after the keywords were extracted: extract them again."""
-
-    def keywords(self) -> Keywords:
-        return Keywords(self.objects, self.behaviours)
 
 
 @dataclass(frozen=True)
@@ -82,105 +64,6 @@ class SequenceScore:
     reference: Keywords
     predicted: Keywords
     mapped: Keywords
-
-
-# ------------------------------------------------------------------------------------------------- inputs
-
-
-def reference_of(item: Item) -> Reference:
-    kw = item.provenance.get("keywords") or {}
-    review = item.provenance.get("review") or {}
-    return Reference(
-        id=item.id,
-        domain=item.task,
-        description=item.answer,
-        objects=tuple(kw.get("objects", ())),
-        behaviours=tuple(kw.get("behaviours", ())),
-        n_frames=len(item.images),
-        stale_keywords=review.get("status") == "fix" or "keywords" not in item.provenance,
-    )
-
-
-def read_reference(path: str | Path) -> list[Reference]:
-    """Mementos items of a build dir, an ``items.jsonl``, or a release dir (``data/**/*.parquet``)."""
-    path = Path(path)
-    if path.is_dir() and (path / "items.jsonl").is_file():
-        items = read_items(path / "items.jsonl")
-    elif path.is_file():
-        try:
-            items = read_items(path)
-        except (ValueError, KeyError) as exc:
-            raise ConfigError(f"{path}: not an items.jsonl ({type(exc).__name__}: {exc})") from None
-    elif path.is_dir() and (path / "data").is_dir():
-        items = _release_items(path)
-    else:
-        raise ConfigError(f"{path}: neither a build dir, an items.jsonl nor a release dir")
-    refs = [reference_of(it) for it in items if it.benchmark == BENCHMARK]
-    if not refs:
-        raise ConfigError(f"{path}: holds no {BENCHMARK} items")
-    return refs
-
-
-def _release_items(path: Path) -> list[Item]:
-    from data_cards.export import read_columns
-
-    cols = read_columns(path, ["id", "benchmark", "task", "question_type", "pressure", "image_names", "question",
-                               "answer", "provenance"])
-    return [
-        Item(id=i, benchmark=b, task=t, question_type=q, pressure=p, images=tuple(names), question=qq, options=(),
-             answer=a, provenance=json.loads(prov) if prov else {})
-        for i, b, t, q, p, names, qq, a, prov in zip(*(cols[c] for c in cols))
-    ]
-
-
-def read_predictions(path: str | Path, references: Mapping[str, Reference]) -> dict[str, str]:
-    """``{id: prediction}`` from JSONL; unknown ids, malformed lines and duplicate ids are one-line errors."""
-    path = Path(path)
-    out: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: predictions file not found") from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            item_id, text = str(row["id"]), row["prediction"]
-        except (ValueError, KeyError, TypeError):
-            raise ConfigError(f"{path}: line {n}: expected a JSON object with 'id' and 'prediction'") from None
-        if not isinstance(text, str):
-            raise ConfigError(f"{path}: line {n}: 'prediction' must be a string")
-        if item_id not in references:
-            raise ConfigError(f"{path}: line {n}: id {item_id!r} is not a {BENCHMARK} item of the reference")
-        if item_id in out:
-            raise ConfigError(f"{path}: line {n}: a second prediction for {item_id}")
-        out[item_id] = text
-    return out
-
-
-def predicted_keywords(
-    predictions: Mapping[str, str], references: Mapping[str, Reference], llm: Any = None
-) -> dict[str, Keywords]:
-    """Keywords of each prediction (spaCy offline, the paper's prompt with an LLM client), by id."""
-    return {i: kw for i, (_, kw) in keyword_pairs(predictions, references, llm).items()}
-
-
-def keyword_pairs(
-    predictions: Mapping[str, str], references: Mapping[str, Reference], llm: Any = None
-) -> dict[str, tuple[Keywords, Keywords]]:
-    """(reference keywords, predicted keywords) by id; see the module docstring for where each comes from."""
-    from builders.mementos_keywords import KeywordExtractor
-
-    extractor = KeywordExtractor(llm)
-    ids = sorted(predictions)
-    if extractor.uses_llm:
-        pairs = extractor.pairs([references[i].description for i in ids], [predictions[i] for i in ids])
-        return dict(zip(ids, pairs))
-    preds = extractor.references([predictions[i] for i in ids])
-    stale = [i for i in ids if references[i].stale_keywords]
-    fresh = dict(zip(stale, extractor.references([references[i].description for i in stale])))
-    return {i: (fresh.get(i) or references[i].keywords(), kw) for i, kw in zip(ids, preds)}
 
 
 # ------------------------------------------------------------------------------------------------ metrics
@@ -268,7 +151,7 @@ def score(
     llm: Any = None,
 ) -> Report:
     """The whole report (see the module docstring)."""
-    from builders.mementos_keywords import KeywordExtractor
+    from builders.mementos.keywords import KeywordExtractor
 
     refs = {r.id: r for r in references}
     pairs = keyword_pairs(predictions, refs, llm)

@@ -442,7 +442,7 @@ def _cmd_import(ns: argparse.Namespace) -> int:
 
 
 def _cmd_build(ns: argparse.Namespace) -> int:
-    from scoring.mementos import read_reference
+    from scoring.mementos_inputs import read_reference
 
     refs = read_reference(ns.items)
     human = [(r.domain, kind, getattr(r, kind)) for r in refs for kind in KINDS]
@@ -461,7 +461,7 @@ def _cmd_build(ns: argparse.Namespace) -> int:
 
 def _cmd_propose(ns: argparse.Namespace) -> int:
     from filters.text import has_vectors, lemma_of_phrase, load_nlp
-    from scoring.mementos import predicted_keywords, read_predictions, read_reference
+    from scoring.mementos_inputs import predicted_keywords, read_predictions, read_reference
 
     refs = {r.id: r for r in read_reference(ns.items)}
     predictions = read_predictions(ns.predictions, refs)

@@ -10,19 +10,10 @@ import pytest
 
 from builders.items import Item, make_item, write_items
 from builders.llm import LLMClient, LLMConfig, LLMResult
-from builders.mementos_keywords import KeywordExtractor, keyword_prompt, parse_keyword_lists
+from builders.mementos.keywords import KeywordExtractor, keyword_prompt, parse_keyword_lists
 from filters.text import Keywords
-from scoring.mementos import (
-    Reference,
-    bucket,
-    main,
-    mean_scores,
-    read_predictions,
-    reference_of,
-    score,
-    score_lists,
-    score_sequence,
-)
+from scoring.mementos import bucket, main, mean_scores, score, score_lists, score_sequence
+from scoring.mementos_inputs import Reference, read_predictions, reference_of
 from scoring.synonyms import SynonymGraph, graph_path
 from sources.errors import ConfigError
 

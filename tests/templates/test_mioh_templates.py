@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from builders.mioh_questions import Spec
-from builders.mioh_render import Claim, Wording, claim_text, prioritize
+from builders.mioh.questions import Spec
+from builders.mioh.render import Claim, Wording, claim_text, prioritize
 from sources.errors import ConfigError
 from templates.loader import load_templates, render, with_article
 

@@ -1,6 +1,6 @@
 """Misleading contexts written by an LLM, checked, and replaced by the template when they fail the check.
 
-The offline template backend is the default (:func:`builders.mioh_render.context_text`). With an endpoint
+The offline template backend is the default (:func:`builders.mioh.render.context_text`). With an endpoint
 configured (``--llm-model``), each linguistic item's false clause is sent to the LLM with its pressure's style
 (``templates/mioh/llm.yaml``). A reply is used only if it still states that clause in the intended direction and
 style (:func:`problems_with`); otherwise it is asked once more with the reason, and then the template sentence
@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from builders.items import Item, make_item
 from builders.llm import LLMClient, LLMRequest
-from builders.mioh_render import Claim, Wording, claim_text
+from builders.mioh.render import Claim, Wording, claim_text
 from templates.loader import load_templates, render
 
 NEGATION = re.compile(r"\b(no|not|none|never|nothing|nowhere|without|cannot)\b|n't\b", re.IGNORECASE)

@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from builders.mioh_pools import Label, Pools, Probe
+from builders.mioh.pools import Label, Pools, Probe
 
 SET_TASKS = ("existence", "attribute", "position")
 TASKS = ("existence", "counting", "attribute", "position")

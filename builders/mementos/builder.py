@@ -1,131 +1,32 @@
-"""Mementos: reasoning over image sequences (``../shared/seeds/000_bb831989432bed7f.txt``).
+"""The Mementos build: videos -> sampled frames -> reference descriptions -> keywords -> items."""
 
-``python -m builders.mementos`` builds the benchmark on the demo world's short videos; with ``--nextqa CSV --videos
-DIR`` (daily life), ``--robot DIR`` (robotics) and/or ``--comics DIR`` it builds from the paper's kinds of data.
-Pipeline: video records (:mod:`sources.nextqa`, :mod:`sources.robot`, :mod:`sources.comics`,
-:mod:`sources.demo.video`) -> frames by the paper's sampling rules (:mod:`sources.video`, cached by content) ->
-reference descriptions (NExT-QA: QA pairs merged, :mod:`builders.mementos_descriptions`; demo: the event script;
-robot and comics: a person's ``description.txt``) -> object and behaviour keywords
-(:mod:`builders.mementos_keywords`; demo: the script's lists) -> one open-answer item per sequence, written
-atomically with ``build.json``. :mod:`scoring.mementos` scores predictions against these items.
-
-An item: ``task`` the domain (``daily_life``, ``robotics``, ``comics``), ``question_type`` ``"description"``,
-``images`` the frame sequence, ``question`` the paper's description prompt, ``answer`` the reference description,
-``provenance`` the keyword lists (what scoring compares against), frame indices, policy, source ids and how the
-description and keywords were made. It is an open answer, so the review loop shows a text box: reviewers correct
-the description (a corrected one has its keywords re-extracted at scoring time).
-
-Choices where the paper is silent:
-
-* ``pressure`` is ``"easy"``: Mementos applies no adversarial manipulation; what makes a sequence hard - its
-  number of frames and its episode length - is in ``provenance`` (``n_frames``, ``episode_length``) and scoring
-  breaks results down by both (Figure 6), rather than one being singled out as the item's pressure;
-* policies: NExT-QA ``daily_life``, robots ``robotics`` (the paper's rules); comics keep every panel (the panels
-  are the artist's key moments, Sec. 2.1.1); the demo videos (60-150 frames) use ``uniform:8`` so the default build
-  stays within the review tool's ten images per task. ``--policy`` overrides the policy of every video source;
-* demo videos are a ``daily_life`` stand-in (the paper's largest domain, and like NExT-QA their reference text
-  comes from structured ground truth, here the event script);
-* ``--max-videos N`` keeps a seeded sample of N videos per source (``rng(seed, "mementos/select/<source>")``).
-"""
 
 from __future__ import annotations
 
-import argparse
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from builders.cli import exit_on_error, progress_bar, run_builder, stdout, table
+from builders.cli import progress_bar
 from builders.items import Item, make_item
-from builders.llm import add_llm_arguments, make_client
-from builders.options import BuildOptions
+from builders.llm import make_client
+from builders.mementos.config import (
+    BENCHMARK,
+    DOMAINS,
+    PRESSURE,
+    QUESTION_TYPE,
+    SOURCE_DOMAIN,
+    Draft,
+    MementosConfig,
+)
 from builders.run import code_version, file_sha256, open_build
 from builders.seeding import rng
 from sources.errors import ConfigError
 from sources.records import VideoRecord
 from templates.loader import load_templates
-
-BENCHMARK = "mementos"
-QUESTION_TYPE = "description"
-PRESSURE = "easy"
-DOMAINS: tuple[str, ...] = ("daily_life", "robotics", "comics")
-SOURCE_DOMAIN = {"nextqa": "daily_life", "robot": "robotics", "comics": "comics", "demo": "daily_life"}
-DEFAULT_POLICY = {"nextqa": "daily_life", "robot": "robotics", "demo": "uniform:8"}
-PANELS = "panels"
-"""The "policy" of comics: every panel, in reading order."""
-
-
-@dataclass
-class MementosConfig(BuildOptions):
-    """Every option of a Mementos build (command line, ``--config FILE.yaml`` and tests use the same fields)."""
-
-    out: str = "builds/mementos"
-    demo_videos: int = 12
-    nextqa: str | None = None
-    videos: str | None = None
-    nextqa_map: str | None = None
-    robot: str | None = None
-    comics: str | None = None
-    policy: str | None = None
-    backend: str = "auto"
-    on_error: str = "skip"
-    max_videos: int | None = None
-
-    def __post_init__(self) -> None:
-        from sources.video import BACKENDS, policy_by_name
-
-        if bool(self.nextqa) != bool(self.videos):
-            raise ConfigError("--nextqa and --videos go together")
-        if self.nextqa_map and not self.nextqa:
-            raise ConfigError("--nextqa-map needs --nextqa")
-        if self.on_error not in ("skip", "fail"):
-            raise ConfigError(f"on_error must be 'skip' or 'fail', not {self.on_error!r}")
-        if self.backend not in BACKENDS:
-            raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, not {self.backend!r}")
-        if self.policy is not None:
-            policy_by_name(self.policy)
-        if self.demo_videos < 1:
-            raise ConfigError(f"demo_videos must be >= 1, not {self.demo_videos}")
-        if self.max_videos is not None and self.max_videos < 1:
-            raise ConfigError(f"max_videos must be >= 1, not {self.max_videos}")
-
-    @property
-    def uses_demo(self) -> bool:
-        return not (self.nextqa or self.robot or self.comics)
-
-    def build_name(self) -> str:
-        return self.name or f"{'demo' if self.uses_demo else 'data'}-seed{self.seed}"
-
-    def policy_for(self, source: str) -> str:
-        return PANELS if source == "comics" else (self.policy or DEFAULT_POLICY[source])
-
-
-@dataclass
-class Draft:
-    """One video on its way to an item: filled in stage by stage (frames, description, keywords)."""
-
-    source: str
-    record: VideoRecord
-    frames: tuple[str, ...]
-    indices: tuple[int, ...]
-    policy: str
-    backend: str
-    sha256: str
-    frame_count: int
-    fps: float | None
-    description: str = ""
-    description_from: str = ""
-    qa_ids: tuple[str, ...] = ()
-    keywords: dict[str, list[str]] = field(default_factory=dict)
-    keywords_from: str = ""
-
-    @property
-    def domain(self) -> str:
-        return SOURCE_DOMAIN[self.source]
-
 
 # ------------------------------------------------------------------------------------------------ sources
 
@@ -209,7 +110,7 @@ def sample_sequences(
 
 def describe(seqs: list[Draft], client: Any, task_bar: Any) -> tuple[list[Draft], list[dict[str, str]]]:
     """Reference descriptions; sequences without one are skipped with the reason."""
-    from builders.mementos_descriptions import describe_videos
+    from builders.mementos.descriptions import describe_videos
 
     update = task_bar("descriptions", len(seqs))
     nextqa = [s for s in seqs if s.source == "nextqa" and s.record.meta.get("qa")]
@@ -252,7 +153,7 @@ def add_keywords(seqs: list[Draft], client: Any, task_bar: Any) -> tuple[str, in
     """Reference keywords into each sequence: the demo script's lists, else the extractor's; returns how the
     extracted ones were made (``spacy:...``, ``llm:...`` or ``script``) and how many LLM answers had no readable
     lists (spaCy stood in for those)."""
-    from builders.mementos_keywords import KeywordExtractor
+    from builders.mementos.keywords import KeywordExtractor
 
     update = task_bar("keywords", len(seqs))
     method, fallbacks = "script", 0
@@ -411,63 +312,3 @@ def _source_path(config: MementosConfig, source: str) -> str:
     return {"demo": f"demo-video:seed={config.seed}", "nextqa": config.nextqa, "robot": config.robot,
             "comics": config.comics}[source] or ""
 
-
-# ------------------------------------------------------------------------------------------------ the CLI
-
-
-def parser() -> argparse.ArgumentParser:
-    from sources.video import BACKENDS, policy_names
-
-    p = argparse.ArgumentParser(
-        prog="python -m builders.mementos",
-        description="Build Mementos (descriptions of image sequences; object and behaviour hallucination). Runs on "
-        "the demo world's videos unless NExT-QA, robot or comics data is given.",
-        argument_default=None,
-    )
-    d = MementosConfig()
-    a = p.add_argument
-    a("--seed", type=int, metavar="N", help=f"seed of the demo world and of --max-videos sampling (default {d.seed})")
-    a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
-    a("--name", metavar="NAME", help="build name (default demo-seed<S> or data-seed<S>)")
-    a("--cache-dir", metavar="DIR", help="cache of frames, demo videos and LLM answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    a("--config", metavar="FILE.yaml", help="YAML file of options (field names with underscores); flags override it")
-    a("--demo-videos", type=int, metavar="N", help=f"number of demo videos when no data is given (default {d.demo_videos})")
-    a("--nextqa", metavar="CSV", help="NExT-QA question CSV (val.csv / test.csv / train.csv): daily-life domain")
-    a("--videos", metavar="DIR", help="directory of the NExT-QA videos")
-    a("--nextqa-map", metavar="JSON", help="map_vid_vidorID.json (default: looked up beside the CSV and the videos)")
-    a("--robot", metavar="DIR", help="robot episodes: video files, frame folders or a LeRobot v2 dataset (robotics domain)")
-    a("--comics", metavar="DIR", help="comics: one folder of panel images per comic (comics domain)")
-    a("--policy", metavar="NAME", help=f"frame sampling for every video source, one of {', '.join(policy_names())} "
-                       "(default: daily_life for NExT-QA, robotics for robots, uniform:8 for the demo)")
-    a("--backend", choices=BACKENDS, help=f"video decoder (default {d.backend}: decord where installed)")
-    a("--on-error", choices=("skip", "fail"), help="an unreadable video is skipped with its reason, or stops the build "
-                                                   f"(default {d.on_error})")
-    a("--max-videos", type=int, metavar="N", help="a seeded sample of at most N videos per source (default: all)")
-    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
-    add_llm_arguments(p)
-    return p
-
-
-def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> None:
-    rows = [[d, v["items"], v["frames_mean"], v["objects_mean"], v["behaviours_mean"]] for d, v in stats["domains"].items()]
-    stdout.print(table(f"Mementos build: {len(items)} items -> {path}",
-                       ["domain", "items", "frames (mean)", "objects (mean)", "behaviours (mean)"], rows))
-    stdout.print(table("Sources", ["source", "videos", "policy", "domain"],
-                       [[s, v["videos"], v["policy"], v["domain"]] for s, v in stats["sources"].items()]))
-    stdout.print(table("Text", ["what", "how"], [
-        ["descriptions", ", ".join(f"{k} {v}" for k, v in stats["descriptions"].items())],
-        ["keywords", stats["keywords"]],
-        ["frames", ", ".join(f"{k} {v}" for k, v in stats["frames"].items()) or "-"],
-    ]))
-    if stats["skipped_by_reason"]:
-        stdout.print(table("Skipped videos", ["why", "videos"], list(stats["skipped_by_reason"].items())))
-
-
-@exit_on_error
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m builders.mementos``."""
-    return run_builder(MementosConfig, parser(), argv, write_build, print_summary)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -45,7 +45,7 @@ from filters.geometry import Difficulty, GeometryThresholds, classify_image
 from sources.records import ImageRecord, RecordSet
 
 if TYPE_CHECKING:
-    from builders.mioh_clip import ClipSignals
+    from builders.mioh.clip import ClipSignals
 
 OPPOSITE_RELATIONS: Mapping[str, str] = {
     "left of": "right of",
@@ -171,7 +171,7 @@ class Pools:
         clip: Callable[[np.ndarray], "ClipSignals"] | None = None,
     ) -> None:
         """``clip``, when given, computes CLIP signals from the image x category incidence (see
-        :mod:`builders.mioh_clip`); its hard pairs are OR-ed with geometry and co-occurrence."""
+        :mod:`builders.mioh.clip`); its hard pairs are OR-ed with geometry and co-occurrence."""
         self.records = records
         self.config = config
         self.stats = stats

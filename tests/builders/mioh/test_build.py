@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from builders import mioh
-from builders.mioh_questions import PRESSURES, QUESTION_TYPES, TASKS
-from tests.builders.mioh_checker import Checker, demo_truth
+from builders.mioh.builder import MiohBuilder
+from builders.mioh.questions import PRESSURES, QUESTION_TYPES, TASKS
+from tests.builders.mioh.checker import Checker, demo_truth
 from tests.fixtures.real_formats import make_coco, make_paco, make_svg
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -244,7 +245,7 @@ def test_a_crash_leaves_the_previous_build_untouched(tmp_path, cache_dir, monkey
     def boom(*a, **k):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(mioh.MiohBuilder, "to_item", boom)
+    monkeypatch.setattr(MiohBuilder, "to_item", boom)
     with pytest.raises(RuntimeError):
         run(*args)
     assert (tmp_path / "n2-seed0" / "items.jsonl").read_bytes() == before

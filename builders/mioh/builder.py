@@ -1,53 +1,33 @@
-"""MIOH: multi-image object hallucination (``../shared/seeds/002_5ff6337209d82589.txt``).
-
-``python -m builders.mioh --n-images 8`` builds the benchmark on the demo world; with ``--coco-rem``/``--paco``/
-``--svg`` it builds existence and counting from COCO-ReM, attributes from PACO and positions from SVG, as the
-paper does (Sec. 4.1). Pipeline: records -> primitive pools (:mod:`builders.mioh_pools`: geometry and
-co-occurrence filters label every (image, probe) pair) -> question specs sampled per (task, type, pressure) cell
-(:mod:`builders.mioh_questions`, answers derived by ``evaluate``) -> wording from ``templates/mioh``
-(:mod:`builders.mioh_render`) -> items, written atomically with ``build.json`` (config, stats, quality report).
-
-Choices where the paper is silent (each a config option):
-
-* ``n_questions`` questions per (task, question type, pressure) cell; for ``n_images`` a *family*: the same
-  question asked over every size of the ladder {2, 4, 8, 10} up to ``n_images`` (Sec. 3.2: "we vary the number
-  of input images for the same question"), linked by ``provenance.family``;
-* hard-positive / hard-negative items put 1..N challenging images into the slots that decide the answer
-  (Sec. 4.3: "0 to N challenging example may be included"; 0 would be an easy item);
-* "None of the above" is the answer of ``nota_share`` (20 %) of the items whose structure allows it;
-* answer positions are dealt in balanced shuffled blocks, so blind letter baselines stay at chance;
-* the misleading context of linguistic items states a clause checked to be false for the images; templates word
-  it offline, or an LLM (``--llm-model``) rewrites it and the rewrite is checked again (template fallback);
-* CLIP signals (``--clip-*``) join geometry and co-occurrence when weights are on disk, else the stage is skipped
-  with a notice.
-"""
+"""The MIOH build: sources -> pools -> question specs per cell -> items, with the stage statistics and quality report."""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from builders.cli import exit_on_error, progress_bar, run_builder, stderr, stdout, table
+from builders import quality
+from builders.cli import progress_bar, stderr
 from builders.items import Item, make_item
+from builders.llm import make_client
 from builders.mcq import BalancedCycle, ShareSchedule
-from builders.mioh_pools import Label, PoolConfig, Pools
-from builders.mioh_questions import (
+from builders.mioh.clip import compute_signals
+from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
+from builders.mioh.llm_context import rewrite_contexts
+from builders.mioh.pools import Label, Pools
+from builders.mioh.questions import (
     IMAGE_LADDER,
     IMAGE_SLOT_VARIANTS,
     NOTA_VARIANTS,
     OPTION_SLOT_VARIANTS,
     PAIR_STATES,
     PRESENCE_STATES,
-    PRESSURES,
     QUESTION_TYPES,
-    TASKS,
     Key,
     Sampler,
     Spec,
@@ -56,7 +36,7 @@ from builders.mioh_questions import (
     shrink,
     variants,
 )
-from builders.mioh_render import (
+from builders.mioh.render import (
     Wording,
     answer_letter,
     answer_slots,
@@ -65,94 +45,12 @@ from builders.mioh_render import (
     context_text,
     prioritize,
 )
-from builders import quality
-from builders.llm import add_llm_arguments, make_client
-from builders.mioh_clip import compute_signals
-from builders.mioh_llm_context import rewrite_contexts
-from builders.options import BuildOptions
 from builders.run import code_version, file_sha256, open_build
 from builders.seeding import rng
 from filters.base import FilterStats
-from filters.clip import ClipOptions, ClipUnavailable, add_clip_arguments, load_scorer
-from filters.cooccurrence import HardNegativeThresholds
-from filters.geometry import GeometryThresholds
+from filters.clip import ClipUnavailable, load_scorer
 from sources.errors import ConfigError
 from sources.records import RecordSet
-
-BENCHMARK = "mioh"
-TASK_SOURCE = {"existence": "coco_rem", "counting": "coco_rem", "attribute": "paco", "position": "svg"}
-
-
-@dataclass
-class MiohConfig(ClipOptions, BuildOptions):
-    """Every option of a MIOH build (command line, ``--config FILE.yaml`` and tests use the same fields).
-
-    Seed, name, cache, progress and ``llm_*`` fields come from :class:`BuildOptions`, ``clip_*`` from
-    :class:`ClipOptions`."""
-
-    n_images: int = 4
-    n_questions: int = 5
-    tasks: list[str] = field(default_factory=lambda: list(TASKS))
-    pressures: list[str] = field(default_factory=lambda: list(PRESSURES))
-    n_options: int = 4
-    nota_share: float = 0.2
-    out: str = "builds/mioh"
-    demo_images: int = 600
-    coco_rem: str | None = None
-    coco_images: str | None = None
-    paco: str | None = None
-    paco_images: str | None = None
-    svg: str | None = None
-    svg_images: str | None = None
-    min_visible: float = GeometryThresholds.min_visible
-    max_occlusion: float = GeometryThresholds.max_occlusion
-    hard_area: float = GeometryThresholds.hard_area
-    hard_occlusion: float = GeometryThresholds.hard_occlusion
-    hard_truncation: float = GeometryThresholds.hard_truncation
-    hn_min_p: float = HardNegativeThresholds.min_p
-    hn_min_lift: float = HardNegativeThresholds.min_lift
-    hn_min_support: int = HardNegativeThresholds.min_support
-    count_max_objects: int = 5
-    count_scope: str = "image"
-    max_attempts: int = 200
-
-    def __post_init__(self) -> None:
-        if self.n_images not in IMAGE_LADDER:
-            raise ConfigError(f"n_images must be one of {', '.join(map(str, IMAGE_LADDER))} (paper Sec. 4.3), not {self.n_images}")
-        for name, given, valid in (("tasks", self.tasks, TASKS), ("pressures", self.pressures, PRESSURES)):
-            bad = [v for v in given if v not in valid]
-            if bad or not given:
-                raise ConfigError(f"{name}: unknown {', '.join(bad) or '(none given)'}; valid: {', '.join(valid)}")
-        if self.n_questions < 1:
-            raise ConfigError(f"n_questions must be >= 1, not {self.n_questions}")
-        if not 2 <= self.n_options <= 8:
-            raise ConfigError(f"n_options must be within 2..8, not {self.n_options}")
-        if not 0 <= self.nota_share < 1:
-            raise ConfigError(f"nota_share must be within [0, 1), not {self.nota_share}")
-        if self.count_scope not in ("image", "category"):
-            raise ConfigError(f"count_scope must be 'image' or 'category', not {self.count_scope!r}")
-        for flag, images in (("coco_rem", "coco_images"), ("paco", "paco_images"), ("svg", "svg_images")):
-            if bool(getattr(self, flag)) != bool(getattr(self, images)):
-                raise ConfigError(f"--{flag.replace('_', '-')} and --{images.replace('_', '-')} go together")
-
-    @property
-    def uses_demo(self) -> bool:
-        return not (self.coco_rem or self.paco or self.svg)
-
-    def pool_config(self, exhaustive_relations: bool) -> PoolConfig:
-        return PoolConfig(
-            geometry=GeometryThresholds(
-                self.min_visible, self.max_occlusion, self.hard_area, self.hard_occlusion, self.hard_truncation
-            ),
-            hard_negative=HardNegativeThresholds(self.hn_min_p, self.hn_min_lift, self.hn_min_support),
-            count_max_objects=self.count_max_objects,
-            count_scope=self.count_scope,
-            relations_exhaustive=exhaustive_relations,
-        )
-
-    def build_name(self) -> str:
-        return self.name or f"n{self.n_images}-seed{self.seed}"
-
 
 # ------------------------------------------------------------------------------------------------- sources
 
@@ -596,110 +494,3 @@ def _localise(out, item: Item) -> Item:
 
     return replace(item, images=tuple(out.add_image(p) for p in item.images))
 
-
-# ------------------------------------------------------------------------------------------------ the CLI
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m builders.mioh",
-        description="Build MIOH (multi-image object hallucination): 4 tasks x 3 question types x adversarial "
-        "pressures, multiple-choice with 'None of the above'. Runs on the embedded demo world unless COCO-ReM / "
-        "PACO / SVG files are given.",
-        argument_default=None,
-    )
-    d = MiohConfig()
-    a = p.add_argument
-    a("--n-images", type=int, choices=IMAGE_LADDER, help=f"images per question (default {d.n_images})")
-    a("--n-questions", type=int, help=f"questions per (task, type, pressure) cell (default {d.n_questions})")
-    a("--tasks", nargs="+", choices=TASKS, metavar="TASK", help=f"tasks to build: {', '.join(TASKS)} (default: all)")
-    a("--pressures", nargs="+", choices=PRESSURES, metavar="PRESSURE",
-      help=f"pressures to build: {', '.join(PRESSURES)} (default: all)")
-    a("--n-options", type=int, help=f"object/number options before 'None of the above' (default {d.n_options})")
-    a("--nota-share", type=float, help=f"share of eligible items answered by 'None of the above' (default {d.nota_share})")
-    a("--seed", type=int, help=f"seed of every random choice (default {d.seed})")
-    a("--out", help=f"parent directory of the build (default {d.out})")
-    a("--name", help="build name (default n<N>-seed<S>)")
-    a("--cache-dir", help="cache for demo scenes and model outputs (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    a("--config", help="YAML file of options (field names as below with underscores); flags override it")
-    a("--demo-images", type=int, help=f"size of the demo world when no data is given (default {d.demo_images})")
-    a("--coco-rem", help="COCO-ReM instances JSON (existence, counting)")
-    a("--coco-images", help="directory of the COCO images the JSON names")
-    a("--paco", help="PACO (LVIS-style) annotations JSON (attribute)")
-    a("--paco-images", help="directory of the PACO images")
-    a("--svg", help="SVG scene graphs, JSON or JSON lines (position)")
-    a("--svg-images", help="directory of the SVG images")
-    a("--min-visible", type=float, help=f"relative area below which an object is unusable (default {d.min_visible})")
-    a("--max-occlusion", type=float, help=f"occlusion above which an object is unusable (default {d.max_occlusion})")
-    a("--hard-area", type=float, help=f"relative area below which a present object is a hard positive (default {d.hard_area})")
-    a("--hard-occlusion", type=float, help=f"occlusion from which a present object is a hard positive (default {d.hard_occlusion})")
-    a("--hard-truncation", type=float, help=f"truncation from which a present object is a hard positive (default {d.hard_truncation})")
-    a("--hn-min-p", type=float, help=f"P(absent | present cue) for a hard negative (default {d.hn_min_p})")
-    a("--hn-min-lift", type=float, help=f"lift of the cue for a hard negative (default {d.hn_min_lift})")
-    a("--hn-min-support", type=int, help=f"images behind the cue's P for a hard negative (default {d.hn_min_support})")
-    a("--count-max-objects", type=int, help=f"counting uses images with at most this many objects (default {d.count_max_objects})")
-    a("--count-scope", choices=("image", "category"), help="count limit over all objects of the image or the asked category (default image)")
-    a("--max-attempts", type=int, help=f"samples tried per question before giving up (default {d.max_attempts})")
-    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
-    add_clip_arguments(p)
-    add_llm_arguments(p)
-    return p
-
-
-def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> None:
-    cells = Counter((it.task, it.question_type, it.pressure) for it in items)
-    pressures = [p for p in PRESSURES if any(k[2] == p for k in cells)]
-    rows = [
-        [f"{task}/{qtype}"] + [cells.get((task, qtype, p), 0) for p in pressures]
-        for task in TASKS for qtype in QUESTION_TYPES if any(k[:2] == (task, qtype) for k in cells)
-    ]
-    stdout.print(table(f"MIOH build: {len(items)} items -> {path}", ["task/type", *pressures], rows))
-    q = stats["quality"]
-    bal = q["answer_balance"]
-    stdout.print(table(
-        "Answer letters (non-NOTA answers)", ["", *bal["observed"]],
-        [["observed", *bal["observed"].values()], ["expected", *bal["expected"].values()]],
-    ))
-    base = q["blind_baselines"]
-    hn, hp = q["hard_negative_cooccurrence"], q["hard_positive_relative_area"]
-    stdout.print(table("Quality", ["check", "value"], [
-        ["answer balance chi2 / dof / p", f"{bal['chi2']} / {bal['dof']} / {bal['p_value']}"],
-        ["'None of the above' share", f"{q['none_of_the_above']['share']:.1%} of {q['none_of_the_above']['offered']}"],
-        ["blind: chance / always-A", f"{base['chance']:.1%} / {base['always_A']:.1%}"],
-        ["blind: most frequent / longest", f"{base['most_frequent_letter']:.1%} / {base['longest_option']:.1%}"],
-        ["hard-neg P(obj|cue) chosen vs random", f"{hn['chosen_mean_p']} vs {hn['random_absent_mean_p']} (x{hn['lift']})"],
-        ["hard-pos median rel. area vs easy", f"{hp['hard_positive_median']} vs {hp['easy_positive_median']}"],
-        *_service_rows(stats, q),
-    ]))
-    if stats["skipped"]:
-        rows = []
-        for s in stats["skipped"]:
-            if "cell" in s:
-                c = s["cell"]
-                top = max(c["reasons"].items(), key=lambda kv: kv[1])[0] if c["reasons"] else ""
-                rows.append([f"{c['task']}/{c['question_type']}/{c['pressure']}", f"{c['made']}/{c['wanted']}", top])
-            else:
-                rows.append([s["task"], "skipped", s["reason"]])
-        stdout.print(table("Skipped", ["what", "made", "why"], rows))
-
-
-def _service_rows(stats: dict[str, Any], q: dict[str, Any]) -> list[list[str]]:
-    clip = stats["clip"]
-    rows = [["CLIP stage", "ran" if clip["ran"] else f"skipped: {clip['skipped'][:60]}"]]
-    if "clip_z" in q:
-        z = q["clip_z"]
-        rows.append(["CLIP z hard-neg vs random absent", f"{z['hard_negative_chosen_mean']} vs {z['random_absent_mean']}"])
-        rows.append(["CLIP z hard-pos vs easy pos", f"{z['hard_positive_mean']} vs {z['easy_positive_mean']}"])
-    llm = stats["llm"]
-    rows.append(["contexts written by", llm["writer"] + (f" {llm['contexts']}" if "contexts" in llm else "")])
-    return rows
-
-
-@exit_on_error
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m builders.mioh``."""
-    return run_builder(MiohConfig, parser(), argv, write_build, print_summary)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

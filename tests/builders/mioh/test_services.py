@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from builders import mioh
-from builders.mioh_clip import compute_signals
-from builders.mioh_llm_context import problems_with
-from builders.mioh_pools import Pools
-from builders.mioh_render import Claim, Wording
+from builders.mioh.clip import compute_signals
+from builders.mioh.llm_context import problems_with
+from builders.mioh.pools import Pools
+from builders.mioh.render import Claim, Wording
 from filters.base import FilterStats
-from tests.builders.mioh_checker import Checker, demo_truth
+from tests.builders.mioh.checker import Checker, demo_truth
 from tests.conftest import require
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -14,10 +14,13 @@ import pytest
 from PIL import Image
 
 from builders import mementos
+from builders.mementos.builder import image_name
+from builders.mementos.config import Draft
 from builders.items import read_items
-from builders.mementos_descriptions import declarative, gerund, template_merge, third_person
+from builders.mementos.descriptions import declarative, gerund, template_merge, third_person
 from filters.text import normalise_keyword
 from sources.demo.video import load_demo_videos
+from sources.records import VideoRecord
 from sources.video_backends import have_opencv, write_video
 from tests.conftest import require
 
@@ -259,10 +262,10 @@ def test_merge_without_spacy_and_inflection_rules() -> None:
 
 
 def test_image_names_are_unique_and_safe() -> None:
-    seq = mementos.Draft("robot", mementos.VideoRecord("kitchen/ep 3", "robot", "f"), (), (), "robotics",
+    seq = Draft("robot", VideoRecord("kitchen/ep 3", "robot", "f"), (), (), "robotics",
                              "frames", "ab" * 32, 0, None)
-    assert mementos.image_name(seq, 7) == "kitchen_ep_3-abababab-f000007.png"
-    assert re.fullmatch(r"[A-Za-z0-9_.-]+", mementos.image_name(seq, 0))
+    assert image_name(seq, 7) == "kitchen_ep_3-abababab-f000007.png"
+    assert re.fullmatch(r"[A-Za-z0-9_.-]+", image_name(seq, 0))
 
 
 # ------------------------------------------------------------------------------- a build, then its scores
@@ -331,7 +334,7 @@ def test_scoring_reads_a_release(demo_build: tuple[Path, Path], tmp_path: Path) 
     except ImportError:
         require(False, "the release extra (datasets, pyarrow)")
     from data_cards.cli import main as release_main
-    from scoring.mementos import read_reference
+    from scoring.mementos_inputs import read_reference
 
     build, _ = demo_build
     assert release_main(["release", str(build), "--version", "0.1.0", "--include-unreviewed",

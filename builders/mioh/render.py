@@ -1,6 +1,6 @@
 """Word MIOH specs with the YAML templates: question, options, answer letter, and misleading contexts.
 
-Nothing here decides correctness: the answer index comes from :func:`builders.mioh_questions.evaluate`; this
+Nothing here decides correctness: the answer index comes from :func:`builders.mioh.questions.evaluate`; this
 module only turns probes into text (``templates/mioh/*.yaml``) and places "None of the above" last.
 
 Misleading contexts (paper Sec. 4.3, "Lingual Challenging Factors") are built from a :class:`Claim`: a clause
@@ -17,8 +17,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from builders.mcq import letter
-from builders.mioh_pools import Pools, Probe
-from builders.mioh_questions import PAIR_STATES, PRESENCE_STATES, Key, Spec
+from builders.mioh.pools import Pools, Probe
+from builders.mioh.questions import PAIR_STATES, PRESENCE_STATES, Key, Spec
 from templates.loader import load_templates, render, with_article
 
 

@@ -1,0 +1,71 @@
+"""``python -m builders.mementos``: options, the summary tables, the entry point."""
+
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Sequence
+
+from builders.cli import exit_on_error, run_builder, stdout, table
+from builders.items import Item
+from builders.llm import add_llm_arguments
+from builders.mementos.builder import write_build
+from builders.mementos.config import MementosConfig
+
+# ------------------------------------------------------------------------------------------------ the CLI
+
+
+def parser() -> argparse.ArgumentParser:
+    from sources.video import BACKENDS, policy_names
+
+    p = argparse.ArgumentParser(
+        prog="python -m builders.mementos",
+        description="Build Mementos (descriptions of image sequences; object and behaviour hallucination). Runs on "
+        "the demo world's videos unless NExT-QA, robot or comics data is given.",
+        argument_default=None,
+    )
+    d = MementosConfig()
+    a = p.add_argument
+    a("--seed", type=int, metavar="N", help=f"seed of the demo world and of --max-videos sampling (default {d.seed})")
+    a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
+    a("--name", metavar="NAME", help="build name (default demo-seed<S> or data-seed<S>)")
+    a("--cache-dir", metavar="DIR", help="cache of frames, demo videos and LLM answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    a("--config", metavar="FILE.yaml", help="YAML file of options (field names with underscores); flags override it")
+    a("--demo-videos", type=int, metavar="N", help=f"number of demo videos when no data is given (default {d.demo_videos})")
+    a("--nextqa", metavar="CSV", help="NExT-QA question CSV (val.csv / test.csv / train.csv): daily-life domain")
+    a("--videos", metavar="DIR", help="directory of the NExT-QA videos")
+    a("--nextqa-map", metavar="JSON", help="map_vid_vidorID.json (default: looked up beside the CSV and the videos)")
+    a("--robot", metavar="DIR", help="robot episodes: video files, frame folders or a LeRobot v2 dataset (robotics domain)")
+    a("--comics", metavar="DIR", help="comics: one folder of panel images per comic (comics domain)")
+    a("--policy", metavar="NAME", help=f"frame sampling for every video source, one of {', '.join(policy_names())} "
+                       "(default: daily_life for NExT-QA, robotics for robots, uniform:8 for the demo)")
+    a("--backend", choices=BACKENDS, help=f"video decoder (default {d.backend}: decord where installed)")
+    a("--on-error", choices=("skip", "fail"), help="an unreadable video is skipped with its reason, or stops the build "
+                                                   f"(default {d.on_error})")
+    a("--max-videos", type=int, metavar="N", help="a seeded sample of at most N videos per source (default: all)")
+    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
+    add_llm_arguments(p)
+    return p
+
+
+def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> None:
+    rows = [[d, v["items"], v["frames_mean"], v["objects_mean"], v["behaviours_mean"]] for d, v in stats["domains"].items()]
+    stdout.print(table(f"Mementos build: {len(items)} items -> {path}",
+                       ["domain", "items", "frames (mean)", "objects (mean)", "behaviours (mean)"], rows))
+    stdout.print(table("Sources", ["source", "videos", "policy", "domain"],
+                       [[s, v["videos"], v["policy"], v["domain"]] for s, v in stats["sources"].items()]))
+    stdout.print(table("Text", ["what", "how"], [
+        ["descriptions", ", ".join(f"{k} {v}" for k, v in stats["descriptions"].items())],
+        ["keywords", stats["keywords"]],
+        ["frames", ", ".join(f"{k} {v}" for k, v in stats["frames"].items()) or "-"],
+    ]))
+    if stats["skipped_by_reason"]:
+        stdout.print(table("Skipped videos", ["why", "videos"], list(stats["skipped_by_reason"].items())))
+
+
+@exit_on_error
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m builders.mementos``."""
+    return run_builder(MementosConfig, parser(), argv, write_build, print_summary)
+

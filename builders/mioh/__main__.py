@@ -1,0 +1,5 @@
+"""``python -m builders.mioh``."""
+
+from builders.mioh.cli import main
+
+raise SystemExit(main())
