@@ -1,46 +1,71 @@
-"""Reader of Visual Genome (Krishna et al. 2017) ``relationships.json``, with ``image_data.json`` optional.
+"""Reader of Visual Genome (Krishna et al. 2017) ``relationships.json``, with ``image_data.json`` and
+``objects.json`` optional, in every layout the official releases used.
 
-``relationships.json`` is an array of ``{"image_id", "relationships": [...]}``; each relationship has a
-``predicate`` and ``subject``/``object`` objects carrying ``object_id``, ``name`` (v1.2) or ``names`` (a list,
-v1.4) and a box as ``x``, ``y``, ``w``, ``h``. An object appears once per relationship it takes part in, so
-instances are deduplicated by ``object_id``. ``image_data.json`` gives each image's ``width``, ``height`` and
-``url``; without it the sizes are read from the image headers. Images are looked for at
-``images_dir/<name>``, then ``images_dir/VG_100K/<name>`` and ``images_dir/VG_100K_2/<name>`` (the two folders
-of the official download), where ``<name>`` is the URL's last component or ``<image_id>.jpg``.
+``relationships.json`` is an array of ``{"image_id", "relationships": [...]}`` (v1.2, v1.4; v1.0 names the image
+``id``); each relationship has a ``predicate`` (mixed case, trailing spaces: normalised to lower case, single
+spaces) and ``subject``/``object`` objects carrying ``object_id`` (or ``id``), ``name`` (v1.0/v1.2) or ``names``
+(a list, v1.4; the first is used), ``synsets`` (possibly empty; ignored) and a box as separate ``x``, ``y``,
+``w``, ``h`` keys. An object appears once per relationship it takes part in, so instances are deduplicated by
+``object_id``. ``image_data.json`` gives each image's ``width``, ``height`` and ``url``; without it the sizes are
+read from the image headers. ``objects.json`` (same shapes, ``{"image_id", "objects": [...]}``) adds the objects
+that take part in no relationship - needed to know how many instances of a category an image holds -, and its
+``merged_object_ids`` make a relationship endpoint that names a merged id the same instance; relationship
+endpoints missing from ``objects.json`` (the release has some) are kept as instances of their own.
+
+The files are streamed (:func:`sources.jsonstream.iter_json_array`): the 2.3-million-relationship v1.4 file is
+never held as text or as one parsed document, only one image at a time. ``objects.json`` is read in step with
+``relationships.json`` (the official files list images in the same order); images out of step are buffered.
+
+Images are looked for at ``images_dir/<name>``, then ``images_dir/VG_100K/<name>`` and
+``images_dir/VG_100K_2/<name>`` (the two folders of the official download), where ``<name>`` is the URL's last
+component or ``<image_id>.jpg``.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from sources import jsonio
 from sources.errors import SourceError
+from sources.jsonstream import iter_json_array
 from sources.records import ImageRecord, Instance, RecordSet, Relation
 
 SOURCE = "visual_genome"
 DEFAULT_LICENSE = "CC BY 4.0 (Visual Genome annotations and images)"
 IMAGE_SUBFOLDERS = ("", "VG_100K", "VG_100K_2")
 """Where, under ``images_dir``, an image is looked for, in order."""
+_NUMBER = (int, float)
+
+
+@dataclass
+class ReadStats:
+    """What the reader normalised on the way (for build.json)."""
+
+    images: int = 0
+    relationships: int = 0
+    boxes_clipped: int = 0
+    endpoints_missing_from_objects: int = 0
+    objects_only_instances: int = 0
+    images_without_objects_entry: int = 0
 
 
 def _image_data(path: str | Path) -> dict[int | str, tuple[str, dict]]:
     """``{image id: (record label, entry)}`` from ``image_data.json``."""
     p = Path(path)
-    data = jsonio.load_json(p, "image data file")
-    jsonio.expect_list(data, p, "", "top level")
     out: dict[int | str, tuple[str, dict]] = {}
     seen: dict[int | str, str] = {}
-    for i, entry in enumerate(data):
+    for i, entry in iter_json_array(p, what="image data file"):
         rec = jsonio.label("", i)
         jsonio.expect_dict(entry, p, rec)
         iid = jsonio.check_id(jsonio.require_any(entry, ("image_id", "id"), p, rec), p, rec, "image_id")
         rec = jsonio.label("", i, iid, "image_id")
         jsonio.claim_id(seen, iid, p, rec, "image id")
         jsonio.check_size(jsonio.require_key(entry, "width", p, rec), jsonio.require_key(entry, "height", p, rec), p, rec)
-        out[iid] = (rec, entry)
+        out[iid] = (rec, {k: entry[k] for k in ("width", "height", "url") if k in entry})
     return out
 
 
@@ -52,9 +77,37 @@ def _find_image(images_dir: str | Path, name: str, file: Path, rec: str) -> str:
     return jsonio.check_image_file(jsonio.image_path(images_dir, name), file, rec)  # raises, naming the first
 
 
+def find_image(images_dir: str | Path, name: str) -> str | None:
+    """The path of image ``name`` under ``images_dir`` (or its VG_100K/VG_100K_2 folders), ``None`` if absent."""
+    for sub in IMAGE_SUBFOLDERS:
+        candidate = jsonio.image_path(Path(images_dir, sub) if sub else images_dir, name)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _fast_object(obj: Any, width: int, height: int) -> tuple[str, Instance] | None:
+    """The common, valid case without the validators' overhead; ``None`` sends the object to :func:`_object`."""
+    try:
+        oid = obj["object_id"]
+        name = obj["name"] if "name" in obj else obj["names"][0]
+        x, y, w, h = obj["x"], obj["y"], obj["w"], obj["h"]
+    except (KeyError, TypeError, IndexError):
+        return None
+    if (type(oid) is not int or type(name) is not str or not name.strip() or type(x) not in _NUMBER
+            or type(y) not in _NUMBER or type(w) not in _NUMBER or type(h) not in _NUMBER or w <= 0 or h <= 0
+            or x < -1 or y < -1 or x + w > width + 1 or y + h > height + 1 or "attributes" in obj):
+        return None
+    key = str(oid)
+    return key, Instance(key, " ".join(name.lower().split()), (float(x), float(y), float(w), float(h)), float(w * h))
+
+
 def _object(
-    obj: Any, width: int, height: int, file: Path, rec: str
+    obj: Any, width: int, height: int, file: Path, rec: str, clip: bool = False, stats: ReadStats | None = None
 ) -> tuple[str, Instance]:
+    fast = _fast_object(obj, width, height) if type(obj) is dict else None
+    if fast is not None:
+        return fast
     jsonio.expect_dict(obj, file, rec)
     oid = jsonio.check_id(jsonio.require_any(obj, ("object_id", "id"), file, rec), file, rec, "object_id")
     if "name" in obj:
@@ -65,6 +118,8 @@ def _object(
             raise SourceError(file, rec, "'names' is empty")
         name = jsonio.check_name(names[0], file, rec, "names")
     box = [jsonio.require_key(obj, k, file, rec) for k in ("x", "y", "w", "h")]
+    if clip:
+        box = _clipped(box, width, height, file, rec, stats)
     bbox = jsonio.check_bbox(box, width, height, file, rec, key="x, y, w, h")
     attrs = obj.get("attributes") or ()
     attributes = tuple(sorted({jsonio.normalise_text(a) for a in attrs if isinstance(a, str) and a.strip()}))
@@ -74,23 +129,92 @@ def _object(
     return str(oid), inst
 
 
-def read_visual_genome(
-    relationships: str | Path, images_dir: str | Path, image_data: str | Path | None = None
-) -> RecordSet:
-    """Read VG relationships into a :class:`RecordSet` (boxes only: VG has no masks).
+def _clipped(box: list, width: int, height: int, file: Path, rec: str, stats: ReadStats | None) -> list:
+    """A box sticking out of its image cut to the image (VG boxes often do); malformed boxes are left to fail."""
+    if not all(jsonio.is_number(v) for v in box) or box[2] <= 0 or box[3] <= 0:
+        return box
+    x0, y0 = max(0.0, float(box[0])), max(0.0, float(box[1]))
+    x1, y1 = min(float(width), float(box[0] + box[2])), min(float(height), float(box[1] + box[3]))
+    if x1 <= x0 or y1 <= y0:
+        raise SourceError(file, rec, f"'x, y, w, h' {box} lies outside the {width}x{height} image")
+    clipped = [x0, y0, x1 - x0, y1 - y0]
+    if stats is not None and clipped != [float(v) for v in box]:
+        stats.boxes_clipped += 1
+    return clipped
 
-    Instances are the relationship subjects and objects, one per ``object_id``, named by their (first) name in
-    lower case; relations keep the file's order with predicates lower-cased and single-spaced. Images are
-    sorted by id. Raises :class:`SourceError` on bad input, including an image missing from ``image_data``.
+
+@dataclass
+class _ObjectsStream:
+    """``objects.json`` read in step with ``relationships.json``; out-of-step images wait in ``pending``."""
+
+    path: Path
+    entries: Iterator[tuple[int, Any]]
+    pending: dict[Any, tuple[str, dict]] = field(default_factory=dict)
+    done: bool = False
+
+    def take(self, iid: Any) -> tuple[str, dict] | None:
+        if iid in self.pending:
+            return self.pending.pop(iid)
+        while not self.done:
+            try:
+                i, entry = next(self.entries)
+            except StopIteration:
+                self.done = True
+                break
+            rec = jsonio.label("", i)
+            jsonio.expect_dict(entry, self.path, rec, "image entry")
+            oid = jsonio.check_id(jsonio.require_any(entry, ("image_id", "id"), self.path, rec), self.path, rec, "image_id")
+            rec = jsonio.label("", i, oid, "image_id")
+            if oid == iid:
+                return rec, entry
+            self.pending[oid] = (rec, entry)
+        return None
+
+
+def _objects_of(
+    found: tuple[str, dict] | None, objects_path: Path, width: int, height: int, clip: bool, stats: ReadStats
+) -> tuple[dict[str, Instance], dict[str, str]]:
+    """Instances of an ``objects.json`` entry by id, and merged id -> kept id."""
+    instances: dict[str, Instance] = {}
+    aliases: dict[str, str] = {}
+    if found is None:
+        stats.images_without_objects_entry += 1
+        return instances, aliases
+    rec, entry = found
+    objs = jsonio.expect_list(jsonio.require_key(entry, "objects", objects_path, rec), objects_path, rec, "'objects'")
+    for k, obj in enumerate(objs):
+        orec = f"{rec}.objects[{k}]"
+        oid, inst = _object(obj, width, height, objects_path, orec, clip, stats)
+        instances.setdefault(oid, inst)
+        for merged in (obj.get("merged_object_ids") or ()) if isinstance(obj, dict) else ():
+            aliases[str(merged)] = oid
+    return instances, aliases
+
+
+def iter_visual_genome(
+    relationships: str | Path,
+    images_dir: str | Path,
+    image_data: str | Path | None = None,
+    objects: str | Path | None = None,
+    *,
+    resolve_files: bool = True,
+    clip_boxes: bool = False,
+    stats: ReadStats | None = None,
+) -> Iterator[ImageRecord]:
+    """Yield one :class:`ImageRecord` per image entry of ``relationships``, in file order, streaming.
+
+    ``resolve_files=False`` skips looking for image files (the record's ``file`` is then the bare name; callers
+    resolve the few they use with :func:`find_image`); it needs ``image_data`` for the sizes. ``clip_boxes`` cuts
+    boxes that stick out of their image (counted in ``stats``) instead of rejecting them.
     """
     path = Path(relationships)
-    data = jsonio.load_json(path)
-    jsonio.expect_list(data, path, "", "top level")
+    stats = stats if stats is not None else ReadStats()
+    if not resolve_files and image_data is None:
+        raise SourceError(path, "", "image sizes need image_data.json when image files are not opened")
     meta = _image_data(image_data) if image_data is not None else None
-
-    images: dict[int | str, ImageRecord] = {}
+    objects_stream = _ObjectsStream(Path(objects), iter_json_array(objects, what="objects file")) if objects is not None else None
     seen: dict[int | str, str] = {}
-    for i, entry in enumerate(data):
+    for i, entry in iter_json_array(path):
         rec = jsonio.label("", i)
         jsonio.expect_dict(entry, path, rec, "image entry")
         iid = jsonio.check_id(jsonio.require_any(entry, ("image_id", "id"), path, rec), path, rec, "image_id")
@@ -103,38 +227,67 @@ def read_visual_genome(
             info = meta[iid][1]
         url = info.get("url")
         name = posixpath.basename(url) if isinstance(url, str) and url.strip("/") else f"{iid}.jpg"
-        file = _find_image(images_dir, name, path, rec)
+        file = _find_image(images_dir, name, path, rec) if resolve_files else name
         if "width" in info:
-            width, height = jsonio.check_size(info["width"], info["height"], path, rec)
+            width, height = int(info["width"]), int(info["height"])
         else:
             width, height = jsonio.image_size_from_file(file, path, rec)
 
         instances: dict[str, Instance] = {}
+        aliases: dict[str, str] = {}
+        if objects_stream is not None:
+            instances, aliases = _objects_of(objects_stream.take(iid), objects_stream.path, width, height,
+                                             clip_boxes, stats)
+            known = len(instances)
         relations = []
         rels = jsonio.expect_list(jsonio.require_key(entry, "relationships", path, rec), path, rec, "'relationships'")
         for k, rel in enumerate(rels):
             rrec = f"{rec}.relationships[{k}]"
-            jsonio.expect_dict(rel, path, rrec, "relationship")
-            predicate = jsonio.normalise_text(
-                jsonio.check_name(jsonio.require_key(rel, "predicate", path, rrec), path, rrec, "predicate")
-            )
-            ends = []
-            for role in ("subject", "object"):
-                oid, inst = _object(jsonio.require_key(rel, role, path, rrec), width, height, path, f"{rrec}.{role}")
-                instances.setdefault(oid, inst)
-                ends.append(oid)
-            relations.append(Relation(subject=ends[0], predicate=predicate, object=ends[1]))
-        images[iid] = ImageRecord(
-            id=str(iid),
-            source=SOURCE,
-            file=file,
-            width=width,
-            height=height,
-            instances=tuple(instances.values()),
-            relations=tuple(relations),
+            try:
+                raw_predicate = rel["predicate"]
+                ends = (rel["subject"], rel["object"])
+            except (KeyError, TypeError):
+                jsonio.expect_dict(rel, path, rrec, "relationship")
+                raw_predicate = jsonio.require_key(rel, "predicate", path, rrec)
+                ends = (jsonio.require_key(rel, "subject", path, rrec), jsonio.require_key(rel, "object", path, rrec))
+            if type(raw_predicate) is not str or not raw_predicate.strip():
+                jsonio.check_name(raw_predicate, path, rrec, "predicate")
+            ids = []
+            for role, end in zip(("subject", "object"), ends):
+                oid, inst = _object(end, width, height, path, f"{rrec}.{role}", clip_boxes, stats)
+                oid = aliases.get(oid, oid)
+                if oid not in instances:
+                    instances[oid] = inst
+                    if objects_stream is not None:
+                        stats.endpoints_missing_from_objects += 1
+                ids.append(oid)
+            relations.append(Relation(ids[0], " ".join(raw_predicate.lower().split()), ids[1]))
+        if objects_stream is not None:
+            used = {r.subject for r in relations} | {r.object for r in relations}
+            stats.objects_only_instances += sum(1 for oid in list(instances)[:known] if oid not in used)
+        stats.images += 1
+        stats.relationships += len(relations)
+        yield ImageRecord(
+            id=str(iid), source=SOURCE, file=file, width=width, height=height,
+            instances=tuple(instances.values()), relations=tuple(relations),
         )
 
-    ordered = [images[k] for k in sorted(images, key=jsonio.id_sort_key)]
+
+def read_visual_genome(
+    relationships: str | Path,
+    images_dir: str | Path,
+    image_data: str | Path | None = None,
+    objects: str | Path | None = None,
+) -> RecordSet:
+    """Read VG relationships into a :class:`RecordSet` (boxes only: VG has no masks).
+
+    Instances are the relationship subjects and objects (and, with ``objects``, every object of the image), one
+    per ``object_id``, named by their (first) name in lower case; relations keep the file's order with
+    predicates lower-cased and single-spaced. Images are sorted by id. Raises :class:`SourceError` on bad input,
+    including an image missing from ``image_data``.
+    """
+    images = list(iter_visual_genome(relationships, images_dir, image_data, objects))
+    ordered = sorted(images, key=lambda im: jsonio.id_sort_key(int(im.id) if im.id.isdigit() else im.id))
     categories = sorted({inst.category for im in ordered for inst in im.instances})
     return RecordSet(
         source=SOURCE,
