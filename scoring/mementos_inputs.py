@@ -5,12 +5,11 @@ the same references, imports it without importing the metrics that in turn use t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from builders.items import Item, read_items
+from builders.items import Item
 from filters.text import Keywords
 from sources.errors import ConfigError
 
@@ -55,60 +54,26 @@ def reference_of(item: Item) -> Reference:
 
 
 def read_reference(path: str | Path) -> list[Reference]:
-    """Mementos items of a build dir, an ``items.jsonl``, or a release dir (``data/**/*.parquet``)."""
-    path = Path(path)
-    if path.is_dir() and (path / "items.jsonl").is_file():
-        items = read_items(path / "items.jsonl")
-    elif path.is_file():
-        try:
-            items = read_items(path)
-        except (ValueError, KeyError) as exc:
-            raise ConfigError(f"{path}: not an items.jsonl ({type(exc).__name__}: {exc})") from None
-    elif path.is_dir() and (path / "data").is_dir():
-        items = _release_items(path)
-    else:
-        raise ConfigError(f"{path}: neither a build dir, an items.jsonl nor a release dir")
-    refs = [reference_of(it) for it in items if it.benchmark == BENCHMARK]
+    """Mementos items of a build dir, an ``items.jsonl``, a release dir or a Hub repo at a tag
+    (:func:`scoring.releases.load_items`; a release's frames are not written out: keywords need no pixels)."""
+    from scoring.releases import load_items
+
+    refs = [reference_of(it) for it in load_items(path, with_images=False) if it.benchmark == BENCHMARK]
     if not refs:
         raise ConfigError(f"{path}: holds no {BENCHMARK} items")
     return refs
 
 
-def _release_items(path: Path) -> list[Item]:
-    from data_cards.export import read_columns
-
-    cols = read_columns(path, ["id", "benchmark", "task", "question_type", "pressure", "image_names", "question",
-                               "answer", "provenance"])
-    return [
-        Item(id=i, benchmark=b, task=t, question_type=q, pressure=p, images=tuple(names), question=qq, options=(),
-             answer=a, provenance=json.loads(prov) if prov else {})
-        for i, b, t, q, p, names, qq, a, prov in zip(*(cols[c] for c in cols))
-    ]
-
-
 def read_predictions(path: str | Path, references: Mapping[str, Reference]) -> dict[str, str]:
-    """``{id: prediction}`` from JSONL; unknown ids, malformed lines and duplicate ids are one-line errors."""
-    path = Path(path)
-    out: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: predictions file not found") from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            item_id, text = str(row["id"]), row["prediction"]
-        except (ValueError, KeyError, TypeError):
-            raise ConfigError(f"{path}: line {n}: expected a JSON object with 'id' and 'prediction'") from None
-        if not isinstance(text, str):
-            raise ConfigError(f"{path}: line {n}: 'prediction' must be a string")
-        if item_id not in references:
-            raise ConfigError(f"{path}: line {n}: id {item_id!r} is not a {BENCHMARK} item of the reference")
-        if item_id in out:
-            raise ConfigError(f"{path}: line {n}: a second prediction for {item_id}")
-        out[item_id] = text
+    """``{id: output}`` from Mirage's predictions JSONL (:func:`scoring.predictions.read_predictions`: malformed
+    lines and duplicate ids are one-line errors); ids that are not references are an error too."""
+    from scoring.predictions import read_predictions as read_all
+
+    out = {i: p.output for i, p in read_all(path).items()}
+    unknown = sorted(set(out) - set(references))
+    if unknown:
+        raise ConfigError(f"{path}: id {unknown[0]!r} is not a {BENCHMARK} item of the reference"
+                          + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""))
     return out
 
 

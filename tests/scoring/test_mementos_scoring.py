@@ -118,7 +118,7 @@ def test_predictions_file_errors(tmp_path: Path) -> None:
     refs = {"a": ref("a")}
     p = tmp_path / "p.jsonl"
     p.write_text('{"id": "a", "prediction": "x"}\n{"id": "zz", "prediction": "y"}\n')
-    with pytest.raises(ConfigError, match="line 2: id 'zz' is not a mementos item"):
+    with pytest.raises(ConfigError, match="id 'zz' is not a mementos item"):
         read_predictions(p, refs)
     p.write_text('{"id": "a"}\n')
     with pytest.raises(ConfigError, match="line 1: expected a JSON object"):
