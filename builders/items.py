@@ -18,7 +18,7 @@ OPTION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 @dataclass(frozen=True)
 class Item:
-    """One benchmark question. See ``ARCHITECTURE.md`` ("The item")."""
+    """One benchmark question. See ``docs/architecture.md`` ("The item")."""
 
     id: str
     benchmark: str

@@ -4,7 +4,7 @@ A build is written into ``<out>/<name>.partial/`` and renamed to ``<out>/<name>/
 disk, so a crash or a bad input never leaves a directory that looks finished. A finished build with the same name
 is replaced only after the new one is complete.
 
-Layout (ARCHITECTURE.md, "A build")::
+Layout (``docs/architecture.md``, "A build directory")::
 
     build.json    config, seed, code version, hashes of inputs, stage statistics, what was skipped and why
     items.jsonl   one canonical JSON item per line, sorted by id

@@ -1,4 +1,5 @@
-"""Mementos: reasoning over image sequences (``../shared/seeds/000_bb831989432bed7f.txt``).
+"""Mementos: reasoning over image sequences ("Mementos: A Comprehensive Benchmark for Multimodal Large Language
+Model Reasoning over Image Sequences"; see ``docs/papers.md``).
 
 ``python -m builders.mementos`` builds the benchmark on the demo world's short videos; with ``--nextqa CSV --videos
 DIR`` (daily life), ``--robot DIR`` (robotics) and/or ``--comics DIR`` it builds from the paper's kinds of data.

@@ -1,4 +1,5 @@
-"""MIOH: multi-image object hallucination (``../shared/seeds/002_5ff6337209d82589.txt``).
+"""MIOH: multi-image object hallucination ("Towards Robust Benchmark of Object Hallucination on Multiple Images";
+see ``docs/papers.md``).
 
 ``python -m builders.mioh --n-images 8`` builds the benchmark on the demo world; with ``--coco-rem``/``--paco``/
 ``--svg`` it builds existence and counting from COCO-ReM, attributes from PACO and positions from SVG, as the
