@@ -65,7 +65,8 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
     Checked: top-level object with ``images``, ``categories`` and ``annotations`` arrays; ids present, of the
     right type and unique; image sizes positive; image files present on disk; every annotation's image and
     category known; boxes of four numbers with a positive size inside their image. Unknown extra fields
-    (``info``, ``licenses``, a ``source`` on annotations, LVIS's ``neg_category_ids``, ...) are ignored.
+    (``info``, ``licenses``, a ``source`` on annotations, ...) are ignored; LVIS's federated lists
+    (``neg_category_ids``, ...) are read by :mod:`sources.paco`.
     """
     path = Path(annotations)
     data = jsonio.expect_dict(jsonio.load_json(path), path, "", "top level")
@@ -195,4 +196,5 @@ def read_coco(annotations: str | Path, images_dir: str | Path, source: str = "co
         categories=tuple(sorted(set(style.categories.values()))),
         images=images,
         license=license_of(style.data, DEFAULT_LICENSE),
+        exhaustive=True,  # COCO annotates every instance of its 80 categories (crowds as crowd regions)
     )

@@ -8,10 +8,28 @@ objects and their attributes only, so parts are validated (a dangling part is a 
 The 59 attributes come in four types by id: colour 0-29, pattern/marking 30-40, material 41-54,
 transparency 55-58. A vocabulary entry's own ``type`` wins, then the file's ``attr_type_to_attr_idxs``, then
 those id ranges.
+
+PACO-LVIS is annotated the LVIS (federated) way, and the reader keeps what the file says about absence:
+
+* ``neg_category_ids`` -> ``ImageRecord.verified_absent`` (looked for, not there); a category neither
+  annotated nor listed there is *unknown* in that image, not absent (``RecordSet.exhaustive`` is False);
+* ``not_exhaustive_category_ids`` -> ``ImageRecord.not_exhaustive`` (present, not every instance annotated);
+* ``neg_category_ids_attrs`` / ``not_exhaustive_category_ids_attrs`` -> ``attributes_verified_absent`` /
+  ``attributes_not_exhaustive``, the same two lists from the attribute annotation pass;
+* ``unknown_color``, ``unknown_pattern_marking``, ``unknown_material``, ``unknown_transparency`` (0/1) on an
+  object -> ``Instance.unknown_attribute_types``.
+
+The lists hold object category ids, as ``PACO_DATASET.md`` documents them. Ids the file's ``categories`` do not
+define (LVIS ids copied over from LVIS, outside PACO's 75 objects) and part categories (``mug:handle``) are
+skipped: no question is asked about them. Evaluation-ready files that carry ``joint_obj_attribute_categories``
+hold joint (object, attribute) ids in the two ``_attrs`` lists instead: a joint id in the not-exhaustive list
+marks its object category not exhaustive (cautious), and joint ids in the negative list are not used (a missing
+pair is not a missing category).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +60,23 @@ _TYPE_SPELLINGS = {
     "transparency": "transparency",
     "reflectance": "transparency",  # PACO's name for it before release
 }
+
+
+UNKNOWN_FLAGS = {
+    "unknown_color": "colour",
+    "unknown_pattern_marking": "pattern",
+    "unknown_material": "material",
+    "unknown_transparency": "transparency",
+}
+"""PACO's per-object flags "this attribute type could not be determined", and the type each one covers."""
+
+FEDERATED_LISTS = {
+    "neg_category_ids": "verified_absent",
+    "not_exhaustive_category_ids": "not_exhaustive",
+    "neg_category_ids_attrs": "attributes_verified_absent",
+    "not_exhaustive_category_ids_attrs": "attributes_not_exhaustive",
+}
+"""The four per-image LVIS/PACO lists and the :class:`ImageRecord` field each one fills."""
 
 
 def _type_from_id(attr_id: Any) -> str | None:
@@ -93,6 +128,46 @@ def _attribute_vocabulary(data: dict[str, Any], path: Path) -> tuple[dict[Any, s
     return names, types
 
 
+def _joint_attribute_objects(data: dict[str, Any], path: Path) -> dict[Any, Any] | None:
+    """``{joint (object, attribute) id: object category id}`` of an evaluation-ready file, else ``None``."""
+    joint = data.get("joint_obj_attribute_categories")
+    if joint is None:
+        return None
+    out = {}
+    for i, entry in enumerate(jsonio.expect_list(joint, path, "", "'joint_obj_attribute_categories'")):
+        rec = jsonio.label("joint_obj_attribute_categories", i)
+        jsonio.expect_dict(entry, path, rec)
+        out[jsonio.check_id(jsonio.require_key(entry, "obj-attr", path, rec), path, rec, "obj-attr")] = (
+            jsonio.check_id(jsonio.require_key(entry, "obj", path, rec), path, rec, "obj")
+        )
+    return out
+
+
+def _federated_lists(
+    raw_image: dict[str, Any], record: str, objects: dict[Any, str], joint: dict[Any, Any] | None, path: Path
+) -> dict[str, frozenset[str]]:
+    """The image's four federated lists as category-name sets, keyed by :class:`ImageRecord` field."""
+    out = {}
+    for key, field_name in FEDERATED_LISTS.items():
+        ids = [jsonio.check_id(i, path, record, key) for i in jsonio.expect_list(raw_image.get(key, []), path, record, f"'{key}'")]
+        if joint is not None and key.endswith("_attrs"):
+            ids = [joint[i] for i in ids if i in joint] if key.startswith("not_") else []
+        out[field_name] = frozenset(objects[i] for i in ids if i in objects)
+    return out
+
+
+def _unknown_types(a: CocoAnnotation, path: Path) -> frozenset[str]:
+    """Attribute types PACO flags as undeterminable for an object (``unknown_color: 1``, ...)."""
+    kinds = set()
+    for flag, kind in UNKNOWN_FLAGS.items():
+        value = a.raw.get(flag, 0)
+        if value not in (0, 1) or type(value) not in (int, bool):
+            raise SourceError(path, a.record, f"'{flag}' must be 0 or 1, got {value!r}")
+        if value:
+            kinds.add(kind)
+    return frozenset(kinds)
+
+
 def read_paco(annotations: str | Path, images_dir: str | Path) -> RecordSet:
     """Read a PACO-LVIS (or PACO-Ego4D frames) JSON file into a :class:`RecordSet`.
 
@@ -134,25 +209,31 @@ def read_paco(annotations: str | Path, images_dir: str | Path) -> RecordSet:
     def attributes(a: CocoAnnotation) -> tuple[str, ...]:
         return tuple(sorted({attr_names[i] for i in a.raw.get("attribute_ids", ())}))
 
-    images = tuple(
-        ImageRecord(
+    objects = {cid: name for cid, name in style.categories.items() if ":" not in name}
+    joint = _joint_attribute_objects(style.data, path)
+    raw_images = {img["id"]: img for img in style.data["images"]}
+    images = []
+    for img in style.images:
+        anns = [a for a in style.by_image[img.id] if not is_part(a)]
+        instances = tuple(
+            replace(inst, unknown_attribute_types=_unknown_types(a, path))
+            for a, inst in zip(anns, build_instances(style, img, anns, attributes))
+        )
+        images.append(ImageRecord(
             id=str(img.id),
             source=SOURCE,
             file=img.file,
             width=img.width,
             height=img.height,
-            instances=build_instances(
-                style, img, [a for a in style.by_image[img.id] if not is_part(a)], attributes
-            ),
-        )
-        for img in style.images
-    )
+            instances=instances,
+            **_federated_lists(raw_images[img.id], img.record, objects, joint, path),
+        ))
     categories = sorted({name for name in style.categories.values() if ":" not in name})
     return RecordSet(
         source=SOURCE,
         path=str(annotations),
         categories=tuple(categories),
-        images=images,
+        images=tuple(images),
         attribute_types=dict(sorted(attr_types.items())),
         license=license_of(style.data, DEFAULT_LICENSE),
     )

@@ -45,6 +45,10 @@ class Instance:
     amodal_rle: RLE | None = None
     """Whole-object mask inside the image, occluded parts included (compressed RLE), when known exactly (the
     demo world); ``None`` otherwise. The demo world's "in front of"/"behind" relations are defined on it."""
+    unknown_attribute_types: frozenset[str] = frozenset()
+    """Attribute types (``colour``, ``pattern``, ``material``, ``transparency``) the annotators could not
+    determine for this object (PACO's ``unknown_color``, ``unknown_pattern_marking``, ... flags): no attribute of
+    such a type may be denied for it."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,20 @@ class ImageRecord:
     height: int
     instances: tuple[Instance, ...] = ()
     relations: tuple[Relation, ...] = ()
+    verified_absent: frozenset[str] = frozenset()
+    """Categories someone looked for and did not find (LVIS/PACO ``neg_category_ids``, or categories an
+    exhaustive source covering the same image does not show). Only read when the record set is not
+    :attr:`RecordSet.exhaustive`: there, a category without an instance is absent anyway."""
+    not_exhaustive: frozenset[str] = frozenset()
+    """Categories present but not every instance annotated (LVIS/PACO ``not_exhaustive_category_ids``): they
+    cannot be counted, and an unannotated instance may carry any attribute."""
+    attributes_verified_absent: frozenset[str] = frozenset()
+    """Categories verified absent by the attribute annotation pass (PACO ``neg_category_ids_attrs``)."""
+    attributes_not_exhaustive: frozenset[str] = frozenset()
+    """Categories whose instances' attributes are not all annotated (PACO ``not_exhaustive_category_ids_attrs``)."""
+    coco_id: str | None = None
+    """The COCO image id when the source says the image is a COCO image (Visual Genome's ``coco_id``, an SVG
+    row's ``coco_id``), so an exhaustive COCO file can verify absence there (:mod:`sources.absence`)."""
 
     def instance(self, instance_id: str) -> Instance:
         """The instance with this id (``KeyError`` when absent)."""
@@ -97,6 +115,12 @@ class RecordSet:
     images: tuple[ImageRecord, ...]
     attribute_types: Mapping[str, str] = field(default_factory=dict)
     """Attribute name -> type (``colour``, ``pattern``, ``material``, ``transparency``)."""
+    exhaustive: bool = False
+    """Every instance of every category in :attr:`categories` is annotated in every image (COCO, COCO-ReM, the
+    demo world): a category without an instance is absent. ``False`` for federated sources (LVIS/PACO: only
+    the categories in an image's ``neg_category_ids`` are known absent) and open-vocabulary scene graphs (SVG,
+    Visual Genome: nobody lists what is *not* there); their absences come from
+    :attr:`ImageRecord.verified_absent` only."""
     generated: bool = False
     """True when Mirage made the images itself (the demo world): builds copy them into their ``images/``."""
     license: str = ""

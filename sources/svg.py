@@ -16,7 +16,12 @@ variants of each field:
   scene graph's ``objects[i]`` (a string or an object with ``name``);
 * region box: ``bbox`` ``[x, y, w, h]`` | ``x``, ``y``, ``w``/``width``, ``h``/``height``;
 * relation: ``[s, o, predicate]`` | ``{"subject", "object", "predicate"}`` (also ``subject_idx``/``object_idx``,
-  ``relation``/``name``).
+  ``relation``/``name``);
+* COCO id (optional, for ``--verify-absence-with``): ``coco_id`` | ``metadata.coco_id``.
+
+A scene graph names what it shows, in an open vocabulary, and never what is missing: the record set is not
+exhaustive and no image has a verified absence unless an exhaustive source covering the same images adds them
+(:mod:`sources.absence`).
 
 A file can be a JSON array of rows, a single row object, JSON lines (``.jsonl``/``.ndjson``), or a directory of
 such files. Names and predicates are normalised to lower case with single spaces.
@@ -182,7 +187,15 @@ def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> tuple[str,
         height=height,
         instances=instances,
         relations=tuple(relations),
+        coco_id=_coco_id(row, file, rec),
     )
+
+
+def _coco_id(row: dict, file: Path, rec: str) -> str | None:
+    """The row's ``coco_id`` (or ``metadata.coco_id``), when the image is a COCO image; ``None`` otherwise."""
+    meta = row.get("metadata")
+    value = row.get("coco_id", meta.get("coco_id") if isinstance(meta, dict) else None)
+    return None if value is None else str(jsonio.check_id(value, file, rec, "coco_id"))
 
 
 def read_svg(path: str | Path, images_dir: str | Path) -> RecordSet:

@@ -19,6 +19,10 @@ never held as text or as one parsed document, only one image at a time. ``object
 Images are looked for at ``images_dir/<name>``, then ``images_dir/VG_100K/<name>`` and
 ``images_dir/VG_100K_2/<name>`` (the two folders of the official download), where ``<name>`` is the URL's last
 component or ``<image_id>.jpg``.
+
+Nothing in Visual Genome says what an image does *not* show: the record set is not exhaustive (a missing name is
+unknown, not absent). ``image_data``'s ``coco_id`` is kept (``ImageRecord.coco_id``) so that an exhaustive COCO
+file can verify absences in the COCO images (:mod:`sources.absence`).
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ def _image_data(path: str | Path) -> dict[int | str, tuple[str, dict]]:
         rec = jsonio.label("", i, iid, "image_id")
         jsonio.claim_id(seen, iid, p, rec, "image id")
         jsonio.check_size(jsonio.require_key(entry, "width", p, rec), jsonio.require_key(entry, "height", p, rec), p, rec)
-        out[iid] = (rec, {k: entry[k] for k in ("width", "height", "url") if k in entry})
+        out[iid] = (rec, {k: entry[k] for k in ("width", "height", "url", "coco_id") if k in entry})
     return out
 
 
@@ -267,9 +271,12 @@ def iter_visual_genome(
             stats.objects_only_instances += sum(1 for oid in list(instances)[:known] if oid not in used)
         stats.images += 1
         stats.relationships += len(relations)
+        coco_id = info.get("coco_id")
+        if coco_id is not None:
+            coco_id = str(jsonio.check_id(coco_id, Path(image_data), meta[iid][0], "coco_id"))  # type: ignore[arg-type,index]
         yield ImageRecord(
             id=str(iid), source=SOURCE, file=file, width=width, height=height,
-            instances=tuple(instances.values()), relations=tuple(relations),
+            instances=tuple(instances.values()), relations=tuple(relations), coco_id=coco_id,
         )
 
 

@@ -83,6 +83,7 @@ def load_demo(
         attribute_types={**{c: "colour" for c in COLOURS}, **{p: "pattern" for p in PATTERNS}},
         generated=True,
         license=LICENSE,
+        exhaustive=True,  # every shape drawn is in the records
     )
 
 

@@ -1,0 +1,163 @@
+"""Absence verified by an exhaustive source that covers the same images (``--verify-absence-with FILE``).
+
+A scene graph (SVG, Visual Genome) names what it shows in an open vocabulary and never what is missing, so "no
+cup in this image's scene graph" is not "no cup in this image". Many of those images are COCO images, and COCO
+(COCO-ReM likewise) annotates every instance of its 80 categories: where COCO shows no cup, there is none.
+:func:`verify_absence` adds those absences to a non-exhaustive record set's ``ImageRecord.verified_absent``.
+
+Images are matched by file name (the base name of the record's file equals a COCO ``file_name``, or the last
+component of its ``coco_url``) or, when the source says so, by COCO id (``ImageRecord.coco_id``: Visual Genome's
+``image_data`` ``coco_id``, an SVG row's ``coco_id``). A bare numeric id is never taken for a COCO id: Visual
+Genome ids and COCO ids overlap as numbers but name different images.
+
+Names are mapped to COCO categories by one rule, chosen so that COCO's absence implies the name's absence (every
+thing the name can denote is an instance of the COCO category; the reverse does not matter):
+
+1. names are compared normalised: lower case, ``_`` and ``-`` as spaces, single spaces;
+2. a name equal to a COCO category name maps to it (``cup`` -> ``cup``, ``dining table`` -> ``dining table``);
+3. so does a name in :data:`COCO_HYPONYMS` (``man`` -> ``person``, ``sofa`` -> ``couch``): words that always
+   denote an instance of the category. Broader or ambiguous words are left out on purpose (``table`` is not
+   always a ``dining table``, ``bike`` may be a ``motorcycle``, ``glass`` may be a window);
+4. a regular plural maps like its singular (``cups``, ``benches``, ``buses``; irregular ones such as ``knives``,
+   ``men`` and ``people`` are listed).
+
+Any other name stays unverifiable: an image missing it is undecidable for it, never a negative.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from sources import jsonio
+from sources.errors import SourceError
+from sources.records import RecordSet
+
+COCO_HYPONYMS: dict[str, tuple[str, ...]] = {
+    "person": ("man", "woman", "boy", "girl", "child", "lady", "guy", "people", "men", "women", "children",
+               "skier", "surfer", "skateboarder", "snowboarder", "pedestrian"),
+    "couch": ("sofa",),
+    "tv": ("television", "tv set", "television set"),
+    "motorcycle": ("motorbike",),
+    "airplane": ("aeroplane", "airliner"),
+    "cell phone": ("cellphone", "mobile phone", "smartphone"),
+    "laptop": ("laptop computer",),
+    "hair drier": ("hair dryer", "blow dryer"),
+    "donut": ("doughnut",),
+    "teddy bear": ("teddy",),
+    "fire hydrant": ("hydrant",),
+    "traffic light": ("traffic signal", "stoplight"),
+    "knife": ("knives",),
+    "mouse": ("computer mouse",),
+}
+"""Words that always denote an instance of a COCO category (hyponyms, synonyms, irregular plurals)."""
+
+
+def normalise(name: str) -> str:
+    """``"Dining_Table "`` -> ``"dining table"``: how names from both sources are compared."""
+    return " ".join(name.lower().replace("_", " ").replace("-", " ").split())
+
+
+def coco_category_of(name: str, coco_categories: frozenset[str]) -> str | None:
+    """The COCO category whose absence implies the absence of ``name`` (module rule), or ``None``."""
+    word = normalise(name)
+    lookup = {normalise(c): c for c in coco_categories}
+    for cat, words in COCO_HYPONYMS.items():
+        if cat in lookup:
+            for w in words:
+                lookup.setdefault(w, lookup[cat])
+    if word in lookup:
+        return lookup[word]
+    for suffix in ("es", "s"):
+        if word.endswith(suffix) and word[: -len(suffix)] in lookup:
+            return lookup[word[: -len(suffix)]]
+    return None
+
+
+@dataclass(frozen=True)
+class CocoPresence:
+    """Which categories each image of a COCO instances file shows (no boxes, no image files needed)."""
+
+    path: Path
+    categories: frozenset[str]
+    by_file: dict[str, frozenset[str]]
+    by_id: dict[str, frozenset[str]]
+
+
+def read_coco_presence(annotations: str | Path) -> CocoPresence:
+    """Read the ``images``, ``categories`` and ``annotations`` of a COCO file into :class:`CocoPresence`.
+
+    Only what absence needs is validated (ids, file names, each annotation's image and category); the images
+    themselves need not be on disk. Raises :class:`SourceError` on bad input.
+    """
+    path = Path(annotations)
+    data = jsonio.expect_dict(jsonio.load_json(path), path, "", "top level")
+    sections = {key: jsonio.expect_list(jsonio.require_key(data, key, path, ""), path, "", f"'{key}'")
+                for key in ("images", "categories", "annotations")}
+    names: dict[Any, str] = {}
+    for i, cat in enumerate(sections["categories"]):
+        rec = jsonio.label("categories", i)
+        jsonio.expect_dict(cat, path, rec)
+        cid = jsonio.check_id(jsonio.require_key(cat, "id", path, rec), path, rec)
+        names[cid] = jsonio.check_name(jsonio.require_key(cat, "name", path, rec), path, rec)
+    files: dict[Any, str] = {}
+    seen: dict[Any, str] = {}
+    for i, img in enumerate(sections["images"]):
+        rec = jsonio.label("images", i)
+        jsonio.expect_dict(img, path, rec)
+        iid = jsonio.check_id(jsonio.require_key(img, "id", path, rec), path, rec)
+        jsonio.claim_id(seen, iid, path, rec, "image id")
+        name = img.get("file_name") or (posixpath.basename(img["coco_url"]) if isinstance(img.get("coco_url"), str) else None)
+        files[iid] = posixpath.basename(jsonio.check_name(name, path, rec, "file_name"))
+    shown: dict[Any, set[str]] = {iid: set() for iid in files}
+    for i, ann in enumerate(sections["annotations"]):
+        rec = jsonio.label("annotations", i)
+        jsonio.expect_dict(ann, path, rec)
+        iid = jsonio.check_id(jsonio.require_key(ann, "image_id", path, rec), path, rec, "image_id")
+        cid = jsonio.check_id(jsonio.require_key(ann, "category_id", path, rec), path, rec, "category_id")
+        if iid not in shown:
+            raise SourceError(path, rec, f"unknown image id {iid!r} (not in 'images')")
+        if cid not in names:
+            raise SourceError(path, rec, f"unknown category id {cid!r} (not in 'categories')")
+        shown[iid].add(names[cid])
+    return CocoPresence(
+        path=path,
+        categories=frozenset(names.values()),
+        by_file={files[iid]: frozenset(cats) for iid, cats in shown.items()},
+        by_id={str(iid): frozenset(cats) for iid, cats in shown.items()},
+    )
+
+
+def verify_absence(records: RecordSet, annotations: str | Path) -> tuple[RecordSet, dict[str, Any]]:
+    """``records`` with the absences the COCO file ``annotations`` verifies, and what was matched.
+
+    For every image matched in the COCO file, each vocabulary name of ``records`` that maps to a COCO category
+    (module rule) and that neither source shows in that image is added to ``verified_absent``. An exhaustive
+    record set is returned unchanged. The report names the file, the images matched and the names mapped.
+    """
+    coco = read_coco_presence(annotations)
+    mapping = {name: cat for name in records.categories if (cat := coco_category_of(name, coco.categories))}
+    matched = 0
+    images = []
+    for image in records.images:
+        shown = coco.by_file.get(Path(image.file).name)
+        if shown is None and image.coco_id is not None:
+            shown = coco.by_id.get(image.coco_id)
+        if shown is None or records.exhaustive:
+            images.append(image)
+            continue
+        matched += 1
+        annotated = image.categories
+        absent = {name for name, cat in mapping.items() if cat not in shown and name not in annotated}
+        images.append(replace(image, verified_absent=image.verified_absent | absent))
+    report = {
+        "file": str(annotations),
+        "images_matched": matched,
+        "images": len(records.images),
+        "names_mapped": len(mapping),
+        "names": len(records.categories),
+        "mapping": dict(sorted(mapping.items())),
+    }
+    return replace(records, images=tuple(images)), report
