@@ -24,6 +24,21 @@ Reading of the paper's rules, each a config option (``PoolConfig``):
 * a relation is certainly false when its subject or object category is absent; when both are present it is
   false only if the source annotates relations exhaustively (the demo world), or if each category has a single
   instance and the opposite relation (``left of`` / ``right of``, ...) is annotated between them.
+
+Absent is not unannotated. In an exhaustive source (``RecordSet.exhaustive``: COCO, COCO-ReM, the demo world) a
+category without an instance is absent; in a federated one (LVIS/PACO) or a scene graph (SVG, Visual Genome) it
+is absent only where the source verified it (``ImageRecord.verified_absent``: PACO's ``neg_category_ids``, or an
+exhaustive source covering the image, :mod:`sources.absence`); anywhere else the pair is undecidable - never a
+negative, never a hard negative. On top of that (each a :class:`Refusal` with its reason, counted by
+:mod:`builders.mioh.refusals`):
+
+* attributes: a category is also verified absent by PACO's ``neg_category_ids_attrs``; an attribute is denied
+  only when the category is in neither ``not_exhaustive_category_ids`` (an unannotated instance may carry it)
+  nor ``not_exhaustive_category_ids_attrs``, and no instance has the attribute's type flagged unknown
+  (``unknown_color``, ...);
+* counting refuses a category listed in ``not_exhaustive_category_ids``;
+* positions: a missing subject or object makes the relation false only when its absence is verified; otherwise
+  a negative needs the annotated contradiction above.
 """
 
 from __future__ import annotations
@@ -77,6 +92,34 @@ class Label:
 
 EASY_POS = Label("pos")
 EASY_NEG = Label("neg")
+
+UNVERIFIED_ABSENCE = "absence not verified"
+NOT_EXHAUSTIVE = "instances not all annotated"
+ATTRIBUTES_NOT_EXHAUSTIVE = "attributes not all annotated"
+ATTRIBUTE_TYPE_UNKNOWN = "attribute type unknown"
+REFUSAL_REASONS = (UNVERIFIED_ABSENCE, NOT_EXHAUSTIVE, ATTRIBUTES_NOT_EXHAUSTIVE, ATTRIBUTE_TYPE_UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A pair an exhaustive reading of the annotations would decide, left undecidable because the source did not
+    verify it (federated or open-vocabulary annotation); ``reason`` is one of :data:`REFUSAL_REASONS`."""
+
+    reason: str
+
+
+def verified_absence(records: RecordSet, incidence: np.ndarray, lists: tuple[str, ...] = ("verified_absent",)) -> np.ndarray:
+    """Image x category: no instance, and the source says so (exhaustive, or the category in one of ``lists``)."""
+    if records.exhaustive:
+        return ~incidence
+    index = {c: k for k, c in enumerate(records.categories)}
+    verified = np.zeros_like(incidence)
+    for i, image in enumerate(records.images):
+        for name in lists:
+            for cat in getattr(image, name):
+                if cat in index:
+                    verified[i, index[cat]] = True
+    return verified & ~incidence
 
 
 @dataclass(frozen=True)
@@ -188,7 +231,13 @@ class Pools:
         """Image x category: absent, and the present objects make it likely (all pairs scored at once)."""
         self.context_p = scores.p
         self.absent_hard = self.hard_negative | (self.clip.hard_absent_mask() if self.clip else False)
-        """Image x category: a hard negative by co-occurrence or by CLIP."""
+        """Image x category: a hard negative by co-occurrence or by CLIP (used only where absence is verified)."""
+        self.verified_absent = verified_absence(records, self.incidence)
+        """Image x category: absent, and verified so (everywhere unannotated in an exhaustive source)."""
+        self.attribute_verified_absent = verified_absence(
+            records, self.incidence, ("verified_absent", "attributes_verified_absent")
+        )
+        """Image x category: absent as far as attribute questions go (PACO's attribute pass verifies too)."""
         self.facts: list[ImageFacts] = []
         for n, image in enumerate(records.images):
             self.facts.append(ImageFacts(image, config, stats))
@@ -196,6 +245,10 @@ class Pools:
                 progress(n + 1, len(records.images))
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
+
+    def category_index(self, category: str) -> int:
+        """Column of ``category`` in the image x category matrices."""
+        return self._cat_index[category]
 
     # ----------------------------------------------------------------------------------------- labels per task
 
@@ -216,10 +269,19 @@ class Pools:
             return Label("pos", True, "clip", z, z)
         return replace(label, clip_z=z)
 
+    def _missing(self, img: int, category: str, verified: np.ndarray) -> Label | Refusal:
+        """The label of a category with no instance in the image: absent only where that is verified."""
+        if verified[img, self._cat_index[category]]:
+            return self.absent_label(img, category)
+        return Refusal(UNVERIFIED_ABSENCE)
+
     def existence(self, img: int, category: str) -> Label | None:
+        return _decided(self.decide_existence(img, category))
+
+    def decide_existence(self, img: int, category: str) -> Label | Refusal | None:
         state = self.facts[img].categories.get(category)
         if state is None:
-            return self.absent_label(img, category)
+            return self._missing(img, category, self.verified_absent)
         if state.undecidable:
             return None
         z = self.clip.category_z(img, category) if self.clip else None
@@ -227,15 +289,21 @@ class Pools:
 
     def count(self, img: int, category: str) -> int | None:
         """How many instances of ``category`` the image shows, or ``None`` when it cannot be counted."""
+        n = self.decide_count(img, category)
+        return None if isinstance(n, Refusal) else n
+
+    def decide_count(self, img: int, category: str) -> int | Refusal | None:
         facts = self.facts[img]
         limit = self.config.count_max_objects
         if self.config.count_scope == "image" and facts.n_objects > limit:
             return None
         state = facts.categories.get(category)
         if state is None:
-            return 0
+            return 0 if self.verified_absent[img, self._cat_index[category]] else Refusal(UNVERIFIED_ABSENCE)
         if state.count is None or (self.config.count_scope == "category" and state.count > limit):
             return None
+        if category in facts.image.not_exhaustive:
+            return Refusal(NOT_EXHAUSTIVE)
         return state.count
 
     def counting(self, img: int, category: str) -> Label | None:
@@ -250,11 +318,14 @@ class Pools:
         return self._with_clip(Label("pos", True, hard[0], hard[1]) if hard else EASY_POS, z)
 
     def attribute(self, img: int, probe: tuple[str, str]) -> Label | None:
+        return _decided(self.decide_attribute(img, probe))
+
+    def decide_attribute(self, img: int, probe: tuple[str, str]) -> Label | Refusal | None:
         attribute, category = probe
         facts = self.facts[img]
         state = facts.categories.get(category)
         if state is None:
-            return self.absent_label(img, category)
+            return self._missing(img, category, self.attribute_verified_absent)
         if state.undecidable:
             return None
         insts = facts.instances[category]
@@ -273,14 +344,27 @@ class Pools:
         annotated = all(
             any(self.records.attribute_types.get(a) == kind for a in i.attributes) for i in insts
         )
-        return Label("neg", True, "attribute", None) if annotated and kind else None
+        if not (annotated and kind):
+            return None
+        image = facts.image
+        if category in image.not_exhaustive:
+            return Refusal(NOT_EXHAUSTIVE)
+        if category in image.attributes_not_exhaustive:
+            return Refusal(ATTRIBUTES_NOT_EXHAUSTIVE)
+        if any(kind in i.unknown_attribute_types for i in insts):
+            return Refusal(ATTRIBUTE_TYPE_UNKNOWN)
+        return Label("neg", True, "attribute", None)
 
     def position(self, img: int, probe: tuple[str, str, str]) -> Label | None:
+        return _decided(self.decide_position(img, probe))
+
+    def decide_position(self, img: int, probe: tuple[str, str, str]) -> Label | Refusal | None:
         subject, relation, obj = probe
         facts = self.facts[img]
         s_state, o_state = facts.categories.get(subject), facts.categories.get(obj)
         if s_state is None or o_state is None:
-            return EASY_NEG
+            verified = self.verified_absent[img, [self._cat_index[subject], self._cat_index[obj]]]
+            return EASY_NEG if verified.any() else Refusal(UNVERIFIED_ABSENCE)
         if s_state.undecidable or o_state.undecidable:
             return None
         holding = facts.relations_by_categories.get(probe, [])
@@ -369,7 +453,8 @@ class Pools:
         """Images of ``probe`` by (status, hard), in one pass.
 
         Only images that contain every category the probe names need :meth:`label`; in the others the probe is
-        absent, and the precomputed co-occurrence mask says which absences are hard (positions: never).
+        absent where the absence is verified (undecidable elsewhere), and the precomputed co-occurrence mask says
+        which absences are hard (positions: never).
         """
         key = ("split", task, probe)
         if key not in self._image_lists:
@@ -386,13 +471,15 @@ class Pools:
                 lab = self.label(task, img, probe)
                 if lab is not None:
                     out[(lab.status, lab.hard)].append(img)
-            missing = ~have
-            if task == "position":
-                out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(missing).tolist())
+            if task == "position":  # false when the subject or the object is verified absent
+                absent = np.any(self.verified_absent[:, idx], axis=1)
+                out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(absent).tolist())
             else:
+                verified = self.attribute_verified_absent if task == "attribute" else self.verified_absent
+                absent = verified[:, idx[0]]
                 hard = self.absent_hard[:, idx[0]]
-                out[("neg", True)] = sorted(out[("neg", True)] + np.flatnonzero(missing & hard).tolist())
-                out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(missing & ~hard).tolist())
+                out[("neg", True)] = sorted(out[("neg", True)] + np.flatnonzero(absent & hard).tolist())
+                out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(absent & ~hard).tolist())
             self._image_lists[key] = out  # type: ignore[assignment]
         return self._image_lists[key]  # type: ignore[return-value]
 
@@ -436,3 +523,8 @@ class Pools:
                 split[c] = ([i for i, l in labels if l and not l.hard], [i for i, l in labels if l and l.hard])
             self._image_lists[key] = split  # type: ignore[assignment]
         return self._image_lists[key]  # type: ignore[return-value]
+
+
+def _decided(result: Label | Refusal | None) -> Label | None:
+    """A label, or ``None`` for a pair that is undecidable (refusals included)."""
+    return None if isinstance(result, Refusal) else result
