@@ -1,0 +1,5 @@
+"""``python -m builders.predictive``."""
+
+from builders.predictive.cli import main
+
+raise SystemExit(main())

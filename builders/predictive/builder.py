@@ -1,0 +1,190 @@
+"""The predictive build: generated and authored pattern sequences, demo activity and physics clips -> items."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from builders.cli import progress_bar
+from builders.items import Item, make_item
+from builders.predictive.config import BENCHMARK, PRESSURE, QUESTION_TYPE, PredictiveConfig
+from builders.run import code_version, file_sha256, open_build
+from sources.errors import ConfigError
+from templates.loader import load_templates, render
+
+GENERATOR = "mirage.predictive.patterns"
+
+
+def queries() -> dict[str, Any]:
+    return dict(load_templates(BENCHMARK, "queries"))
+
+
+@dataclass
+class Plan:
+    items: list[Item]
+    writers: dict[str, Callable[[Path], None]] = field(default_factory=dict)
+    """``images/<name>`` -> a function writing that image to the path it is given."""
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------------------- abstract patterns
+
+
+def pattern_items(config: PredictiveConfig, task_bar: Any, plan: Plan) -> None:
+    from builders.predictive.canvas import draw, png_bytes
+    from builders.predictive.icons import builtin_icons, read_icon_folder
+    from builders.predictive.patterns import generate, params_key
+
+    icons = read_icon_folder(config.icons) if config.icons else builtin_icons()
+    question = queries()["abstract_pattern"]["image"]
+    update = task_bar("pattern sequences", config.patterns)
+    scenarios: Counter = Counter()
+    for entry in generate(config.seed, config.patterns, icons, progress=update):
+        stem = "pattern-" + hashlib.sha256((params_key(entry) + icons.origin).encode()).hexdigest()[:16]
+        images = [f"images/{stem}-{k}.png" for k in range(entry.n_images)]
+        for rel, frame in zip(images, entry.frames):
+            plan.writers[rel] = (lambda path, f=frame, e=entry: path.write_bytes(png_bytes(draw(e.width, e.height, f,
+                                                                                                  icons))))
+        provenance = {
+            "source": "generated", "generator": GENERATOR, "scenario": entry.scenario, "dimension": entry.dimension,
+            "named_scenario": entry.named, "rule": entry.rule, "params": entry.params, "n_images": entry.n_images,
+            "canvas": [entry.width, entry.height], "pattern": entry.pattern, "pred": entry.pred,
+            "icons": icons.origin if icons.builtin else {c: str(icons.files_of(c)[0]) for c in entry.icons
+                                                          if icons.files_of(c)},
+        }
+        plan.items.append(make_item(benchmark=BENCHMARK, task="abstract_pattern", question_type=QUESTION_TYPE,
+                                    pressure=PRESSURE, images=images, question=question, options=(),
+                                    answer=entry.pred, provenance=provenance))
+        scenarios[entry.scenario] += 1
+    plan.stats["scenarios"] = dict(sorted(scenarios.items()))
+    plan.stats["icons"] = icons.origin
+
+
+def authored_items(config: PredictiveConfig, plan: Plan) -> None:
+    from builders.predictive.authored import read_authored
+
+    assert config.authored
+    question = queries()["abstract_pattern"]["image"]
+    entries = read_authored(config.authored)
+    for e in entries:
+        images = []
+        for f in e.images:
+            rel = f"images/authored-{file_sha256(f)[:16]}{f.suffix.lower()}"
+            plan.writers[rel] = (lambda path, src=f: path.write_bytes(src.read_bytes()))
+            images.append(rel)
+        provenance = {"source": "authored", "generator": "authored", "authored_id": e.id, "line": e.line,
+                      "dimension": e.dimension, "n_images": len(images), "pattern": e.pattern, "pred": e.pred,
+                      "files": [str(f) for f in e.images]}
+        plan.items.append(make_item(benchmark=BENCHMARK, task="abstract_pattern", question_type=QUESTION_TYPE,
+                                    pressure=PRESSURE, images=images, question=question, options=(),
+                                    answer=e.pred, provenance=provenance))
+    plan.stats["authored"] = len(entries)
+
+
+# ------------------------------------------------------------------------------------- activity and physics
+
+
+def clip_items(config: PredictiveConfig, task_bar: Any, plan: Plan) -> None:
+    from builders.predictive.demo import activity_clip, frame_name, physics_clip, sample_clips
+    from sources.demo.video import load_demo_videos
+
+    videos = load_demo_videos(seed=config.seed, n_videos=config.demo_videos, cache_dir=config.cache_dir,
+                              progress=task_bar("demo videos", config.demo_videos))
+    makers = {"human_activity": activity_clip, "physical_interaction": physics_clip}
+    clips, skipped = [], []
+    for task, make in makers.items():
+        if task not in config.tasks:
+            continue
+        for rec in videos:
+            clip = make(rec, config.context_frames)
+            if isinstance(clip, str):
+                skipped.append({"task": task, "video": rec.id, "reason": clip})
+            else:
+                clips.append(clip)
+    clips, unreadable = sample_clips(clips, config.resolved_cache_dir(), config.backend,
+                                     task_bar("sampling frames", len(clips)))
+    q = queries()
+    for clip in clips:
+        images = [f"images/{frame_name(clip, i)}" for i in clip.indices]
+        for rel, src in zip(images, clip.frames):
+            plan.writers[rel] = (lambda path, s=src: path.write_bytes(Path(s).read_bytes()))
+        if clip.task == "human_activity":
+            question = q["activitynet"]["image"]
+        else:
+            question = render(q["demo_physics"]["image"], count=len(images))
+        provenance = {
+            "source": "demo", "video_id": clip.record.id, "video_sha256": clip.sha256,
+            "frame_indices": list(clip.indices), "frame_count": clip.record.frame_count, "fps": clip.record.fps,
+            "context_captions": clip.captions, "held_out_events": clip.held_out, "attributes": clip.attributes,
+            "n_images": len(images),
+        }
+        plan.items.append(make_item(benchmark=BENCHMARK, task=clip.task, question_type=QUESTION_TYPE,
+                                    pressure=PRESSURE, images=images, question=question, options=(),
+                                    answer=clip.reference, provenance=provenance))
+    plan.stats["demo_videos"] = len(videos)
+    plan.stats["skipped"] = skipped + unreadable
+
+
+# --------------------------------------------------------------------------------------------- the build
+
+
+def plan(config: PredictiveConfig) -> Plan:
+    """Everything a build writes, computed (demo frames sampled into the cache; nothing written to ``out``)."""
+    started = time.perf_counter()
+    result = Plan(items=[], stats={"skipped": []})
+    with progress_bar(config.progress) as task_bar:
+        if "abstract_pattern" in config.tasks:
+            if config.patterns:
+                pattern_items(config, task_bar, result)
+            if config.authored:
+                authored_items(config, result)
+        if {"human_activity", "physical_interaction"} & set(config.tasks):
+            clip_items(config, task_bar, result)
+    result.stats["tasks"] = dict(sorted(Counter(i.task for i in result.items).items()))
+    result.stats["skipped_by_reason"] = dict(sorted(Counter(
+        f"{s['task']}: {s['reason'].split(' at frame')[0].split(' starts at')[0]}" for s in result.stats["skipped"]
+    ).items()))
+    result.stats["items"] = len(result.items)
+    result.stats["seconds"] = round(time.perf_counter() - started, 2)
+    return result
+
+
+def build(config: PredictiveConfig, stats: dict[str, Any] | None = None) -> Iterator[Item]:
+    """Yield the items of a build (images are referred to by their ``images/<name>`` path; :func:`write_build`
+    draws and copies them)."""
+    result = plan(config)
+    if stats is not None:
+        stats.update(result.stats)
+    yield from result.items
+
+
+def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, Any]]:
+    """Run a build and write its directory atomically; returns (path, items, stats)."""
+    result = plan(config)
+    if not result.items:
+        raise ConfigError("the build produced no items: " + ("; ".join(result.stats["skipped_by_reason"]) or
+                                                             "no task had input"))
+    with open_build(config.out, config.build_name()) as out:
+        out.images.mkdir(parents=True, exist_ok=True)
+        with progress_bar(config.progress) as task_bar:
+            update = task_bar("writing images", len(result.writers))
+            for n, (rel, write) in enumerate(sorted(result.writers.items()), 1):
+                write(out.path / rel)
+                update(n, len(result.writers))
+        n_items = out.write_items(result.items)
+        stats = result.stats
+        out.write_json("build.json", {
+            "benchmark": BENCHMARK, "name": config.build_name(), "seed": config.seed, "config": config.as_record(),
+            "code_version": code_version(),
+            "input_hashes": {**({"authored": "sha256:" + file_sha256(config.authored)} if config.authored else {}),
+                             f"demo-video:seed={config.seed}:n={config.demo_videos}": "generated"},
+            "items": n_items,
+            "stats": {k: v for k, v in stats.items() if k != "skipped"},
+            "skipped": stats["skipped"],
+        })
+        path = out.final
+    return path, result.items, result.stats

@@ -1,0 +1,58 @@
+"""``python -m builders.predictive``: options, the summary tables, the entry point."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Sequence
+
+from builders.cli import exit_on_error, run_builder, stdout, table
+from builders.items import Item
+from builders.predictive.builder import write_build
+from builders.predictive.config import TASKS, PredictiveConfig
+
+
+def parser() -> argparse.ArgumentParser:
+    from sources.video import BACKENDS
+
+    p = argparse.ArgumentParser(
+        prog="python -m builders.predictive",
+        description="Build the predictive-reasoning benchmark (Giraffe-Bench): abstract pattern sequences from the "
+                    "pattern generator (and hand-made entries), human activity and physical interaction from the "
+                    "demo videos.",
+        argument_default=None,
+    )
+    d = PredictiveConfig()
+    a = p.add_argument
+    a("--seed", type=int, metavar="N", help=f"seed of the generator and the demo videos (default {d.seed})")
+    a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
+    a("--name", metavar="NAME", help="build name (default demo-seed<N>)")
+    a("--cache-dir", metavar="DIR", help="cache of demo videos and frames (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    a("--config", metavar="FILE.yaml", help="YAML file of options (field names with underscores); flags override it")
+    a("--tasks", nargs="+", metavar="TASK", help=f"tasks to build, of {', '.join(TASKS)} (default all)")
+    a("--patterns", type=int, metavar="N", help=f"generated pattern sequences (default {d.patterns})")
+    a("--icons", metavar="DIR", help="icon folder in Icon645's layout: one folder per category of transparent PNG "
+                                     "icons (default: the built-in procedural icons)")
+    a("--authored", metavar="FILE.jsonl", help="hand-made pattern entries: JSONL of {id, images, pattern, pred} "
+                                               "(default: none)")
+    a("--demo-videos", type=int, metavar="N", help=f"demo videos for activity and physics items (default {d.demo_videos})")
+    a("--context-frames", type=int, metavar="N", help=f"frames shown before the held-out event (default {d.context_frames})")
+    a("--backend", choices=BACKENDS, help=f"video decoder (default {d.backend}: decord where installed)")
+    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
+    return p
+
+
+def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> None:
+    stdout.print(table(f"Predictive build: {len(items)} items -> {path}", ["task", "items"],
+                       list(stats["tasks"].items())))
+    if stats.get("scenarios"):
+        stdout.print(table(f"Pattern scenarios (icons: {stats['icons']})", ["scenario", "entries"],
+                           list(stats["scenarios"].items())))
+    if stats["skipped_by_reason"]:
+        stdout.print(table("Videos without an item", ["why", "videos"], list(stats["skipped_by_reason"].items())))
+
+
+@exit_on_error
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m builders.predictive``."""
+    return run_builder(PredictiveConfig, parser(), argv, write_build, print_summary)
