@@ -1,0 +1,28 @@
+"""MM-SAP: self-awareness in perception (``../shared/seeds/004_60ea08b809b5fa3c.txt``).
+
+``python -m builders.mmsap`` builds the three subsets on the demo world: BasicVisQA from its exact annotations
+(colour, count, shape, position), BeyondVisQA from templates grounded in them (six categories), KnowVisQA from
+the shipped authored knowledge file. With ``--vqav2-questions/--vqav2-annotations/--coco-images`` BasicVisQA comes
+from VQAv2 (type map and agreement filter, wrong options from the corpus's own answer statistics), with
+``--coco-instances`` BeyondVisQA is grounded in COCO, with ``--authored`` KnowVisQA comes from people.
+
+Pipeline: sources -> :class:`~builders.mmsap.questions.Question` per subset (:mod:`.scenes`, :mod:`.vqa`,
+:mod:`.authored`) -> items (:mod:`.layout`: refusal and answer positions balanced, ``--shuffles K`` variants) ->
+build directory with ``build.json`` (statistics, validity, blind baselines; :mod:`.report`).
+
+Choices where the paper is silent (each documented where it is made):
+
+* eight BasicVisQA types: the six of Fig. 6 (action, color, counting, object recognition, position, OCR) plus
+  shape and scene; the demo world asks four of them (color, counting, shape, position);
+* a VQAv2 question has one right answer when >= 80 % of its ten answers share the majority answer's key;
+* wrong options are drawn from the corpus's own answer statistics (same question_type first), weighted by
+  frequency; counts get the nearest integers;
+* positions are dealt, not drawn: (answer, refusal) slot pairs in balanced blocks per subset and shuffle round;
+* a refusal written in words is scored as the refusal option (scoring/mmsap.py).
+"""
+
+from builders.mmsap.builder import build, write_build
+from builders.mmsap.cli import main, parser
+from builders.mmsap.config import MmsapConfig
+
+__all__ = ["MmsapConfig", "build", "main", "parser", "write_build"]

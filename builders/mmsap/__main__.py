@@ -1,0 +1,5 @@
+"""``python -m builders.mmsap``."""
+
+from builders.mmsap.cli import main
+
+raise SystemExit(main())

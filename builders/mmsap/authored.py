@@ -1,0 +1,145 @@
+"""The authored-questions file: KnowVisQA and the hand-made part of BasicVisQA, written by people.
+
+Format (YAML with a ``questions`` list, or JSON lines with one record per line; documented with an example in
+``templates/mmsap/demo_authored.yaml``, the small knowledge file shipped for the demo world)::
+
+    image: <image id | file name | demo:<category>>   question: <text>   answer: <text>
+    subset: know | basic                               type: <subtask>    distractors: [<text>, ...]  (0..3, optional)
+
+Every record is validated on read; the first problem is one line naming the file, the record and what is wrong.
+Missing distractors are drawn from the answers of the other records of the same subset and type, never the
+answer nor a synonym of it (:mod:`builders.mmsap.answers`); too few such answers is an error that says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import yaml
+
+from builders.mmsap.answers import AnswerTable
+from builders.mmsap.distractors import N_WRONG
+from builders.mmsap.questions import KNOW_DOMAINS, Question
+from builders.seeding import rng
+from sources.errors import SourceError
+from sources.jsonio import JSONL_SUFFIXES, iter_jsonl, require_file
+
+FIELDS = ("image", "question", "answer", "subset", "type", "distractors")
+REQUIRED = ("image", "question", "answer", "subset", "type")
+AUTHORED_SUBSETS = ("know", "basic")
+
+
+@dataclass(frozen=True)
+class AuthoredRecord:
+    where: str
+    image: str
+    question: str
+    answer: str
+    subset: str
+    type: str
+    distractors: tuple[str, ...]
+
+
+def read_authored(path: str | Path, basic_types: Sequence[str], refusal: str, table: AnswerTable) -> list[AuthoredRecord]:
+    """Validated records of an authored-questions file (YAML or JSON lines)."""
+    p = require_file(path, "authored-questions file")
+    if p.suffix.lower() in JSONL_SUFFIXES:
+        raw = [(f"line {n}", value) for n, value in iter_jsonl(p, "authored-questions file")]
+    else:
+        raw = [(f"questions[{k}]", value) for k, value in enumerate(_yaml_questions(p))]
+    if not raw:
+        raise SourceError(p, "", "no questions in the file")
+    records, seen = [], {}
+    for where, value in raw:
+        rec = _record(p, where, value, basic_types, refusal, table)
+        key = (rec.image, " ".join(rec.question.lower().split()))
+        if key in seen:
+            raise SourceError(p, where, f"the same image and question as {seen[key]}")
+        seen[key] = where
+        records.append(rec)
+    return records
+
+
+def _yaml_questions(p: Path) -> list[Any]:
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise SourceError(p, "", f"malformed YAML: {str(exc).splitlines()[0]}") from None
+    except UnicodeDecodeError as exc:
+        raise SourceError(p, "", f"not UTF-8 text (byte {exc.start})") from None
+    if isinstance(data, Mapping):
+        data = data.get("questions")
+    if not isinstance(data, list):
+        raise SourceError(p, "", "expected a 'questions' list of records")
+    return data
+
+
+def _record(p: Path, where: str, value: Any, basic_types: Sequence[str], refusal: str,
+            table: AnswerTable) -> AuthoredRecord:
+    if not isinstance(value, Mapping):
+        raise SourceError(p, where, f"a question must be a mapping of {', '.join(FIELDS)}")
+    unknown = sorted(set(value) - set(FIELDS))
+    if unknown:
+        raise SourceError(p, where, f"unknown field(s) {', '.join(map(str, unknown))}; valid: {', '.join(FIELDS)}")
+    for name in REQUIRED:
+        text = value.get(name)
+        if not isinstance(text, str) or not text.strip():
+            raise SourceError(p, where, f"{name!r} is missing or not a non-empty string")
+    subset, kind = value["subset"], value["type"]
+    if subset not in AUTHORED_SUBSETS:
+        raise SourceError(p, where, f"'subset' must be know or basic (BeyondVisQA comes from templates), not {subset!r}")
+    valid = KNOW_DOMAINS if subset == "know" else tuple(basic_types)
+    if kind not in valid:
+        raise SourceError(p, where, f"'type' {kind!r} is not a {subset} subtask; valid: {', '.join(valid)}")
+    answer = value["answer"].strip()
+    if table.key(answer) == table.key(refusal):
+        raise SourceError(p, where, "'answer' is the refusal option; BeyondVisQA questions come from templates")
+    wrong = value.get("distractors", [])
+    if not isinstance(wrong, list) or not all(isinstance(w, str) and w.strip() for w in wrong):
+        raise SourceError(p, where, "'distractors' must be a list of non-empty strings")
+    wrong = [w.strip() for w in wrong]
+    if len(wrong) > N_WRONG:
+        raise SourceError(p, where, f"at most {N_WRONG} distractors (the fifth option is the refusal), got {len(wrong)}")
+    keys = [table.key(w) for w in wrong]
+    if table.key(answer) in keys:
+        raise SourceError(p, where, f"distractor {wrong[keys.index(table.key(answer))]!r} is the answer or a synonym of it")
+    if len(set(keys)) != len(keys) or table.key(refusal) in keys:
+        raise SourceError(p, where, "'distractors' repeat each other or the refusal option")
+    return AuthoredRecord(where, value["image"].strip(), value["question"].strip(), answer, subset, kind, tuple(wrong))
+
+
+ImageResolver = Callable[[AuthoredRecord], tuple[str, str]]
+"""``record -> (image file, image id)``; raises :class:`SourceError` when the image cannot be found."""
+
+
+def authored_questions(path: str | Path, records: Sequence[AuthoredRecord], resolve: ImageResolver,
+                       table: AnswerTable, seed: int) -> list[Question]:
+    """Questions of the records, missing distractors filled from answers of the same subset and type."""
+    out = []
+    for rec in records:
+        file, image_id = resolve(rec)
+        wrong = list(rec.distractors)
+        generated = N_WRONG - len(wrong)
+        if generated:
+            wrong += _fill(path, rec, records, table, seed, generated)
+        out.append(Question(rec.subset, rec.type, file, rec.question, rec.answer, tuple(wrong),
+                            {"source": "authored", "file": Path(path).name, "record": rec.where, "image_id": image_id,
+                             "generated_distractors": generated}))
+    return out
+
+
+def _fill(path: str | Path, rec: AuthoredRecord, records: Sequence[AuthoredRecord], table: AnswerTable, seed: int,
+          k: int) -> list[str]:
+    taken = {table.key(rec.answer)} | {table.key(w) for w in rec.distractors}
+    pool: dict[str, str] = {}
+    for other in records:
+        if (other.subset, other.type) == (rec.subset, rec.type) and table.key(other.answer) not in taken:
+            pool.setdefault(table.key(other.answer), other.answer)
+    if len(pool) < k:
+        raise SourceError(path, rec.where, f"needs {k} more distractor(s) and only {len(pool)} other answer(s) of "
+                                           f"{rec.subset}/{rec.type} exist to draw from; write them in the record")
+    names = sorted(pool)
+    picked = rng(seed, f"mmsap/authored/{rec.where}").choice(len(names), size=k, replace=False)
+    return [pool[names[i]] for i in sorted(picked)]

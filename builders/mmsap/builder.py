@@ -1,0 +1,191 @@
+"""The MM-SAP build: sources -> decided questions per subset -> laid-out items, with statistics and quality report."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Iterator
+
+from builders.cli import progress_bar
+from builders.items import Item
+from builders.mmsap.answers import answer_table
+from builders.mmsap.authored import AuthoredRecord, authored_questions, read_authored
+from builders.mmsap.config import BENCHMARK, MmsapConfig
+from builders.mmsap.layout import refusal_wording, to_items
+from builders.mmsap.questions import DEMO_BASIC_TYPES, Question
+from builders.mmsap.report import mmsap_quality
+from builders.mmsap.scenes import Scene, basic_makers, beyond_makers, sample, scenes_of
+from builders.mmsap.vqa import basic_questions, intern_corpus, type_map
+from builders.run import code_version, file_sha256, open_build
+from builders.seeding import rng
+from filters.geometry import GeometryThresholds
+from sources.errors import ConfigError, SourceError
+from sources.records import RecordSet
+from templates.loader import TEMPLATE_ROOT
+
+DEMO_AUTHORED = TEMPLATE_ROOT / "mmsap" / "demo_authored.yaml"
+DEMO_SELECTOR = "demo:"
+
+
+def build(config: MmsapConfig, stats: dict[str, Any] | None = None) -> Iterator[Item]:
+    """Yield the items of an MM-SAP build (no files written); ``stats`` receives the stage statistics."""
+    stats = stats if stats is not None else {}
+    with progress_bar(config.progress) as task_bar:
+        yield from _build(config, stats, task_bar)
+
+
+def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Item]:
+    started = time.perf_counter()
+    table, types = answer_table(), type_map()
+    thresholds = GeometryThresholds()
+    questions: list[Question] = []
+    skipped: list[dict[str, str]] = []
+    inputs: dict[str, str] = {}
+    records = _instances(config, task_bar)
+    scenes = scenes_of(records, thresholds) if records is not None else []
+    if records is not None:
+        inputs[records.path] = "generated" if records.generated else "sha256:" + file_sha256(records.path)
+    vqa_by_id = {}
+    if config.uses_demo:
+        made, counts = sample(basic_makers(records, thresholds), scenes, config.n_basic, config.seed, "basic")  # type: ignore[arg-type]
+        questions += made
+        stats["basic"] = {"source": "demo", "made": counts}
+    elif config.vqav2_questions:
+        from sources.vqav2 import image_index, read_vqav2
+
+        corpus = read_vqav2(config.vqav2_questions, config.vqav2_annotations)  # type: ignore[arg-type]
+        interned = intern_corpus(corpus.questions, types, table)
+        made, vqa_stats = basic_questions(interned, types, table, image_index(config.coco_images),  # type: ignore[arg-type]
+                                          config.coco_images, config.min_agreement, config.n_basic, config.seed)  # type: ignore[arg-type]
+        questions += made
+        vqa_by_id = {q.question_id: q for q in corpus.questions}
+        stats["basic"] = {"source": "vqav2", **vqa_stats}
+        for path in (corpus.questions_path, corpus.annotations_path):
+            inputs[path] = "sha256:" + file_sha256(path)
+    else:
+        skipped.append({"subset": "basic", "reason": "no VQAv2 files given (--vqav2-questions, --vqav2-annotations)"})
+    if records is not None:
+        made, counts = sample(beyond_makers(records, thresholds), scenes, config.n_beyond, config.seed, "beyond")
+        questions += made
+        stats["beyond"] = {"source": records.source, "made": counts}
+    else:
+        skipped.append({"subset": "beyond", "reason": "no instance annotations given (--coco-instances)"})
+    authored = config.authored or (str(DEMO_AUTHORED) if config.uses_demo else None)
+    if authored:
+        basic_types = tuple(types.names) + DEMO_BASIC_TYPES
+        recs = read_authored(authored, basic_types, refusal_wording(), table)
+        resolve = _resolver(authored, records, scenes, config)
+        made = authored_questions(authored, recs, resolve, table, config.seed)
+        questions += made
+        stats["authored"] = {"file": authored, "questions": len(made),
+                             "generated_distractors": sum(q.provenance["generated_distractors"] for q in made)}
+        inputs[authored] = "sha256:" + file_sha256(authored)
+    else:
+        skipped.append({"subset": "know", "reason": "no authored-questions file given (--authored)"})
+    update = task_bar("items", len(questions))
+    items = to_items(questions, config.shuffles, config.seed)
+    update(len(questions), len(questions))
+    stats.update(
+        refusal=refusal_wording(),
+        shuffles=config.shuffles,
+        questions=len(questions),
+        items=len(items),
+        skipped=skipped,
+        input_hashes=dict(sorted(inputs.items())),
+        generated=bool(records is not None and records.generated),
+        sources=_sources(config, records),
+        quality=mmsap_quality(items, refusal_wording(), table, vqa_by_id, records) if items else {},
+        seconds=round(time.perf_counter() - started, 2),
+    )
+    yield from items
+
+
+def _instances(config: MmsapConfig, task_bar) -> RecordSet | None:
+    """The instance annotations BeyondVisQA (and the demo's BasicVisQA) is grounded in."""
+    if config.uses_demo:
+        from sources.demo import load_demo
+
+        return load_demo(seed=config.seed, n_images=config.demo_images, cache_dir=config.cache_dir,
+                         progress=task_bar("demo world", config.demo_images))
+    if config.coco_instances:
+        from sources.coco import read_coco
+
+        return read_coco(config.coco_instances, config.coco_images, source="coco")  # type: ignore[arg-type]
+    return None
+
+
+def _sources(config: MmsapConfig, records: RecordSet | None) -> list[dict[str, str]]:
+    out = []
+    if records is not None:
+        out.append({"name": records.source, "path": records.path, "license_note": records.license})
+    if config.vqav2_questions:
+        from sources.vqav2 import LICENSE
+
+        out.append({"name": "vqav2", "path": config.vqav2_annotations or "", "license_note": LICENSE})
+    return out
+
+
+def _resolver(authored: str, records: RecordSet | None, scenes: list[Scene], config: MmsapConfig):
+    """How an authored record's ``image`` becomes a file: a demo selector, an image id, or a file name."""
+    by_id = {im.id: im.file for im in records.images} if records is not None else {}
+    folders = [Path(authored).parent] + ([Path(config.coco_images)] if config.coco_images else [])
+    coco_ids = None
+
+    def resolve(rec: AuthoredRecord) -> tuple[str, str]:
+        nonlocal coco_ids
+        if rec.image.startswith(DEMO_SELECTOR):
+            if records is None or not records.generated:
+                raise SourceError(authored, rec.where, f"image {rec.image!r}: demo selectors need the demo world")
+            return _demo_image(authored, rec, scenes, config.seed)
+        if rec.image in by_id:
+            return by_id[rec.image], rec.image
+        for folder in folders:
+            if (folder / rec.image).is_file():
+                return str(folder / rec.image), Path(rec.image).stem
+        if config.coco_images and rec.image.isdigit():
+            from sources.vqav2 import image_index
+
+            coco_ids = coco_ids if coco_ids is not None else image_index(config.coco_images)
+            if int(rec.image) in coco_ids:
+                return coco_ids[int(rec.image)], rec.image
+        raise SourceError(authored, rec.where, f"image {rec.image!r} not found (not an image id of the source, nor a "
+                                               f"file in {', '.join(str(f) for f in folders)})")
+
+    return resolve
+
+
+def _demo_image(authored: str, rec: AuthoredRecord, scenes: list[Scene], seed: int) -> tuple[str, str]:
+    """A demo image that shows exactly one clearly visible instance of the selector's category (seeded pick)."""
+    category = rec.image[len(DEMO_SELECTOR):]
+    fitting = [s for s in scenes if any(i.category == category for i in s.single("easy"))]
+    if not fitting:
+        raise SourceError(authored, rec.where, f"no demo image shows one clear {category!r}")
+    scene = fitting[int(rng(seed, f"mmsap/authored-image/{rec.where}").integers(len(fitting)))]
+    return scene.image.file, scene.image.id
+
+
+def write_build(config: MmsapConfig) -> tuple[Path, list[Item], dict[str, Any]]:
+    """Run a build and write its directory atomically; returns (path, items, stats)."""
+    stats: dict[str, Any] = {}
+    items = list(build(config, stats))
+    if not items:
+        raise ConfigError("the build produced no items: see the skipped subsets (no source given?)")
+    with open_build(config.out, config.build_name()) as out:
+        if stats["generated"]:
+            items = [replace(it, images=tuple(out.add_image(p) for p in it.images)) for it in items]
+        n = out.write_items(items)
+        out.write_json("build.json", {
+            "benchmark": BENCHMARK,
+            "name": config.build_name(),
+            "seed": config.seed,
+            "config": config.as_record(),
+            "code_version": code_version(),
+            "input_hashes": stats["input_hashes"],
+            "sources": stats["sources"],
+            "items": n,
+            "stats": {k: v for k, v in stats.items() if k not in ("input_hashes", "skipped", "sources")},
+            "skipped": stats["skipped"],
+        })
+        path = out.final
+    return path, items, stats

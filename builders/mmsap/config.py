@@ -1,0 +1,54 @@
+"""MM-SAP build options: one dataclass the command line, ``--config FILE.yaml`` and tests share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from builders.options import BuildOptions
+from sources.errors import ConfigError
+
+BENCHMARK = "mmsap"
+MAX_SHUFFLES = 10
+
+
+@dataclass
+class MmsapConfig(BuildOptions):
+    """Every option of an MM-SAP build (seed, name, cache, progress and ``llm_*`` come from BuildOptions).
+
+    Defaults where the paper is silent: 10 questions per BasicVisQA type and per BeyondVisQA category, agreement
+    of 8 in 10 human answers, one option order per question (``shuffles=5`` reproduces Sec. 4.2)."""
+
+    out: str = "builds/mmsap"
+    demo_images: int = 600
+    n_basic: int = 10
+    n_beyond: int = 10
+    shuffles: int = 1
+    min_agreement: float = 0.8
+    vqav2_questions: str | None = None
+    vqav2_annotations: str | None = None
+    coco_images: str | None = None
+    coco_instances: str | None = None
+    authored: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.shuffles <= MAX_SHUFFLES:
+            raise ConfigError(f"shuffles must be within 1..{MAX_SHUFFLES}, not {self.shuffles}")
+        if not 0 < self.min_agreement <= 1:
+            raise ConfigError(f"min_agreement must be within (0, 1], not {self.min_agreement}")
+        for name in ("n_basic", "n_beyond"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, not {getattr(self, name)}")
+        if self.demo_images < 1:
+            raise ConfigError(f"demo_images must be >= 1, not {self.demo_images}")
+        if bool(self.vqav2_questions) != bool(self.vqav2_annotations):
+            raise ConfigError("--vqav2-questions and --vqav2-annotations go together")
+        if (self.vqav2_questions or self.coco_instances) and not self.coco_images:
+            raise ConfigError("--vqav2-questions / --coco-instances need --coco-images (the COCO images folder)")
+
+    @property
+    def uses_demo(self) -> bool:
+        """No real source given: the demo world feeds all three subsets (and the shipped authored file)."""
+        return not (self.vqav2_questions or self.coco_instances)
+
+    def build_name(self) -> str:
+        return self.name or f"{'demo' if self.uses_demo else 'real'}-seed{self.seed}"

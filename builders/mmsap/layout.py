@@ -1,0 +1,97 @@
+"""Options on the page: where the right answer and the refusal go, and the shuffled variants (Sec. 4.2).
+
+Every question shows four ordinary options and the refusal "Sorry, I can't help with it" (one wording
+everywhere, ``templates/mmsap/common.yaml``). Positions are not left to chance: per subset and per shuffle round a
+:class:`~builders.mcq.BalancedCycle` deals (answer slot, refusal slot) pairs - the 20 ordered pairs of distinct
+slots among five - so within every round both the answer letter and the refusal letter are exactly balanced over
+each block of 20 questions (BeyondVisQA, whose answer *is* the refusal, deals the five refusal slots). The wrong
+options fill the free slots in a seeded order.
+
+``shuffles=K`` emits K variants of each question (the paper asks each model five times with the options
+shuffled and reports mean and variance), linked by ``provenance.group``; round ``k`` is balanced on its own, and a
+variant never repeats an earlier variant's exact order (so every item id is distinct).
+"""
+
+from __future__ import annotations
+
+from itertools import permutations
+from typing import Iterable, Sequence
+
+from builders.items import Item, make_item
+from builders.mcq import BalancedCycle, letter
+from builders.mmsap.questions import SUBSET_NAMES, SUBSETS, Question
+from builders.seeding import rng
+from templates.loader import load_templates
+
+BENCHMARK = "mmsap"
+PRESSURE = "none"
+"""MM-SAP has no adversarial pressure axis; the item field is kept constant."""
+
+
+def refusal_wording() -> str:
+    return str(load_templates("mmsap", "common")["refusal"])
+
+
+def n_options() -> int:
+    return int(load_templates("mmsap", "common")["ordinary_options"]) + 1
+
+
+def slot_pairs(n: int) -> list[tuple[int, int]]:
+    """Every (answer slot, refusal slot) with the two distinct."""
+    return [(a, r) for a in range(n) for r in range(n) if a != r]
+
+
+def to_items(questions: Iterable[Question], shuffles: int, seed: int) -> list[Item]:
+    """The items of ``questions``: ``shuffles`` variants each, positions dealt per subset and round."""
+    refusal, n = refusal_wording(), n_options()
+    ordered = sorted(questions, key=Question.sort_key)
+    items: list[Item] = []
+    for subset in SUBSETS:
+        batch = [q for q in ordered if q.subset == subset]
+        cycles = [
+            BalancedCycle([(None, r) for r in range(n)] if subset == "beyond" else slot_pairs(n),
+                          rng(seed, f"mmsap/positions/{subset}/{k}"))
+            for k in range(shuffles)
+        ]
+        for q in batch:
+            group = q.group_id()
+            seen: set[tuple[str, ...]] = set()
+            for k in range(shuffles):
+                options, answer_slot, refusal_slot = _layout(q, cycles[k].next(), refusal, n, seed, group, k, seen)
+                items.append(_item(q, options, answer_slot, refusal_slot, group, k, shuffles))
+    return items
+
+
+def _layout(q: Question, slots: tuple[int | None, int], refusal: str, n: int, seed: int, group: str, k: int,
+            seen: set[tuple[str, ...]]) -> tuple[tuple[str, ...], int, int]:
+    answer_slot, refusal_slot = slots
+    expected = n - 1 if q.answer is None else n - 2
+    if len(q.distractors) != expected:
+        raise ValueError(f"{q.subset} question needs {expected} wrong options, got {len(q.distractors)}")
+    free = [s for s in range(n) if s not in (answer_slot, refusal_slot)]
+    orders = list(permutations(q.distractors))
+    generator = rng(seed, f"mmsap/distractor-order/{group}/{k}")
+    for index in generator.permutation(len(orders)):
+        options: list[str] = [""] * n
+        options[refusal_slot] = refusal
+        if answer_slot is not None:
+            options[answer_slot] = q.answer  # type: ignore[assignment]
+        for slot, text in zip(free, orders[index]):
+            options[slot] = text
+        if tuple(options) not in seen:
+            seen.add(tuple(options))
+            return tuple(options), refusal_slot if answer_slot is None else answer_slot, refusal_slot
+    raise ValueError(f"question {group}: no unused option order left for shuffle {k}")
+
+
+def _item(q: Question, options: Sequence[str], answer_slot: int, refusal_slot: int, group: str, k: int,
+          shuffles: int) -> Item:
+    aware = {"basic": [answer_slot], "know": sorted({answer_slot, refusal_slot}), "beyond": [refusal_slot]}[q.subset]
+    return make_item(
+        benchmark=BENCHMARK, task=q.subset, question_type=q.subtask, pressure=PRESSURE, images=[q.image],
+        question=q.question, options=options, answer=letter(answer_slot),
+        provenance={
+            **q.provenance, "subset": SUBSET_NAMES[q.subset], "group": group, "shuffle": k, "shuffles": shuffles,
+            "refusal": letter(refusal_slot), "aware": [letter(s) for s in aware], "answer_slots": len(options),
+        },
+    )

@@ -1,0 +1,260 @@
+"""Questions grounded in an image's annotations: BasicVisQA on the demo world, BeyondVisQA on any instance source.
+
+Every answer here is read off exact annotations (the demo world lists every instance, its colour and pattern,
+and every spatial relation; :mod:`filters.geometry` measures how visible each instance is):
+
+* **basic** (known-knowns, ``templates/mmsap/basic_demo.yaml``): the colour of a shape shown once and clearly;
+  how many shapes of a category, when every one of them is clearly visible; the shape of the only object of a
+  colour and pattern; where a shape is relative to another when exactly one of left of / right of / above /
+  below holds (the other three are then the wrong options, false by the world's exhaustive relations).
+* **beyond** (known-unknowns, ``templates/mmsap/beyond.yaml``): six categories of questions whose answer no
+  picture holds, each about something checked in the annotations - a nonexistent object is absent from the
+  image, "missing visual information" asks about an instance the geometry filter finds occluded, truncated or
+  tiny, the other four ask about a real, clearly visible object.
+
+Images are visited in a seeded order and each (subtask, image) pair has its own named generator, so asking for
+more questions only appends.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from builders.mmsap.answers import display
+from builders.mmsap.distractors import near_numbers
+from builders.mmsap.questions import Question
+from builders.seeding import rng
+from filters.geometry import Difficulty, GeometryThresholds, classify_image
+from sources.records import ImageRecord, Instance, RecordSet
+from templates.loader import load_templates, render
+
+POSITION_PREDICATES_KEY = "predicates"
+
+
+@dataclass
+class Scene:
+    """One image and what the builders read from it."""
+
+    image: ImageRecord
+    levels: Mapping[str, Difficulty]
+    attribute_types: Mapping[str, str]
+    by_category: dict[str, list[Instance]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        groups: dict[str, list[Instance]] = defaultdict(list)
+        for inst in self.image.instances:
+            groups[inst.category].append(inst)
+        self.by_category = dict(groups)
+
+    def level(self, inst: Instance) -> str:
+        return self.levels[inst.id].level
+
+    def single(self, level: str) -> list[Instance]:
+        """Instances that are the only one of their category (never a crowd region) and have this level."""
+        return [insts[0] for insts in self.by_category.values()
+                if len(insts) == 1 and not insts[0].iscrowd and self.level(insts[0]) == level]
+
+    def attribute(self, inst: Instance, kind: str) -> str | None:
+        found = [a for a in inst.attributes if self.attribute_types.get(a) == kind]
+        return found[0] if len(found) == 1 else None
+
+    def hidden_reason(self, inst: Instance, thresholds: GeometryThresholds) -> str | None:
+        """Why a hard instance is hard: occluded, truncated or tiny (first that applies, in that order)."""
+        g = self.levels[inst.id].geometry
+        if g.occlusion >= thresholds.hard_occlusion:
+            return "occluded"
+        if g.truncation >= thresholds.hard_truncation:
+            return "truncated"
+        if g.relative_area < thresholds.hard_area:
+            return "tiny"
+        return None
+
+
+def scenes_of(records: RecordSet, thresholds: GeometryThresholds) -> list[Scene]:
+    return [Scene(im, classify_image(im, thresholds), records.attribute_types) for im in records.images]
+
+
+def plural(category: str) -> str:
+    return load_templates("mmsap", "common").get("plurals", {}).get(category, category + "s")
+
+
+# ------------------------------------------------------------------------------------------------ basic
+
+
+Maker = Callable[[Scene, np.random.Generator], "Question | None"]
+
+
+def basic_makers(records: RecordSet, thresholds: GeometryThresholds) -> dict[str, Maker]:
+    """One question maker per demo BasicVisQA type; a maker returns ``None`` when the image offers nothing."""
+    t = load_templates("mmsap", "basic_demo")["basic"]
+    colours = sorted(a for a, kind in records.attribute_types.items() if kind == "colour")
+    categories = sorted(records.categories)
+
+    def base(scene: Scene, subtask: str, question: str, answer: str, wrong: Sequence[str], **why: Any) -> Question:
+        return Question("basic", subtask, scene.image.file, question, answer, tuple(wrong),
+                        {"source": scene.image.source, "image_id": scene.image.id, "grounding": why})
+
+    def color(scene: Scene, g: np.random.Generator) -> Question | None:
+        shown = [i for i in scene.single("easy") if scene.attribute(i, "colour")]
+        if not shown or len(colours) < 4:
+            return None
+        inst = shown[g.integers(len(shown))]
+        right = scene.attribute(inst, "colour")
+        nearby = sorted({scene.attribute(i, "colour") for i in scene.image.instances} - {right, None})
+        others = [c for c in colours if c != right and c not in nearby]
+        wrong = _prefer(nearby, others, 3, g)
+        return base(scene, "color", render(t["color"]["question"], category=inst.category), display(right),
+                    [display(c) for c in wrong], instance=inst.id, colour=right)
+
+    def counting(scene: Scene, g: np.random.Generator) -> Question | None:
+        countable = sorted(c for c, insts in scene.by_category.items()
+                           if all(scene.level(i) == "easy" and not i.iscrowd for i in insts))
+        if not countable:
+            return None
+        category = countable[g.integers(len(countable))]
+        n = len(scene.by_category[category])
+        wrong = near_numbers(n, (), g)
+        return base(scene, "counting", render(t["counting"]["question"], plural=plural(category)), str(n),
+                    [str(w) for w in wrong], category=category, count=n)
+
+    def shape(scene: Scene, g: np.random.Generator) -> Question | None:
+        looks = defaultdict(list)
+        for inst in scene.image.instances:
+            looks[(scene.attribute(inst, "colour"), scene.attribute(inst, "pattern"))].append(inst)
+        unique = [insts[0] for key, insts in looks.items()
+                  if None not in key and len(insts) == 1 and scene.level(insts[0]) == "easy"]
+        if not unique:
+            return None
+        inst = unique[g.integers(len(unique))]
+        colour, pattern = scene.attribute(inst, "colour"), scene.attribute(inst, "pattern")
+        nearby = sorted(set(scene.by_category) - {inst.category})
+        others = [c for c in categories if c != inst.category and c not in nearby]
+        wrong = _prefer(nearby, others, 3, g)
+        answer = t["shape"]["answer"]
+        return base(scene, "shape", render(t["shape"]["question"], colour=colour, pattern=pattern),
+                    render(answer, category=inst.category), [render(answer, category=c) for c in wrong],
+                    instance=inst.id, category=inst.category)
+
+    def position(scene: Scene, g: np.random.Generator) -> Question | None:
+        predicates = list(t["position"][POSITION_PREDICATES_KEY])
+        clear = {i.id: i for i in scene.single("easy")}
+        holds: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for r in scene.image.relations:
+            if r.subject in clear and r.object in clear and r.predicate in predicates:
+                holds[(r.subject, r.object)].append(r.predicate)
+        pairs = sorted(pair for pair, preds in holds.items() if len(preds) == 1)
+        if not pairs:
+            return None
+        subject, obj = pairs[g.integers(len(pairs))]
+        a, b = clear[subject].category, clear[obj].category
+        right = holds[(subject, obj)][0]
+        answer, phrases = t["position"]["answer"], t["position"]["phrases"]
+        return base(scene, "position", render(t["position"]["question"], subject=a, object=b),
+                    render(answer, phrase=phrases[right], object=b),
+                    [render(answer, phrase=phrases[p], object=b) for p in predicates if p != right],
+                    subject=subject, object=obj, predicate=right)
+
+    return {"color": color, "counting": counting, "shape": shape, "position": position}
+
+
+def _prefer(first: Sequence[str], then: Sequence[str], k: int, g: np.random.Generator) -> list[str]:
+    """``k`` values, as many as possible from ``first`` (in random order), the rest from ``then``."""
+    a = [first[i] for i in g.permutation(len(first))]
+    b = [then[i] for i in g.permutation(len(then))]
+    return (a + b)[:k]
+
+
+# ------------------------------------------------------------------------------------------------ beyond
+
+
+def beyond_makers(records: RecordSet, thresholds: GeometryThresholds) -> dict[str, Maker]:
+    """One question maker per BeyondVisQA category, from the templates of ``beyond.yaml``."""
+    data = load_templates("mmsap", "beyond")
+    lists = data["option_lists"]
+    vocabulary = sorted(records.categories)
+    makers = {}
+    for category, spec in data["beyond"].items():
+        makers[category] = _beyond_maker(category, spec, lists, vocabulary, thresholds)
+    return makers
+
+
+def _beyond_maker(subtask: str, spec: Mapping[str, Any], lists: Mapping[str, Sequence[str]],
+                  vocabulary: Sequence[str], thresholds: GeometryThresholds) -> Maker:
+    grounding = spec["grounding"]
+
+    def targets(scene: Scene) -> list[tuple[str, dict[str, Any]]]:
+        """(category asked about, grounding facts) pairs this image supports."""
+        if grounding == "absent":
+            present = scene.single("easy")
+            if not present:
+                return []
+            shown = scene.image.categories
+            anchor = present[0]
+            return [(c, {"absent": c, "present": anchor.category, "present_instance": anchor.id})
+                    for c in vocabulary if c not in shown]
+        if grounding == "present":
+            return [(i.category, {"instance": i.id, "colour": scene.attribute(i, "colour")})
+                    for i in scene.single("easy")]
+        out = []
+        for inst in scene.single("hard"):
+            reason = scene.hidden_reason(inst, thresholds)
+            if reason:
+                out.append((inst.category, {"instance": inst.id, "reason": reason,
+                                            "colour": scene.attribute(inst, "colour")}))
+        return out
+
+    def make(scene: Scene, g: np.random.Generator) -> Question | None:
+        choices = []
+        for category, facts in targets(scene):
+            for k, template in enumerate(spec["templates"]):
+                if template.get("reason") not in (None, facts.get("reason")):
+                    continue
+                if any(facts.get(need) is None for need in template.get("needs", [])):
+                    continue
+                choices.append((category, facts, k, template))
+        if not choices:
+            return None
+        category, facts, k, template = choices[g.integers(len(choices))]
+        fields = {"category": category, "category_plural": plural(category), "present": facts.get("present", ""),
+                  "colour": facts.get("colour") or ""}
+        pool = template["options"]
+        pool = list(lists[pool]) if isinstance(pool, str) else list(pool)
+        wrong = [display(pool[i]) for i in sorted(g.choice(len(pool), size=4, replace=False))]
+        return Question("beyond", subtask, scene.image.file, render(template["question"], **fields), None,
+                        tuple(wrong), {"source": scene.image.source, "image_id": scene.image.id, "template": k,
+                                       "grounding": {"kind": grounding, **{a: b for a, b in facts.items() if b}}})
+
+    return make
+
+
+# ------------------------------------------------------------------------------------------------ sampling
+
+
+def sample(makers: Mapping[str, Maker], scenes: Sequence[Scene], per_subtask: int, seed: int,
+           subset: str) -> tuple[list[Question], dict[str, int]]:
+    """Up to ``per_subtask`` questions per maker, at most one per image, images in a seeded order.
+
+    Returns the questions and, per subtask, how many were made (a shortfall means the source is too small)."""
+    order = rng(seed, f"mmsap/{subset}/image-order").permutation(len(scenes))
+    out: list[Question] = []
+    made: dict[str, int] = {}
+    for subtask, maker in makers.items():
+        count = 0
+        for index in order:
+            if count >= per_subtask:
+                break
+            scene = scenes[index]
+            q = maker(scene, rng(seed, f"mmsap/{subset}/{subtask}/{scene.image.id}"))
+            if q is not None:
+                out.append(q)
+                count += 1
+        made[subtask] = count
+    return out, made
+
+
+def used_images(questions: Iterable[Question]) -> int:
+    return len({q.image for q in questions})

@@ -1,0 +1,282 @@
+"""BasicVisQA from VQAv2: the type map, the agreement filter and the wrong options, over the whole corpus at once.
+
+Steps (paper Sec. 3.2: "sampled from the VQAv2 validation set and selected questions pertaining to basic visual
+information"):
+
+1. **type** - ``templates/mmsap/types.yaml`` assigns each question one of the eight types, or none;
+2. **agreement** - the share of the ten human answers with the same key as ``multiple_choice_answer``
+   (:mod:`builders.mmsap.answers`); kept when >= ``min_agreement`` so the question has one right answer
+   (choice where the paper is silent: 0.8, i.e. eight of ten annotators; every answer counts whatever its
+   ``answer_confidence``);
+3. **wrong options** - three per question from the corpus's own answer statistics (:mod:`builders.mmsap.distractors`);
+4. **sample** - ``per_type`` questions per type in a seeded order, among those that got three wrong options.
+
+Answers are interned once (:class:`Corpus`), so the 2.1 million answers of VQAv2 cost one dictionary lookup each
+and the statistics are numpy arrays.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+from builders.mmsap.answers import AnswerTable, display
+from builders.mmsap.distractors import (
+    N_WRONG,
+    Batch,
+    Pool,
+    draw_from_pool,
+    draw_numbers,
+    ranked_pool,
+    string_hash,
+)
+from builders.mmsap.questions import Question
+from builders.seeding import rng
+from sources.errors import SourceError
+from sources.vqav2 import VqaQuestion
+from templates.loader import load_templates
+
+_WORD = re.compile(r"[a-z]+")
+NOT_OPTIONS = ("yes", "no")
+"""Keys never offered as wrong options of an open question."""
+
+
+# ------------------------------------------------------------------------------------------------ type map
+
+
+@dataclass(frozen=True)
+class TypeRule:
+    name: str
+    prefixes: tuple[str, ...]
+    answer_types: tuple[str, ...]
+    keywords: frozenset[str]
+    exclude_keywords: frozenset[str]
+    distractors: str
+    vocabulary: str | None
+
+    def matches_type(self, question_type: str, answer_type: str) -> bool:
+        return question_type.startswith(self.prefixes) and (not self.answer_types or answer_type in self.answer_types)
+
+    def matches_words(self, words: frozenset[str]) -> bool:
+        return (not self.keywords or bool(self.keywords & words)) and not (self.exclude_keywords & words)
+
+
+@dataclass(frozen=True)
+class TypeMap:
+    rules: tuple[TypeRule, ...]
+    excluded_answer_types: frozenset[str]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(r.name for r in self.rules)
+
+    def rule(self, name: str) -> TypeRule:
+        return next(r for r in self.rules if r.name == name)
+
+    def assign(self, question: str, question_type: str, answer_type: str) -> str | None:
+        """The type of a VQAv2 question (``None``: not basic visual information, or a yes/no question)."""
+        if answer_type in self.excluded_answer_types:
+            return None
+        candidates = self._candidates(question_type.lower().strip(), answer_type)
+        if not candidates:
+            return None
+        words = frozenset(_WORD.findall(question.lower()))
+        for rule in candidates:
+            if rule.matches_words(words):
+                return rule.name
+        return None
+
+    @lru_cache(maxsize=None)
+    def _candidates(self, question_type: str, answer_type: str) -> tuple[TypeRule, ...]:
+        return tuple(r for r in self.rules if r.matches_type(question_type, answer_type))
+
+
+@lru_cache(maxsize=1)
+def type_map() -> TypeMap:
+    data = load_templates("mmsap", "types")
+    rules = tuple(
+        TypeRule(
+            name=r["name"], prefixes=tuple(p.lower() for p in r["question_type_prefixes"]),
+            answer_types=tuple(r.get("answer_types", ())), keywords=frozenset(r.get("keywords", ())),
+            exclude_keywords=frozenset(r.get("exclude_keywords", ())), distractors=r["distractors"],
+            vocabulary=r.get("vocabulary"),
+        )
+        for r in data["types"]
+    )
+    return TypeMap(rules, frozenset(data.get("excluded_answer_types", ())))
+
+
+# ------------------------------------------------------------------------------------------------ the corpus
+
+
+@dataclass
+class Corpus:
+    """Interned VQAv2 answers with the type, right answer and agreement of every question."""
+
+    questions: Sequence[VqaQuestion]
+    keys: list[str]
+    """Interned id -> key."""
+    texts: list[str]
+    """Interned id -> the normalised answer shown for it (the most frequent spelling of the key)."""
+    types: np.ndarray
+    """(n,) type index into the type map, -1 for none."""
+    question_types: list[str]
+    answer_ids: np.ndarray
+    """(n, m) interned keys of the human answers, -1 padded."""
+    right_ids: np.ndarray
+    agreement: np.ndarray
+
+    def id_of(self, key: str) -> int:
+        try:
+            return self.keys.index(key)
+        except ValueError:
+            self.keys.append(key)
+            self.texts.append(key)
+            return len(self.keys) - 1
+
+
+def intern_corpus(questions: Sequence[VqaQuestion], types: TypeMap, table: AnswerTable) -> Corpus:
+    """Type, interned answers and agreement of every question (one pass, cached keys)."""
+    ids: dict[str, int] = {}
+    keys: list[str] = []
+    spellings: list[Counter] = []
+    n = len(questions)
+    width = max((len(q.answers) for q in questions), default=10)
+    answer_ids = np.full((n, width), -1, dtype=np.int32)
+    right = np.empty(n, dtype=np.int32)
+    type_index = np.full(n, -1, dtype=np.int16)
+    index_of = {name: k for k, name in enumerate(types.names)}
+    key = table.key
+
+    def intern(text: str) -> int:
+        k = key(text)
+        i = ids.get(k)
+        if i is None:
+            i = ids[k] = len(keys)
+            keys.append(k)
+            spellings.append(Counter())
+        return i
+
+    for row, q in enumerate(questions):
+        answer_ids[row, : len(q.answers)] = [intern(a) for a in q.answers]
+        right[row] = r = intern(q.multiple_choice_answer)
+        spellings[r][table.normalise(q.multiple_choice_answer)] += 1
+        name = types.assign(q.question, q.question_type, q.answer_type)
+        if name is not None:
+            type_index[row] = index_of[name]
+    counted = (answer_ids >= 0).sum(axis=1)
+    agreement = (answer_ids == right[:, None]).sum(axis=1) / np.maximum(counted, 1)
+    texts = [min(s.items(), key=lambda kv: (-kv[1], kv[0]))[0] if s else k for k, s in zip(keys, spellings)]
+    return Corpus(questions, keys, texts, type_index, [q.question_type.lower().strip() for q in questions],
+                  answer_ids, right, agreement)
+
+
+def selected(corpus: Corpus, min_agreement: float) -> np.ndarray:
+    """Row indices of typed questions whose answers agree enough."""
+    return np.flatnonzero((corpus.types >= 0) & (corpus.agreement >= min_agreement - 1e-9))
+
+
+# ------------------------------------------------------------------------------------------------ distractors
+
+
+def distractors(corpus: Corpus, rows: np.ndarray, types: TypeMap, table: AnswerTable, seed: int) -> np.ndarray:
+    """``(len(rows), 3)`` interned ids of the wrong options of each row (``-1`` where fewer were possible)."""
+    out = np.full((len(rows), N_WRONG), -1, dtype=np.int64)
+    hashes = lambda: np.array([string_hash(k) for k in corpus.keys], dtype=np.uint64)  # noqa: E731
+    banned = {corpus.keys.index(k) for k in NOT_OPTIONS if k in corpus.keys}
+    qids = np.array([q.question_id for q in corpus.questions], dtype=np.int64)
+    for t, rule in enumerate(types.rules):
+        typed = np.flatnonzero(corpus.types == t)
+        mine = np.flatnonzero(corpus.types[rows] == t)
+        if not len(mine):
+            continue
+        if rule.distractors == "number":
+            values = np.array([int(k) if k.isdigit() else -1 for k in corpus.keys], dtype=np.int64)
+            ok = mine[values[corpus.right_ids[rows[mine]]] >= 0]
+            batch = _batch(corpus, rows[ok], qids)
+            out[ok] = draw_numbers(batch, values, seed)
+            continue
+        type_counts = Counter(corpus.right_ids[typed].tolist())
+        if rule.distractors == "vocabulary":
+            vocab = [corpus.id_of(table.key(v)) for v in table.vocabulary(rule.vocabulary or "")]
+            pools = {None: [(i, type_counts.get(i, 0) + 1) for i in sorted(set(vocab))]}
+            group_of = np.zeros(len(mine), dtype=np.int64)
+            names = [None]
+        else:
+            by_qtype: dict[str, Counter] = defaultdict(Counter)
+            for row in typed:
+                by_qtype[corpus.question_types[row]][int(corpus.right_ids[row])] += 1
+            names = sorted({corpus.question_types[r] for r in rows[mine]})
+            base = ranked_pool(type_counts, banned)
+            pools = {}
+            for name in names:
+                own = ranked_pool(by_qtype[name], banned)
+                seen = {i for i, _ in own}
+                pools[name] = own + [(i, -c) for i, c in base if i not in seen]  # negative count: top-up tier
+            group_of = np.array([names.index(corpus.question_types[r]) for r in rows[mine]], dtype=np.int64)
+        candidate_hashes = hashes()
+        for g, name in enumerate(names):
+            members = mine[group_of == g]
+            entries = pools[name]
+            if not entries or not len(members):
+                continue
+            pool = Pool(np.array([i for i, _ in entries], dtype=np.int64),
+                        np.array([abs(c) for _, c in entries], dtype=np.float64),
+                        np.array([1 if c < 0 else 0 for _, c in entries], dtype=np.int64))
+            out[members] = draw_from_pool(_batch(corpus, rows[members], qids), pool, candidate_hashes, seed)
+    return out
+
+
+def _batch(corpus: Corpus, rows: np.ndarray, qids: np.ndarray) -> Batch:
+    return Batch(qids[rows], corpus.answer_ids[rows], corpus.right_ids[rows])
+
+
+# ------------------------------------------------------------------------------------------------ questions
+
+
+def basic_questions(
+    corpus: Corpus, types: TypeMap, table: AnswerTable, images: dict[int, str], images_dir: str,
+    min_agreement: float, per_type: int, seed: int,
+) -> tuple[list[Question], dict[str, Any]]:
+    """``per_type`` BasicVisQA questions per type, with the selection statistics for build.json.
+
+    A chosen question whose image is not in ``images`` is an error (the images folder does not match the
+    annotations), not a silent skip."""
+    rows = selected(corpus, min_agreement)
+    position = {int(r): k for k, r in enumerate(rows)}
+    wrong = distractors(corpus, rows, types, table, seed)
+    complete = (wrong >= 0).all(axis=1)
+    out: list[Question] = []
+    stats: dict[str, Any] = {"questions": len(corpus.questions), "typed": int((corpus.types >= 0).sum()),
+                             "agreeing": int(len(rows)), "with_3_distractors": int(complete.sum()), "per_type": {}}
+    for t, rule in enumerate(types.rules):
+        eligible = rows[(corpus.types[rows] == t) & complete]
+        order = rng(seed, f"mmsap/vqav2/{rule.name}").permutation(len(eligible))
+        picked = [int(eligible[i]) for i in order[:per_type]]
+        stats["per_type"][rule.name] = {"eligible": int(len(eligible)), "made": len(picked)}
+        for row in sorted(picked, key=lambda r: corpus.questions[r].question_id):
+            q = corpus.questions[row]
+            if q.image_id not in images:
+                raise SourceError(images_dir, f"image_id {q.image_id}",
+                                  f"no image file for question_id {q.question_id} (looked for "
+                                  f"COCO_val2014_{q.image_id:012d}.jpg or {q.image_id:012d}.jpg)")
+            options = wrong[position[row]]
+            shown = [_shown(corpus, int(i), rule.distractors) for i in options]
+            out.append(Question(
+                "basic", rule.name, images[q.image_id], q.question, display(table.normalise(q.multiple_choice_answer)),
+                tuple(display(s) for s in shown),
+                {"source": "vqav2", "image_id": q.image_id, "question_id": q.question_id,
+                 "question_type": q.question_type, "answer_type": q.answer_type,
+                 "agreement": round(float(corpus.agreement[row]), 2), "distractor_kind": rule.distractors},
+            ))
+    return out, stats
+
+
+def _shown(corpus: Corpus, value: int, kind: str) -> str:
+    return str(value) if kind == "number" else corpus.texts[value]
+
