@@ -1,7 +1,8 @@
 """``release``: a reviewed build -> an immutable, versioned, Hub-layout dataset directory.
 
 ``releases/<name>/<version>/`` holds ``data/**.parquet`` (embedded images), ``README.md`` (the card),
-``plots/*.png``, ``CHANGELOG.md`` (this version's entry on top of the previous version's changelog) and
+``plots/*.png``, ``harness/`` (an lmms-eval task folder and VLMEvalKit TSVs, :mod:`scoring.harness`),
+``CHANGELOG.md`` (this version's entry on top of the previous version's changelog) and
 ``manifest.json`` (what it was made from, and the SHA-256 and size of every other file). It is written into
 ``<version>.partial`` and renamed when complete; an existing version is never touched.
 """
@@ -91,6 +92,7 @@ def release(
     """Make ``<out>/<name>/<version>/`` from a build dir (see the module docstring)."""
     from .card import compute_stats, config_entries, render_card, write_plots
     from .export import DEFAULT_MAX_SHARD_BYTES, write_shards
+    from scoring.harness import write_harness_exports
 
     parse_version(version)
     inputs = load_inputs(build_dir, include_unreviewed=include_unreviewed)
@@ -122,6 +124,8 @@ def release(
         stats = compute_stats(inputs.items, inputs.status)
         configs = config_entries(shards)
         write_plots(partial, stats)
+        # lmms-eval task folder + VLMEvalKit TSVs under harness/ (listed in the manifest like every file)
+        write_harness_exports(partial, release=name, version=version, repo_id=repo_id)
         card = render_card(
             version=version,
             name=name,

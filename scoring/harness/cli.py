@@ -1,0 +1,96 @@
+"""``python -m scoring.harness export``: the lmms-eval task folder and VLMEvalKit TSVs of an existing release.
+
+A release made by ``python -m data_cards release`` already carries them under ``harness/``; this command writes
+them for a release made before that, or for another repo id. It writes outside the release dir: a release is
+immutable (``manifest.json`` lists every file, and publishing refuses anything else).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+from typing import Sequence
+
+from builders.cli import exit_on_error, stdout, table
+from data_cards.release import MANIFEST, parse_version
+from sources.errors import ConfigError
+
+from . import write_harness_exports
+
+DESCRIPTION = """\
+Write the harness exports of a Mirage release: an lmms-eval task folder (one YAML per task config, a group
+YAML, utils.py scoring with Mirage's extraction) and VLMEvalKit TSVs (per task and answer form, plus a
+circular variant of each multiple-choice sheet).
+
+  python -m scoring.harness export releases/mioh/1.0.0 --repo ORG/mioh
+  lmms-eval --model ... --tasks mirage_mioh --include_path harness/mioh/1.0.0/lmms_eval
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m scoring.harness", description=DESCRIPTION,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    e = sub.add_parser("export", help="write the lmms-eval and VLMEvalKit exports of a release dir",
+                       description="Write RELEASE_DIR's harness exports to --out (replaced if it exists).")
+    e.add_argument("release_dir", metavar="RELEASE_DIR", help="a release: releases/<name>/<version>/")
+    e.add_argument("--repo", metavar="ORG/NAME",
+                   help="the Hub dataset the lmms-eval tasks load (default: the release's repo, else ORG/NAME)")
+    e.add_argument("--version", metavar="X.Y.Z",
+                   help="the release version; the tasks load tag vX.Y.Z (default: from manifest.json)")
+    e.add_argument("--name", metavar="NAME", help="release name in task names (default: from manifest.json)")
+    e.add_argument("--out", metavar="DIR", help="output folder (default: harness/<name>/<version>)")
+    return p
+
+
+def _manifest(release_dir: Path) -> dict:
+    path = release_dir / MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+
+
+@exit_on_error
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    release_dir = Path(args.release_dir)
+    if not (release_dir / "data").is_dir():
+        raise ConfigError(f"{release_dir}: not a release dir (no data/ folder)")
+    manifest = _manifest(release_dir)
+    version = args.version or manifest.get("version")
+    name = args.name or manifest.get("name")
+    if not version or not name:
+        raise ConfigError(f"{release_dir}: no manifest.json to read the version and name from; give --version and "
+                          "--name")
+    parse_version(version)
+    repo = args.repo or manifest.get("repo_id")
+    if repo is not None and (repo.count("/") != 1 or not all(repo.split("/"))):
+        raise ConfigError(f"--repo {repo!r}: expected ORG/NAME")
+    out = Path(args.out) if args.out else Path("harness") / name / version
+    if (out.resolve() / MANIFEST).exists() or release_dir.resolve() in (out.resolve(), *out.resolve().parents):
+        raise ConfigError(f"--out {out}: inside the release; a release must not change (publishing checks "
+                          "manifest.json), choose a folder outside it")
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        files = write_harness_exports(release_dir, release=name, version=version, repo_id=repo, out_dir=partial)
+        if out.exists():
+            shutil.rmtree(out)
+        partial.rename(out)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    rows = []
+    for f in files:
+        final = out / f.relative_to(partial)
+        rows.append([final.relative_to(out).as_posix(), f"{final.stat().st_size / 1024:.1f}"])
+    stdout.print(table(f"harness exports of {name} {version} -> {out}", ["file", "KiB"], rows))
+    if not repo:
+        stdout.print("note: no --repo and none in manifest.json: the lmms-eval tasks load ORG/NAME; edit "
+                     "dataset_path or export again with --repo")
+    return 0

@@ -1,0 +1,100 @@
+"""What Mirage's lmms-eval tasks call (``!function utils.<name>``): prompt, images, scoring, aggregation.
+
+The task folder written next to a release (:mod:`scoring.harness.lmms_eval_tasks`) carries a ``utils.py`` that
+only re-exports this module, so lmms-eval scores with Mirage's own answer extraction (:mod:`scoring.extract`)
+and its numbers are the numbers of ``python -m scoring``: the harness environment needs Mirage installed
+(``pip install mirage-bench``, or ``pip install -e`` of a checkout). Vendoring a copy of the extractor instead
+would let the two drift apart silently.
+
+Every metric gets one value per document, ``{"id", "value"}`` with ``value`` None where the metric does not apply
+(``acc_<pressure>`` of another pressure, ``yes_ratio`` of a multiple-choice item), and :func:`mean_of_values`
+averages the values that apply. One value per document keeps lmms-eval's per-task sample count equal to the
+task's size, which its group aggregation (``weight_by_size``) relies on.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Sequence
+
+from builders.items import OPTION_LETTERS
+from scoring.extract import answer_format, extract, is_correct
+from scoring.harness.rows import row_item
+
+MCQ_INSTRUCTION = "Answer with the option's letter from the given choices."
+YES_NO_INSTRUCTION = "Answer with yes or no."
+OPEN_INSTRUCTION = "Answer the question."
+
+
+def prompt_text(item: Any) -> str:
+    """Context, question, lettered options and the answer instruction; the images go separately, in order.
+
+    Several images are announced as "Image 1".."Image N" because questions and options refer to them that way
+    (the harness passes them in order; how a model interleaves them is the model wrapper's business).
+    """
+    parts = []
+    if len(item.images) > 1:
+        parts.append(f"You are given {len(item.images)} images, Image 1 to Image {len(item.images)}, in order.")
+    if item.context:
+        parts.append(item.context)
+    parts.append(item.question)
+    fmt = answer_format(item)
+    if item.options and fmt == "option":
+        parts.append("\n".join(f"{OPTION_LETTERS[i]}. {o}" for i, o in enumerate(item.options)))
+    parts.append({"option": MCQ_INSTRUCTION, "yes_no": YES_NO_INSTRUCTION}.get(fmt, OPEN_INSTRUCTION))
+    return "\n".join(parts)
+
+
+def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
+    """The item's images, in order, as RGB PIL images (``datasets`` decodes the embedded bytes)."""
+    return [image.convert("RGB") for image in doc["images"]]
+
+
+def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
+    """:func:`prompt_text`, with the task's (or a model's) ``pre_prompt``/``post_prompt`` around it."""
+    kwargs = lmms_eval_specific_kwargs or {}
+    return f"{kwargs.get('pre_prompt', '')}{prompt_text(row_item(doc))}{kwargs.get('post_prompt', '')}"
+
+
+def doc_to_target(doc: dict[str, Any]) -> str:
+    """The expected answer: the option letter, "yes"/"no", or the reference text."""
+    return doc["answer"]
+
+
+def metric_name(pressure: str) -> str:
+    """``acc_<pressure>`` with the pressure reduced to letters, digits and ``_`` (``LC-S`` -> ``acc_LC_S``)."""
+    return "acc_" + re.sub(r"[^A-Za-z0-9]+", "_", pressure).strip("_")
+
+
+def make_process_results(pressures: Sequence[str]) -> Callable[[dict[str, Any], list[str]], dict[str, Any]]:
+    """``process_results`` for a release whose items have these pressures (one ``acc_<pressure>`` metric each).
+
+    Open-answer items (a reference text) are not scored here, as in ``python -m scoring``, where their
+    benchmark's scorer reads them (a judge, keyword graphs): feed the ``--log_samples`` file to it.
+    """
+    names = {p: metric_name(p) for p in pressures}
+
+    def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict[str, Any]]:
+        item = row_item(doc)
+        output = results[0] if results else ""
+        answer = extract(output, item)
+        closed = answer.kind != "open"
+        correct = float(is_correct(answer, item)) if closed else None
+        values: dict[str, Any] = {
+            "accuracy": correct,
+            "unparsed_rate": float(answer.kind == "unparsed") if closed else None,
+            "yes_ratio": (1.0 if answer.value == "yes" else 0.0) if answer.kind == "yes_no" else None,
+        }
+        for pressure, name in names.items():
+            values[name] = correct if item.pressure == pressure else None
+        shown = answer.value if closed else ""
+        return {name: {"id": item.id, "value": value, "answer": shown, "kind": answer.kind}
+                for name, value in values.items()}
+
+    return process_results
+
+
+def mean_of_values(values: list[dict[str, Any]]) -> float:
+    """The mean of the values that apply (not None); NaN when none does."""
+    applicable = [v["value"] for v in values if v["value"] is not None]
+    return sum(applicable) / len(applicable) if applicable else float("nan")
