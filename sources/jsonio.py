@@ -52,9 +52,26 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
+_JSON_MESSAGES = {
+    # json's messages that expect the position after them ("... starting at"), as whole sentences
+    "Unterminated string starting at": "a string starts here and is never closed",
+    "Invalid control character at": "a raw control character (line break, tab) inside a string; write it as "
+                                    "\\n or \\t",
+    "Extra data": "more text after the end of the JSON value",
+}
+
+
 def _decode_problem(e: json.JSONDecodeError, *, with_line: bool = True) -> str:
+    """``malformed JSON at line L, column C: <what>`` as a complete sentence; a document that ends before
+    the JSON does (a cut download) says so."""
     where = f"line {e.lineno}, column {e.colno}" if with_line else f"column {e.colno}"
-    return f"malformed JSON at {where}: {e.msg}"
+    problem = _JSON_MESSAGES.get(e.msg, e.msg[:1].lower() + e.msg[1:])
+    doc = e.doc.decode("utf-8", "replace") if isinstance(e.doc, bytes) else e.doc
+    if e.msg.startswith("Unterminated string"):
+        problem += " (is the file truncated?)"
+    elif e.pos >= len(doc.rstrip()):
+        problem += ", but the text ends here (is the file truncated?)"
+    return f"malformed JSON at {where}: {problem}"
 
 
 def load_json(path: str | Path, what: str = "annotation file") -> Any:
@@ -267,6 +284,16 @@ def image_size_from_file(path: str, file: str | Path, record: str) -> tuple[int,
             return im.size
     except (OSError, UnidentifiedImageError) as e:
         raise SourceError(file, record, f"cannot read image size from {path}: {e}") from None
+
+
+def check_declared_size(path: str, width: int, height: int, file: str | Path, record: str) -> None:
+    """The image file's own size (from its header: PIL reads it lazily, no pixel is decoded) must be the
+    ``width`` x ``height`` the annotations declare: boxes, masks and relative areas are measured against it,
+    so a wrong declaration (a resized copy of the image, another split's file) would mislabel every object."""
+    actual = image_size_from_file(path, file, record)
+    if actual != (width, height):
+        raise SourceError(file, record, f"image file {path} is {actual[0]}x{actual[1]} pixels, but the "
+                                        f"annotations declare {width}x{height}")
 
 
 # ---------------------------------------------------------------------------------------------------------------

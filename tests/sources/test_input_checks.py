@@ -1,0 +1,79 @@
+"""Issue 9 input checks: a truncated JSON file is a complete sentence with its line and column, and an image
+whose file disagrees with its declared width/height is refused (COCO, COCO-ReM and PACO share the reader)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from builders import mioh
+from sources.coco import read_coco
+from sources.errors import SourceError
+from sources.paco import read_paco
+from tests.fixtures.real_formats import make_coco, make_paco
+
+
+def test_truncated_json_is_a_complete_sentence_with_line_and_column(tmp_path: Path) -> None:
+    whole = json.dumps({"images": [{"id": 1, "file_name": "000000000001.png"}]}, indent=1)
+    cut = tmp_path / "cut.json"
+    cut.write_text(whole[: whole.index("000000000001") + 4])  # a download that stopped inside a string
+    with pytest.raises(SourceError) as info:
+        read_coco(cut, tmp_path)
+    message = str(info.value)
+    assert "line 5, column 17" in message and "never closed" in message and "truncated" in message
+    assert message.endswith("(is the file truncated?)") and not message.endswith(" at")
+    cut.write_text(whole[: whole.index('"file_name"')])  # stopped between two keys
+    with pytest.raises(SourceError, match=r"line 5, column 4: expecting property name .*, but the text ends here "
+                                          r"\(is the file truncated\?\)$"):
+        read_coco(cut, tmp_path)
+
+
+def test_a_complete_file_with_a_syntax_error_does_not_claim_truncation(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"images": [] "categories": []}')
+    with pytest.raises(SourceError) as info:
+        read_coco(bad, tmp_path)
+    assert str(info.value).endswith("malformed JSON at line 1, column 15: expecting ',' delimiter")
+
+
+def _resize(image: Path, dx: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Replace ``image`` with a copy ``dx`` pixels wider; (declared size, new size)."""
+    with Image.open(image) as im:
+        declared = im.size
+        im.load()
+        bigger = im.resize((declared[0] + dx, declared[1]))
+    bigger.save(image)
+    return declared, bigger.size
+
+
+@pytest.mark.parametrize("reader, make", [(read_coco, make_coco), (read_paco, make_paco)], ids=["coco", "paco"])
+def test_image_size_disagreeing_with_the_annotations_is_refused(reader, make, tmp_path: Path) -> None:
+    fx = make(tmp_path / "src")
+    data = json.loads(fx.annotations.read_text())
+    first = data["images"][0]
+    image = fx.images_dir / first["file_name"]
+    reader(fx.annotations, fx.images_dir)  # as made: every declared size is the file's
+    declared, actual = _resize(image, 7)
+    assert declared == (first["width"], first["height"])
+    with pytest.raises(SourceError) as info:
+        reader(fx.annotations, fx.images_dir)
+    err = info.value
+    assert err.file == str(fx.annotations) and err.record == f"images[0] (id={first['id']})"
+    assert err.problem == (f"image file {image} is {actual[0]}x{actual[1]} pixels, but the annotations declare "
+                           f"{declared[0]}x{declared[1]}")
+
+
+def test_a_wrong_image_size_stops_a_build_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fx = make_coco(tmp_path / "coco")
+    image = fx.images_dir / json.loads(fx.annotations.read_text())["images"][3]["file_name"]
+    _resize(image, -5)
+    out = tmp_path / "out"
+    code = mioh.main(["--coco-rem", str(fx.annotations), "--coco-images", str(fx.images_dir), "--n-images", "2",
+                      "--out", str(out), "--no-progress", "--no-clip"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert str(fx.annotations) in err[0] and str(image) in err[0] and "declare" in err[0]
+    assert not out.exists()
