@@ -6,16 +6,30 @@ script installs them all, so a skip there would mean an install step silently br
 
 from __future__ import annotations
 
+import atexit
+import importlib.util
 import os
+import shutil
 import tempfile
 
 import pytest
 
 _CACHE = tempfile.mkdtemp(prefix="mirage-test-cache-")
+"""Hugging Face and Mirage caches of this run (demo scenes, ~13 MB): removed when the session ends."""
+atexit.register(shutil.rmtree, _CACHE, True)  # also when pytest never reaches pytest_sessionfinish
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HOME", os.path.join(_CACHE, "hf"))
 os.environ.setdefault("HF_DATASETS_CACHE", os.path.join(_CACHE, "hf-datasets"))
 os.environ.setdefault("MIRAGE_CACHE_DIR", os.path.join(_CACHE, "mirage"))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(_CACHE, ignore_errors=True)
+
+
+def have(*modules: str) -> bool:
+    """Whether every one of ``modules`` is installed (looked up on the path, not imported)."""
+    return all(importlib.util.find_spec(m) is not None for m in modules)
 
 
 def require(available: bool, what: str, hint: str = "bash .ci/install") -> None:
@@ -26,3 +40,14 @@ def require(available: bool, what: str, hint: str = "bash .ci/install") -> None:
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         pytest.fail(f"CI must run this test: {message}")
     pytest.skip(message, allow_module_level=True)
+
+
+@pytest.fixture
+def spacy_model() -> None:
+    """Skip (fail in CI) a test that extracts keywords unless spaCy and an English model load."""
+    from filters.text import NlpUnavailable, load_nlp
+
+    try:
+        load_nlp()
+    except NlpUnavailable:
+        require(False, "spaCy with an English model", "bash .ci/install-nlp.sh")

@@ -92,6 +92,7 @@ def _item(answer: str, objects: list[str], behaviours: list[str], task: str = "d
                      provenance=prov)
 
 
+@pytest.mark.usefixtures("spacy_model")
 def test_report_per_domain_breakdowns_and_missing() -> None:
     items = [_item("A dog runs.", ["dog"], ["run"]), _item("A cat sits.", ["cat"], ["sit"], task="comics", n=12),
              _item("Nobody.", ["bird"], ["fly"])]
@@ -106,6 +107,7 @@ def test_report_per_domain_breakdowns_and_missing() -> None:
     assert report.keywords.startswith("spacy:")
 
 
+@pytest.mark.usefixtures("spacy_model")
 def test_fixed_descriptions_get_fresh_keywords() -> None:
     it = _item("A bird flies over a tree.", ["dog"], ["run"], review={"status": "fix", "original_answer": "A dog runs."})
     r = reference_of(it)
@@ -154,12 +156,14 @@ def test_llm_keywords_use_the_papers_prompt_and_both_lists() -> None:
     assert "must transfer the synonyms in 4 lists into the same word" in llm.prompts[0]
 
 
+@pytest.mark.usefixtures("spacy_model")
 def test_unreadable_llm_answer_falls_back_to_spacy_and_is_counted() -> None:
     extractor = KeywordExtractor(CannedLLM("I cannot help with that."))
     [kw] = extractor.references(["A man holds a cup."])
     assert kw == Keywords(("man", "cup"), ("hold",)) and extractor.fallbacks == 1
 
 
+@pytest.mark.usefixtures("spacy_model")
 def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items = [_item("The robot arm picks up the block.", ["robot arm", "block"], ["pick up"], task="robotics"),
              _item("A dog runs to a ball.", ["dog", "ball"], ["run"])]
@@ -185,6 +189,7 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert len(err) == 1 and "is not a mementos item" in err[0]
 
 
+@pytest.mark.usefixtures("spacy_model")
 def test_cli_propose_writes_candidates(tmp_path: Path) -> None:
     from scoring.synonyms import main as synonyms_main, read_pairs
 
