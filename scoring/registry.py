@@ -18,6 +18,7 @@ from sources.errors import ConfigError
 SCORERS: dict[str, str] = {
     "mioh": "scoring.mioh",
     "mementos": "scoring.mementos",
+    "mmsap": "scoring.mmsap",
 }
 
 
