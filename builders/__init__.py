@@ -1,1 +1,3 @@
-"""Benchmark builders: one module per benchmark, plus the item type, the LLM client and the build runner."""
+"""Benchmark builders: one package per benchmark (``builders/mioh/``, ``builders/mementos/``, ...) and what they all
+share - the item, the build runner, the command line, MCQ dealing, the quality report, seeding and the LLM client.
+See ``docs/architecture.md`` ("Adding a benchmark")."""
