@@ -1,0 +1,93 @@
+"""Reefknot build options: one dataclass the command line, ``--config FILE.yaml`` and tests share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from builders.options import BuildOptions
+from sources.errors import ConfigError
+
+BENCHMARK = "reefknot"
+CATEGORIES = ("perception", "cognition")
+SETS = ("yes_no", "mcq", "vqa")
+PAPER_COUNTS = {
+    ("yes_no", "perception"): 5440, ("yes_no", "cognition"): 4300,
+    ("mcq", "perception"): 4800, ("mcq", "cognition"): 2150,
+    ("vqa", "perception"): 2150, ("vqa", "cognition"): 2720,
+}
+"""Questions per (set, category) in the paper's Table 2 (21,880 in all)."""
+
+
+@dataclass
+class ReefknotConfig(BuildOptions):
+    """Every option of a Reefknot build. Seed, name, cache, progress and ``llm_*`` come from :class:`BuildOptions`.
+
+    Question counts default to the paper's Table 2; when the source holds fewer usable triplets every count is
+    scaled down by one common factor, so the proportions of Table 2 hold (Y/N stays even: yes and no stay 1:1 per
+    category)."""
+
+    yn_perception: int = PAPER_COUNTS[("yes_no", "perception")]
+    yn_cognition: int = PAPER_COUNTS[("yes_no", "cognition")]
+    mcq_perception: int = PAPER_COUNTS[("mcq", "perception")]
+    mcq_cognition: int = PAPER_COUNTS[("mcq", "cognition")]
+    vqa_perception: int = PAPER_COUNTS[("vqa", "perception")]
+    vqa_cognition: int = PAPER_COUNTS[("vqa", "cognition")]
+    out: str = "builds/reefknot"
+    demo_images: int = 160
+    vg_relationships: str | None = None
+    vg_images: str | None = None
+    vg_image_data: str | None = None
+    vg_objects: str | None = None
+    svg: str | None = None
+    svg_images: str | None = None
+    min_area: float = 0.01
+    min_name_count: int = 2
+    min_predicate_count: int = 5
+    prior_share: float = 0.0
+    prior_support: int = 5
+    relation_cap: int = 0
+
+    def __post_init__(self) -> None:
+        for name, value in self.counts().items():
+            if value < 0:
+                raise ConfigError(f"{_flag(name)} must be >= 0, not {value}")
+        for cat in CATEGORIES:
+            if self.counts()[("yes_no", cat)] % 2:
+                raise ConfigError(f"--yn-{cat} must be even (a yes and a no question per triplet), not "
+                                  f"{self.counts()[('yes_no', cat)]}")
+        if not 0 <= self.min_area < 1:
+            raise ConfigError(f"--min-area must be within [0, 1), not {self.min_area}")
+        if not 0 <= self.prior_share <= 1:
+            raise ConfigError(f"--prior-share must be within [0, 1], not {self.prior_share}")
+        for name in ("min_name_count", "min_predicate_count", "prior_support", "relation_cap"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"--{name.replace('_', '-')} must be >= 0, not {getattr(self, name)}")
+        if self.demo_images < 1:
+            raise ConfigError(f"--demo-images must be >= 1, not {self.demo_images}")
+        if bool(self.vg_relationships) != bool(self.vg_images):
+            raise ConfigError("--vg-relationships and --vg-images go together")
+        if (self.vg_image_data or self.vg_objects) and not self.vg_relationships:
+            raise ConfigError("--vg-image-data and --vg-objects need --vg-relationships")
+        if bool(self.svg) != bool(self.svg_images):
+            raise ConfigError("--svg and --svg-images go together")
+        if self.svg and self.vg_relationships:
+            raise ConfigError("give one source: --vg-relationships or --svg, not both")
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """Wanted questions per (set, category)."""
+        return {
+            ("yes_no", "perception"): self.yn_perception, ("yes_no", "cognition"): self.yn_cognition,
+            ("mcq", "perception"): self.mcq_perception, ("mcq", "cognition"): self.mcq_cognition,
+            ("vqa", "perception"): self.vqa_perception, ("vqa", "cognition"): self.vqa_cognition,
+        }
+
+    @property
+    def source_kind(self) -> str:
+        return "visual_genome" if self.vg_relationships else "svg" if self.svg else "demo"
+
+    def build_name(self) -> str:
+        return self.name or f"{self.source_kind}-seed{self.seed}"
+
+
+def _flag(key: tuple[str, str]) -> str:
+    return f"--{'yn' if key[0] == 'yes_no' else key[0]}-{key[1]}"

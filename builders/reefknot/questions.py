@@ -1,0 +1,262 @@
+"""Phase (e): the three question sets, drawn from kept triplets with balanced relations, and worded
+grammatically.
+
+* **Y/N**: each chosen triplet gives a "yes" question and an adversarial "no" on the same subject and object with
+  a false relation of the same category (:mod:`builders.reefknot.negatives`), so yes:no is exactly 1:1 per
+  category;
+* **MCQ**: the triplet's relation and three false, mutually non-synonymous relations of its category; answer
+  letters dealt in balanced shuffled blocks (:class:`builders.mcq.BalancedCycle`);
+* **VQA**: the open question with the paper's format instruction (App. A.6 point 4); the reference is the
+  triplet as a sentence. Only pairs with a single annotated relation of the category are asked, so the
+  reference is the one right answer of its kind (other true relations are listed in provenance).
+
+Each triplet serves one set; a (image, subject, object) pair is asked at most once per MCQ and VQA set (their
+questions do not name the relation, so a second triplet of the pair would repeat the question with another
+answer). Triplets are drawn round-robin over relations (shuffled, seeded), the most restrictive set first (VQA,
+MCQ, Y/N): every relation contributes as evenly as its supply allows (A.2 "Data Bias"), capped at
+``relation_cap`` per set when given.
+
+Wording: names take the definite article ("the man"), the verb agrees with the subject ("Is the man ...",
+"Are the people ..."): grammatical number from the lists in ``filters.yaml`` and the regular ``-s`` plural.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+from builders.items import Item, make_item
+from builders.mcq import BalancedCycle, letter
+from builders.reefknot.config import BENCHMARK
+from builders.reefknot.lexicon import Lexicon
+from builders.reefknot.negatives import FalseRelation, FalseRelations
+from builders.reefknot.triplets import Corpus, Triplet
+from builders.seeding import rng
+from templates.loader import load_templates, render
+
+SET_ORDER = ("vqa", "mcq", "yes_no")
+
+
+class Wording:
+    """Questions and references from ``templates/reefknot/questions.yaml``."""
+
+    def __init__(self, lex: Lexicon) -> None:
+        self.t = load_templates("reefknot", "questions")
+        self.lex = lex
+
+    def fields(self, t: Triplet) -> dict[str, str]:
+        be = "are" if self.lex.is_plural(t.subject) else "is"
+        subject, obj = f"the {t.subject}", f"the {t.object}"
+        return {"subject": subject, "Subject": subject[:1].upper() + subject[1:], "object": obj, "be": be,
+                "Be": be.capitalize()}
+
+    def yes_no(self, t: Triplet, relation: str) -> str:
+        return render(self.t["yes_no"], relation=relation, **self.fields(t))
+
+    def mcq(self, t: Triplet) -> str:
+        return render(self.t["mcq"]["question"], **self.fields(t))
+
+    def vqa(self, t: Triplet) -> tuple[str, str]:
+        f = self.fields(t)
+        question = render(self.t["vqa"]["question"], **f) + " " + render(self.t["vqa"]["instruction"], **f)
+        return question, render(self.t["vqa"]["reference"], relation=t.predicate, **f)
+
+
+@dataclass
+class SetResult:
+    items: list[Item] = field(default_factory=list)
+    made: Counter = field(default_factory=Counter)
+    """(set, category) -> questions."""
+    relations: dict[tuple[str, str], Counter] = field(default_factory=dict)
+    """(set, category) -> relation -> triplets used."""
+    dropped: Counter = field(default_factory=Counter)
+    """reason -> triplets passed over while drawing."""
+
+
+def plan(wanted: dict[tuple[str, str], int], available: Counter) -> tuple[dict[tuple[str, str], int], float]:
+    """Scale every count by one factor when a category's triplets cannot serve its counts, so the proportions
+    between sets and categories stay those asked for (Y/N stays even)."""
+    scale = 1.0
+    for cat in sorted({c for _, c in wanted}):
+        need = wanted[("yes_no", cat)] // 2 + wanted[("mcq", cat)] + wanted[("vqa", cat)]
+        if need:
+            scale = min(scale, available[cat] / need)
+    out = {}
+    for cat in sorted({c for _, c in wanted}):
+        out[("yes_no", cat)] = 2 * int(wanted[("yes_no", cat)] // 2 * scale)
+        out[("mcq", cat)] = int(wanted[("mcq", cat)] * scale)
+        out[("vqa", cat)] = int(wanted[("vqa", cat)] * scale)
+    return out, round(scale, 6)
+
+
+class QuestionSets:
+    """Draws and words the three sets for one build."""
+
+    def __init__(self, corpus: Corpus, lex: Lexicon, false: FalseRelations, categories: dict[str, tuple[str, str]],
+                 seed: int, source: str, relation_cap: int = 0) -> None:
+        self.corpus = corpus
+        self.lex = lex
+        self.false = false
+        self.categories = categories
+        self.seed = seed
+        self.source = source
+        self.cap = relation_cap
+        self.wording = Wording(lex)
+        self.used: set[int] = set()
+        self.asked_pairs: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
+        self.asked_questions: set[tuple[str, str]] = set()
+        self.asked_yes_no: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+        """Relations already asked as Y/N questions per (image, subject, object): each question is asked once."""
+        self.result = SetResult()
+
+    def build(self, targets: dict[tuple[str, str], int]) -> SetResult:
+        by_cat: dict[str, list[int]] = defaultdict(list)
+        for i, t in enumerate(self.corpus.triplets):
+            by_cat[t.category].append(i)
+        for cat in sorted(by_cat):
+            for qset in SET_ORDER:
+                want = targets.get((qset, cat), 0)
+                count = want // 2 if qset == "yes_no" else want
+                self.result.relations[(qset, cat)] = Counter()
+                if count:
+                    self._draw(qset, cat, by_cat[cat], count)
+        unused = sum(1 for i in range(len(self.corpus.triplets)) if i not in self.used)
+        self.result.dropped["not needed (counts reached or relation cap)"] += unused
+        return self.result
+
+    # ------------------------------------------------------------------------------------------------ drawing
+
+    def _draw(self, qset: str, cat: str, indices: list[int], count: int) -> None:
+        r = rng(self.seed, f"reefknot/draw/{qset}/{cat}")
+        queues: dict[str, list[int]] = defaultdict(list)
+        for i in indices:
+            if i not in self.used:
+                queues[self.corpus.triplets[i].predicate].append(i)
+        relations = sorted(queues)
+        for p in relations:
+            order = r.permutation(len(queues[p]))
+            queues[p] = [queues[p][k] for k in order]
+        relations = [relations[k] for k in r.permutation(len(relations))]
+        heads = {p: 0 for p in relations}
+        letters = BalancedCycle(list(range(4)), rng(self.seed, f"reefknot/letters/{cat}"))
+        item_rng = rng(self.seed, f"reefknot/items/{qset}/{cat}")
+        made = 0
+        active = list(relations)
+        while made < count and active:
+            still = []
+            for p in active:
+                if made >= count:
+                    still.append(p)
+                    break
+                if self.cap and self.result.relations[(qset, cat)][p] >= self.cap:
+                    continue
+                while heads[p] < len(queues[p]):
+                    i = queues[p][heads[p]]
+                    heads[p] += 1
+                    if self._make(qset, self.corpus.triplets[i], item_rng, letters):
+                        self.used.add(i)
+                        self.result.relations[(qset, cat)][p] += 1
+                        made += 1
+                        still.append(p)
+                        break
+            active = still
+        self.result.made[(qset, cat)] = made * (2 if qset == "yes_no" else 1)
+
+    def _make(self, qset: str, t: Triplet, r: np.random.Generator, letters: BalancedCycle) -> bool:
+        pair = (t.image_id, t.subject, t.object)
+        if qset in ("mcq", "vqa") and pair in self.asked_pairs[qset]:
+            self.result.dropped[f"{qset}: pair already asked"] += 1
+            return False
+        if qset == "vqa":
+            same = [a for a in t.annotated if self.categories.get(a, ("",))[0] == t.category]
+            if len(same) != 1:
+                self.result.dropped["vqa: several relations of the category for the pair"] += 1
+                return False
+            items = [self._vqa(t)]
+        elif qset == "mcq":
+            chosen = self.false.distractors(t, r)
+            if chosen is None:
+                self.result.dropped["mcq: fewer than 3 non-synonymous false relations"] += 1
+                return False
+            items = [self._mcq(t, chosen, letters.next())]
+        else:
+            negative = self.false.negative(t, r, self.asked_yes_no[pair])
+            if negative is None:
+                self.result.dropped["yes_no: no false relation for a negative"] += 1
+                return False
+            items = self._yes_no(t, negative)
+        keys = [(it.images[0], it.question) for it in items]
+        if any(k in self.asked_questions for k in keys):
+            self.result.dropped[f"{qset}: question already asked"] += 1
+            return False
+        self.asked_questions.update(keys)
+        self.asked_pairs[qset].add(pair)
+        if qset == "yes_no":
+            self.asked_yes_no[pair].update((t.predicate, items[1].provenance["asked_relation"]))
+        self.result.items.extend(items)
+        return True
+
+    # ------------------------------------------------------------------------------------------------- items
+
+    def _provenance(self, t: Triplet, **extra: Any) -> dict[str, Any]:
+        best, best_n, total = self.corpus.prior(t.subject, t.object)
+        return {
+            "source": self.source,
+            "image_id": t.image_id,
+            "triplet": {"subject": t.subject, "relation": t.predicate, "object": t.object},
+            "subject_id": t.subject_id, "object_id": t.object_id,
+            "subject_box": list(t.subject_box), "object_box": list(t.object_box),
+            "image_size": [t.width, t.height],
+            "category": t.category,
+            "category_method": t.category_method,
+            "annotated_relations": sorted(t.annotated),
+            "subject_plural": self.lex.is_plural(t.subject),
+            "language_prior": {"relation": best, "count": best_n, "pair_total": total},
+            **extra,
+        }
+
+    def _yes_no(self, t: Triplet, negative: FalseRelation) -> list[Item]:
+        prior = self.corpus.prior(t.subject, t.object)[0]
+        out = []
+        for relation, answer, pressure, extra in (
+            (t.predicate, "yes", "none", {}),
+            (negative.predicate, "no", "adversarial",
+             {"negative": {"relation": negative.predicate, "rule": negative.rule,
+                           "plausibility": negative.plausibility, "support": negative.support}}),
+        ):
+            out.append(make_item(
+                benchmark=BENCHMARK, task=t.category, question_type="yes_no", pressure=pressure, images=[t.file],
+                question=self.wording.yes_no(t, relation), options=(), answer=answer,
+                provenance=self._provenance(t, asked_relation=relation, template="reefknot/yes_no",
+                                            prior_answer="yes" if relation == prior else "no", **extra),
+            ))
+        return out
+
+    def _mcq(self, t: Triplet, distractors: list[FalseRelation], slot: int) -> Item:
+        wrong = [d.predicate for d in distractors]
+        options = wrong[:slot] + [t.predicate] + wrong[slot:]
+        counts = [self.corpus.pair_count(t.subject, t.object, o) for o in options]
+        prior_choice = letter(counts.index(max(counts)))
+        return make_item(
+            benchmark=BENCHMARK, task=t.category, question_type="mcq", pressure="none", images=[t.file],
+            question=self.wording.mcq(t), options=options, answer=letter(slot),
+            provenance=self._provenance(
+                t, template="reefknot/mcq", answer_slots=4, prior_answer=prior_choice,
+                distractors=[{"relation": d.predicate, "rule": d.rule, "plausibility": d.plausibility,
+                              "support": d.support} for d in distractors]),
+        )
+
+    def _vqa(self, t: Triplet) -> Item:
+        question, reference = self.wording.vqa(t)
+        return make_item(
+            benchmark=BENCHMARK, task=t.category, question_type="vqa", pressure="none", images=[t.file],
+            question=question, options=(), answer=reference,
+            provenance=self._provenance(t, template="reefknot/vqa"),
+        )
+
+
+def iter_items(result: SetResult) -> Iterator[Item]:
+    yield from result.items
