@@ -1,4 +1,5 @@
-"""MM-SAP: self-awareness in perception (``../shared/seeds/004_60ea08b809b5fa3c.txt``).
+"""MM-SAP: self-awareness in perception ("MM-SAP: A Comprehensive Benchmark for Assessing Self-Awareness of
+Multimodal Large Language Models in Perception"; see ``docs/papers.md``).
 
 ``python -m builders.mmsap`` builds the three subsets on the demo world: BasicVisQA from its exact annotations
 (colour, count, shape, position), BeyondVisQA from templates grounded in them (six categories), KnowVisQA from

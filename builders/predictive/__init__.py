@@ -1,4 +1,5 @@
-"""Predictive reasoning (Giraffe-Bench, ``../shared/seeds/001_e5904afc27867459.txt``): what comes next?
+"""Predictive reasoning (Giraffe-Bench, "Benchmarking Sequential Visual Input Reasoning and Prediction in Multimodal
+Large Language Models"; see ``docs/papers.md``): what comes next?
 
 ``python -m builders.predictive`` builds three tasks with no data: ``abstract_pattern`` (the pattern generator,
 :mod:`builders.predictive.patterns`; ``--icons DIR`` for Icon645 icons, ``--authored FILE`` for hand-made
