@@ -196,10 +196,37 @@ def parse_json_loose(text: str | None) -> Any:
     return None
 
 
+_DATA_URL = re.compile(r"^data:([\w.+/-]+);base64,(.*)$", re.S)
+
+
+def compact_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The messages with every image data URL replaced by ``data:<mime>;sha256=<digest>``.
+
+    Vision requests (``scoring.run``) carry images as base64 data URLs in ``image_url`` content parts; the cache
+    key and the stored entry use this form, so an entry names its images without holding megabytes of base64
+    (text-only messages are unchanged, and so are their keys)."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                url = (part.get("image_url") or {}).get("url") if isinstance(part, Mapping) else None
+                found = _DATA_URL.match(url) if isinstance(url, str) else None
+                if found:
+                    digest = hashlib.sha256(found.group(2).encode("ascii", "replace")).hexdigest()
+                    part = {**part, "image_url": {**part["image_url"], "url": f"data:{found.group(1)};sha256={digest}"}}
+                parts.append(part)
+            m = {**m, "content": parts}
+        out.append(dict(m))
+    return out
+
+
 def request_key(model: str, messages: Sequence[Message], params: Mapping[str, Any]) -> str:
-    """Cache key: sha256 of the canonical JSON of (model, messages, parameters); the endpoint is not part of it."""
+    """Cache key: sha256 of the canonical JSON of (model, messages, parameters); the endpoint is not part of it.
+    Images in data URLs enter by their digest (:func:`compact_messages`)."""
     blob = json.dumps(
-        {"v": CACHE_VERSION, "model": model, "messages": list(messages), "params": dict(params)},
+        {"v": CACHE_VERSION, "model": model, "messages": compact_messages(messages), "params": dict(params)},
         sort_keys=True, separators=(",", ":"), ensure_ascii=False,
     )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -351,7 +378,7 @@ class OpenAIBackend(LLMClient):
             return LLMResult(entry["text"], parse_json_loose(entry["text"]) if json_schema else None, True, "openai")
 
         text, usage, fmt = self._ask(key, messages, json_schema)
-        self._cache_put(key, {"key": key, "model": model, "messages": messages, "params": params,
+        self._cache_put(key, {"key": key, "model": model, "messages": compact_messages(messages), "params": params,
                               "text": text, "usage": usage, "response_format": fmt})
         return LLMResult(text, parse_json_loose(text) if json_schema else None, False, "openai")
 
