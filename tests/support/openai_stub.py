@@ -14,6 +14,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 
+class StubHTTPError(Exception):
+    """Raised by a responder: the stub answers this HTTP status instead (e.g. to fail one chosen request)."""
+
+    def __init__(self, status: int, message: str = "scripted failure") -> None:
+        super().__init__(message)
+        self.status = status
+
+
 def echo_responder(body: dict[str, Any]) -> str:
     """Default answer: JSON naming the last user message when JSON was asked for, else plain text."""
     last = body["messages"][-1]["content"]
@@ -101,7 +109,10 @@ class StubOpenAI:
             if fmt == "json_schema" and not self.json_schema_supported:
                 return self._send(h, 400, {"error": {"message": "response_format json_schema is not supported",
                                                      "type": "invalid_request_error"}})
-            content = self.responder(body)
+            try:
+                content = self.responder(body)
+            except StubHTTPError as e:
+                return self._send(h, e.status, {"error": {"message": str(e), "type": "stub"}})
             prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
             completion_tokens = len(content.split())
             self._send(h, 200, {
@@ -129,3 +140,92 @@ class StubOpenAI:
             h.send_header(k, v)
         h.end_headers()
         h.wfile.write(data)
+
+
+# ------------------------------------------------------------------------------------------------ vision answers
+
+VISION_PATTERNS = ("truth", "yes", "A", "truth_except", "verbose", "text", "mumble")
+"""How :class:`VisionAnswers` answers: ``truth`` the right letter / "Yes." / "No."; ``yes`` always "yes";
+``A`` always "A"; ``truth_except`` right except under one pressure (then a wrong letter: the next one, cyclic,
+or the other of yes/no); ``verbose`` reasoning first, then "Therefore, the correct answer is (X)." or "So the
+answer is yes."; ``text`` the right option's text instead of its letter; ``mumble`` no answer at all."""
+
+
+class VisionAnswers:
+    """A responder for :class:`StubOpenAI` that answers Mirage items the way a chosen stand-in model would.
+
+    It knows the truth by looking the request up: the sha256 of every image it was sent (data URLs decoded) and
+    the question text must match one item. ``items`` are read by the test itself (a build's ``items.jsonl``,
+    images resolved against ``image_root``), not by the code under test. ``asked`` counts requests per item id.
+    """
+
+    def __init__(self, items: list[Any], image_root: Any, pattern: str = "truth", pressure: str | None = None,
+                 fail_once: tuple[str, ...] = ()) -> None:
+        import hashlib
+        from pathlib import Path
+
+        if pattern not in VISION_PATTERNS:
+            raise ValueError(f"unknown pattern {pattern!r}; known: {', '.join(VISION_PATTERNS)}")
+        self.pattern, self.pressure = pattern, pressure
+        self.by_images: dict[tuple[str, ...], list[Any]] = {}
+        for item in items:
+            digests = tuple(hashlib.sha256((Path(image_root) / p).read_bytes()).hexdigest() for p in item.images)
+            self.by_images.setdefault(digests, []).append(item)
+        self.asked: dict[str, int] = {}
+        self.fail_once = set(fail_once)
+        """Item ids whose first request gets HTTP 503 (an endpoint falling over mid-run)."""
+        self._lock = threading.Lock()
+
+    def item_for(self, body: dict[str, Any]) -> Any:
+        import base64
+        import hashlib
+
+        content = body["messages"][-1]["content"]
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        digests, texts = [], []
+        for part in parts:
+            if part.get("type") == "image_url":
+                data = part["image_url"]["url"].split(";base64,", 1)[1]
+                digests.append(hashlib.sha256(base64.b64decode(data)).hexdigest())
+            elif part.get("type") == "text":
+                texts.append(part["text"])
+        text = "\n".join(texts)
+        matches = [it for it in self.by_images.get(tuple(digests), [])
+                   if it.question in text and (it.context or "") in text
+                   and all(f"{'ABCDEFGH'[i]}. {o}" in text for i, o in enumerate(it.options))]
+        if len(matches) != 1:
+            raise LookupError(f"the stub cannot tell which item was asked ({len(matches)} candidates)")
+        return matches[0]
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        item = self.item_for(body)
+        with self._lock:
+            self.asked[item.id] = self.asked.get(item.id, 0) + 1
+            if item.id in self.fail_once:
+                self.fail_once.discard(item.id)
+                raise StubHTTPError(503, "the stub fell over")
+        return self.answer(item)
+
+    def answer(self, item: Any) -> str:
+        yes_no = item.answer.lower() in ("yes", "no")
+        truth = item.answer.lower() if yes_no else item.answer
+        if self.pattern == "yes":
+            return "yes"
+        if self.pattern == "A":
+            return "A"
+        if self.pattern == "mumble":
+            return "These are some shapes on a plain background."
+        if self.pattern == "truth_except" and item.pressure == self.pressure:
+            if yes_no:
+                truth = "no" if truth == "yes" else "yes"
+            else:
+                letters = "ABCDEFGH"[: len(item.options)]
+                truth = letters[(letters.index(truth) + 1) % len(letters)]
+        if self.pattern == "verbose":
+            if yes_no:
+                return f"Let me look at the image carefully. I check every region for the object. So the answer is {truth}."
+            return ("Let me look at each image in turn. Image 1 has several shapes; the others differ. "
+                    f"Comparing them with the options, the correct answer is ({truth}).")
+        if self.pattern == "text" and not yes_no:
+            return item.options["ABCDEFGH".index(truth)]
+        return {"yes": "Yes.", "no": "No."}.get(truth, truth)

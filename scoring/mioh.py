@@ -1,0 +1,478 @@
+"""MIOH metrics (paper Sec. 5, Table 1, Figs. 3-5): accuracy under every pressure, robustness, and the decomposed
+ablation (Sec. 5.5).
+
+``python -m scoring mioh --release RELEASE --predictions preds.jsonl [--out DIR]``
+
+Every output is read by :mod:`scoring.extract` (an option letter; yes/no for the decomposed questions); an
+output that names no option, or several, is *unparsed*: counted, reported, and scored wrong (as a model that
+answered nothing is wrong), never replaced by a guess. A refusal in words is wrong too unless the item's answer is
+the refusal option ("I don't know"), which the extractor maps it to.
+
+Reported:
+
+* **Table 1**: accuracy per task x pressure (Easy, HN, HP, NI, LC-S, LC-I) and the task's average, plus an
+  overall row. *Average* is over the task's items (micro), as the paper's averages are not the mean of their
+  six columns; NI counts every member of every number-of-images family.
+* **Fig. 3**: accuracy per task x question type, per question type, per pressure.
+* **Accuracy vs number of images**: over the ``n_images`` families (``provenance.family``), accuracy per family
+  size (2, 4, 8, 10), per task.
+* **Robustness** (Fig. 4; the paper gives no formula): ``drop`` = easy accuracy - accuracy under a pressure, per
+  pressure and task; ``robustness`` = mean accuracy over the five pressures / easy accuracy (1.0 = no loss; 0
+  when easy accuracy is 0). The plot puts easy accuracy against robustness, one point per task and one overall;
+  several runs go into one plot with ``python -m scoring.mioh compare``.
+* **Wrong "None of the above" / "I don't know"**: of the items whose answer is *not* that option but which offer
+  it, the share where the model chose it (a model that hides behind abstention shows here).
+* **Position bias**: the model's chosen letters against the letters of the true answers (counts and shares),
+  with a chi-square statistic of the model's letters against the truth's distribution.
+* **Decomposed ablation** (Fig. 5): items of question type ``decomposed`` (``--decomposed`` builds) are single-
+  image yes/no questions grouped by ``provenance.group`` (the comprehensive item they decompose); a group counts
+  correct when every one of its questions is answered correctly, and is compared with the accuracy on the
+  comprehensive items themselves (the same groups only). Decomposed items are kept out of every other table.
+* **Coverage**: items without a prediction (``missing``: not scored, so a partial run is visible rather than
+  scored as wrong), unparsed and refusals, per task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from builders.items import OPTION_LETTERS, Item
+from scoring.extract import Answer, extract, is_correct
+
+BENCHMARK = "mioh"
+PRESSURE_COLUMNS = (("easy", "Easy"), ("hard_negative", "HN"), ("hard_positive", "HP"), ("n_images", "NI"),
+                    ("sycophantic", "LC-S"), ("instructional_override", "LC-I"))
+TASK_ORDER = ("existence", "counting", "attribute", "position")
+QTYPE_ORDER = ("comprehensive", "comparative", "selective")
+DECOMPOSED = "decomposed"
+ABSTAIN_OPTIONS = ("None of the above", "I don't know")
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One item with the model's extracted answer."""
+
+    item: Item
+    answer: Answer
+    correct: bool
+
+    @property
+    def letter(self) -> str:
+        return self.answer.value if self.answer.kind == "option" else ""
+
+
+# ------------------------------------------------------------------------------------------------ metrics
+
+
+def accuracy(scored: Iterable[Scored]) -> dict[str, Any]:
+    """``{"n", "correct", "accuracy"}`` (accuracy ``None`` for an empty group, so tables show "-")."""
+    rows = list(scored)
+    hits = sum(s.correct for s in rows)
+    return {"n": len(rows), "correct": hits, "accuracy": round(hits / len(rows), 6) if rows else None}
+
+
+def _ordered(values: Iterable[str], order: Sequence[str]) -> list[str]:
+    present = set(values)
+    return [v for v in order if v in present] + sorted(present - set(order))
+
+
+def table1(scored: Sequence[Scored]) -> dict[str, dict[str, Any]]:
+    """Accuracy per task x pressure, plus ``average`` (micro) per task and an ``overall`` row."""
+    out: dict[str, dict[str, Any]] = {}
+    tasks = _ordered((s.item.task for s in scored), TASK_ORDER)
+    for task in [*tasks, "overall"]:
+        rows = [s for s in scored if task == "overall" or s.item.task == task]
+        out[task] = {p: accuracy(s for s in rows if s.item.pressure == p) for p, _ in PRESSURE_COLUMNS}
+        out[task]["average"] = accuracy(rows)
+    return out
+
+
+def by_question_type(scored: Sequence[Scored]) -> dict[str, Any]:
+    """Fig. 3: per task x question type, per question type, per pressure."""
+    tasks = _ordered((s.item.task for s in scored), TASK_ORDER)
+    qtypes = _ordered((s.item.question_type for s in scored), QTYPE_ORDER)
+    return {
+        "task_x_type": {t: {q: accuracy(s for s in scored if s.item.task == t and s.item.question_type == q)
+                            for q in qtypes} for t in tasks},
+        "type": {q: accuracy(s for s in scored if s.item.question_type == q) for q in qtypes},
+        "pressure": {p: accuracy(s for s in scored if s.item.pressure == p) for p, _ in PRESSURE_COLUMNS},
+    }
+
+
+def by_n_images(scored: Sequence[Scored]) -> dict[str, Any]:
+    """Accuracy per family size over the number-of-images families, per task and overall."""
+    family = [s for s in scored if s.item.provenance.get("family")]
+    sizes = sorted({int(s.item.provenance.get("n_images", len(s.item.images))) for s in family})
+
+    def n_of(s: Scored) -> int:
+        return int(s.item.provenance.get("n_images", len(s.item.images)))
+
+    tasks = _ordered((s.item.task for s in family), TASK_ORDER)
+    return {
+        "sizes": sizes,
+        "families": len({s.item.provenance["family"] for s in family}),
+        "by_task": {t: {str(n): accuracy(s for s in family if s.item.task == t and n_of(s) == n) for n in sizes}
+                    for t in [*tasks, "overall"] if t != "overall"}
+        | {"overall": {str(n): accuracy(s for s in family if n_of(s) == n) for n in sizes}},
+    }
+
+
+def robustness(t1: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Per task (and overall): easy accuracy, the drop under each pressure, and the robustness ratio."""
+    out = {}
+    for task, row in t1.items():
+        easy = row["easy"]["accuracy"]
+        pressured = [row[p]["accuracy"] for p, _ in PRESSURE_COLUMNS[1:] if row[p]["accuracy"] is not None]
+        mean_pressured = sum(pressured) / len(pressured) if pressured else None
+        out[task] = {
+            "easy": easy,
+            "pressured": None if mean_pressured is None else round(mean_pressured, 6),
+            "drop": {p: None if easy is None or row[p]["accuracy"] is None else round(easy - row[p]["accuracy"], 6)
+                     for p, _ in PRESSURE_COLUMNS[1:]},
+            "robustness": (None if easy is None or mean_pressured is None
+                           else round(mean_pressured / easy, 6) if easy > 0 else 0.0),
+        }
+    return out
+
+
+def abstentions(scored: Sequence[Scored]) -> dict[str, Any]:
+    """How often "None of the above" / "I don't know" is chosen when it is not the answer."""
+    out = {}
+    for text in ABSTAIN_OPTIONS:
+        offered = [s for s in scored if text in s.item.options]
+        letter_of = {s.item.id: OPTION_LETTERS[s.item.options.index(text)] for s in offered}
+        not_answer = [s for s in offered if s.item.answer != letter_of[s.item.id]]
+        is_answer = [s for s in offered if s.item.answer == letter_of[s.item.id]]
+        wrong = sum(s.letter == letter_of[s.item.id] for s in not_answer)
+        chosen = sum(s.letter == letter_of[s.item.id] for s in offered)
+        out[text] = {
+            "offered": len(offered), "chosen": chosen,
+            "not_the_answer": len(not_answer), "chosen_wrongly": wrong,
+            "wrong_rate": round(wrong / len(not_answer), 6) if not_answer else None,
+            "is_the_answer": len(is_answer),
+            "recall": round(sum(s.correct for s in is_answer) / len(is_answer), 6) if is_answer else None,
+        }
+    return out
+
+
+def letter_distribution(scored: Sequence[Scored]) -> dict[str, Any]:
+    """The model's chosen letters against the truth's: counts, shares, and chi-square of model vs truth."""
+    mcq = [s for s in scored if s.item.options]
+    letters = OPTION_LETTERS[: max((len(s.item.options) for s in mcq), default=0)]
+    model = Counter(s.letter for s in mcq if s.letter)
+    truth = Counter(s.item.answer for s in mcq)
+    n_model = sum(model.values())
+    n_truth = sum(truth.values())
+    chi2 = 0.0
+    for c in letters:
+        expected = n_model * truth[c] / n_truth if n_truth else 0.0
+        if expected > 0:
+            chi2 += (model[c] - expected) ** 2 / expected
+        elif model[c]:
+            chi2 = math.inf
+    return {
+        "letters": list(letters),
+        "model": {c: model[c] for c in letters},
+        "truth": {c: truth[c] for c in letters},
+        "model_share": {c: round(model[c] / n_model, 6) if n_model else None for c in letters},
+        "truth_share": {c: round(truth[c] / n_truth, 6) if n_truth else None for c in letters},
+        "chi2": None if not n_model else (round(chi2, 4) if math.isfinite(chi2) else "inf"),
+        "dof": max(0, sum(1 for c in letters if truth[c]) - 1),
+        "most_chosen": model.most_common(1)[0][0] if model else None,
+    }
+
+
+def decomposed(scored: Sequence[Scored], decomposed_scored: Sequence[Scored]) -> dict[str, Any] | None:
+    """Fig. 5: all-correct over each group of single-image questions vs the comprehensive item's accuracy."""
+    if not decomposed_scored:
+        return None
+    groups: dict[str, list[Scored]] = defaultdict(list)
+    for s in decomposed_scored:
+        groups[str(s.item.provenance.get("group"))].append(s)
+    parents = {s.item.id: s for s in scored}
+    expected = {g: int(members[0].item.provenance.get("group_size", len(members))) for g, members in groups.items()}
+    complete = {g: m for g, m in groups.items() if len(m) == expected[g] and g in parents}
+    rows = []
+    for g, members in complete.items():
+        rows.append({"group": g, "pressure": parents[g].item.pressure, "n_images": len(members),
+                     "decomposed": all(s.correct for s in members), "comprehensive": parents[g].correct})
+    pressures = _ordered((r["pressure"] for r in rows), [p for p, _ in PRESSURE_COLUMNS])
+
+    def acc(sel: list[dict[str, Any]], key: str) -> float | None:
+        return round(sum(r[key] for r in sel) / len(sel), 6) if sel else None
+
+    return {
+        "groups": len(rows),
+        "incomplete_groups": len(groups) - len(complete),
+        "single_image_accuracy": accuracy(decomposed_scored)["accuracy"],
+        "decomposed_accuracy": acc(rows, "decomposed"),
+        "comprehensive_accuracy": acc(rows, "comprehensive"),
+        "by_pressure": {p: {"groups": len(sel), "decomposed_accuracy": acc(sel, "decomposed"),
+                            "comprehensive_accuracy": acc(sel, "comprehensive")}
+                        for p in pressures for sel in [[r for r in rows if r["pressure"] == p]]},
+    }
+
+
+def coverage(items: Sequence[Item], scored: Sequence[Scored]) -> dict[str, Any]:
+    """Missing predictions, unparsed answers and refusals, per task and in all."""
+    tasks = _ordered((it.task for it in items), TASK_ORDER)
+    predicted = {s.item.id for s in scored}
+
+    def counts(task: str | None) -> dict[str, int]:
+        its = [it for it in items if task is None or it.task == task]
+        sc = [s for s in scored if task is None or s.item.task == task]
+        kinds = Counter(s.answer.kind for s in sc)
+        return {"items": len(its), "predicted": len(sc), "missing": sum(it.id not in predicted for it in its),
+                "unparsed": kinds["unparsed"], "refusal": kinds["refusal"]}
+
+    return {"by_task": {t: counts(t) for t in tasks}, "all": counts(None)}
+
+
+def score_items(items: Sequence[Item], outputs: Mapping[str, str], llm: Any = None) -> list[Scored]:
+    """Extract and judge every item that has an output (items without one are left out: see ``coverage``)."""
+    out = []
+    for it in items:
+        if it.id in outputs:
+            answer = extract(outputs[it.id], it, llm)
+            out.append(Scored(it, answer, is_correct(answer, it)))
+    return out
+
+
+def score(items: Sequence[Item], outputs: Mapping[str, str], llm: Any = None) -> dict[str, Any]:
+    """The whole MIOH report (see the module docstring) as a JSON-ready dict."""
+    items = [it for it in items if it.benchmark == BENCHMARK]
+    all_scored = score_items(items, outputs, llm)
+    main_items = [it for it in items if it.question_type != DECOMPOSED]
+    scored = [s for s in all_scored if s.item.question_type != DECOMPOSED]
+    decomposed_scored = [s for s in all_scored if s.item.question_type == DECOMPOSED]
+    t1 = table1(scored)
+    return {
+        "table1": t1,
+        "figure3": by_question_type(scored),
+        "n_images": by_n_images(scored),
+        "robustness": robustness(t1),
+        "abstentions": abstentions(scored),
+        "letters": letter_distribution(scored),
+        "decomposed": decomposed(scored, decomposed_scored),
+        "coverage": coverage(main_items, scored),
+        "extraction": dict(sorted(Counter(s.answer.kind for s in all_scored).items())),
+        "llm_fallback": llm is not None,
+        "items": [{"id": s.item.id, "task": s.item.task, "question_type": s.item.question_type,
+                   "pressure": s.item.pressure, "answer": s.item.answer, "kind": s.answer.kind,
+                   "value": s.answer.value, "correct": s.correct} for s in all_scored],
+    }
+
+
+# ------------------------------------------------------------------------------------------------ front end
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """MIOH's own options: the optional LLM fallback for answers the rules cannot parse (off by default)."""
+    from builders.llm import add_llm_arguments
+
+    parser.add_argument("--llm-fallback", action="store_true",
+                        help="ask the --llm-model which option an unparsed answer chose (cached; default off)")
+    add_llm_arguments(parser)
+
+
+def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """``results.json`` content for the front end (``predictions``: id -> ``Prediction``)."""
+    llm = None
+    if getattr(args, "llm_fallback", False):
+        from builders.llm import LLMConfig, make_client
+        from sources.demo import default_cache_dir
+        from sources.errors import ConfigError
+
+        config = LLMConfig.from_args(args, cache_dir=Path(getattr(args, "cache_dir", None) or default_cache_dir()))
+        if not config.enabled:
+            raise ConfigError("--llm-fallback needs --llm-model (and --llm-base-url or OPENAI_BASE_URL)")
+        llm = make_client(config)
+    return score(items, {i: getattr(p, "output", p) for i, p in predictions.items()}, llm)
+
+
+def _pct(cell: Mapping[str, Any] | float | None) -> str:
+    value = cell.get("accuracy") if isinstance(cell, Mapping) else cell
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def print_report(results: Mapping[str, Any]) -> None:
+    """Table 1, Fig. 3, number of images, robustness, abstentions, letters, decomposed, coverage (80 columns)."""
+    from builders.cli import stdout, table
+
+    model = (results.get("meta") or {}).get("model") or "model"
+    t1 = results["table1"]
+    cols = ["task", *(label for _, label in PRESSURE_COLUMNS), "Avg", "n"]
+    rows = [[t, *(_pct(row[p]) for p, _ in PRESSURE_COLUMNS), _pct(row["average"]), row["average"]["n"]]
+            for t, row in t1.items()]
+    stdout.print(table(f"MIOH accuracy (%) - {model} (Table 1)", cols, rows))
+    f3 = results["figure3"]
+    qtypes = list(f3["type"])
+    rows = [[t, *(_pct(v[q]) for q in qtypes)] for t, v in f3["task_x_type"].items()]
+    rows.append(["all", *(_pct(f3["type"][q]) for q in qtypes)])
+    stdout.print(table("Accuracy (%) by question type (Fig. 3)", ["task", *qtypes], rows))
+    ni = results["n_images"]
+    if ni["sizes"]:
+        rows = [[t, *(_pct(v[str(n)]) for n in ni["sizes"])] for t, v in ni["by_task"].items()]
+        stdout.print(table(f"Accuracy (%) by number of images ({ni['families']} families)",
+                           ["task", *(f"{n} images" for n in ni["sizes"])], rows))
+    rob = results["robustness"]
+    rows = [[t, _pct(v["easy"]), _pct(v["pressured"]), "-" if v["robustness"] is None else f"{v['robustness']:.2f}",
+             *("-" if v["drop"][p] is None else f"{100 * v['drop'][p]:+.1f}" for p, _ in PRESSURE_COLUMNS[1:])]
+            for t, v in rob.items()]
+    stdout.print(table("Robustness: drop from easy in points (Fig. 4)",
+                       ["task", "easy", "pressured", "ratio", *(label for _, label in PRESSURE_COLUMNS[1:])], rows))
+    rows = [[k, v["offered"], v["not_the_answer"], v["chosen_wrongly"], _pct(v["wrong_rate"]), _pct(v["recall"])]
+            for k, v in results["abstentions"].items()]
+    stdout.print(table("Abstention options chosen wrongly", ["option", "offered", "not answer", "chosen",
+                                                             "wrong %", "recall %"], rows))
+    let = results["letters"]
+    if let["letters"]:
+        rows = [["model", *(let["model"][c] for c in let["letters"])],
+                ["truth", *(let["truth"][c] for c in let["letters"])]]
+        stdout.print(table(f"Answer letters (position bias; chi2 {let['chi2']}, dof {let['dof']})",
+                           ["", *let["letters"]], rows))
+    dec = results.get("decomposed")
+    if dec:
+        rows = [[p, v["groups"], _pct(v["comprehensive_accuracy"]), _pct(v["decomposed_accuracy"])]
+                for p, v in dec["by_pressure"].items()]
+        rows.append(["all", dec["groups"], _pct(dec["comprehensive_accuracy"]), _pct(dec["decomposed_accuracy"])])
+        stdout.print(table("Existence: multi-image vs decomposed single-image (Fig. 5)",
+                           ["pressure", "groups", "multi-image %", "decomposed %"], rows))
+    cov = results["coverage"]
+    rows = [[t, v["items"], v["predicted"], v["missing"], v["unparsed"], v["refusal"]]
+            for t, v in [*cov["by_task"].items(), ("all", cov["all"])]]
+    stdout.print(table("Coverage (unparsed answers are scored wrong, never guessed)",
+                       ["task", "items", "predicted", "missing", "unparsed", "refusal"], rows))
+
+
+# ------------------------------------------------------------------------------------------------ plots
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_accuracy_robustness(runs: Sequence[tuple[str, Mapping[str, Any]]], path: str | Path) -> Path:
+    """Fig. 4: easy accuracy (x) against robustness (y); one marker per run (overall) and small ones per task."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    markers = "os^Dv<>p*h"
+    for k, (name, results) in enumerate(runs):
+        rob = results["robustness"]
+        overall = rob.get("overall", {})
+        if overall.get("easy") is not None and overall.get("robustness") is not None:
+            ax.scatter([100 * overall["easy"]], [overall["robustness"]], s=120, marker=markers[k % len(markers)],
+                       label=name, zorder=3)
+        for task, v in rob.items():
+            if task != "overall" and v["easy"] is not None and v["robustness"] is not None:
+                ax.scatter([100 * v["easy"]], [v["robustness"]], s=25, marker=markers[k % len(markers)], alpha=0.5)
+                ax.annotate(task, (100 * v["easy"], v["robustness"]), fontsize=7, alpha=0.7,
+                            xytext=(3, 3), textcoords="offset points")
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("accuracy on easy questions (%)")
+    ax.set_ylabel("robustness (mean pressured / easy accuracy)")
+    ax.set_xlim(0, 100)
+    ax.set_title("MIOH: accuracy-robustness (Fig. 4)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_pressures(results: Mapping[str, Any], path: str | Path) -> Path:
+    """Fig. 3-style bars: accuracy per task under each pressure."""
+    plt = _pyplot()
+    t1 = {t: v for t, v in results["table1"].items() if t != "overall"}
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    width = 0.8 / len(PRESSURE_COLUMNS)
+    for k, (p, label) in enumerate(PRESSURE_COLUMNS):
+        xs = [i + k * width for i in range(len(t1))]
+        ax.bar(xs, [100 * (v[p]["accuracy"] or 0) for v in t1.values()], width, label=label)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(t1))], list(t1))
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title(f"MIOH by task and pressure - {(results.get('meta') or {}).get('model') or 'model'}")
+    ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_decomposed(results: Mapping[str, Any], path: str | Path) -> Path | None:
+    """Fig. 5: multi-image comprehensive vs decomposed single-image accuracy (existence)."""
+    dec = results.get("decomposed")
+    if not dec:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4, 3.5))
+    values = [100 * (dec["comprehensive_accuracy"] or 0), 100 * (dec["decomposed_accuracy"] or 0)]
+    ax.bar(["multi-image", "decomposed"], values, color=["tab:red", "tab:blue"])
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title(f"Existence ({dec['groups']} groups)")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model = (results.get("meta") or {}).get("model") or "model"
+    written = [plot_accuracy_robustness([(model, results)], out / "accuracy_robustness.png"),
+               plot_pressures(results, out / "pressures.png")]
+    dec = plot_decomposed(results, out / "decomposed.png")
+    return written + ([dec] if dec else [])
+
+
+# ------------------------------------------------------------------------------------------------ compare
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m scoring.mioh compare RESULTS.json... --out FILE``: Fig. 4 over several models' results."""
+    import json
+
+    from builders.cli import exit_on_error
+    from sources.errors import ConfigError
+
+    @exit_on_error
+    def _main(argv: Sequence[str] | None) -> int:
+        p = argparse.ArgumentParser(prog="python -m scoring.mioh",
+                                    description="Fig. 4 (accuracy-robustness) over several runs' results.json")
+        sub = p.add_subparsers(dest="command", required=True)
+        c = sub.add_parser("compare", help="one accuracy-robustness plot for several results.json files")
+        c.add_argument("results", nargs="+", metavar="FILE", help="results.json files of python -m scoring mioh")
+        c.add_argument("--out", required=True, metavar="FILE", help="the PNG to write")
+        ns = p.parse_args(argv)
+        runs = []
+        for path in ns.results:
+            try:
+                data = json.loads(Path(path).read_text(encoding="utf-8"))
+                runs.append(((data.get("meta") or {}).get("model") or Path(path).parent.name, data))
+                data["robustness"]  # noqa: B018 - a MIOH results file?
+            except (OSError, ValueError, KeyError, AttributeError):
+                raise ConfigError(f"{path}: not a results.json of python -m scoring mioh") from None
+        print(plot_accuracy_robustness(runs, ns.out))
+        return 0
+
+    return _main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
