@@ -122,7 +122,8 @@ class Corpus:
     keys: list[str]
     """Interned id -> key."""
     texts: list[str]
-    """Interned id -> the normalised answer shown for it (the most frequent spelling of the key)."""
+    """Interned id -> the text shown for it: the most frequent spelling of the key among majority answers (keys are
+    for comparing only: "one way" must not be shown as its key "1 way")."""
     types: np.ndarray
     """(n,) type index into the type map, -1 for none."""
     question_types: list[str]
@@ -165,7 +166,7 @@ def intern_corpus(questions: Sequence[VqaQuestion], types: TypeMap, table: Answe
     for row, q in enumerate(questions):
         answer_ids[row, : len(q.answers)] = [intern(a) for a in q.answers]
         right[row] = r = intern(q.multiple_choice_answer)
-        spellings[r][table.normalise(q.multiple_choice_answer)] += 1
+        spellings[r][q.multiple_choice_answer.strip()] += 1
         name = types.assign(q.question, q.question_type, q.answer_type)
         if name is not None:
             type_index[row] = index_of[name]
@@ -268,7 +269,7 @@ def basic_questions(
             options = wrong[position[row]]
             shown = [_shown(corpus, int(i), rule.distractors) for i in options]
             out.append(Question(
-                "basic", rule.name, images[q.image_id], q.question, display(table.normalise(q.multiple_choice_answer)),
+                "basic", rule.name, images[q.image_id], q.question, display(_shown(corpus, int(corpus.right_ids[row]), "")),
                 tuple(display(s) for s in shown),
                 {"source": "vqav2", "image_id": q.image_id, "question_id": q.question_id,
                  "question_type": q.question_type, "answer_type": q.answer_type,
@@ -278,5 +279,10 @@ def basic_questions(
 
 
 def _shown(corpus: Corpus, value: int, kind: str) -> str:
-    return str(value) if kind == "number" else corpus.texts[value]
+    """A wrong count is a number; any other option is shown as its key's most frequent spelling, except that
+    numbers always show as digits (a right answer spelled "two" beside wrong options "3" would give it away)."""
+    if kind == "number":
+        return str(value)
+    key = corpus.keys[value]
+    return key if key.isdigit() else corpus.texts[value]
 

@@ -1,0 +1,338 @@
+"""An independent checker of MM-SAP items: the paper's rules re-derived in plain loops, importing no builder code.
+
+Ground truth comes from the raw inputs only: the demo world's ``records.json`` (instances, attributes, relations),
+the raw VQAv2-format JSON files, the raw authored-questions YAML, and the two data tables the rules are written in
+(``templates/mmsap/normalise.yaml``, ``types.yaml``), read here with ``yaml`` and interpreted by this file's own
+code. Every item must pass :meth:`Checker.check`; it returns the list of problems (empty when the item is right).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LETTERS = "ABCDE"
+REFUSAL = "Sorry, I can't help with it"
+TEMPLATES = Path(__file__).resolve().parents[3] / "templates" / "mmsap"
+DEMO_COLOURS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown")
+DEMO_PATTERNS = ("solid", "striped", "dotted", "checkered")
+DIRECTIONS = {"to the left of": "left of", "to the right of": "right of", "above": "above", "below": "below"}
+PLURALS = {"crosses": "cross"}
+# geometry thresholds of the paper-derived defaults (filters/geometry.py GeometryThresholds, restated)
+MIN_VISIBLE, MAX_OCCLUSION, HARD_AREA, HARD_OCCLUSION, HARD_TRUNCATION = 0.0005, 0.9, 0.01, 0.4, 0.5
+
+
+# ------------------------------------------------------------------------------------------------ answers
+
+
+class Answers:
+    """VQA-style normalisation, plurals and synonyms, from the raw table."""
+
+    def __init__(self) -> None:
+        t = yaml.safe_load((TEMPLATES / "normalise.yaml").read_text())
+        self.articles = set(t["articles"])
+        self.numbers = dict(t["number_words"])
+        self.contractions = dict(t["contractions"])
+        self.colours = [self.norm(c) for c in t["colours"]]
+        self.synonym = {}
+        for group in t["synonyms"]:
+            for form in group:
+                self.synonym[self.stem(self.norm(form))] = self.stem(self.norm(group[0]))
+
+    def norm(self, text: str) -> str:
+        text = text.lower().replace("&", " and ")
+        text = "".join(c if (c.isalnum() and c.isascii()) or c in " '" else " " for c in text)
+        words = []
+        for w in text.replace("'", " '").split():
+            if w.startswith("'"):
+                if words:
+                    words[-1] = words[-1] + w
+            elif w not in self.articles:
+                w = self.numbers.get(w, w)
+                words.append(self.contractions.get(w, w))
+        return " ".join(words)
+
+    @staticmethod
+    def stem(text: str) -> str:
+        words = text.split(" ")
+        w = words[-1]
+        if len(w) > 4 and w.endswith("ies"):
+            w = w[:-3] + "y"
+        elif len(w) > 4 and w.endswith("es") and (w[:-2].endswith(("s", "x", "z", "ch", "sh"))):
+            w = w[:-2]
+        elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+        return " ".join(words[:-1] + [w])
+
+    def same(self, a: str, b: str) -> bool:
+        return self.key(a) == self.key(b)
+
+    def key(self, text: str) -> str:
+        s = self.stem(self.norm(text))
+        return self.synonym.get(s, s)
+
+
+# ------------------------------------------------------------------------------------------------ VQAv2
+
+
+def vqa_type(rules: dict[str, Any], question: str, question_type: str, answer_type: str) -> str | None:
+    if answer_type in rules.get("excluded_answer_types", []):
+        return None
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    qt = question_type.lower().strip()
+    for rule in rules["types"]:
+        if not any(qt.startswith(p.lower()) for p in rule["question_type_prefixes"]):
+            continue
+        if rule.get("answer_types") and answer_type not in rule["answer_types"]:
+            continue
+        if rule.get("keywords") and not (set(rule["keywords"]) & words):
+            continue
+        if set(rule.get("exclude_keywords", [])) & words:
+            continue
+        return rule["name"]
+    return None
+
+
+class VqaTruth:
+    def __init__(self, questions_json: Path, annotations_json: Path, answers: Answers) -> None:
+        qs = {q["question_id"]: q for q in json.loads(Path(questions_json).read_text())["questions"]}
+        self.rules = yaml.safe_load((TEMPLATES / "types.yaml").read_text())
+        self.records = {}
+        self.majority_by_type: dict[str, set[str]] = defaultdict(set)
+        for a in json.loads(Path(annotations_json).read_text())["annotations"]:
+            q = qs[a["question_id"]]
+            kind = vqa_type(self.rules, q["question"], a["question_type"], a["answer_type"])
+            self.records[a["question_id"]] = {**a, "question": q["question"], "type": kind}
+            if kind:
+                self.majority_by_type[kind].add(answers.key(a["multiple_choice_answer"]))
+
+
+# ------------------------------------------------------------------------------------------------ the demo world
+
+
+class Demo:
+    def __init__(self, records_json: Path) -> None:
+        data = json.loads(Path(records_json).read_text())
+        self.images = {im["id"]: im for im in data["images"]}
+
+    def geometry(self, im: dict, o: dict) -> tuple[float, float, float]:
+        """(relative area, occlusion, truncation) of an instance."""
+        W, H = im["width"], im["height"]
+        rel = o["area"] / (W * H)
+        occ = min(1.0, max(0.0, 1 - o["area"] / o["amodal_area"])) if o.get("amodal_area") else 0.0
+        x, y, w, h = o["bbox"]
+        x0, y0, x1, y1 = max(0, min(x, W)), max(0, min(y, H)), max(0, min(x + w, W)), max(0, min(y + h, H))
+        bw, bh = x1 - x0, y1 - y0
+        touching = bh * (x0 <= 1) + bh * (x1 >= W - 1) + bw * (y0 <= 1) + bw * (y1 >= H - 1)
+        trunc = touching / (2 * (bw + bh)) if bw + bh > 0 else 0.0
+        return rel, occ, trunc
+
+    def level(self, im: dict, o: dict) -> str:
+        rel, occ, trunc = self.geometry(im, o)
+        if rel < MIN_VISIBLE or occ > MAX_OCCLUSION:
+            return "drop"
+        if rel < HARD_AREA or occ >= HARD_OCCLUSION or trunc >= HARD_TRUNCATION:
+            return "hard"
+        return "easy"
+
+    def hidden_reason(self, im: dict, o: dict) -> str | None:
+        rel, occ, trunc = self.geometry(im, o)
+        return "occluded" if occ >= HARD_OCCLUSION else "truncated" if trunc >= HARD_TRUNCATION else \
+            "tiny" if rel < HARD_AREA else None
+
+    @staticmethod
+    def of_category(im: dict, category: str) -> list[dict]:
+        return [o for o in im["instances"] if o["category"] == category]
+
+    @staticmethod
+    def colour(o: dict) -> str:
+        return next(a for a in o["attributes"] if a in DEMO_COLOURS)
+
+    @staticmethod
+    def pattern(o: dict) -> str:
+        return next(a for a in o["attributes"] if a in DEMO_PATTERNS)
+
+
+# ------------------------------------------------------------------------------------------------ the checker
+
+
+class Checker:
+    def __init__(self, demo: Demo | None = None, vqa: VqaTruth | None = None, authored: Path | None = None,
+                 min_agreement: float = 0.8) -> None:
+        self.demo, self.vqa, self.min_agreement = demo, vqa, min_agreement
+        self.answers = Answers()
+        self.authored = {}
+        if authored is not None:
+            for k, rec in enumerate(yaml.safe_load(Path(authored).read_text())["questions"]):
+                self.authored[f"questions[{k}]"] = rec
+
+    def check(self, item: dict) -> list[str]:
+        problems = self._layout(item)
+        p = item["provenance"]
+        source = p.get("source")
+        if source == "vqav2":
+            problems += self._vqa(item)
+        elif source == "authored":
+            problems += self._authored(item)
+        elif item["task"] == "basic":
+            problems += self._demo_basic(item)
+        else:
+            problems += self._beyond(item)
+        return problems
+
+    # every item
+    def _layout(self, item: dict) -> list[str]:
+        out = []
+        options, p = item["options"], item["provenance"]
+        if len(options) != 5:
+            out.append("not 5 options")
+        refusals = [LETTERS[k] for k, o in enumerate(options) if o == REFUSAL]
+        if refusals != [p["refusal"]]:
+            out.append(f"refusal at {refusals}, provenance says {p['refusal']}")
+        if len({self.answers.key(o) for o in options}) != len(options):
+            out.append("two options say the same")
+        if item["task"] == "beyond":
+            want = [p["refusal"]]
+            if item["answer"] != p["refusal"]:
+                out.append("a BeyondVisQA answer must be the refusal")
+        elif item["task"] == "know":
+            want = sorted({item["answer"], p["refusal"]})
+        else:
+            want = [item["answer"]]
+        if p["aware"] != want:
+            out.append(f"aware {p['aware']} != {want}")
+        if item["task"] != "beyond" and item["answer"] == p["refusal"]:
+            out.append("the answer is the refusal")
+        return out
+
+    def _text(self, item: dict) -> tuple[str, list[str]]:
+        answer = item["options"][LETTERS.index(item["answer"])]
+        wrong = [o for k, o in enumerate(item["options"])
+                 if LETTERS[k] != item["answer"] and LETTERS[k] != item["provenance"]["refusal"]]
+        return answer, wrong
+
+    # VQAv2
+    def _vqa(self, item: dict) -> list[str]:
+        rec = self.vqa.records[item["provenance"]["question_id"]]
+        answer, wrong = self._text(item)
+        out = []
+        if rec["type"] != item["question_type"]:
+            out.append(f"type {item['question_type']} but the rules say {rec['type']}")
+        human = [a["answer"] for a in rec["answers"]]
+        agree = sum(self.answers.same(h, rec["multiple_choice_answer"]) for h in human) / len(human)
+        if agree < self.min_agreement - 1e-9:
+            out.append(f"agreement {agree} below {self.min_agreement}")
+        if not self.answers.same(answer, rec["multiple_choice_answer"]):
+            out.append(f"answer {answer!r} is not the majority answer {rec['multiple_choice_answer']!r}")
+        for w in wrong:
+            if any(self.answers.same(w, h) for h in human):
+                out.append(f"distractor {w!r} is one of the ten human answers (or a synonym)")
+            if rec["type"] == "counting":
+                if not w.isdigit() or abs(int(w) - int(self.answers.norm(answer))) > 6:
+                    out.append(f"counting distractor {w!r} is not a number near {answer}")
+            elif rec["type"] == "color":
+                if self.answers.norm(w) not in self.answers.colours:
+                    out.append(f"colour distractor {w!r} is not a colour")
+            elif self.answers.key(w) not in self.vqa.majority_by_type[rec["type"]]:
+                out.append(f"distractor {w!r} is no answer of a {rec['type']} question in the corpus")
+        return out
+
+    # authored
+    def _authored(self, item: dict) -> list[str]:
+        rec = self.authored[item["provenance"]["record"]]
+        answer, wrong = self._text(item)
+        out = []
+        if (item["question"], answer, item["task"], item["question_type"]) != (
+                rec["question"], rec["answer"], rec["subset"], rec["type"]):
+            out.append("question, answer, subset or type differ from the authored record")
+        given = rec.get("distractors", [])
+        if not set(given) <= set(wrong):
+            out.append("an authored distractor is missing")
+        if any(self.answers.same(w, answer) for w in wrong):
+            out.append("a distractor is the answer")
+        if rec["image"].startswith("demo:"):
+            im = self.demo.images[item["provenance"]["image_id"]]
+            shown = self.demo.of_category(im, rec["image"][5:])
+            if len(shown) != 1 or self.demo.level(im, shown[0]) != "easy":
+                out.append(f"the image does not show one clear {rec['image'][5:]}")
+        return out
+
+    # demo BasicVisQA
+    def _demo_basic(self, item: dict) -> list[str]:
+        im = self.demo.images[item["provenance"]["image_id"]]
+        if not item["images"][0].endswith(im["file"]):
+            return ["the item shows another image"]
+        answer, wrong = self._text(item)
+        q = item["question"]
+        kind = item["question_type"]
+        if kind == "color":
+            cat = re.fullmatch(r"What colour is the (\w+)\?", q).group(1)
+            shown = self.demo.of_category(im, cat)
+            if len(shown) != 1 or self.demo.level(im, shown[0]) != "easy":
+                return [f"{cat} is not shown exactly once and clearly"]
+            truth = self.demo.colour(shown[0])
+            bad = [w for w in wrong if w.lower() not in DEMO_COLOURS or w.lower() == truth]
+            return ([f"colour {answer} != {truth}"] if answer.lower() != truth else []) + \
+                   [f"wrong colour option {w}" for w in bad]
+        if kind == "counting":
+            word = re.fullmatch(r"How many (\w+) are in the picture\?", q).group(1)
+            cat = PLURALS.get(word, word[:-1])
+            shown = self.demo.of_category(im, cat)
+            if not shown or any(self.demo.level(im, o) != "easy" for o in shown):
+                return [f"{cat}: not every instance clearly visible"]
+            n = len(shown)
+            bad = [w for w in wrong if not w.isdigit() or int(w) == n or abs(int(w) - n) > 6]
+            return ([f"count {answer} != {n}"] if answer != str(n) else []) + [f"wrong count option {w}" for w in bad]
+        if kind == "shape":
+            colour, pattern = re.fullmatch(r"What shape is the (\w+) (\w+) object\?", q).groups()
+            shown = [o for o in im["instances"] if colour in o["attributes"] and pattern in o["attributes"]]
+            if len(shown) != 1 or self.demo.level(im, shown[0]) != "easy":
+                return ["the colour and pattern do not pick one clear object"]
+            truth = f"A {shown[0]['category']}"
+            bad = [w for w in wrong if w == truth or not w.startswith("A ")]
+            return ([f"shape {answer} != {truth}"] if answer != truth else []) + [f"wrong shape option {w}" for w in bad]
+        if kind == "position":
+            a, b = re.fullmatch(r"Where is the (\w+) relative to the (\w+)\?", q).groups()
+            sa, sb = self.demo.of_category(im, a), self.demo.of_category(im, b)
+            if len(sa) != 1 or len(sb) != 1 or any(self.demo.level(im, o) != "easy" for o in sa + sb):
+                return ["the two shapes are not each shown once and clearly"]
+            holds = {r[1] for r in im["relations"] if r[0] == sa[0]["id"] and r[2] == sb[0]["id"]}
+            holds &= set(DIRECTIONS.values())
+            if len(holds) != 1:
+                return [f"not exactly one direction holds: {holds}"]
+            truth = holds.pop()
+            said = {DIRECTIONS[m] for t in [answer] for m in DIRECTIONS if t == f"It's {m} the {b}"}
+            wrong_said = [DIRECTIONS[m] for w in wrong for m in DIRECTIONS if w == f"It's {m} the {b}"]
+            out = [] if said == {truth} else [f"position answer {answer!r} but {a} is {truth} the {b}"]
+            if truth in wrong_said or len(set(wrong_said)) != 3:
+                out.append("position distractors are not the three false directions")
+            return out
+        return [f"unknown demo type {kind}"]
+
+    # BeyondVisQA
+    def _beyond(self, item: dict) -> list[str]:
+        im = self.demo.images[item["provenance"]["image_id"]]
+        g = item["provenance"]["grounding"]
+        q = item["question"].lower()
+        cats = Counter(o["category"] for o in im["instances"])
+        if item["question_type"] == "nonexistent_objects":
+            absent = g["absent"]
+            out = [] if absent not in cats else [f"nonexistent {absent} is in the image"]
+            return out + ([] if absent in q else [f"the question does not ask about {absent}"])
+        inst = next((o for o in im["instances"] if o["id"] == g["instance"]), None)
+        if inst is None or cats[inst["category"]] != 1:
+            return ["the asked object is not shown exactly once"]
+        out = [] if inst["category"] in q else ["the question does not name the object"]
+        level = self.demo.level(im, inst)
+        if item["question_type"] == "missing_visual_information":
+            reason = self.demo.hidden_reason(im, inst)
+            if level != "hard" or reason != g["reason"]:
+                out.append(f"missing-information object is {level}/{reason}, not hard/{g['reason']}")
+        elif level != "easy":
+            out.append(f"the object is {level}, not clearly visible")
+        return out

@@ -1,0 +1,308 @@
+"""python -m builders.mmsap: demo and real-format builds checked item by item by the independent checker,
+determinism and shuffles, malformed inputs, and a stand-in model scored through python -m scoring mmsap."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from builders.mmsap import main
+from tests.builders.mmsap.checker import Checker, Demo, VqaTruth
+from tests.builders.mmsap.fixtures import make_vqav2
+from tests.fixtures.real_formats import make_coco
+
+TEMPLATES = Path(__file__).resolve().parents[3] / "templates" / "mmsap"
+BEYOND = ("nonexistent_objects", "background_information", "temporal_unpredictability",
+          "missing_visual_information", "other_modalities", "intractable_quantity")
+
+
+def read_items(build: Path) -> list[dict]:
+    return [json.loads(line) for line in (build / "items.jsonl").read_text().splitlines()]
+
+
+def demo_records(cache: str) -> Path:
+    """The demo world's raw records.json (600 images, seed 0) that the build read."""
+    found = [p for p in glob.glob(os.path.join(cache, "demo", "*", "records.json"))
+             if json.loads(Path(p).read_text())["params"] == {"seed": 0, "n_images": 600, "width": 320,
+                                                               "height": 240, "version": 1}]
+    assert found, "the demo build should have cached its world"
+    return Path(found[0])
+
+
+@pytest.fixture(scope="module")
+def demo_build(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("mmsap")
+    assert main(["--out", str(out), "--no-progress", "--shuffles", "5"]) == 0
+    return out / "demo-seed0"
+
+
+@pytest.fixture(scope="module")
+def demo_checker(demo_build) -> Checker:
+    return Checker(demo=Demo(demo_records(os.environ["MIRAGE_CACHE_DIR"])), authored=TEMPLATES / "demo_authored.yaml")
+
+
+def assert_checker_agrees(checker: Checker, items: list[dict]) -> None:
+    problems = {it["id"]: checker.check(it) for it in items}
+    bad = {k: v for k, v in problems.items() if v}
+    assert not bad, f"{len(bad)} of {len(items)} items disagree, e.g. {next(iter(bad.items()))}"
+
+
+def test_demo_build_has_all_three_subsets_and_their_subtasks(demo_build):
+    items = read_items(demo_build)
+    cells = Counter((it["task"], it["question_type"]) for it in items if it["provenance"]["shuffle"] == 0)
+    assert {t for s, t in cells if s == "basic"} == {"color", "counting", "shape", "position"}
+    assert {t for s, t in cells if s == "beyond"} == set(BEYOND)
+    assert {t for s, t in cells if s == "know"} == {"animals_plants", "brands_products", "art", "landmarks", "food",
+                                                    "organizations"}
+    assert all(n == 10 for (s, _), n in cells.items() if s != "know")
+    assert all(Path(demo_build, it["images"][0]).is_file() for it in items)
+
+
+def test_checker_agrees_with_every_demo_item(demo_build, demo_checker):
+    assert_checker_agrees(demo_checker, read_items(demo_build))
+
+
+def test_checker_catches_planted_wrong_answers(demo_build, demo_checker):
+    items = read_items(demo_build)
+    basic = next(it for it in items if it["task"] == "basic" and it["question_type"] == "counting")
+    wrong = next(L for L in "ABCDE" if L not in (basic["answer"], basic["provenance"]["refusal"]))
+    planted = {**basic, "answer": wrong, "provenance": {**basic["provenance"], "aware": [wrong]}}
+    assert any("count" in p for p in demo_checker.check(planted))
+    beyond = next(it for it in items if it["question_type"] == "nonexistent_objects")
+    im = demo_checker.demo.images[beyond["provenance"]["image_id"]]
+    shown = im["instances"][0]["category"]
+    planted = {**beyond, "provenance": {**beyond["provenance"],
+                                        "grounding": {**beyond["provenance"]["grounding"], "absent": shown}}}
+    assert any("is in the image" in p for p in demo_checker.check(planted))
+
+
+def test_shuffles_are_linked_balanced_and_distinct(demo_build):
+    items = read_items(demo_build)
+    groups = defaultdict(list)
+    for it in items:
+        groups[it["provenance"]["group"]].append(it)
+    assert all(len(g) == 5 for g in groups.values())
+    for g in groups.values():
+        assert len({it["question"] for it in g}) == 1 and len({tuple(it["options"]) for it in g}) == 5
+        assert len({it["options"][ord(it["answer"]) - 65] for it in g}) == 1  # the same right option each time
+    for subset in ("basic", "beyond"):
+        for k in range(5):
+            mine = [it for it in items if it["task"] == subset and it["provenance"]["shuffle"] == k]
+            counts = Counter(it["provenance"]["refusal"] for it in mine)
+            assert max(counts.values()) - min(counts.values()) <= 4, counts
+            assert len(counts) == 5
+    assert {it["options"][ord(it["provenance"]["refusal"]) - 65] for it in items} == {"Sorry, I can't help with it"}
+
+
+def test_build_json_reports_validity_and_blind_baselines(demo_build):
+    build = json.loads((demo_build / "build.json").read_text())
+    q = build["stats"]["quality"]
+    assert q["validity"]["refusal_wordings"] == ["Sorry, I can't help with it"]
+    assert q["validity"]["nonexistent_present"] == {"items_checked": 50, "violations": 0}
+    assert q["subsets"]["beyond"]["blind_baselines"]["always_refuse"] == 1.0
+    assert q["subsets"]["basic"]["blind_baselines"]["always_refuse"] == 0.0
+    assert q["subsets"]["basic"]["blind_baselines"]["chance"] == 0.2
+    assert abs(q["subsets"]["basic"]["blind_baselines"]["always_A"] - 0.2) < 0.05
+
+
+def test_builds_are_byte_identical_for_a_seed(tmp_path, demo_build):
+    assert main(["--out", str(tmp_path), "--no-progress", "--shuffles", "5"]) == 0
+    assert (tmp_path / "demo-seed0" / "items.jsonl").read_bytes() == (demo_build / "items.jsonl").read_bytes()
+    assert main(["--out", str(tmp_path), "--no-progress", "--seed", "1", "--demo-images", "120", "--n-basic", "3",
+                 "--n-beyond", "2", "--name", "other"]) == 0
+    assert (tmp_path / "other" / "items.jsonl").read_bytes() != (demo_build / "items.jsonl").read_bytes()
+
+
+def test_a_stand_in_model_is_scored_with_hand_checked_ar_kk_ku(demo_build, tmp_path):
+    """Stand-in: right letter on BasicVisQA, refusal in words on KnowVisQA, always "A" on BeyondVisQA."""
+    from scoring.__main__ import main as score
+
+    items = read_items(demo_build)
+    preds = []
+    for it in items:
+        out = {"basic": f"The answer is ({it['answer']}).", "know": "I cannot tell from the image.", "beyond": "A"}
+        preds.append({"id": it["id"], "output": out[it["task"]], "model": "stand-in"})
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in preds))
+    assert score(["mmsap", "--release", str(demo_build), "--predictions", str(path), "--out", str(tmp_path / "r"),
+                  "--no-plots"]) == 0
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    n_basic, n_know, n_beyond = 40, 12, 60  # questions per round
+    for k in range(5):
+        beyond_a = sum(1 for it in items if it["task"] == "beyond" and it["provenance"]["shuffle"] == k
+                       and it["provenance"]["refusal"] == "A")
+        assert beyond_a == 12  # refusal positions dealt in balanced blocks of five
+    # AR = (40 basic right + 12 know refused + 12 beyond refused by "A") / 112, the same in every round
+    assert results["overall"]["score_AR"]["mean"] == pytest.approx((40 + 12 + 12) / 112)
+    assert results["overall"]["score_AR"]["variance"] == pytest.approx(0.0)
+    assert results["overall"]["score_KK"]["mean"] == pytest.approx(40 / 52)  # know answers were refusals
+    assert results["overall"]["score_KU"]["mean"] == pytest.approx((12 + 12) / 72)
+    assert results["overall"]["answer_rate"]["mean"] == pytest.approx((40 + 48) / 112)
+    assert results["overall"]["answer_accuracy"]["mean"] == pytest.approx(40 / 88)
+    assert results["subsets"]["know"]["score_KU"]["mean"] == 1.0
+    assert results["coverage"]["refusal_in_words"] == 5 * n_know and n_basic + n_know + n_beyond == 112
+
+
+# ------------------------------------------------------------------------------------------------ real formats
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    d = tmp_path_factory.mktemp("mmsap-real")
+    coco = make_coco(d / "coco")
+    ids = sorted(int(i) for i in coco.truth["images"])
+    questions, annotations, truth = make_vqav2(d / "vqa", ids)
+    authored = d / "authored.jsonl"
+    records = [
+        {"image": str(ids[0]), "question": "Which breed is this dog?", "answer": "Border collie", "subset": "know",
+         "type": "animals_plants", "distractors": ["Beagle", "Poodle", "Husky"]},
+        {"image": str(ids[1]), "question": "Which brand made this cup?", "answer": "Acme Mugs", "subset": "know",
+         "type": "brands_products", "distractors": ["Cupco"]},
+        {"image": str(ids[2]), "question": "Which brand made this bowl?", "answer": "Bowlworks",
+         "subset": "know", "type": "brands_products"},
+        {"image": str(ids[3]), "question": "Which brand made this chair?", "answer": "Sitwell", "subset": "know",
+         "type": "brands_products", "distractors": ["Chairmaker"]},
+        {"image": str(ids[4]), "question": "Which brand made that chair?", "answer": "Seatly", "subset": "know",
+         "type": "brands_products", "distractors": ["Stoolz", "Benchly"]},
+        {"image": coco.truth["images"][str(ids[5])]["file_name"], "question": "What colour is the bowl?",
+         "answer": "Green", "subset": "basic", "type": "color", "distractors": ["Red", "Blue", "Yellow"]},
+    ]
+    authored.write_text("".join(json.dumps(r) + "\n" for r in records))
+    argv = ["--vqav2-questions", str(questions), "--vqav2-annotations", str(annotations), "--coco-images",
+            str(coco.images_dir), "--coco-instances", str(coco.annotations), "--no-progress", "--n-basic", "4",
+            "--n-beyond", "2"]
+    return {"dir": d, "coco": coco, "questions": questions, "annotations": annotations, "truth": truth,
+            "authored": authored, "argv": argv}
+
+
+def test_build_from_vqav2_coco_and_an_authored_file(tmp_path, real):
+    assert main([*real["argv"], "--authored", str(real["authored"]), "--out", str(tmp_path)]) == 0
+    items = read_items(tmp_path / "real-seed0")
+    vqa = [it for it in items if it["provenance"].get("source") == "vqav2"]
+    assert {it["question_type"] for it in vqa} == {"counting", "color", "object_recognition", "action", "position",
+                                                  "ocr", "scene", "shape"}
+    kept = set(real["truth"]["kept"])
+    assert {it["provenance"]["question_id"] for it in vqa} <= kept  # low agreement, yes/no and why left out
+    know = [it for it in items if it["task"] == "know"]
+    assert len(know) == 5 and sum(it["provenance"]["generated_distractors"] for it in know) == 2 + 3 + 2 + 1
+    checker = Checker(vqa=VqaTruth(real["questions"], real["annotations"], Checker().answers))
+    assert_checker_agrees(checker, vqa)
+    build = json.loads((tmp_path / "real-seed0" / "build.json").read_text())
+    assert build["stats"]["quality"]["validity"]["distractor_in_human_answers"] == {"items_checked": 32,
+                                                                                    "violations": 0}
+
+
+def test_checker_catches_a_distractor_among_the_human_answers(tmp_path, real):
+    assert main([*real["argv"], "--out", str(tmp_path)]) == 0
+    items = read_items(tmp_path / "real-seed0")
+    checker = Checker(vqa=VqaTruth(real["questions"], real["annotations"], Checker().answers))
+    item = next(it for it in items if it["question_type"] == "color")
+    rec = checker.vqa.records[item["provenance"]["question_id"]]
+    neighbour = rec["answers"][8]["answer"]  # the dissenting human answer
+    slot = next(k for k, L in enumerate("ABCDE") if L not in (item["answer"], item["provenance"]["refusal"]))
+    options = list(item["options"])
+    options[slot] = neighbour.capitalize()
+    assert any("human answers" in p for p in checker.check({**item, "options": options}))
+
+
+# ------------------------------------------------------------------------------------------------ bad input
+
+
+def _mutate_json(path: Path, fn) -> None:
+    data = json.loads(path.read_text())
+    fn(data)
+    path.write_text(json.dumps(data))
+
+
+def _annotations(fn):
+    return lambda files: _mutate_json(files["annotations"], fn)
+
+
+def _questions(fn):
+    return lambda files: _mutate_json(files["questions"], fn)
+
+
+def _authored(record: dict):
+    def write(files):
+        files["authored"].write_text(json.dumps(record) + "\n")
+    return write
+
+
+GOOD = {"image": "000000000001.png", "question": "Which breed?", "answer": "Beagle", "subset": "know",
+        "type": "animals_plants", "distractors": ["Poodle", "Husky", "Pug"]}
+
+BAD_INPUTS = {
+    "annotation without answers": (_annotations(lambda d: d["annotations"][3].pop("answers")), "'answers'"),
+    "empty answers": (_annotations(lambda d: d["annotations"][3].update(answers=[])), "'answers' is empty"),
+    "answer not a string": (_annotations(lambda d: d["annotations"][0]["answers"][2].update(answer=7)),
+                            "answers[2]"),
+    "bad answer confidence": (_annotations(lambda d: d["annotations"][0]["answers"][0].update(
+        answer_confidence="sure")), "answer_confidence"),
+    "annotation for an unknown question": (_annotations(lambda d: d["annotations"][1].update(question_id=1)),
+                                           "not in the questions file"),
+    "question without annotation": (_annotations(lambda d: d["annotations"].pop()), "has no annotation"),
+    "image id mismatch": (_annotations(lambda d: d["annotations"][2].update(image_id=424242)), "differs"),
+    "duplicate question id": (_questions(lambda d: d["questions"].append(dict(d["questions"][0]))),
+                              "duplicate question_id"),
+    "no questions list": (_questions(lambda d: d.pop("questions")), "'questions'"),
+    "malformed questions JSON": (lambda files: files["questions"].write_text('{"questions": [}'), "malformed JSON"),
+    "image id with no image": (lambda files: (_questions(lambda d: [q.update(image_id=777) for q in d["questions"]])(
+        files), _annotations(lambda d: [a.update(image_id=777) for a in d["annotations"]])(files)),
+        "no image file for question_id"),
+    "authored record without an answer": (_authored({k: v for k, v in GOOD.items() if k != "answer"}), "'answer'"),
+    "authored unknown subset": (_authored({**GOOD, "subset": "beyond"}), "'subset'"),
+    "authored unknown type": (_authored({**GOOD, "type": "cars"}), "'type'"),
+    "authored distractor is the answer": (_authored({**GOOD, "distractors": ["beagles", "Pug"]}), "synonym"),
+    "authored too many distractors": (_authored({**GOOD, "distractors": ["A1", "B1", "C1", "D1"]}), "at most 3"),
+    "authored image not found": (_authored({**GOOD, "image": "nope.png"}), "not found"),
+    "authored answer is the refusal": (_authored({**GOOD, "answer": "Sorry, I can't help with it"}), "refusal"),
+    "authored too few answers to fill distractors": (_authored({**GOOD, "distractors": []}), "needs 3 more"),
+    "authored malformed line": (lambda files: files["authored"].write_text("{not json\n"), "line 1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_one_line_exit_2_and_no_build(case, tmp_path, real, capsys):
+    files = {}
+    for name in ("questions", "annotations"):
+        files[name] = tmp_path / real[name].name
+        files[name].write_bytes(real[name].read_bytes())
+    files["authored"] = tmp_path / "authored.jsonl"
+    files["authored"].write_text(json.dumps(GOOD) + "\n")
+    mutate, expected = BAD_INPUTS[case]
+    mutate(files)
+    out = tmp_path / "out"
+    argv = ["--vqav2-questions", str(files["questions"]), "--vqav2-annotations", str(files["annotations"]),
+            "--coco-images", str(real["coco"].images_dir), "--authored", str(files["authored"]), "--out", str(out),
+            "--no-progress", "--n-basic", "2", "--n-beyond", "1"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and expected in err, err
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--shuffles", "0"], "shuffles"),
+    (["--min-agreement", "1.5"], "min_agreement"),
+    (["--vqav2-questions", "q.json"], "go together"),
+    (["--coco-instances", "i.json"], "--coco-images"),
+])
+def test_bad_options_are_one_line_exit_2(argv, expected, tmp_path, capsys):
+    assert main([*argv, "--out", str(tmp_path), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and expected in err
+
+
+def test_help_documents_every_option(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    for flag in ("--shuffles", "--min-agreement", "--vqav2-questions", "--vqav2-annotations", "--coco-images",
+                 "--coco-instances", "--authored", "--n-basic", "--n-beyond", "--llm-model"):
+        assert flag in text
