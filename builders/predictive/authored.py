@@ -53,9 +53,6 @@ def read_authored(path: str | Path) -> list[AuthoredEntry]:
             raise SourceError(path, where, f"not valid JSON ({exc.msg})") from None
         if not isinstance(rec, dict):
             raise SourceError(path, where, "an entry must be a JSON object")
-        unknown = sorted(set(rec) - KEYS)
-        if unknown:
-            raise SourceError(path, where, f"unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(KEYS))}")
         entry_id = rec.get("id")
         if not isinstance(entry_id, str) or not entry_id.strip():
             raise SourceError(path, where, "'id' must be a non-empty string")
@@ -63,6 +60,9 @@ def read_authored(path: str | Path) -> list[AuthoredEntry]:
         if entry_id in seen:
             raise SourceError(path, where, f"duplicate id (first on line {seen[entry_id]})")
         seen[entry_id] = n
+        unknown = sorted(set(rec) - KEYS)
+        if unknown:
+            raise SourceError(path, where, f"unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(KEYS))}")
         for key in ("pattern", "pred"):
             if not isinstance(rec.get(key), str) or not rec[key].strip():
                 raise SourceError(path, where, f"'{key}' must be a non-empty string")

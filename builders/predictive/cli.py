@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import exit_on_error, run_builder, stdout, table
+from builders.cli import ArgumentParser, exit_on_error, run_builder, stdout, table
 from builders.items import Item
 from builders.predictive.builder import write_build
 from builders.predictive.config import TASKS, PredictiveConfig
@@ -15,7 +15,7 @@ from builders.predictive.config import TASKS, PredictiveConfig
 def parser() -> argparse.ArgumentParser:
     from sources.video import BACKENDS
 
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m builders.predictive",
         description="Build the predictive-reasoning benchmark (Giraffe-Bench): abstract pattern sequences from the "
                     "pattern generator (and hand-made entries), human activity and physical interaction from the "
@@ -32,9 +32,9 @@ def parser() -> argparse.ArgumentParser:
     a("--tasks", nargs="+", metavar="TASK", help=f"tasks to build, of {', '.join(TASKS)} (default all)")
     a("--patterns", type=int, metavar="N", help=f"generated pattern sequences (default {d.patterns})")
     a("--icons", metavar="DIR", help="icon folder in Icon645's layout: one folder per category of transparent PNG "
-                                     "icons (default: the built-in procedural icons)")
-    a("--authored", metavar="FILE.jsonl", help="hand-made pattern entries: JSONL of {id, images, pattern, pred} "
-                                               "(default: none)")
+                                     "icons (default the built-in procedural icons)")
+    a("--authored", metavar="FILE", help="hand-made pattern entries: JSONL of {id, images, pattern, pred} "
+                                               "(default none)")
     a("--demo-videos", type=int, metavar="N", help=f"demo videos for activity and physics items (default {d.demo_videos})")
     a("--context-frames", type=int, metavar="N", help=f"frames shown before the held-out event (default {d.context_frames})")
     a("--backend", choices=BACKENDS, help=f"video decoder (default {d.backend}: decord where installed)")

@@ -114,8 +114,9 @@ def tetris(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     frames = [[TETRIS_BOARD.grid(), *floor] + [cell_box(TETRIS_BOARD, col + c, t + r, PALETTE[colour])
                                                 for c, r in shape] for t in tops]
     pattern = (opening(n, f"a Tetris board of 6 columns and 10 rows with a {colour} {piece}-shaped piece above a "
-                          "grey bottom row") + f" In the order of the images, the piece falls one row each time "
-               f"without turning: its top edge is in row {series([str(t + 1) for t in tops[:n]])}.")
+                          f"grey bottom row with gaps in columns {gaps[0] + 1} and {gaps[1] + 1}")
+               + f" In the order of the images, the piece falls one row each time without turning, its leftmost "
+               f"column staying {col + 1}: its top edge is in row {series([str(t + 1) for t in tops[:n]])}.")
     pred = (f"In the next image, the {colour} {piece} piece will fall one more row, its top edge in row {tops[n] + 1} "
             f"and its leftmost column {col + 1}.")
     return Entry("games/tetris", "spatial_movement", "Tetris", "cells",

@@ -69,7 +69,7 @@ def variable(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     cols = [col0 + dx * sum(steps[:k]) for k in range(n + 1)]
     frames = [[VARIABLE_BOARD.grid(), Sprite(icon, *VARIABLE_BOARD.centre(c, row), ICON)] for c in cols]
     moves = [str(s) for s in steps[: n - 1]]
-    pattern = (opening(n, f"{article(icon)} in a row of 12 squares") + f" In the order of the images, the {icon} "
+    pattern = (opening(n, f"{article(icon)} on a board of 12 columns and 3 rows, in row {row + 1}") + f" In the order of the images, the {icon} "
                f"moves {direction} by {series(moves)} squares, each move one square "
                f"{'longer' if mode == 'speeds up' else 'shorter'} than the one before (it {mode}): it is in "
                f"column {series([str(c + 1) for c in cols[:n]])}.")
