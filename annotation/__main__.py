@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from annotation.errors import AnnotationError
-from builders.cli import exit_on_error
+from builders.cli import ArgumentParser, exit_on_error, table
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TOKEN_ENVS = ("LABEL_STUDIO_API_KEY", "LABEL_STUDIO_TOKEN")
@@ -29,22 +29,24 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--url",
         default=os.environ.get("LABEL_STUDIO_URL", DEFAULT_URL),
-        help=f"Label Studio URL (default: $LABEL_STUDIO_URL or {DEFAULT_URL})",
+        metavar="URL",
+        help=f"Label Studio URL (default $LABEL_STUDIO_URL or {DEFAULT_URL})",
     )
     p.add_argument(
         "--token",
         default=None,
+        metavar="TOKEN",
         help="API token of the maintainer's account: the legacy token printed by `serve`, or a personal access "
-        "token (default: $LABEL_STUDIO_API_KEY, then $LABEL_STUDIO_TOKEN)",
+        "token (default $LABEL_STUDIO_API_KEY, then $LABEL_STUDIO_TOKEN)",
     )
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each request (default: 60)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="X", help="seconds to wait for each request (default 60)")
     p.add_argument(
-        "--overlap", type=int, default=3, help="reviewers per item; a majority is overlap//2+1 (default: 3)"
+        "--overlap", type=int, default=3, metavar="N", help="reviewers per item; a majority is overlap//2+1 (default 3)"
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m annotation",
         description="Validate a Mirage build with three independent reviewers in Label Studio: "
         "serve a local server, push the build, let reviewers work, pull and resolve by majority.",
@@ -66,26 +68,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir",
         type=Path,
         default=Path(".cache/label-studio"),
-        help="where Label Studio keeps its database and uploads (default: .cache/label-studio)",
+        metavar="DIR",
+        help="where Label Studio keeps its database and uploads (default .cache/label-studio)",
     )
-    s.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1; 0.0.0.0 for a LAN)")
-    s.add_argument("--port", type=int, default=8080, help="port to listen on; must be free (default: 8080)")
+    s.add_argument("--host", default="127.0.0.1", metavar="HOST", help="interface to listen on (default 127.0.0.1; 0.0.0.0 for a LAN)")
+    s.add_argument("--port", type=int, default=8080, metavar="N", help="port to listen on; must be free (default 8080)")
     s.add_argument(
         "--files-root",
         type=Path,
         default=Path("/"),
+        metavar="DIR",
         help="LOCAL_FILES_DOCUMENT_ROOT: images must lie under it; only folders connected to a project by `push` "
-        "are served, and only to logged-in members (default: /)",
+        "are served, and only to logged-in members (default /)",
     )
     s.add_argument(
         "--public-url",
         default=None,
-        help="the URL reviewers use to reach this server, for the printed links (default: http://HOST:PORT)",
+        metavar="URL",
+        help="the URL reviewers use to reach this server, for the printed links (default http://HOST:PORT)",
     )
     s.add_argument(
         "--label-studio-bin",
         default=None,
-        help=f"the label-studio executable (default: ${BIN_ENV}, then PATH, then {DEFAULT_VENV}/bin/label-studio)",
+        metavar="FILE",
+        help=f"the label-studio executable (default ${BIN_ENV}, then PATH, then {DEFAULT_VENV}/bin/label-studio)",
     )
 
     p = sub.add_parser(
@@ -102,9 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--files-root",
         type=Path,
         default=None,
-        help="the server's LOCAL_FILES_DOCUMENT_ROOT (default: $LOCAL_FILES_DOCUMENT_ROOT or /, as `serve` sets it)",
+        metavar="DIR",
+        help="the server's LOCAL_FILES_DOCUMENT_ROOT (default $LOCAL_FILES_DOCUMENT_ROOT or /, as `serve` sets it)",
     )
-    p.add_argument("--batch-size", type=int, default=250, help="tasks per import request (default: 250)")
+    p.add_argument("--batch-size", type=int, default=250, metavar="N", help="tasks per import request (default 250)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     q = sub.add_parser(
@@ -118,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("build_dir", type=Path, metavar="BUILD_DIR", help="the build directory that was pushed")
     q.add_argument("--project", required=True, metavar="NAME", help="Label Studio project title")
     _add_server_options(q)
-    q.add_argument("--show-problems", type=int, default=20, metavar="N", help="print at most N problems (default: 20)")
+    q.add_argument("--show-problems", type=int, default=20, metavar="N", help="print at most N problems (default 20)")
     return parser
 
 
@@ -164,7 +171,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_push(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from annotation.builddir import load_build
     from annotation.push import push
@@ -181,20 +187,20 @@ def cmd_push(args: argparse.Namespace) -> int:
         overlap=args.overlap,
         progress=not args.no_progress,
     )
-    table = Table(title=f"push {build.label} -> {args.project!r}", show_header=False)
-    table.add_row("project", f"{res.project_url}" + (" (new)" if res.created else ""))
-    table.add_row("items in build", str(res.total))
-    table.add_row("already in project", str(res.already_there))
-    table.add_row("imported now", str(res.imported))
+    rows = [
+        ["project", f"{res.project_url}" + (" (new)" if res.created else "")],
+        ["items in build", res.total],
+        ["already in project", res.already_there],
+        ["imported now", res.imported],
+    ]
     if res.storages_added:
-        table.add_row("image folders connected", "\n".join(res.storages_added))
-    Console().print(table)
+        rows.append(["image folders connected", "\n".join(res.storages_added)])
+    Console().print(table(f"push {build.label} -> {args.project!r}", ["", ""], rows, show_header=False, numeric=False))
     return 0
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from annotation.builddir import load_build
     from annotation.pull import pull
@@ -208,24 +214,20 @@ def cmd_pull(args: argparse.Namespace) -> int:
     counts = review["counts"]
     console = Console()
     done = counts["total"] - counts["pending"]
-    table = Table(title=f"pull {args.project!r} -> {res.review_path}", show_header=False)
-    table.add_row("progress", f"{done}/{counts['total']} items fully reviewed ({100 * done / max(1, counts['total']):.0f}%)")
-    for status in ("keep", "fix", "drop", "adjudicate", "pending"):
-        table.add_row(status, str(counts[status]))
     kappa = review["fleiss_kappa"]
-    table.add_row("Fleiss' kappa (verdicts)", "n/a" if kappa is None else f"{kappa:.3f}")
-    table.add_row("raw export", review["raw_export"] + ("" if res.export_is_new else " (unchanged)"))
-    table.add_row("reviewed items", f"{res.reviewed_path} ({counts['keep'] + counts['fix']})")
-    console.print(table)
+    rows = [
+        ["progress", f"{done}/{counts['total']} items fully reviewed ({100 * done / max(1, counts['total']):.0f}%)"],
+        *([status, counts[status]] for status in ("keep", "fix", "drop", "adjudicate", "pending")),
+        ["Fleiss' kappa (verdicts)", "n/a" if kappa is None else f"{kappa:.3f}"],
+        ["raw export", review["raw_export"] + ("" if res.export_is_new else " (unchanged)")],
+        ["reviewed items", f"{res.reviewed_path} ({counts['keep'] + counts['fix']})"],
+    ]
+    console.print(table(f"pull {args.project!r} -> {res.review_path}", ["", ""], rows, show_header=False, numeric=False))
     if review["reviewers"]:
-        rt = Table(title="reviewers")
-        rt.add_column("reviewer")
-        rt.add_column("annotations", justify="right")
-        rt.add_column("agreement with majority", justify="right")
-        for name, st in review["reviewers"].items():
-            a = st["agreement_with_majority"]
-            rt.add_row(name, str(st["annotations"]), "n/a" if a is None else f"{a:.1%}")
-        console.print(rt)
+        console.print(table("reviewers", ["reviewer", "annotations", "agreement with majority"], [
+            [name, st["annotations"], "n/a" if (a := st["agreement_with_majority"]) is None else f"{a:.1%}"]
+            for name, st in review["reviewers"].items()
+        ]))
     if counts["adjudicate"]:
         print(
             f"{counts['adjudicate']} item(s) have no majority: settle them in {build.path / 'adjudications.json'} "

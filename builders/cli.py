@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence, TypeVar
 
 import yaml
 from rich.console import Console
@@ -23,8 +24,29 @@ from sources.errors import ConfigError, MirageError
 C = TypeVar("C")
 
 stderr = Console(stderr=True)
-stdout = Console(width=None if sys.stdout.isatty() else 120)
-"""Summary tables; 120 columns when piped (rich would fall back to 80 and truncate the cells)."""
+stdout = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
+"""Summary tables: the terminal's width, ``$COLUMNS``, else 120 when piped. Tables fit 80 columns (see
+:func:`table`); long text cells use the room there is."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors are one line: ``prog: error: message``, exit status 2.
+
+    argparse prints the whole usage block before an error (40 lines for MIOH) and hides the one line that
+    matters; an invalid choice names the valid ones in its message already. Subcommand parsers inherit it.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class EmptyBuildError(ConfigError):
+    """A build that yielded no items. ``skipped`` (cells, tasks or videos with their reasons) is printed as a
+    table by :func:`run_builder` before the one-line error, so the user sees why without a build.json."""
+
+    def __init__(self, message: str, stats: Mapping[str, Any]) -> None:
+        super().__init__(message)
+        self.stats = stats
 
 
 def exit_on_error(main: Callable[[Sequence[str] | None], int]) -> Callable[[Sequence[str] | None], int]:
@@ -51,10 +73,19 @@ def run_builder(
     argv: Sequence[str] | None,
     write_build: Callable[[C], tuple[Path, Sequence[Any], Any]],
     print_summary: Callable[[Path, Sequence[Any], Any], None],
+    print_skipped: Callable[[Any], None] | None = None,
 ) -> int:
-    """What every builder's ``main`` does: parse the config, write the build, print its summary."""
+    """What every builder's ``main`` does: parse the config, write the build, print its summary.
+
+    A build that yields nothing prints what was skipped and why (``print_skipped(stats)``, on stderr) before
+    its one-line error."""
     config = parse_config(config_type, parser, argv)
-    path, items, stats = write_build(config)
+    try:
+        path, items, stats = write_build(config)
+    except EmptyBuildError as exc:
+        if print_skipped is not None:
+            print_skipped(exc.stats)
+        raise
     print_summary(path, items, stats)
     return 0
 
@@ -121,10 +152,25 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int], Callable
         yield task
 
 
-def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
-    out = Table(title=title, title_justify="left")
+def table(
+    title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, legend: str | None = None,
+    show_header: bool = True, numeric: bool = True,
+) -> Table:
+    """A summary table that stays readable at 80 columns: the first column (the labels) keeps its width when
+    it fits in half the terminal, the others wrap at spaces (a word longer than its column folds onto the next
+    line; nothing is cut to "…"), ``legend`` explains abbreviated headers below it. Columns after the first are
+    right-aligned numbers unless ``numeric`` is false."""
+    cells = [[str(v) for v in row] for row in rows]
+    label_width = max((len(line) for row in cells if row for line in row[0].splitlines()), default=0)
+    out = Table(title=title, title_justify="left", show_header=show_header, caption=legend, caption_justify="left")
     for i, col in enumerate(columns):
-        out.add_column(col, justify="left" if i == 0 else "right")
-    for row in rows:
-        out.add_row(*(str(v) for v in row))
+        keep = i == 0 and max(label_width, len(col)) <= _LABEL_KEEP
+        out.add_column(col, justify="right" if i and numeric else "left", overflow="fold", no_wrap=keep)
+    for row in cells:
+        out.add_row(*row)
     return out
+
+
+_LABEL_KEEP = 40
+"""Labels up to half an 80-column terminal are never wrapped (rich would shrink the widest column first);
+longer ones wrap like the other cells, so nothing is cropped."""

@@ -147,16 +147,19 @@ class LLMOptions:
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``--llm-*`` options every builder that writes text with an LLM shares."""
     d = LLMConfig()
-    g = parser.add_argument_group("LLM (optional; default: offline templates)")
+    g = parser.add_argument_group("LLM (optional; default offline templates)")
     g.add_argument("--llm-base-url", metavar="URL",
-                   help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: $OPENAI_BASE_URL); "
+                   help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL); "
                         "the key, if any, is read from $OPENAI_API_KEY")
     g.add_argument("--llm-model", metavar="NAME", help="model name; without it templates are used")
-    g.add_argument("--llm-concurrency", type=int, default=d.max_concurrency,
-                   help="requests in flight at most (default: %(default)s)")
-    g.add_argument("--llm-timeout", type=float, default=d.timeout, help="seconds per request (default: %(default)s)")
-    g.add_argument("--llm-retries", type=int, default=d.max_retries, help="retries per request (default: %(default)s)")
-    g.add_argument("--llm-max-tokens", type=int, default=None, help="completion length cap (default: server's)")
+    g.add_argument("--llm-concurrency", type=int, default=d.max_concurrency, metavar="N",
+                   help="requests in flight at most (default %(default)s)")
+    g.add_argument("--llm-timeout", type=float, default=d.timeout, metavar="X",
+                   help="seconds per request (default %(default)s)")
+    g.add_argument("--llm-retries", type=int, default=d.max_retries, metavar="N",
+                   help="retries per request (default %(default)s)")
+    g.add_argument("--llm-max-tokens", type=int, default=None, metavar="N",
+                   help="completion length cap (default the server's)")
 
 
 def redact_url(url: str | None) -> str | None:

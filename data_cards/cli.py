@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from builders.cli import exit_on_error
+from builders.cli import ArgumentParser, exit_on_error, table
 from sources.errors import MirageError
 
 DESCRIPTION = """\
@@ -24,7 +24,7 @@ as one commit and one tag (vX.Y.Z).
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m data_cards", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -37,22 +37,22 @@ def build_parser() -> argparse.ArgumentParser:
         "when complete; an existing version is never overwritten.",
     )
     rel.add_argument("build_dir", metavar="BUILD_DIR", help="a finished build: builds/<benchmark>/<name>/")
-    rel.add_argument("--version", required=True, help="semantic version MAJOR.MINOR.PATCH[-pre] of this release")
-    rel.add_argument("--name", help="release name, the folder under --out (default: the build's benchmark)")
+    rel.add_argument("--version", required=True, metavar="VERSION", help="semantic version MAJOR.MINOR.PATCH[-pre] of this release")
+    rel.add_argument("--name", metavar="NAME", help="release name, the folder under --out (default the build's benchmark)")
     rel.add_argument(
         "--include-unreviewed",
         action="store_true",
         help="also release items no human reviewed (no review, pending, adjudication); the card says so. "
         "Items the reviewers dropped stay out",
     )
-    rel.add_argument("--out", default="releases", help="root folder of releases (default: releases/)")
+    rel.add_argument("--out", default="releases", metavar="DIR", help="root folder of releases (default releases/)")
     rel.add_argument(
-        "--license", help="Hub licence id for the card (default: from the sources' licences, else 'unknown')"
+        "--license", metavar="NAME", help="Hub licence id for the card (default from the sources' licences, else 'unknown')"
     )
-    rel.add_argument("--repo", help="ORG/NAME the release is meant for, used in the card's loading examples")
-    rel.add_argument("--notes", default="", help="text for this version's CHANGELOG.md entry")
+    rel.add_argument("--repo", metavar="ORG/NAME", help="ORG/NAME the release is meant for, used in the card's loading examples")
+    rel.add_argument("--notes", default="", metavar="TEXT", help="text for this version's CHANGELOG.md entry")
     rel.add_argument(
-        "--max-shard-size", type=int, default=500, metavar="MB", help="largest parquet shard, in MB (default: 500)"
+        "--max-shard-size", type=int, default=500, metavar="MB", help="largest parquet shard, in MB (default 500)"
     )
 
     pub = sub.add_parser(
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     pub.add_argument(
         "--token-env",
         metavar="VAR",
-        help="read the token from environment variable VAR (default: HF_TOKEN, then the stored login)",
+        help="read the token from environment variable VAR (default HF_TOKEN, then the stored login)",
     )
     pub.add_argument("--private", action="store_true", help="create the repo private if it does not exist yet")
     return parser
@@ -96,7 +96,6 @@ def _progress():
 
 def cmd_release(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from .release import release
 
@@ -126,14 +125,9 @@ def cmd_release(args: argparse.Namespace) -> int:
     finally:
         if state:
             progress.stop()
-    table = Table(title=f"release {result.name} {result.version}")
-    table.add_column("task")
-    table.add_column("items", justify="right")
-    for t, n in result.stats["tasks"].items():
-        table.add_row(t, str(n))
-    table.add_row("[b]total[/b]", str(result.num_items))
     console = Console(stderr=True)
-    console.print(table)
+    console.print(table(f"release {result.name} {result.version}", ["task", "items"],
+                        [*result.stats["tasks"].items(), ["[b]total[/b]", result.num_items]]))
     for k, v in result.stats["review_status"].items():
         console.print(f"review_status {k}: {v}")
     print(result.path)

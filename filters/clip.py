@@ -149,17 +149,20 @@ def add_clip_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``--clip-*`` options every builder that mines with CLIP shares."""
     d = ClipConfig()
     g = parser.add_argument_group("CLIP mining")
-    g.add_argument("--clip-model", default=d.model, help="open_clip model name (default: %(default)s)")
-    g.add_argument("--clip-pretrained", default=d.pretrained,
-                   help="open_clip pretrained tag, 'none' for random weights (default: %(default)s)")
+    g.add_argument("--clip-model", default=d.model, metavar="NAME", help="open_clip model name (default %(default)s)")
+    g.add_argument("--clip-pretrained", default=d.pretrained, metavar="NAME",
+                   help="open_clip pretrained tag, 'none' for random weights (default %(default)s)")
     g.add_argument("--clip-checkpoint", metavar="FILE", help="local weights file (replaces --clip-pretrained)")
-    g.add_argument("--clip-device", default=d.device, help="auto, cpu, cuda, cuda:N (default: %(default)s)")
-    g.add_argument("--clip-batch-size", type=int, default=d.batch_size, help="default: %(default)s")
-    g.add_argument("--clip-workers", type=int, default=None, help="image decode workers (default: CPUs - 1, max 4)")
-    g.add_argument("--clip-low-z", type=float, default=d.low_z,
-                   help="hard positive at or below this z-score (default: %(default)s)")
-    g.add_argument("--clip-high-z", type=float, default=d.high_z,
-                   help="hard negative at or above this z-score (default: %(default)s)")
+    g.add_argument("--clip-device", default=d.device, metavar="NAME",
+                   help="auto, cpu, cuda, cuda:N (default %(default)s)")
+    g.add_argument("--clip-batch-size", type=int, default=d.batch_size, metavar="N",
+                   help="images or prompts encoded per forward pass; lower it if memory runs out (default %(default)s)")
+    g.add_argument("--clip-workers", type=int, default=None, metavar="N",
+                   help="image decode workers (default CPUs - 1, at most 4)")
+    g.add_argument("--clip-low-z", type=float, default=d.low_z, metavar="X",
+                   help="hard positive at or below this z-score (default %(default)s)")
+    g.add_argument("--clip-high-z", type=float, default=d.high_z, metavar="X",
+                   help="hard negative at or above this z-score (default %(default)s)")
     g.add_argument("--clip-download", action="store_true",
                    help="allow downloading weights (never when HF_HUB_OFFLINE is set)")
     g.add_argument("--no-clip", action="store_true", help="skip the CLIP stage")

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from builders.cli import exit_on_error, stdout, table
+from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from filters.text import Keywords, normalise_keyword
 from scoring.mementos_inputs import Reference, keyword_pairs, read_predictions, read_reference
 from scoring.synonyms import KINDS, SynonymGraph, load_graphs, map_to_roots
@@ -185,12 +185,13 @@ def _pct(x: float) -> str:
 
 
 def print_report(report: Report, model: str = "") -> None:
-    cols = ["domain", "n", *(f"{k[:3]}. {m}" for k in ("object", "behaviour") for m in ("recall", "precision", "F1"))]
+    """Table 2 (one row per domain and keyword kind, so it fits 80 columns) and the Figure 6 breakdowns."""
     rows = [
-        [d, v["n"], *(_pct(v[k][m]) for k in KINDS for m in METRICS)]
-        for d, v in [*report.by_domain.items(), ("all", report.overall)]
+        [d if i == 0 else "", v["n"] if i == 0 else "", kind, *(_pct(v[kind][m]) for m in METRICS)]
+        for d, v in [*report.by_domain.items(), ("all", report.overall)] for i, kind in enumerate(KINDS)
     ]
-    stdout.print(table(f"Mementos scores{' - ' + model if model else ''} (Table 2; keywords: {report.keywords})", cols, rows))
+    stdout.print(table(f"Mementos scores{' - ' + model if model else ''} (Table 2)", ["domain", "n", "keywords",
+                       "recall", "precision", "F1"], rows, legend=f"keywords extracted by {report.keywords}"))
     for title, data in (("episode length (reference behaviours)", report.by_episode_length),
                         ("sequence length (frames)", report.by_frames)):
         rows = [[f"{d} {label}", v["n"], _pct(v["objects"]["recall"]), _pct(v["behaviours"]["recall"]),
@@ -229,14 +230,18 @@ def plot_recall_by_episode(report: Report, path: str | Path, model: str = "") ->
 def parser() -> argparse.ArgumentParser:
     from builders.llm import add_llm_arguments
 
-    p = argparse.ArgumentParser(prog="python -m scoring.mementos", description=__doc__.split("\n\n")[0])
-    p.add_argument("--items", required=True, help="build dir, items.jsonl or release dir with the Mementos items")
-    p.add_argument("--predictions", required=True, help="JSONL of {\"id\": item id, \"prediction\": description}")
-    p.add_argument("--graphs", help="synonym graph directory (<domain>_<kind>.json); without: exact matches only")
-    p.add_argument("--out", help="write the report (JSON, with per-sequence keywords and scores) here")
-    p.add_argument("--figure", help="write Figure 6 (recall by episode length) as PNG here (needs matplotlib)")
-    p.add_argument("--model", default="", help="model name for the titles")
-    p.add_argument("--cache-dir", help="LLM response cache (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    p = ArgumentParser(prog="python -m scoring.mementos", description=__doc__.split("\n\n")[0])
+    p.add_argument("--items", required=True, metavar="PATH",
+                   help="build dir, items.jsonl or release dir with the Mementos items")
+    p.add_argument("--predictions", required=True, metavar="FILE",
+                   help="JSONL of {\"id\": item id, \"prediction\": description}")
+    p.add_argument("--graphs", metavar="DIR",
+                   help="synonym graph directory (<domain>_<kind>.json) (default none: exact matches only)")
+    p.add_argument("--out", metavar="FILE", help="write the report (JSON, with per-sequence keywords and scores) here")
+    p.add_argument("--figure", metavar="FILE",
+                   help="write Figure 6 (recall by episode length) as PNG here (needs matplotlib)")
+    p.add_argument("--model", default="", metavar="NAME", help="model name for the titles")
+    p.add_argument("--cache-dir", metavar="DIR", help="LLM response cache (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
     add_llm_arguments(p)
     return p
 

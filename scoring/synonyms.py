@@ -38,6 +38,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from builders.cli import ArgumentParser
 from filters.text import normalise_keyword
 from sources.errors import ConfigError, MirageError
 
@@ -488,23 +489,24 @@ def _cmd_propose(ns: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m scoring.synonyms", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    p = ArgumentParser(prog="python -m scoring.synonyms", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     imp = sub.add_parser("import-pickle", help="convert the Mementos authors' graph pickles (restricted unpickler)")
-    imp.add_argument("pickles", nargs="+", help="e.g. dl_action_graph_v1.pkl robo_object_graph_v1.pkl")
-    imp.add_argument("--domain", choices=DOMAINS, help="default: from the file name (dl_, robo_, cmc_)")
-    imp.add_argument("--kind", choices=KINDS, help="default: from the file name (_action_, _object_)")
-    imp.add_argument("--out", required=True, help="graph directory (graphs already there are merged into)")
+    imp.add_argument("pickles", nargs="+", metavar="FILE", help="e.g. dl_action_graph_v1.pkl robo_object_graph_v1.pkl")
+    imp.add_argument("--domain", choices=DOMAINS, help="domain of the graphs (default from the file name: dl_, robo_, cmc_)")
+    imp.add_argument("--kind", choices=KINDS, help="keyword kind of the graphs (default from the file name: _action_, _object_)")
+    imp.add_argument("--out", required=True, metavar="DIR", help="graph directory (graphs already there are merged into)")
     bld = sub.add_parser("build", help="graphs from a build's human keyword lists plus approved pairs")
-    bld.add_argument("--items", required=True, help="build dir or items.jsonl (reference keywords)")
-    bld.add_argument("--approved", nargs="*", default=[], help="pairs TSV files; rows with accept=y are used")
-    bld.add_argument("--out", required=True, help="graph directory")
+    bld.add_argument("--items", required=True, metavar="PATH", help="build dir or items.jsonl (reference keywords)")
+    bld.add_argument("--approved", nargs="*", default=[], metavar="FILE",
+                     help="pairs TSV files; rows with accept=y are used (default none)")
+    bld.add_argument("--out", required=True, metavar="DIR", help="graph directory")
     bld.add_argument("--merge", action="store_true", help="keep the edges of graphs already in --out")
     pro = sub.add_parser("propose", help="candidate pairs from predictions, for a person to accept")
-    pro.add_argument("--items", required=True, help="build dir or items.jsonl")
-    pro.add_argument("--predictions", required=True, help="JSONL of {id, prediction}")
-    pro.add_argument("--graphs", help="existing graph directory (known edges are not proposed again)")
-    pro.add_argument("--out", required=True, help="TSV of candidates (accept column empty)")
+    pro.add_argument("--items", required=True, metavar="PATH", help="build dir or items.jsonl")
+    pro.add_argument("--predictions", required=True, metavar="FILE", help="JSONL of {id, prediction}")
+    pro.add_argument("--graphs", metavar="DIR", help="existing graph directory (known edges are not proposed again)")
+    pro.add_argument("--out", required=True, metavar="FILE", help="TSV of candidates (accept column empty)")
     return p
 
 

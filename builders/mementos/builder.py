@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from builders.cli import progress_bar
+from builders.cli import EmptyBuildError, progress_bar
 from builders.items import Item, make_item
 from builders.llm import make_client
 from builders.mementos.config import (
@@ -24,7 +24,6 @@ from builders.mementos.config import (
 )
 from builders.run import code_version, file_sha256, open_build
 from builders.seeding import rng
-from sources.errors import ConfigError
 from sources.records import VideoRecord
 from templates.loader import load_templates
 
@@ -285,8 +284,8 @@ def write_build(config: MementosConfig) -> tuple[Path, list[Item], dict[str, Any
     """Run a build and write its directory atomically; returns (path, items, stats)."""
     result = plan(config)
     if not result.items:
-        reasons = "; ".join(f"{k} ({n})" for k, n in result.stats["skipped_by_reason"].items()) or "no videos"
-        raise ConfigError(f"the build produced no items: {reasons}")
+        reasons = "see the skipped videos above" if result.stats["skipped"] else "the sources hold no videos"
+        raise EmptyBuildError(f"the build produced no items: {reasons}", result.stats)
     with open_build(config.out, config.build_name()) as out:
         for rel, src in sorted(result.copies.items()):
             out.add_image(src, Path(rel).name)

@@ -7,7 +7,9 @@ import argparse
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import exit_on_error, run_builder, stdout, table
+from rich.console import Console
+
+from builders.cli import ArgumentParser, exit_on_error, run_builder, stderr, stdout, table
 from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.mementos.builder import write_build
@@ -19,7 +21,7 @@ from builders.mementos.config import MementosConfig
 def parser() -> argparse.ArgumentParser:
     from sources.video import BACKENDS, policy_names
 
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m builders.mementos",
         description="Build Mementos (descriptions of image sequences; object and behaviour hallucination). Runs on "
         "the demo world's videos unless NExT-QA, robot or comics data is given.",
@@ -31,19 +33,19 @@ def parser() -> argparse.ArgumentParser:
     a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
     a("--name", metavar="NAME", help="build name (default demo-seed<S> or data-seed<S>)")
     a("--cache-dir", metavar="DIR", help="cache of frames, demo videos and LLM answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    a("--config", metavar="FILE.yaml", help="YAML file of options (field names with underscores); flags override it")
+    a("--config", metavar="FILE", help="YAML file of options (field names with underscores); flags override it")
     a("--demo-videos", type=int, metavar="N", help=f"number of demo videos when no data is given (default {d.demo_videos})")
-    a("--nextqa", metavar="CSV", help="NExT-QA question CSV (val.csv / test.csv / train.csv): daily-life domain")
+    a("--nextqa", metavar="FILE", help="NExT-QA question CSV (val.csv / test.csv / train.csv): daily-life domain")
     a("--videos", metavar="DIR", help="directory of the NExT-QA videos")
-    a("--nextqa-map", metavar="JSON", help="map_vid_vidorID.json (default: looked up beside the CSV and the videos)")
+    a("--nextqa-map", metavar="FILE", help="map_vid_vidorID.json (default looked up beside the CSV and the videos)")
     a("--robot", metavar="DIR", help="robot episodes: video files, frame folders or a LeRobot v2 dataset (robotics domain)")
     a("--comics", metavar="DIR", help="comics: one folder of panel images per comic (comics domain)")
     a("--policy", metavar="NAME", help=f"frame sampling for every video source, one of {', '.join(policy_names())} "
-                       "(default: daily_life for NExT-QA, robotics for robots, uniform:8 for the demo)")
+                       "(default daily_life for NExT-QA, robotics for robots, uniform:8 for the demo)")
     a("--backend", choices=BACKENDS, help=f"video decoder (default {d.backend}: decord where installed)")
     a("--on-error", choices=("skip", "fail"), help="an unreadable video is skipped with its reason, or stops the build "
                                                    f"(default {d.on_error})")
-    a("--max-videos", type=int, metavar="N", help="a seeded sample of at most N videos per source (default: all)")
+    a("--max-videos", type=int, metavar="N", help="a seeded sample of at most N videos per source (default all)")
     a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
     add_llm_arguments(p)
     return p
@@ -59,13 +61,18 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
         ["descriptions", ", ".join(f"{k} {v}" for k, v in stats["descriptions"].items())],
         ["keywords", stats["keywords"]],
         ["frames", ", ".join(f"{k} {v}" for k, v in stats["frames"].items()) or "-"],
-    ]))
+    ], numeric=False))
+    print_skipped(stats, stdout)
+
+
+def print_skipped(stats: dict[str, Any], console: Console = stderr) -> None:
+    """The videos skipped, counted by reason (nothing if none)."""
     if stats["skipped_by_reason"]:
-        stdout.print(table("Skipped videos", ["why", "videos"], list(stats["skipped_by_reason"].items())))
+        console.print(table("Skipped videos", ["why", "videos"], list(stats["skipped_by_reason"].items())))
 
 
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m builders.mementos``."""
-    return run_builder(MementosConfig, parser(), argv, write_build, print_summary)
+    return run_builder(MementosConfig, parser(), argv, write_build, print_summary, print_skipped)
 

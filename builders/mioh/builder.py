@@ -12,7 +12,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from builders import quality
-from builders.cli import progress_bar, stderr
+from builders.cli import EmptyBuildError, progress_bar, stderr
 from builders.items import Item, make_item
 from builders.llm import make_client
 from builders.mcq import BalancedCycle, ShareSchedule
@@ -49,7 +49,6 @@ from builders.run import code_version, file_sha256, open_build
 from builders.seeding import rng
 from filters.base import FilterStats
 from filters.clip import ClipUnavailable, load_scorer
-from sources.errors import ConfigError
 from sources.records import RecordSet
 
 # ------------------------------------------------------------------------------------------------- sources
@@ -203,7 +202,7 @@ class MiohBuilder:
         for variant in variants(self.task, qtype):
             if pressure == "hard_negative" and variant == "fewest":
                 continue
-            nota = ShareSchedule(self.config.nota_share if variant in NOTA_VARIANTS and pressure != "hard_positive" else 0.0)
+            nota = ShareSchedule(self.config.nota_share if nota_eligible(variant, pressure) else 0.0)
             if variant in IMAGE_SLOT_VARIANTS:
                 slots = BalancedCycle(range(n), cell_rng)
             elif variant in OPTION_SLOT_VARIANTS:
@@ -396,6 +395,30 @@ def _median(values: Sequence[float]) -> float:
     return round(float(np.median(values)), 5) if len(values) else 0.0
 
 
+def nota_eligible(variant: str, pressure: str) -> bool:
+    """Whether 'None of the above' may be the answer: the question form allows no right option
+    (:data:`NOTA_VARIANTS`), and the cell is not ``hard_positive`` (a hard positive needs a present object)."""
+    return variant in NOTA_VARIANTS and pressure != "hard_positive"
+
+
+def nota_report(items: Sequence[Item], share: float) -> dict[str, Any]:
+    """How many eligible items 'None of the above' answers, against ``--nota-share``; a warning when the
+    per-cell schedule rounded it far below the request (small cells: ``round(0.2 x 2) = 0``).
+
+    The share is scheduled per cell and question form, not over the whole build, so that a cell's items do not
+    depend on which other cells are built; the default builds' answers are fixed by that schedule."""
+    eligible = [it for it in items if nota_eligible(it.provenance.get("template", "").rsplit("/", 1)[-1], it.pressure)]
+    answers = sum(1 for it in eligible if it.answer_text == quality.NOTA)
+    realised = answers / len(eligible) if eligible else 0.0
+    warning = None
+    if share > 0 and eligible and realised < share / 2:
+        warning = (f"--nota-share {share} asked for 'None of the above' in {share:.0%} of the eligible items, but "
+                   f"{answers} of {len(eligible)} got it: the share is rounded in each cell and question form, "
+                   "so cells of few questions get none; raise --n-questions")
+    return {"requested": share, "eligible": len(eligible), "answers": answers, "share": round(realised, 4),
+            "warning": warning}
+
+
 # -------------------------------------------------------------------------------------------- the build
 
 
@@ -454,6 +477,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item
         items=len(all_items),
         skipped=skipped + [{"cell": s} for s in shortfalls],
         quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
+        nota=nota_report(all_items, config.nota_share),
         seconds=round(time.perf_counter() - started, 2),
         input_hashes=input_hashes(sources),
         generated_sources=[rs.source for rs in sources.values() if rs.generated],
@@ -466,7 +490,10 @@ def write_build(config: MiohConfig) -> tuple[Path, list[Item], dict[str, Any]]:
     stats: dict[str, Any] = {}
     items = list(build(config, stats))
     if not items:
-        raise ConfigError("the build produced no items: see the skipped cells above (is the source too small?)")
+        raise EmptyBuildError("the build produced no items: see the skipped tasks and cells above (is the source "
+                              "too small?)", stats)
+    if stats["nota"]["warning"]:
+        stderr.print(f"warning: {stats['nota']['warning']}", markup=False, style="yellow")
     with open_build(config.out, config.build_name()) as out:
         if stats["generated_sources"]:
             items = [_localise(out, it) for it in items]

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import exit_on_error, run_builder, stdout, table
+from builders.cli import ArgumentParser, exit_on_error, run_builder, stdout, table
 from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.mmsap.builder import write_build
@@ -16,7 +16,7 @@ from builders.mmsap.questions import SUBSET_NAMES
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m builders.mmsap",
         description="Build MM-SAP (self-awareness in perception): BasicVisQA, KnowVisQA and BeyondVisQA, every "
         "question with 4 options and the refusal \"Sorry, I can't help with it\". Runs on the embedded demo world "
@@ -38,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
     a("--coco-instances", metavar="FILE", help="COCO instances JSON: grounds BeyondVisQA in real images")
     a("--authored", metavar="FILE",
       help="authored questions, YAML or JSON lines (KnowVisQA and hand-made BasicVisQA) "
-           "(default: the shipped demo knowledge file on the demo world, none otherwise)")
+           "(default the shipped demo knowledge file on the demo world, none otherwise)")
     a("--seed", type=int, metavar="N", help=f"seed of every random choice (default {d.seed})")
     a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
     a("--name", metavar="NAME", help="build name (default demo-seed<S> or real-seed<S>)")
