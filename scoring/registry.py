@@ -19,6 +19,7 @@ SCORERS: dict[str, str] = {
     "mioh": "scoring.mioh",
     "mementos": "scoring.mementos",
     "mmsap": "scoring.mmsap",
+    "predictive": "scoring.predictive",
 }
 
 
