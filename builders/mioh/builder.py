@@ -496,6 +496,11 @@ def write_build(config: MiohConfig) -> tuple[Path, list[Item], dict[str, Any]]:
         stderr.print(f"warning: {stats['nota']['warning']}", markup=False, style="yellow")
     with open_build(config.out, config.build_name()) as out:
         if stats["generated_sources"]:
+    if config.decomposed:  # Sec. 5.5: after the quality stats, which are about the benchmark's own items
+        from builders.mioh.decomposed import decompose
+
+        single, stats["decomposed"] = decompose(all_items)
+        all_items = all_items + single
             items = [_localise(out, it) for it in items]
         n = out.write_items(items)
         out.write_json("build.json", {

@@ -80,6 +80,8 @@ def parser() -> argparse.ArgumentParser:
     add_llm_arguments(p)
     return p
 
+    a("--decomposed", action="store_true", help="also ask every comprehensive existence question image by image, "
+      "'Is there a {object} in this image?' (the Sec. 5.5 ablation; scored by python -m scoring mioh) (default off)")
 
 PRESSURE_HEADERS = {"easy": "easy", "hard_positive": "hard+", "hard_negative": "hard-", "n_images": "n_img",
                     "sycophantic": "syco", "instructional_override": "instr"}

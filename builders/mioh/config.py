@@ -53,6 +53,8 @@ class MiohConfig(ClipOptions, BuildOptions):
     count_scope: str = "image"
     max_attempts: int = 200
 
+    decomposed: bool = False
+    """Also emit the decomposed ablation's single-image questions (Sec. 5.5, :mod:`builders.mioh.decomposed`)."""
     def __post_init__(self) -> None:
         if self.n_images not in IMAGE_LADDER:
             raise ConfigError(f"n_images must be one of {', '.join(map(str, IMAGE_LADDER))} (paper Sec. 4.3), not {self.n_images}")
