@@ -24,8 +24,9 @@ Reported:
   it, the share where the model chose it (a model that hides behind abstention shows here).
 * **Position bias**: the model's chosen letters against the letters of the true answers (counts and shares),
   with a chi-square statistic of the model's letters against the truth's distribution.
-* **Decomposed ablation** (Fig. 5): items of question type ``decomposed`` (``--decomposed`` builds) are single-
-  image yes/no questions grouped by ``provenance.group`` (the comprehensive item they decompose); a group counts
+* **Decomposed ablation** (Fig. 5): items of question type ``decomposed`` (``--decomposed`` builds,
+  :mod:`builders.mioh.decomposed`) are single-image yes/no questions grouped by ``provenance.groups`` (the ids of
+  the comprehensive items they decompose); a group counts
   correct when every one of its questions is answered correctly, and is compared with the accuracy on the
   comprehensive items themselves (the same groups only). Decomposed items are kept out of every other table.
 * **Coverage**: items without a prediction (``missing``: not scored, so a partial run is visible rather than
@@ -188,14 +189,21 @@ def letter_distribution(scored: Sequence[Scored]) -> dict[str, Any]:
 
 
 def decomposed(scored: Sequence[Scored], decomposed_scored: Sequence[Scored]) -> dict[str, Any] | None:
-    """Fig. 5: all-correct over each group of single-image questions vs the comprehensive item's accuracy."""
+    """Fig. 5: all-correct over each group of single-image questions vs the comprehensive item's accuracy.
+
+    A single-image question belongs to every group in ``provenance.groups`` (the same image asked about the same
+    object is one question, shared by the comprehensive items that show it); a group is complete when it has
+    ``provenance.group_sizes[group]`` members and its comprehensive item was answered."""
     if not decomposed_scored:
         return None
     groups: dict[str, list[Scored]] = defaultdict(list)
+    expected: dict[str, int] = {}
     for s in decomposed_scored:
-        groups[str(s.item.provenance.get("group"))].append(s)
+        sizes = s.item.provenance.get("group_sizes") or {}
+        for g in s.item.provenance.get("groups") or ():
+            groups[str(g)].append(s)
+            expected[str(g)] = int(sizes.get(g, 0))
     parents = {s.item.id: s for s in scored}
-    expected = {g: int(members[0].item.provenance.get("group_size", len(members))) for g, members in groups.items()}
     complete = {g: m for g, m in groups.items() if len(m) == expected[g] and g in parents}
     rows = []
     for g, members in complete.items():

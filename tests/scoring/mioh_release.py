@@ -68,7 +68,7 @@ def make_mioh_build(root: Path, name: str = "hand") -> tuple[Path, dict[str, Ite
             by_key[f"{key}/{k}"] = make_item(
                 benchmark="mioh", task="existence", question_type="decomposed", pressure=parent.pressure,
                 images=[image], question="Is there a cat in this image?", options=(), answer=truth,
-                provenance={"group": parent.id, "group_size": len(truths), "image_index": k, "probe": "cat"})
+                provenance={"groups": [parent.id], "group_sizes": {parent.id: len(truths)}, "probe": "cat"})
     write_items(build / "items.jsonl", by_key.values())
     (build / "build.json").write_text(json.dumps({"benchmark": "mioh", "name": name, "seed": 0, "config": {}}))
     return build, by_key
