@@ -3,9 +3,10 @@
 A relation ``q`` is *false* for a kept triplet (s, p, o) of an image when ``q`` is not annotated from s to o in
 that image, is no near-synonym of a relation that is (``templates/reefknot/filters.yaml`` ``synonyms``), and:
 
-* **perceptive** ``q``: on an exhaustive source (the demo world lists every relation that holds) being absent is
-  enough; otherwise the two boxes must contradict ``q`` by its box rule (:func:`box_contradicts`): a VG scene
-  graph lists a few relations per pair, so absence alone proves nothing for "near" or "left of";
+* on an exhaustive source (the demo world lists every relation that holds) being absent is enough;
+* otherwise a ``q`` with a box rule (perceptive, and the few cognitive ones such as "sitting on") must be
+  contradicted by the two boxes (:func:`box_contradicts`): a VG scene graph lists a few relations per pair, so
+  absence alone proves nothing for "near" or "left of"; a perceptive ``q`` without a box rule is never used;
 * **cognitive** ``q``: absent from the image's scene graph (exact on the demo world; on VG the paper's own
   assumption, checked there by annotators). Among such relations the plausible ones are preferred: seen for the
   same (subject, object) pair elsewhere in the source, else for the subject, else for the object (the level is
@@ -93,18 +94,19 @@ class FalseRelations:
             if q == prior or any(self.lex.similar(q, a) for a in t.annotated):
                 continue
             level, support = self._plausibility(t, q)
-            if t.category == "perception":
-                if self.exhaustive:
-                    rule = "absent (exhaustive source)"
-                else:
-                    kind = self.lex.box_kind.get(q)
-                    if kind is None or not box_contradicts(kind, t.subject_box, t.object_box):
-                        continue
-                    rule = f"boxes: {kind}"
-            else:
-                if level == "vocabulary":
+            kind = self.lex.box_kind.get(q)
+            if self.exhaustive:
+                rule = "absent (exhaustive source)"
+            elif kind is not None:
+                if not box_contradicts(kind, t.subject_box, t.object_box):
                     continue
-                rule = "absent (exhaustive source)" if self.exhaustive else "absent from the scene graph"
+                rule = f"boxes: {kind}"
+            elif t.category == "perception":
+                continue
+            else:
+                rule = "absent from the scene graph"
+            if t.category == "cognition" and level == "vocabulary":
+                continue
             out.append(FalseRelation(q, rule, level, support))
         out.sort(key=lambda f: (-LEVELS.index(f.plausibility), f.predicate))
         return out

@@ -1,0 +1,216 @@
+"""An independent checker of Reefknot items: plain loops over the raw Visual Genome-format files.
+
+It imports no builder code. It reads ``relationships.json`` (and ``objects.json`` and ``image_data.json`` when
+given), finds each item's image by its file name, parses the question text against the names of that image, and
+re-derives the answer from the scene graph:
+
+* every name the question uses must refer to exactly one object of the image;
+* Y/N: "yes" exactly when the asked relation is annotated from the subject to the object; a "no" relation must
+  be no near-synonym of an annotated one and, on a non-exhaustive source, a relation with a box rule must be
+  contradicted by the two boxes (its own implementation of the rules the builder documents);
+* MCQ: exactly one option is annotated, it is the answer, and no two options are near-synonyms;
+* VQA: the reference sentence states an annotated relation, with "is"/"are" agreeing with the subject.
+
+The word lists (predicate aliases, synonyms, box rules, plural names) are read from ``templates/reefknot`` data:
+they are the specification, not code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+LISTS = Path(__file__).resolve().parents[3] / "templates" / "reefknot" / "filters.yaml"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+class Checker:
+    def __init__(self, relationships: str | Path, image_data: str | Path | None = None,
+                 objects: str | Path | None = None, exhaustive: bool = False) -> None:
+        lists = yaml.safe_load(LISTS.read_text())
+        self.aliases = {str(k): str(v) for k, v in lists["predicate_aliases"].items()}
+        self.articles = set(lists["name_articles"])
+        self.synonyms: dict[str, set[str]] = defaultdict(set)
+        for group in lists["synonyms"]:
+            for a in group:
+                self.synonyms[str(a)].update(str(b) for b in group)
+        self.box_kind = {str(p): kind for kind, ps in lists["box_rules"].items() for p in ps}
+        self.plural = set(lists["plural_names"])
+        self.singular = set(lists["singular_s_names"])
+        self.exhaustive = exhaustive
+        files: dict[str, Any] = {}
+        if image_data:
+            for entry in json.loads(Path(image_data).read_text()):
+                iid = entry.get("image_id", entry.get("id"))
+                url = entry.get("url") or ""
+                files[str(iid)] = url.rsplit("/", 1)[-1] if url.strip("/") else f"{iid}.jpg"
+        self.images: dict[str, dict[str, Any]] = {}
+        for entry in json.loads(Path(relationships).read_text()):
+            iid = str(entry.get("image_id", entry.get("id")))
+            image = {"objects": {}, "relations": defaultdict(set)}
+            for rel in entry["relationships"]:
+                ids = []
+                for end in (rel["subject"], rel["object"]):
+                    oid = str(end.get("object_id", end.get("id")))
+                    name = end["name"] if "name" in end else end["names"][0]
+                    image["objects"].setdefault(oid, (self.name(name), (end["x"], end["y"], end["w"], end["h"])))
+                    ids.append(oid)
+                image["relations"][(ids[0], ids[1])].add(self.predicate(rel["predicate"]))
+            self.images[files.get(iid, f"{iid}.jpg")] = image
+            image["id"] = iid
+        if objects:
+            by_id = {img["id"]: img for img in self.images.values()}
+            for entry in json.loads(Path(objects).read_text()):
+                img = by_id.get(str(entry.get("image_id", entry.get("id"))))
+                if img is None:
+                    continue
+                merged = {}
+                for obj in entry["objects"]:
+                    oid = str(obj.get("object_id", obj.get("id")))
+                    name = obj["name"] if "name" in obj else obj["names"][0]
+                    img["objects"].setdefault(oid, (self.name(name), (obj["x"], obj["y"], obj["w"], obj["h"])))
+                    for m in obj.get("merged_object_ids") or ():
+                        merged[str(m)] = oid
+                for m, oid in merged.items():  # a merged id is the same object: drop its duplicate entry
+                    if m in img["objects"] and m != oid:
+                        del img["objects"][m]
+                        for (a, b), preds in list(img["relations"].items()):
+                            if m in (a, b):
+                                img["relations"][(oid if a == m else a, oid if b == m else b)] |= preds
+                                del img["relations"][(a, b)]
+
+    # --------------------------------------------------------------------------------------------- words
+
+    def name(self, raw: str) -> str:
+        words = raw.lower().split()
+        while len(words) > 1 and words[0] in self.articles:
+            words = words[1:]
+        return " ".join(words)
+
+    def predicate(self, raw: str) -> str:
+        text = _norm(raw)
+        return self.aliases.get(text, text)
+
+    def plural_name(self, name: str) -> bool:
+        for w in (name, name.split()[-1]):
+            if w in self.plural:
+                return True
+            if w in self.singular:
+                return False
+        head = name.split()[-1]
+        return head.endswith("s") and not head.endswith(("ss", "us", "is", "ous"))
+
+    def similar(self, a: str, b: str) -> bool:
+        return a == b or b in self.synonyms.get(a, set())
+
+    # --------------------------------------------------------------------------------------------- truth
+
+    def _one(self, image: dict, name: str) -> tuple[str, tuple] | None:
+        found = [(oid, box) for oid, (n, box) in image["objects"].items() if n == name]
+        return found[0] if len(found) == 1 else None
+
+    def _pair(self, image: dict, s: str, o: str) -> tuple[set[str], tuple, tuple] | None:
+        a, b = self._one(image, s), self._one(image, o)
+        if a is None or b is None:
+            return None
+        return image["relations"].get((a[0], b[0]), set()), a[1], b[1]
+
+    def false_in_image(self, relation: str, annotated: set[str], sbox: tuple, obox: tuple) -> bool:
+        if any(self.similar(relation, a) for a in annotated):
+            return False
+        kind = self.box_kind.get(relation)
+        if self.exhaustive or kind is None:
+            return True  # cognitive relations (and all on exhaustive sources): absent is false
+        sx, sy, sw, sh = sbox
+        ox, oy, ow, oh = obox
+        cx, cy = sx + sw / 2, sy + sh / 2
+        gap = max(ox - sx - sw, sx - ox - ow, oy - sy - sh, sy - oy - oh)
+        return {
+            "left": cx >= ox + ow, "right": cx <= ox, "above": cy >= oy + oh, "below": cy <= oy,
+            "inside": gap > 0, "contact": gap > 0 and gap >= 0.25 * min(max(sw, sh), max(ow, oh)),
+            "near": gap >= max(sw, sh, ow, oh),
+        }[kind]
+
+    def _parse_pair(self, image: dict, text: str) -> list[tuple[str, str, str]]:
+        """Every (subject, middle, object) reading of ``text`` = "<subject> <middle> the <object>"."""
+        names = {n for n, _ in image["objects"].values()}
+        out = []
+        for s in names:
+            for o in names:
+                if text.startswith(s + " ") and text.endswith(" the " + o):
+                    out.append((s, text[len(s) + 1: len(text) - len(o) - 5], o))
+        return out
+
+    def expected(self, item: dict) -> str | None:
+        """The answer the raw annotations give, or an explanation starting with '!' when the item is invalid."""
+        image = self.images.get(Path(item["images"][0]).name)
+        if image is None:
+            return "!image not in the annotations"
+        q = item["question"]
+        if item["question_type"] == "yes_no":
+            m = re.fullmatch(r"(Is|Are) the (.+) in this photo\?", q)
+            readings = [(s, r, o) for s, r, o in self._parse_pair(image, m.group(2))] if m else []
+            readings = [x for x in readings if self._pair(image, x[0], x[2]) is not None]
+            if len(readings) != 1:
+                return f"!{len(readings)} readings of the question"
+            s, r, o = readings[0]
+            if (m.group(1) == "Are") != self.plural_name(s):
+                return "!verb does not agree with the subject"
+            annotated, sb, ob = self._pair(image, s, o)
+            if r in annotated:
+                return "yes"
+            return "no" if self.false_in_image(r, annotated, sb, ob) else "!negative not provably false"
+        m = re.fullmatch(r"What is the relation between the (.+) and the (.+) in this photo\?(.*)", q)
+        if not m:
+            return "!question does not parse"
+        names = {n for n, _ in image["objects"].values()}
+        pairs = [(s, o) for s in names for o in names
+                 if f"the {s} and the {o} in this photo?" in q and q.startswith(f"What is the relation between the {s} and")]
+        pairs = [p for p in pairs if self._pair(image, *p) is not None]
+        if len(pairs) != 1:
+            return f"!{len(pairs)} readings of the question"
+        s, o = pairs[0]
+        annotated, sb, ob = self._pair(image, s, o)
+        if item["question_type"] == "mcq":
+            true = [i for i, opt in enumerate(item["options"]) if opt in annotated]
+            if len(true) != 1:
+                return f"!{len(true)} true options"
+            for i, a in enumerate(item["options"]):
+                for b in item["options"][i + 1:]:
+                    if self.similar(a, b):
+                        return f"!options {a!r} and {b!r} are near-synonyms"
+            if not all(self.false_in_image(opt, annotated, sb, ob) for i, opt in enumerate(item["options"]) if i != true[0]):
+                return "!a distractor is not provably false"
+            return LETTERS[true[0]]
+        be = "are" if self.plural_name(s) else "is"
+        subject = f"The {s} {be} "
+        if not item["answer"].startswith(subject) or not item["answer"].endswith(f" the {o}."):
+            return "!reference does not agree with the question"
+        relation = item["answer"][len(subject): -len(f" the {o}.")]
+        if relation not in annotated:
+            return "!reference relation not annotated"
+        if f"Please answer in the following format: The {s} {be} <relation> the {o}." not in q:
+            return "!format instruction missing"
+        return item["answer"]
+
+    def check(self, items: list[dict]) -> list[tuple[str, str, str]]:
+        """(item id, given answer, expected) for every disagreement."""
+        bad = []
+        for item in items:
+            want = self.expected(item)
+            if want != item["answer"]:
+                bad.append((item["id"], item["answer"], str(want)))
+        return bad
+
+
+def read_items(path: str | Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]

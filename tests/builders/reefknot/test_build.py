@@ -1,0 +1,181 @@
+"""Reefknot end to end: every answer re-derived by the independent checker (demo, VG v1.0/v1.2/v1.4 layouts), a
+planted wrong answer caught, validity figures, determinism, bad input as one line with exit 2 and no build."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builders import reefknot
+from tests.builders.reefknot.checker import Checker, read_items
+from tests.builders.reefknot.vg_fixture import make_vg
+
+FIXTURE_OPTIONS = ("--min-predicate-count", "1", "--min-name-count", "1", "--prior-support", "100")
+"""The fixture is tiny: every name and predicate is rare and no pair has a language prior worth the name."""
+
+
+def run(*argv: str) -> int:
+    return reefknot.main([*argv, "--no-progress"])
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("rk-cache")
+
+
+@pytest.fixture(scope="module")
+def demo_build(tmp_path_factory, cache_dir) -> Path:
+    out = tmp_path_factory.mktemp("rk-builds")
+    assert run("--demo-images", "60", "--out", str(out), "--cache-dir", str(cache_dir)) == 0
+    return out / "demo-seed0"
+
+
+@pytest.fixture(scope="module")
+def demo_checker(cache_dir, demo_build) -> Checker:
+    (folder,) = (cache_dir / "reefknot-demo").iterdir()
+    return Checker(folder / "relationships.json", folder / "image_data.json", folder / "objects.json", exhaustive=True)
+
+
+def test_demo_build_passes_the_checker(demo_build, demo_checker):
+    items = read_items(demo_build / "items.jsonl")
+    assert demo_checker.check(items) == []
+    cells = {(it["question_type"], it["task"]) for it in items}
+    assert cells == {(s, c) for s in ("yes_no", "mcq", "vqa") for c in ("perception", "cognition")}
+
+
+def test_checker_catches_a_flipped_answer(demo_build, demo_checker):
+    items = read_items(demo_build / "items.jsonl")
+    yn = next(it for it in items if it["question_type"] == "yes_no")
+    mcq = next(it for it in items if it["question_type"] == "mcq")
+    vqa = next(it for it in items if it["question_type"] == "vqa")
+    flipped = [
+        {**yn, "answer": "no" if yn["answer"] == "yes" else "yes"},
+        {**mcq, "answer": "A" if mcq["answer"] != "A" else "B"},
+        {**vqa, "answer": vqa["answer"].replace(" the ", " the the ", 1)},
+    ]
+    assert [bad[0] for bad in demo_checker.check(flipped)] == [yn["id"], mcq["id"], vqa["id"]]
+
+
+def test_validity_figures_hold(demo_build):
+    build = json.loads((demo_build / "build.json").read_text())
+    q = build["stats"]["quality"]
+    assert q["two_answers"] == q["duplicate_questions"] == q["agreement_faults"] == 0
+    for cat, counts in q["yes_no_balance"].items():
+        assert counts["yes"] == counts["no"] > 0, cat
+    base = q["blind_baselines"]
+    assert base["yes_no"]["always_yes"] == 0.5
+    assert abs(base["yes_no"]["language_prior"] - 0.5) <= 0.1
+    assert abs(base["mcq"]["always_A"] - 0.25) <= 0.05
+    phases = build["stats"]["phases"]
+    b = phases["b_filtering"]
+    assert b["kept"] + sum(b["dropped"].values()) == b["in"]
+    assert phases["a_triplets"]["relations"] == b["in"]
+    planned = phases["e_questions"]["planned"]
+    # one scale for every count: the Table 2 proportions hold (Y/N rounded to even)
+    assert abs(planned["yes_no/perception"] / planned["yes_no/cognition"] - 5440 / 4300) < 0.2
+
+
+def test_builds_are_byte_identical_for_a_seed(tmp_path, cache_dir):
+    for name in ("a", "b"):
+        assert run("--demo-images", "30", "--out", str(tmp_path / name), "--cache-dir", str(cache_dir)) == 0
+    a, b = ((tmp_path / n / "demo-seed0" / "items.jsonl").read_bytes() for n in ("a", "b"))
+    assert a == b and a
+    assert run("--demo-images", "30", "--seed", "1", "--out", str(tmp_path / "c"), "--cache-dir", str(cache_dir)) == 0
+    assert (tmp_path / "c" / "demo-seed1" / "items.jsonl").read_bytes() != a
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.2", "1.4"])
+def test_visual_genome_layouts_pass_the_checker(version, tmp_path):
+    vg = make_vg(tmp_path / "vg", version)
+    args = ["--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]),
+            "--vg-image-data", str(vg["image_data"]), "--out", str(tmp_path / "out"), *FIXTURE_OPTIONS]
+    if version != "1.0":
+        args += ["--vg-objects", str(vg["objects"])]
+    assert run(*args) == 0
+    build = tmp_path / "out" / "visual_genome-seed0"
+    items = read_items(build / "items.jsonl")
+    checker = Checker(vg["relationships"], vg["image_data"], vg["objects"] if version != "1.0" else None)
+    assert checker.check(items) == []
+    assert {it["task"] for it in items} == {"perception", "cognition"}
+    assert all(Path(it["images"][0]).is_file() for it in items)
+    stats = json.loads((build / "build.json").read_text())["stats"]
+    if version != "1.0":  # the second dog of image 12 comes from objects.json only
+        assert stats["phases"]["b_filtering"]["dropped"]["several instances of the subject's category"] >= 1
+        assert stats["read"]["endpoints_missing_from_objects"] == 1
+
+
+def test_visual_genome_without_image_data_reads_image_headers(tmp_path):
+    vg = make_vg(tmp_path / "vg", "1.2")
+    assert run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]),
+               "--out", str(tmp_path / "out"), *FIXTURE_OPTIONS) == 0
+    items = read_items(tmp_path / "out" / "visual_genome-seed0" / "items.jsonl")
+    assert Checker(vg["relationships"], vg["image_data"]).check(items) == []
+
+
+def _edit(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+BAD_INPUTS = {
+    # name: (edit of the fixture, words of the one-line error)
+    "relationships not an array": (lambda p: p["relationships"].write_text('{"a": 1}'), "top level must be an array"),
+    "truncated file": (lambda p: p["relationships"].write_text(p["relationships"].read_text()[:-40]), "malformed JSON"),
+    "empty file": (lambda p: p["relationships"].write_text(""), "empty"),
+    "missing predicate": (lambda p: _edit(p["relationships"], lambda d: d[0]["relationships"][0].pop("predicate")),
+                          "predicate"),
+    "negative box": (lambda p: _edit(p["relationships"], lambda d: d[0]["relationships"][0]["subject"].update(w=-5)),
+                     "non-positive size"),
+    "empty names list": (lambda p: _edit(p["relationships"], lambda d: d[1]["relationships"][0]["object"].update(names=[])),
+                         "'names' is empty"),
+    "image missing from image_data": (lambda p: _edit(p["image_data"], lambda d: d.pop(2)), "not in"),
+    "duplicate image id": (lambda p: _edit(p["relationships"], lambda d: d.append(d[0])), "duplicate image id"),
+    "objects entry not an object": (lambda p: _edit(p["objects"], lambda d: d.__setitem__(0, [1])), "must be"),
+    "image file missing": (lambda p: (p["images"] / "VG_100K" / "1.jpg").unlink(), "image file not found"),
+    "predicate not a string": (lambda p: _edit(p["relationships"], lambda d: d[0]["relationships"][1].update(predicate=7)),
+                               "predicate"),
+    "relationships file missing": (lambda p: p["relationships"].unlink(), "not found"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_one_line_exit_2_and_no_build(case, tmp_path, capsys):
+    vg = make_vg(tmp_path / "vg", "1.4")
+    edit, words = BAD_INPUTS[case]
+    edit(vg)
+    out = tmp_path / "out"
+    code = run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]),
+               "--vg-image-data", str(vg["image_data"]), "--vg-objects", str(vg["objects"]), "--out", str(out),
+               *FIXTURE_OPTIONS)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("error: ") and words in err[0], err
+    assert ".json" in err[0]
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--yn-perception", "3"], "even"),
+    (["--min-area", "2"], "--min-area"),
+    (["--vg-relationships", "x.json"], "go together"),
+    (["--prior-share", "5"], "--prior-share"),
+    (["--vg-objects", "o.json"], "need --vg-relationships"),
+])
+def test_bad_options_are_one_line_exit_2(argv, words, tmp_path, capsys):
+    assert run(*argv, "--out", str(tmp_path)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0]
+
+
+def test_help_documents_every_option(capsys):
+    with pytest.raises(SystemExit):
+        reefknot.main(["--help"])
+    text = capsys.readouterr().out
+    for action in reefknot.parser()._actions:
+        for flag in action.option_strings:
+            assert flag in text
+        if action.dest != "help":
+            assert action.help, action.dest
