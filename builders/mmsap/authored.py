@@ -114,25 +114,32 @@ ImageResolver = Callable[[AuthoredRecord], tuple[str, str]]
 """``record -> (image file, image id)``; raises :class:`SourceError` when the image cannot be found."""
 
 
+Generate = Callable[[str, str, Sequence[str], int], list[str]]
+"""``(question, answer, given distractors, n) -> up to n checked wrong options`` (the LLM writer)."""
+
+
 def authored_questions(path: str | Path, records: Sequence[AuthoredRecord], resolve: ImageResolver,
-                       table: AnswerTable, seed: int) -> list[Question]:
-    """Questions of the records, missing distractors filled from answers of the same subset and type."""
+                       table: AnswerTable, seed: int, generate: Generate | None = None) -> list[Question]:
+    """Questions of the records; missing distractors come from ``generate`` (when given) and then from the answers
+    of the other records of the same subset and type."""
     out = []
     for rec in records:
         file, image_id = resolve(rec)
         wrong = list(rec.distractors)
         generated = N_WRONG - len(wrong)
-        if generated:
-            wrong += _fill(path, rec, records, table, seed, generated)
+        by_llm = generate(rec.question, rec.answer, wrong, generated)[:generated] if generated and generate else []
+        wrong += by_llm
+        if len(wrong) < N_WRONG:
+            wrong += _fill(path, rec, records, table, seed, N_WRONG - len(wrong), taken=wrong)
         out.append(Question(rec.subset, rec.type, file, rec.question, rec.answer, tuple(wrong),
                             {"source": "authored", "file": Path(path).name, "record": rec.where, "image_id": image_id,
-                             "generated_distractors": generated}))
+                             "generated_distractors": generated, "llm_distractors": len(by_llm)}))
     return out
 
 
 def _fill(path: str | Path, rec: AuthoredRecord, records: Sequence[AuthoredRecord], table: AnswerTable, seed: int,
-          k: int) -> list[str]:
-    taken = {table.key(rec.answer)} | {table.key(w) for w in rec.distractors}
+          k: int, taken: Sequence[str]) -> list[str]:
+    taken = {table.key(rec.answer)} | {table.key(w) for w in taken}
     pool: dict[str, str] = {}
     for other in records:
         if (other.subset, other.type) == (rec.subset, rec.type) and table.key(other.answer) not in taken:

@@ -9,10 +9,12 @@ from typing import Any, Iterator
 
 from builders.cli import progress_bar
 from builders.items import Item
+from builders.llm import make_client
 from builders.mmsap.answers import answer_table
 from builders.mmsap.authored import AuthoredRecord, authored_questions, read_authored
 from builders.mmsap.config import BENCHMARK, MmsapConfig
 from builders.mmsap.layout import refusal_wording, to_items
+from builders.mmsap.llm_distractors import fill_authored, rewrite
 from builders.mmsap.questions import DEMO_BASIC_TYPES, Question
 from builders.mmsap.report import mmsap_quality
 from builders.mmsap.scenes import Scene, basic_makers, beyond_makers, sample, scenes_of
@@ -38,6 +40,8 @@ def build(config: MmsapConfig, stats: dict[str, Any] | None = None) -> Iterator[
 def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Item]:
     started = time.perf_counter()
     table, types = answer_table(), type_map()
+    llm = config.llm()
+    client = make_client(llm) if llm.enabled else None
     thresholds = GeometryThresholds()
     questions: list[Question] = []
     skipped: list[dict[str, str]] = []
@@ -76,13 +80,19 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
         basic_types = tuple(types.names) + DEMO_BASIC_TYPES
         recs = read_authored(authored, basic_types, refusal_wording(), table)
         resolve = _resolver(authored, records, scenes, config)
-        made = authored_questions(authored, recs, resolve, table, config.seed)
+        generate = fill_authored(client, table, refusal_wording()) if client is not None else None
+        made = authored_questions(authored, recs, resolve, table, config.seed, generate)
         questions += made
         stats["authored"] = {"file": authored, "questions": len(made),
                              "generated_distractors": sum(q.provenance["generated_distractors"] for q in made)}
         inputs[authored] = "sha256:" + file_sha256(authored)
     else:
         skipped.append({"subset": "know", "reason": "no authored-questions file given (--authored)"})
+    if client is not None:
+        questions, counts = rewrite(questions, client, table, refusal_wording())
+        stats["llm"] = {"writer": "llm", "config": llm.to_dict(), "vqav2_distractors": counts, **client.usage()}
+    else:
+        stats["llm"] = {"writer": "statistics", "reason": "no --llm-model configured: options from answer statistics"}
     update = task_bar("items", len(questions))
     items = to_items(questions, config.shuffles, config.seed)
     update(len(questions), len(questions))

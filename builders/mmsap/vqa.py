@@ -273,7 +273,8 @@ def basic_questions(
                 tuple(display(s) for s in shown),
                 {"source": "vqav2", "image_id": q.image_id, "question_id": q.question_id,
                  "question_type": q.question_type, "answer_type": q.answer_type,
-                 "agreement": round(float(corpus.agreement[row]), 2), "distractor_kind": rule.distractors},
+                 "agreement": round(float(corpus.agreement[row]), 2), "distractor_kind": rule.distractors,
+                 "distractor_writer": "statistics", "human_answers": list(q.answers)},
             ))
     return out, stats
 

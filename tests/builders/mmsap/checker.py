@@ -238,6 +238,8 @@ class Checker:
             elif rec["type"] == "color":
                 if self.answers.norm(w) not in self.answers.colours:
                     out.append(f"colour distractor {w!r} is not a colour")
+            elif item["provenance"].get("distractor_writer") == "llm":
+                continue  # an LLM's option need not occur in the corpus; the rules above still hold
             elif self.answers.key(w) not in self.vqa.majority_by_type[rec["type"]]:
                 out.append(f"distractor {w!r} is no answer of a {rec['type']} question in the corpus")
         return out

@@ -306,3 +306,32 @@ def test_help_documents_every_option(capsys):
     for flag in ("--shuffles", "--min-agreement", "--vqav2-questions", "--vqav2-annotations", "--coco-images",
                  "--coco-instances", "--authored", "--n-basic", "--n-beyond", "--llm-model"):
         assert flag in text
+
+
+def test_llm_written_options_are_checked_like_the_offline_ones(tmp_path, real, monkeypatch):
+    """The stub proposes the right answer and a human answer first (both must be refused), then valid options."""
+    import re
+
+    from tests.support.openai_stub import StubOpenAI
+
+    def responder(body):
+        user = body["messages"][-1]["content"]
+        kind = re.search(r"Kind of answer: (\w+)", user).group(1)
+        answer = re.search(r"Correct answer: (.*)", user).group(1)
+        avoid = re.search(r"saw the picture\): (.*)", user).group(1).split("; ")
+        valid = {"number": [str(int(answer) + d) for d in (1, 2, 3, 4, 5)] if answer.isdigit() else [],
+                 "vocabulary": ["purple", "pink", "tan"]}.get(kind, ["Zebra crossing", "Desk lamp", "Moon"])
+        return json.dumps({"distractors": [avoid[0], avoid[-1], *valid]})
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with StubOpenAI(responder=responder) as stub:
+        assert main([*real["argv"], "--authored", str(real["authored"]), "--out", str(tmp_path), "--llm-base-url",
+                     stub.base_url, "--llm-model", "stub-model", "--cache-dir", str(tmp_path / "cache")]) == 0
+    items = read_items(tmp_path / "real-seed0")
+    vqa = [it for it in items if it["provenance"].get("source") == "vqav2"]
+    assert vqa and all(it["provenance"]["distractor_writer"] == "llm" for it in vqa)
+    checker = Checker(vqa=VqaTruth(real["questions"], real["annotations"], Checker().answers))
+    assert_checker_agrees(checker, vqa)
+    know = [it for it in items if it["task"] == "know"]
+    assert sum(it["provenance"]["llm_distractors"] for it in know) == 8
+    assert any("Zebra crossing" in it["options"] for it in know)
