@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from builders.cli import progress_bar
+from builders.cli import EmptyBuildError, progress_bar
 from builders.items import Item, make_item
 from builders.predictive.config import BENCHMARK, PRESSURE, QUESTION_TYPE, PredictiveConfig
 from builders.run import code_version, file_sha256, open_build
-from sources.errors import ConfigError
 from templates.loader import load_templates, render
 
 GENERATOR = "mirage.predictive.patterns"
@@ -166,8 +165,8 @@ def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, A
     """Run a build and write its directory atomically; returns (path, items, stats)."""
     result = plan(config)
     if not result.items:
-        raise ConfigError("the build produced no items: " + ("; ".join(result.stats["skipped_by_reason"]) or
-                                                             "no task had input"))
+        reasons = "; ".join(f"{k} ({n})" for k, n in result.stats["skipped_by_reason"].items())
+        raise EmptyBuildError(f"the build produced no items: {reasons or 'no task had input'}", result.stats)
     with open_build(config.out, config.build_name()) as out:
         out.images.mkdir(parents=True, exist_ok=True)
         with progress_bar(config.progress) as task_bar:
