@@ -72,7 +72,8 @@ def read_predictions(path: str | Path) -> dict[str, Prediction]:
         output = row.get("output", row.get("prediction"))
         if not isinstance(output, str):
             raise ConfigError(f"{path}: line {n}: 'output' must be a string")
-        params = row.get("params") or {}
+        params = row.get("params")
+        params = {} if params is None else params
         if not isinstance(params, dict):
             raise ConfigError(f"{path}: line {n}: 'params' must be a JSON object")
         item_id = str(row["id"])
