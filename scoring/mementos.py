@@ -1,8 +1,11 @@
 """Mementos metrics: object and behaviour recall, precision and F1 after synonym mapping (paper Sec. 2.2).
 
-``python -m scoring.mementos --items BUILD_OR_RELEASE --predictions preds.jsonl [--graphs DIR] [--out report.json]``
+``python -m scoring mementos --release RELEASE --predictions preds.jsonl [--graphs DIR] [--out DIR]`` (the
+evaluation front end, :mod:`scoring.__main__`), or the older
+``python -m scoring.mementos --items BUILD_OR_RELEASE --predictions preds.jsonl [--graphs DIR] [--out report.json]``.
 
-For every sequence with a prediction (JSONL lines ``{"id": item id, "prediction": description}``):
+For every sequence with a prediction (JSONL lines ``{"id": item id, "output": description}``; the older key
+``prediction`` is read too):
 
 1. keywords of the reference and of the prediction (:class:`builders.mementos.keywords.KeywordExtractor`): offline,
    the reference lists stored in ``provenance.keywords`` (re-extracted when reviewers fixed the description) and
@@ -184,8 +187,13 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f}%"
 
 
-def print_report(report: Report, model: str = "") -> None:
-    """Table 2 (one row per domain and keyword kind, so it fits 80 columns) and the Figure 6 breakdowns."""
+def print_report(report: Report | Mapping[str, Any], model: str = "") -> None:
+    """Table 2 (one row per domain and keyword kind, so it fits 80 columns) and the Figure 6 breakdowns.
+
+    ``report``: a :class:`Report`, or the ``results.json`` dict of :func:`run` (the front end passes that)."""
+    if not isinstance(report, Report):
+        model = model or (report.get("meta") or {}).get("model", "")
+        report = Report(**{k: v for k, v in report.items() if k != "meta"})
     rows = [
         [d if i == 0 else "", v["n"] if i == 0 else "", kind, *(_pct(v[kind][m]) for m in METRICS)]
         for d, v in [*report.by_domain.items(), ("all", report.overall)] for i, kind in enumerate(KINDS)
@@ -227,22 +235,50 @@ def plot_recall_by_episode(report: Report, path: str | Path, model: str = "") ->
     return path
 
 
-def parser() -> argparse.ArgumentParser:
+# ------------------------------------------------------------------------------------------------ front end
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Mementos' own options for ``python -m scoring mementos``: synonym graphs and the keyword LLM."""
     from builders.llm import add_llm_arguments
 
+    parser.add_argument("--graphs", metavar="DIR",
+                        help="synonym graph directory (<domain>_<kind>.json) (default none: exact matches only)")
+    add_llm_arguments(parser)
+
+
+def run(items: Sequence[Any], predictions: Mapping[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`score` as ``results.json`` content, for the front end (``predictions``: id -> ``Prediction``)."""
+    from builders.llm import LLMConfig, make_client
+    from scoring.mementos_inputs import BENCHMARK, reference_of
+    from sources.demo import default_cache_dir
+
+    references = [reference_of(it) for it in items if it.benchmark == BENCHMARK]
+    outputs = {i: getattr(p, "output", p) for i, p in predictions.items()}
+    llm = make_client(LLMConfig.from_args(args, cache_dir=Path(args.cache_dir or default_cache_dir())))
+    return score(references, outputs, load_graphs(args.graphs), llm).as_dict()
+
+
+def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
+    """Figure 6 (recall by episode length) as ``recall_by_episode.png`` in ``out_dir``."""
+    report = Report(**{k: v for k, v in results.items() if k != "meta"})
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    return [plot_recall_by_episode(report, Path(out_dir) / "recall_by_episode.png",
+                                   (results.get("meta") or {}).get("model", ""))]
+
+
+def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m scoring.mementos", description=__doc__.split("\n\n")[0])
     p.add_argument("--items", required=True, metavar="PATH",
                    help="build dir, items.jsonl or release dir with the Mementos items")
     p.add_argument("--predictions", required=True, metavar="FILE",
-                   help="JSONL of {\"id\": item id, \"prediction\": description}")
-    p.add_argument("--graphs", metavar="DIR",
-                   help="synonym graph directory (<domain>_<kind>.json) (default none: exact matches only)")
+                   help="JSONL of {\"id\": item id, \"output\": description} (\"prediction\" is read too)")
     p.add_argument("--out", metavar="FILE", help="write the report (JSON, with per-sequence keywords and scores) here")
     p.add_argument("--figure", metavar="FILE",
                    help="write Figure 6 (recall by episode length) as PNG here (needs matplotlib)")
     p.add_argument("--model", default="", metavar="NAME", help="model name for the titles")
     p.add_argument("--cache-dir", metavar="DIR", help="LLM response cache (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    add_llm_arguments(p)
+    add_arguments(p)
     return p
 
 

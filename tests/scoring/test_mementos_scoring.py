@@ -190,6 +190,28 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 @pytest.mark.usefixtures("spacy_model")
+def test_front_end_scores_mementos_like_its_own_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m scoring mementos`` (the evaluation front end) gives the report ``python -m scoring.mementos``
+    gives, writes results.json and Figure 6."""
+    from scoring.__main__ import main as front_end
+
+    items = [_item("The robot arm picks up the block.", ["robot arm", "block"], ["pick up"], task="robotics"),
+             _item("A dog runs to a ball.", ["dog", "ball"], ["run"])]
+    write_items(tmp_path / "items.jsonl", items)
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("\n".join(json.dumps({"id": it.id, "output": p, "model": "m1"}) for it, p in
+                               zip(items, ["The robot arm picks up a cube.", "A dog runs to a ball."])) + "\n")
+    assert main(["--items", str(tmp_path), "--predictions", str(preds), "--out", str(tmp_path / "old.json")]) == 0
+    assert front_end(["mementos", "--release", str(tmp_path), "--predictions", str(preds), "--out",
+                      str(tmp_path / "new")]) == 0
+    old = json.loads((tmp_path / "old.json").read_text())
+    new = json.loads((tmp_path / "new" / "results.json").read_text())
+    assert new.pop("meta")["model"] == "m1" and new == old
+    assert (tmp_path / "new" / "recall_by_episode.png").stat().st_size > 0
+    assert "Mementos scores - m1" in capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("spacy_model")
 def test_cli_propose_writes_candidates(tmp_path: Path) -> None:
     from scoring.synonyms import main as synonyms_main, read_pairs
 
