@@ -106,3 +106,24 @@ def open_build(out_dir: str | Path, name: str) -> Iterator[BuildDir]:
         shutil.rmtree(retired, ignore_errors=True)
     else:
         os.replace(build.path, final)
+
+
+def build_record(benchmark: str, config: Any, stats: Mapping[str, Any], sources: Iterable[Mapping[str, str]],
+                 items: int, internal: Iterable[str] = ()) -> dict[str, Any]:
+    """The ``build.json`` every builder writes: what was built, from what, by which code, and its statistics.
+
+    ``config`` is a builder config (``BuildOptions``: ``build_name()``, ``seed``, ``as_record()``); ``stats`` must
+    hold ``input_hashes`` and ``skipped``, which get their own keys; ``internal`` names further stats kept out."""
+    hidden = {"input_hashes", "skipped", *internal}
+    return {
+        "benchmark": benchmark,
+        "name": config.build_name(),
+        "seed": config.seed,
+        "config": config.as_record(),
+        "code_version": code_version(),
+        "input_hashes": stats["input_hashes"],
+        "sources": list(sources),
+        "items": items,
+        "stats": {k: v for k, v in stats.items() if k not in hidden},
+        "skipped": stats["skipped"],
+    }

@@ -19,7 +19,7 @@ from builders.mmsap.questions import DEMO_BASIC_TYPES, Question
 from builders.mmsap.report import mmsap_quality
 from builders.mmsap.scenes import Scene, basic_makers, beyond_makers, sample, scenes_of
 from builders.mmsap.vqa import basic_questions, intern_corpus, type_map
-from builders.run import code_version, file_sha256, open_build
+from builders.run import build_record, file_sha256, open_build
 from builders.seeding import rng
 from filters.geometry import GeometryThresholds
 from sources.errors import ConfigError, SourceError
@@ -185,17 +185,7 @@ def write_build(config: MmsapConfig) -> tuple[Path, list[Item], dict[str, Any]]:
         if stats["generated"]:
             items = [replace(it, images=tuple(out.add_image(p) for p in it.images)) for it in items]
         n = out.write_items(items)
-        out.write_json("build.json", {
-            "benchmark": BENCHMARK,
-            "name": config.build_name(),
-            "seed": config.seed,
-            "config": config.as_record(),
-            "code_version": code_version(),
-            "input_hashes": stats["input_hashes"],
-            "sources": stats["sources"],
-            "items": n,
-            "stats": {k: v for k, v in stats.items() if k not in ("input_hashes", "skipped", "sources")},
-            "skipped": stats["skipped"],
-        })
+        out.write_json("build.json", build_record(BENCHMARK, config, stats, stats["sources"], n,
+                                                  internal=("sources", "generated")))
         path = out.final
     return path, items, stats
