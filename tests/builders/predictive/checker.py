@@ -401,11 +401,14 @@ def check_clip(item: dict[str, Any]) -> list[str]:
     return bad
 
 
-def check_build(build_dir: str | Path) -> list[str]:
+def check_build(build_dir: str | Path, only: set[str] | None = None) -> list[str]:
+    """Problems of the build's items (of the items with ids in ``only``, when given)."""
     build_dir = Path(build_dir)
     problems: list[str] = []
     for line in (build_dir / "items.jsonl").read_text().splitlines():
         item = json.loads(line)
+        if only is not None and item["id"] not in only:
+            continue
         prov = item["provenance"]
         if item["task"] == "abstract_pattern" and prov.get("source") == "generated":
             if item["answer"] != prov["pred"]:
@@ -416,4 +419,36 @@ def check_build(build_dir: str | Path) -> list[str]:
             problems += check_pattern(item, frames)
         elif item["task"] in ("human_activity", "physical_interaction"):
             problems += check_clip(item)
+    return problems
+
+
+def check_clips_against_scripts(build_dir: str | Path, scripts: dict[str, dict[str, Any]]) -> list[str]:
+    """Re-derive every demo clip item from its video's raw script (``{video id: meta}`` of the demo videos): the
+    held-out event of an activity item is the script's last event, of a physics item its collision; no context
+    frame reaches it; the reference says it (and, for physics, names the shapes that do not collide)."""
+    problems = []
+    for line in (Path(build_dir) / "items.jsonl").read_text().splitlines():
+        item = json.loads(line)
+        if item["task"] not in ("human_activity", "physical_interaction"):
+            continue
+        meta = scripts[item["provenance"]["video_id"]]
+        events = [e for e in meta["events"] if not (e["action"] == "appears" and e["frame"] == 0)]
+        said = dict(zip(range(len(events)), meta["description"][1:]))
+        begin = [e.get("frame", e.get("start")) for e in events]
+        if item["task"] == "human_activity":
+            cutoff = max(begin)
+            expected = " ".join(said[k] for k, b in enumerate(begin) if b == cutoff)
+            if item["answer"] != expected:
+                problems.append(f"{item['id']}: reference {item['answer']!r}, the script's last event is {expected!r}")
+        else:
+            hit = next(e for e in events if e["action"] == "collides with")
+            cutoff = hit["frame"]
+            if not item["answer"].startswith(f"The {hit['object']} collides with the {hit['target']}."):
+                problems.append(f"{item['id']}: reference {item['answer']!r} misses the collision {hit}")
+            for c in meta["cast"]:
+                if c["name"] not in (hit["object"], hit["target"]) and f"the {c['name']}" not in item["answer"].lower():
+                    problems.append(f"{item['id']}: reference does not say the {c['name']} continues unscathed")
+        if max(item["provenance"]["frame_indices"]) >= cutoff:
+            problems.append(f"{item['id']}: context frame {max(item['provenance']['frame_indices'])} reaches the "
+                            f"held-out frame {cutoff}")
     return problems
