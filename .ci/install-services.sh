@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Dependencies of the model services (filters/clip.py: open_clip; builders/llm.py: openai) and their tests;
+# Dependencies of the model services (filters/clip.py: open_clip; builders/llm.py: openai; scoring/nli.py:
+# transformers, for Reefknot's VQA entailment judge) and their tests;
 # called by .ci/install. Idempotent: a second run only checks versions.
 #
 # torch and torchvision are pinned and installed FIRST, on their own, so that open_clip_torch then finds torch
@@ -28,7 +29,7 @@ PY
 then
   python -m pip install --quiet ${TORCH_INDEX[@]+"${TORCH_INDEX[@]}"} "$TORCH_PIN" "$TORCHVISION_PIN"
 fi
-python -m pip install --quiet "$TORCH_PIN" "$TORCHVISION_PIN" "open_clip_torch>=2.24" "openai>=1.30"
+python -m pip install --quiet "$TORCH_PIN" "$TORCHVISION_PIN" "open_clip_torch>=2.24" "openai>=1.30" "transformers>=4.40"
 
 python - <<'PY'
 import open_clip, openai, torch

@@ -20,6 +20,7 @@ SCORERS: dict[str, str] = {
     "mementos": "scoring.mementos",
     "mmsap": "scoring.mmsap",
     "predictive": "scoring.predictive",
+    "reefknot": "scoring.reefknot",
 }
 
 

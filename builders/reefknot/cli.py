@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import exit_on_error, run_builder, stdout, table
+from builders.cli import ArgumentParser, exit_on_error, run_builder, stdout, table
 from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.reefknot.builder import write_build
@@ -14,7 +14,7 @@ from builders.reefknot.config import CATEGORIES, SETS, ReefknotConfig
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m builders.reefknot",
         description="Build Reefknot (relation hallucination): triplets from scene graphs, filtered, split into "
         "perceptive and cognitive relations, asked as Y/N (1:1 yes/no), MCQ (1 + 3) and VQA questions. Runs on the "
