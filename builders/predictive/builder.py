@@ -181,9 +181,21 @@ def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, A
             "code_version": code_version(),
             "input_hashes": {**({"authored": "sha256:" + file_sha256(config.authored)} if config.authored else {}),
                              f"demo-video:seed={config.seed}:n={config.demo_videos}": "generated"},
+            "sources": _sources(config),
             "items": n_items,
             "stats": {k: v for k, v in stats.items() if k != "skipped"},
             "skipped": stats["skipped"],
         })
         path = out.final
     return path, result.items, result.stats
+
+
+def _sources(config: PredictiveConfig) -> list[dict[str, str]]:
+    """What the items were made from, for the data card's licence table: Mirage's own drawings and demo videos
+    (``demo``, CC0), and the user's icons and authored entries when given (their terms are the user's to state)."""
+    out = [{"name": "demo", "path": f"generated patterns and demo-video:seed={config.seed}"}]
+    if config.icons:
+        out.append({"name": "icons", "path": config.icons})
+    if config.authored:
+        out.append({"name": "authored", "path": config.authored})
+    return out
