@@ -51,11 +51,12 @@ def validity(items: Sequence[Item]) -> dict[str, Any]:
         key = (it.images, it.question, it.options)
         keys[key].add(it.answer)
         asked[key] += 1
-    faults = Counter(f for f in map(agreement_fault, items) if f)
+    faults = Counter(f for f in map(agreement_fault, items) if f) if all("triplet" in it.provenance for it in items) \
+        else Counter()
     yes_no = Counter((it.task, it.answer) for it in items if it.question_type == "yes_no")
     relations: dict[str, Counter] = defaultdict(Counter)
     for it in items:
-        if it.question_type != "yes_no" or it.answer == "yes":
+        if (it.question_type != "yes_no" or it.answer == "yes") and "triplet" in it.provenance:
             relations[f"{it.question_type}/{it.task}"][it.provenance["triplet"]["relation"]] += 1
     return {
         "two_answers": sum(1 for answers in keys.values() if len(answers) > 1),

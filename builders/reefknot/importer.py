@@ -1,0 +1,163 @@
+"""Import the official Reefknot release into Mirage items, so the published benchmark can be reviewed, linted,
+released and scored with the same tools as a Mirage build.
+
+``python -m builders.reefknot.importer RELEASE.jsonl --images DIR [--out DIR] [--name NAME]``
+
+The release is JSON lines, one question each: ``image_id`` (a string of digits: the Visual Genome image),
+``query_prompt`` (the question as put to the model; MCQ options are inside it as ``"A. x B. y C. z D. w, please
+choose."``), ``label`` (``yes``/``no``, an option letter or the option text, or the reference sentence),
+``type`` (``Yes/No``, ``Multichoice``, ``VQA``) and ``relation_type`` (``perception``, ``cognitive``). Items keep
+the prompt's wording; MCQ options are split out into ``options`` and the answer becomes their letter. Nothing is
+dropped or fixed: the release's faults (questions with two answers, duplicates) are counted in build.json and
+shown by the summary, for the linter and reviewers to act on.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from builders.items import OPTION_LETTERS, Item, make_item
+from builders.reefknot.config import BENCHMARK
+from builders.reefknot.validity import validity
+from builders.run import code_version, file_sha256, open_build
+from sources import jsonio
+from sources.errors import SourceError
+from sources.visual_genome import find_image
+
+TYPES = {"yes/no": "yes_no", "multichoice": "mcq", "vqa": "vqa"}
+CATEGORIES = {"perception": "perception", "perceptive": "perception", "cognitive": "cognition",
+              "cognition": "cognition"}
+_OPTIONS = re.compile(r"^(?P<question>.*?)\s*A\.\s*(?P<A>.+?)\s+B\.\s*(?P<B>.+?)\s+C\.\s*(?P<C>.+?)\s+D\.\s*"
+                      r"(?P<D>.+?)\s*(?:,\s*)?(?:please choose\.?)?\s*$", re.S | re.I)
+
+
+def split_options(prompt: str) -> tuple[str, tuple[str, ...]] | None:
+    """``("What is ... photo?", ("on", "beside", "below", "on left of"))`` from an MCQ prompt, or ``None``."""
+    m = _OPTIONS.match(prompt.strip())
+    if not m:
+        return None
+    options = tuple(m.group(k).strip().rstrip(",").strip() for k in "ABCD")
+    return m.group("question").strip(), options
+
+
+def _field(row: dict, key: str, path: Path, rec: str) -> str:
+    value = jsonio.require_key(row, key, path, rec)
+    if not isinstance(value, (str, int)) or not str(value).strip():
+        raise SourceError(path, rec, f"{key!r} must be a non-empty string, got {value!r}")
+    return str(value).strip()
+
+
+def import_release(path: str | Path, images_dir: str | Path) -> list[Item]:
+    """Mirage items of every line of the release; one-line :class:`SourceError` on the first bad line."""
+    p = Path(path)
+    items = []
+    for number, row in jsonio.iter_jsonl(p, "release file"):
+        rec = f"line {number}"
+        jsonio.expect_dict(row, p, rec, "release record")
+        image_id = _field(row, "image_id", p, rec)
+        if not image_id.isdigit():
+            raise SourceError(p, rec, f"'image_id' must be a string of digits, got {image_id!r}")
+        prompt = _field(row, "query_prompt", p, rec)
+        label = _field(row, "label", p, rec)
+        kind = TYPES.get(_field(row, "type", p, rec).lower())
+        if kind is None:
+            raise SourceError(p, rec, f"'type' must be one of Yes/No, Multichoice, VQA, got {row['type']!r}")
+        category = CATEGORIES.get(_field(row, "relation_type", p, rec).lower())
+        if category is None:
+            raise SourceError(p, rec, f"'relation_type' must be perception or cognitive, got {row['relation_type']!r}")
+        image = find_image(images_dir, f"{int(image_id)}.jpg")
+        if image is None:
+            raise SourceError(p, rec, f"image file not found: {Path(images_dir, f'{int(image_id)}.jpg')} "
+                                      "(nor under VG_100K/, VG_100K_2/)")
+        question, options, answer = prompt, (), label
+        if kind == "yes_no":
+            answer = label.lower().strip(". ")
+            if answer not in ("yes", "no"):
+                raise SourceError(p, rec, f"a Yes/No 'label' must be yes or no, got {label!r}")
+        elif kind == "mcq":
+            parsed = split_options(prompt)
+            if parsed is None:
+                raise SourceError(p, rec, "MCQ 'query_prompt' holds no 'A. .. B. .. C. .. D. ..' options")
+            question, options = parsed
+            answer = _letter(label, options)
+            if answer is None:
+                raise SourceError(p, rec, f"MCQ 'label' {label!r} is neither a letter A-D nor one of the options")
+        items.append(make_item(
+            benchmark=BENCHMARK, task=category, question_type=kind, pressure="none", images=[image],
+            question=question, options=options, answer=answer,
+            provenance={"source": "reefknot-release", "line": number, "image_id": image_id,
+                        "original": {k: row[k] for k in ("query_prompt", "label", "type", "relation_type")},
+                        **({"answer_slots": 4} if kind == "mcq" else {})},
+        ))
+    if not items:
+        raise SourceError(p, "", "release file holds no questions")
+    return _unique_ids(items)
+
+
+def _unique_ids(items: list[Item]) -> list[Item]:
+    """The release repeats some (image, prompt) pairs; repeats get ids ``<id>-2``, ``<id>-3``... so every line
+    stays one item a prediction can name (``provenance.duplicate_of`` names the first)."""
+    seen: Counter = Counter()
+    out = []
+    for it in items:
+        seen[it.id] += 1
+        if seen[it.id] > 1:
+            it = replace(it, id=f"{it.id}-{seen[it.id]}", provenance={**it.provenance, "duplicate_of": it.id})
+        out.append(it)
+    return out
+
+
+def _letter(label: str, options: tuple[str, ...]) -> str | None:
+    text = label.strip().rstrip(".").strip()
+    if len(text) == 1 and text.upper() in OPTION_LETTERS[: len(options)]:
+        return text.upper()
+    lowered = [o.lower() for o in options]
+    return OPTION_LETTERS[lowered.index(text.lower())] if text.lower() in lowered else None
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="python -m builders.reefknot.importer",
+                       description="Import the official Reefknot release (JSON lines) as a Mirage build.")
+    p.add_argument("release", metavar="FILE", help="the release's JSON lines file")
+    p.add_argument("--images", required=True, metavar="DIR",
+                   help="directory of the Visual Genome images (also searched: VG_100K/, VG_100K_2/)")
+    p.add_argument("--out", default="builds/reefknot", metavar="DIR", help="parent directory of the build (default builds/reefknot)")
+    p.add_argument("--name", default="official-release", metavar="NAME", help="build name (default official-release)")
+    return p
+
+
+@exit_on_error
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    items = import_release(args.release, args.images)
+    quality = validity(items)
+    with open_build(args.out, args.name) as out:
+        n = out.write_items(items)
+        out.write_json("build.json", {
+            "benchmark": BENCHMARK, "name": args.name, "seed": None, "code_version": code_version(),
+            "config": {"release": args.release, "images": args.images, "importer": True},
+            "input_hashes": {args.release: "sha256:" + file_sha256(args.release)},
+            "sources": [{"name": "reefknot-release", "path": args.release,
+                         "license_note": "see the Reefknot release (github.com/JackChen-seu/Reefknot)"}],
+            "items": n, "stats": {"quality": quality}, "skipped": [],
+        })
+        path = out.final
+    cells = Counter((it.question_type, it.task) for it in items)
+    stdout.print(table(f"Imported {n} Reefknot items -> {path}", ["set", "perception", "cognition"],
+                       [[s, cells[(s, "perception")], cells[(s, "cognition")]] for s in ("yes_no", "mcq", "vqa")]))
+    stdout.print(table("Release checks", ["check", "value"], [
+        ["(image, question) with two answers", quality["two_answers"]],
+        ["duplicate questions", quality["duplicate_questions"]],
+        *[[f"Y/N {c} yes / no", f"{v['yes']} / {v['no']}"] for c, v in quality["yes_no_balance"].items()],
+    ]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
