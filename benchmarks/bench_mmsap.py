@@ -144,7 +144,7 @@ def plain(questions: list[VqaQuestion], min_agreement: float, seed: int) -> tupl
         return None
 
     t0 = time.process_time()
-    typed, keep = [], []
+    keep = []
     stats: dict[str, Counter] = defaultdict(Counter)
     by_qtype: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for q in questions:

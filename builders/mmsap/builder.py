@@ -14,7 +14,7 @@ from builders.mmsap.answers import answer_table
 from builders.mmsap.authored import AuthoredRecord, authored_questions, read_authored
 from builders.mmsap.config import BENCHMARK, MmsapConfig
 from builders.mmsap.layout import refusal_wording, to_items
-from builders.mmsap.llm_distractors import fill_authored, rewrite
+from builders.mmsap.llm_writer import fill_authored, reword_beyond, rewrite
 from builders.mmsap.questions import DEMO_BASIC_TYPES, Question
 from builders.mmsap.report import mmsap_quality
 from builders.mmsap.scenes import Scene, basic_makers, beyond_makers, sample, scenes_of
@@ -90,7 +90,9 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
         skipped.append({"subset": "know", "reason": "no authored-questions file given (--authored)"})
     if client is not None:
         questions, counts = rewrite(questions, client, table, refusal_wording())
-        stats["llm"] = {"writer": "llm", "config": llm.to_dict(), "vqav2_distractors": counts, **client.usage()}
+        questions, reworded = reword_beyond(questions, client, records.categories if records is not None else ())
+        stats["llm"] = {"writer": "llm", "config": llm.to_dict(), "vqav2_distractors": counts,
+                        "beyond_rewordings": reworded, **client.usage()}
     else:
         stats["llm"] = {"writer": "statistics", "reason": "no --llm-model configured: options from answer statistics"}
     update = task_bar("items", len(questions))

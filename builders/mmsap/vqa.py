@@ -254,12 +254,12 @@ def basic_questions(
     complete = (wrong >= 0).all(axis=1)
     out: list[Question] = []
     stats: dict[str, Any] = {"questions": len(corpus.questions), "typed": int((corpus.types >= 0).sum()),
-                             "agreeing": int(len(rows)), "with_3_distractors": int(complete.sum()), "per_type": {}}
+                             "agreeing": len(rows), "with_3_distractors": int(complete.sum()), "per_type": {}}
     for t, rule in enumerate(types.rules):
         eligible = rows[(corpus.types[rows] == t) & complete]
         order = rng(seed, f"mmsap/vqav2/{rule.name}").permutation(len(eligible))
         picked = [int(eligible[i]) for i in order[:per_type]]
-        stats["per_type"][rule.name] = {"eligible": int(len(eligible)), "made": len(picked)}
+        stats["per_type"][rule.name] = {"eligible": len(eligible), "made": len(picked)}
         for row in sorted(picked, key=lambda r: corpus.questions[r].question_id):
             q = corpus.questions[row]
             if q.image_id not in images:

@@ -167,7 +167,11 @@ class Checker:
         self.demo, self.vqa, self.min_agreement = demo, vqa, min_agreement
         self.answers = Answers()
         self.authored = {}
-        if authored is not None:
+        if authored is not None and Path(authored).suffix == ".jsonl":
+            for n, line in enumerate(Path(authored).read_text().splitlines(), 1):
+                if line.strip():
+                    self.authored[f"line {n}"] = json.loads(line)
+        elif authored is not None:
             for k, rec in enumerate(yaml.safe_load(Path(authored).read_text())["questions"]):
                 self.authored[f"questions[{k}]"] = rec
 

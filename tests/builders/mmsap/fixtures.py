@@ -61,7 +61,7 @@ def make_vqav2(directory: Path, image_ids: list[int]) -> tuple[Path, Path, dict[
         })
         return qid
 
-    for kind, (template, qtype, atype, pairs) in SPECS.items():
+    for template, qtype, atype, pairs in SPECS.values():
         for k, (majority, neighbour) in enumerate(pairs):
             text = template.format(x=THINGS[k % len(THINGS)])
             answers = [majority] * 8 + [neighbour] + [majority.upper() if k % 2 else majority]

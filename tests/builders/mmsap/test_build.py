@@ -190,8 +190,9 @@ def test_build_from_vqav2_coco_and_an_authored_file(tmp_path, real):
     assert {it["provenance"]["question_id"] for it in vqa} <= kept  # low agreement, yes/no and why left out
     know = [it for it in items if it["task"] == "know"]
     assert len(know) == 5 and sum(it["provenance"]["generated_distractors"] for it in know) == 2 + 3 + 2 + 1
-    checker = Checker(vqa=VqaTruth(real["questions"], real["annotations"], Checker().answers))
-    assert_checker_agrees(checker, vqa)
+    checker = Checker(vqa=VqaTruth(real["questions"], real["annotations"], Checker().answers),
+                      authored=real["authored"])
+    assert_checker_agrees(checker, vqa + know + [it for it in items if it["provenance"].get("source") == "authored"])
     build = json.loads((tmp_path / "real-seed0" / "build.json").read_text())
     assert build["stats"]["quality"]["validity"]["distractor_in_human_answers"] == {"items_checked": 32,
                                                                                     "violations": 0}
@@ -308,6 +309,7 @@ def test_help_documents_every_option(capsys):
         assert flag in text
 
 
+@pytest.mark.slow
 def test_llm_written_options_are_checked_like_the_offline_ones(tmp_path, real, monkeypatch):
     """The stub proposes the right answer and a human answer first (both must be refused), then valid options."""
     import re
@@ -316,6 +318,11 @@ def test_llm_written_options_are_checked_like_the_offline_ones(tmp_path, real, m
 
     def responder(body):
         user = body["messages"][-1]["content"]
+        if user.startswith("Reword"):
+            question = re.match(r'Reword this question, keeping the words ".*": (.*)', user).group(1)
+            good = len(question) % 2 == 0  # every other rewrite drops the object and must be refused
+            return json.dumps({"question": f"Could you say: {question[0].lower()}{question[1:]}" if good
+                               else "What is it like?"})
         kind = re.search(r"Kind of answer: (\w+)", user).group(1)
         answer = re.search(r"Correct answer: (.*)", user).group(1)
         avoid = re.search(r"saw the picture\): (.*)", user).group(1).split("; ")
@@ -335,3 +342,8 @@ def test_llm_written_options_are_checked_like_the_offline_ones(tmp_path, real, m
     know = [it for it in items if it["task"] == "know"]
     assert sum(it["provenance"]["llm_distractors"] for it in know) == 8
     assert any("Zebra crossing" in it["options"] for it in know)
+    beyond = [it for it in items if it["task"] == "beyond"]
+    reworded = [it for it in beyond if it["provenance"].get("question_writer") == "llm"]
+    assert 0 < len(reworded) < len(beyond)
+    assert all(it["question"].startswith("Could you say") and it["provenance"]["asked"] in it["question"]
+               for it in reworded)

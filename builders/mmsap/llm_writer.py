@@ -1,10 +1,16 @@
-"""Wrong options written by an LLM (``--llm-model``), then checked exactly like the offline ones.
+"""What an LLM (``--llm-model``) may write for MM-SAP, always checked: wrong options, and BeyondVisQA wording.
 
+**Wrong options.**
 For BasicVisQA questions from VQAv2 and authored records that lack distractors, the LLM is asked for wrong
 options of the same kind (``templates/mmsap/llm.yaml``). A proposal is kept only when its key differs from the
 right answer's, every human answer's and the refusal's (:mod:`builders.mmsap.answers`), it is short, and it is of
 the type's kind (digits for counting, a listed colour for colours). With fewer than needed valid proposals the
 offline options stay; provenance says which writer each question's options came from.
+
+**BeyondVisQA wording.** Each template question may be reworded (``rewrite_beyond`` in the same file). A rewrite
+is kept only when it is one question (ends with "?", at most :data:`MAX_QUESTION_WORDS` words) that still names
+the grounded object and names no other category of the source (it could ask about an object that is there);
+otherwise the template wording stays. The options, the grounding and the answer (the refusal) never change.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from builders.mmsap.questions import Question
 from templates.loader import load_templates, render
 
 MAX_WORDS = 6
+MAX_QUESTION_WORDS = 30
+QUESTION_SCHEMA = {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]}
 SCHEMA = {"type": "object", "properties": {"distractors": {"type": "array", "items": {"type": "string"}}},
           "required": ["distractors"]}
 
@@ -82,3 +90,38 @@ def fill_authored(client: LLMClient, table: AnswerTable, refusal: str):
 
     return generate
 
+
+
+def rewrite_problem(text: Any, category: str, vocabulary: Sequence[str]) -> str | None:
+    """Why a reworded BeyondVisQA question cannot be used (``None``: it can)."""
+    if not isinstance(text, str) or not text.strip().endswith("?") or text.count("?") != 1:
+        return "not one question"
+    if len(text.split()) > MAX_QUESTION_WORDS:
+        return "too long"
+    lower = f" {' '.join(text.lower().replace('?', ' ').split())} "
+    if f" {category.lower()}" not in lower:
+        return f"drops {category!r}"
+    others = [c for c in vocabulary if c != category and c not in category and f" {c.lower()}" in lower]
+    return f"names {others[0]!r} too" if others else None
+
+
+def reword_beyond(questions: Sequence[Question], client: LLMClient, vocabulary: Sequence[str]) -> tuple[list[Question], dict[str, int]]:
+    """BeyondVisQA questions reworded where the rewrite passes :func:`rewrite_problem`."""
+    t = load_templates("mmsap", "llm")["rewrite_beyond"]
+    targets = [k for k, q in enumerate(questions) if q.subset == "beyond"]
+    asks = []
+    for k in targets:
+        q = questions[k]
+        user = render(t["user"], category=q.provenance["asked"], question=q.question)
+        asks.append(LLMRequest([{"role": "system", "content": t["system"]}, {"role": "user", "content": user}],
+                               QUESTION_SCHEMA))
+    out = list(questions)
+    counts = {"asked": len(targets), "used": 0}
+    for k, reply in zip(targets, client.complete_many(asks)):
+        q = questions[k]
+        text = reply.parsed_json.get("question") if isinstance(reply.parsed_json, dict) else None
+        if rewrite_problem(text, q.provenance["asked"], vocabulary) is None:
+            out[k] = replace(q, question=text.strip(), provenance={**q.provenance, "question_writer": "llm",
+                                                                   "template_question": q.question})
+            counts["used"] += 1
+    return out, counts
