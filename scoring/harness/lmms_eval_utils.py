@@ -20,7 +20,10 @@ from typing import Any, Callable, Sequence
 from builders.items import OPTION_LETTERS
 from scoring.extract import answer_format, extract, is_correct
 from scoring.harness.rows import row_item
+from scoring.mioh import DECOMPOSED
 
+SCORED_APART = (DECOMPOSED,)
+"""Question types that stay out of ``accuracy``, ``acc_<pressure>`` and ``unparsed_rate`` (as in their scorer)."""
 MCQ_INSTRUCTION = "Answer with the option's letter from the given choices."
 YES_NO_INSTRUCTION = "Answer with yes or no."
 OPEN_INSTRUCTION = "Answer the question."
@@ -78,7 +81,9 @@ def make_process_results(pressures: Sequence[str]) -> Callable[[dict[str, Any], 
         item = row_item(doc)
         output = results[0] if results else ""
         answer = extract(output, item)
-        closed = answer.kind != "open"
+        # as python -m scoring: open answers are their benchmark's to judge, and single-image questions that
+        # decompose a multi-image item (MIOH's ablation) are kept out of the accuracy tables
+        closed = answer.kind != "open" and item.question_type not in SCORED_APART
         correct = float(is_correct(answer, item)) if closed else None
         values: dict[str, Any] = {
             "accuracy": correct,

@@ -7,6 +7,7 @@ has several tasks, else one ``all`` config (``data/test-*.parquet``); the export
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from data_cards.export import SPLIT, task_slug
 from sources.errors import ConfigError
 
 COLUMNS = ("id", "benchmark", "task", "question_type", "pressure", "images", "image_names", "context", "question",
-           "options", "answer")
+           "options", "answer", "provenance")
 
 
 @dataclass
@@ -47,7 +48,19 @@ def row_item(row: dict[str, Any]) -> Item:
         options=tuple(row.get("options") or ()),
         answer=row["answer"],
         context=row.get("context") or "",
+        provenance=_provenance(row.get("provenance")),
     )
+
+
+def _provenance(value: Any) -> dict[str, Any]:
+    """A release stores provenance as a JSON string (an lmms-eval doc carries it the same way)."""
+    if isinstance(value, dict):
+        return value
+    try:
+        loaded = json.loads(value) if value else {}
+    except ValueError:
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def read_release_tasks(release_dir: str | Path) -> list[ReleaseTask]:

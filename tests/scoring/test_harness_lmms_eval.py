@@ -1,0 +1,138 @@
+"""The exported lmms-eval task folder run by the real lmms-eval (PyPI) gives the numbers of ``python -m scoring``.
+
+A small MIOH demo build is released (its ``harness/lmms_eval/`` written by the release) and published to the
+in-process Hub stand-in, so lmms-eval reads the exported YAMLs unchanged: ``load_dataset("mirage-org/mioh",
+<task config>, revision="v1.0.0")`` over loopback. A stand-in model answers from one fixed mapping (truth in
+several dresses, wrong letters, option text, a thinking block, unparseable text); the same mapping, as a Mirage
+predictions file, is scored by ``python -m scoring mioh``. Every per-task accuracy, accuracy per pressure, the
+group's accuracy and the unparsed rate must agree; and lmms-eval's own ``--log_samples`` file, read back by
+:mod:`scoring.predictions`, must score to the same tables.
+
+lmms-eval lives in ``.venv-lmms-eval`` (``.ci/install-harness.sh``); the test skips without it (fails in CI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from builders.items import OPTION_LETTERS
+from tests.conftest import require
+from tests.data_cards.test_publish import TOKEN, hub, hub_env  # noqa: F401 - fixtures: the Hub stand-in
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_PYTHON = ROOT / ".venv-lmms-eval" / "bin" / "python"
+DRIVER = ROOT / "tests" / "support" / "lmms_eval_driver.py"
+REPO = "mirage-org/mioh"
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+
+def answer_for(n: int, item) -> str:
+    """Output number ``n`` of the fixed mapping: a mix of answer styles, right and wrong, and unparseable ones."""
+    letters = OPTION_LETTERS[: len(item.options)]
+    wrong = letters[(letters.index(item.answer) + 1) % len(letters)]
+    styles = [
+        f"The answer is ({item.answer}).",
+        wrong,
+        f"<think>Maybe {wrong}? Let me check every image again.</think>\nFinal answer: {item.answer}",
+        "I would rather describe the scene: a park with trees.",
+        item.answer_text,
+        f"**{wrong}**",
+        f"{item.answer}. {item.answer_text}",
+    ]
+    return styles[n % len(styles)]
+
+
+@pytest.fixture
+def released(tmp_path: Path, hub, monkeypatch) -> tuple[Path, list]:  # noqa: F811 - the imported fixture
+    from builders import mioh
+    from data_cards.publish import publish
+    from data_cards.release import release
+    from scoring.releases import load_items
+
+    out = tmp_path / "builds"
+    assert mioh.main(["--n-questions", "1", "--out", str(out), "--name", "small", "--cache-dir",
+                      os.environ["MIRAGE_CACHE_DIR"], "--no-progress"]) == 0
+    rel = release(out / "small", "1.0.0", include_unreviewed=True, repo_id=REPO, out=tmp_path / "releases").path
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    publish(rel, REPO)
+    monkeypatch.delenv("HF_TOKEN")
+    return rel, load_items(rel, cache_dir=tmp_path / "cache")
+
+
+def run_lmms_eval(hub_url: str, include_path: Path, answers: dict[str, str], out: Path) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "answers.json").write_text(json.dumps(answers), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
+    env.update(HF_ENDPOINT=hub_url, HF_HOME=str(out / "hf_home"), HF_HUB_DISABLE_XET="1",
+               HF_HUB_DISABLE_TELEMETRY="1", HF_DATASETS_CACHE=str(out / "hf_home" / "datasets"),
+               PYTHONPATH=str(ROOT), TOKENIZERS_PARALLELISM="false")
+    proc = subprocess.run([str(VENV_PYTHON), str(DRIVER), str(include_path), "mirage_mioh",
+                           str(out / "answers.json"), str(out)], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=out)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+
+def score_with_mirage(release_dir: Path, predictions: Path, out: Path) -> dict:
+    from scoring.__main__ import main
+
+    assert main(["mioh", "--release", str(release_dir), "--predictions", str(predictions), "--out", str(out),
+                 "--no-plots", "--cache-dir", str(out / "cache")]) == 0
+    return json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+
+def test_lmms_eval_run_equals_python_m_scoring(tmp_path, hub, released):  # noqa: F811
+    require(VENV_PYTHON.exists(), "lmms-eval (.venv-lmms-eval)", "bash .ci/install-harness.sh")
+    from scoring.harness.lmms_eval_utils import metric_name, prompt_text
+    from scoring.predictions import Prediction, read_lmms_eval_samples, write_predictions
+
+    release_dir, items = released
+    items = sorted(items, key=lambda it: it.id)
+    answers = {it.id: answer_for(n, it) for n, it in enumerate(items)}
+    preds = tmp_path / "predictions.jsonl"
+    write_predictions(preds, [Prediction(i, o, "stand-in") for i, o in answers.items()])
+    mirage = score_with_mirage(release_dir, preds, tmp_path / "mirage")
+    lmms = run_lmms_eval(hub.url, release_dir / "harness" / "lmms_eval", answers, tmp_path / "lmms")
+
+    # lmms-eval read the published release at its tag: every item once, its images, Mirage's prompt
+    seen = json.loads((tmp_path / "lmms" / "requests.json").read_text())
+    assert sorted(seen) == [it.id for it in items]
+    for it in items:
+        assert len(seen[it.id]["images"]) == len(it.images) and seen[it.id]["prompt"] == prompt_text(it)
+        assert seen[it.id]["gen_kwargs"]["temperature"] == 0
+
+    table1, results = mirage["table1"], lmms["results"]
+    tasks = sorted({it.task for it in items})
+    assert {f"mirage_mioh_{t}" for t in tasks} | {"mirage_mioh"} <= set(results)
+    for task in tasks:
+        got = results[f"mirage_mioh_{task}"]
+        assert got["accuracy,none"] == pytest.approx(table1[task]["average"]["accuracy"], abs=1e-6), task
+        for pressure in {it.pressure for it in items if it.task == task}:
+            want = table1[task][pressure]["accuracy"]
+            assert got[f"{metric_name(pressure)},none"] == pytest.approx(want, abs=1e-6), (task, pressure)
+        cov = mirage["coverage"]["by_task"][task]
+        assert got["unparsed_rate,none"] == pytest.approx(cov["unparsed"] / cov["predicted"], abs=1e-6)
+    overall = results["mirage_mioh"]["accuracy,none"]
+    assert overall == pytest.approx(table1["overall"]["average"]["accuracy"], abs=1e-6)
+    # the mapping is a real mix, so equal numbers are not equal by accident
+    assert 0.2 < overall < 0.8 and mirage["coverage"]["all"]["unparsed"] > 0
+
+    # lmms-eval's --log_samples files score to the same tables through Mirage's reader
+    ids_by_task = {t: [it.id for it in items if it.task == t] for t in tasks}
+    outputs = {}
+    for task in tasks:
+        (path,) = (tmp_path / "lmms" / "samples").rglob(f"*_samples_mirage_mioh_{task}.jsonl")
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        # every logged metric carries the item id (lmms-eval 0.7 drops `doc` from the saved samples)
+        assert all(row["accuracy"]["id"] == ids_by_task[task][row["doc_id"]] for row in lines)
+        outputs.update(read_lmms_eval_samples(path, rows=ids_by_task[task]))
+    assert {i: p.output for i, p in outputs.items()} == answers
+    relogged = tmp_path / "relogged.jsonl"
+    write_predictions(relogged, outputs.values())
+    assert score_with_mirage(release_dir, relogged, tmp_path / "mirage2")["table1"] == table1
