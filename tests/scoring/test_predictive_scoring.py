@@ -143,3 +143,27 @@ def test_well_formed_replies_in_the_papers_variants() -> None:
         "Specificity": 3, "Logical Consistency": 4, "Accuracy": 1}
     with pytest.raises(Malformed, match="must be 0 or 1"):
         parse_scores("Specificity: score: [3]. Logical Consistency: score: [4]. Accuracy: score: [3].", mgae)
+
+
+@pytest.mark.slow
+def test_a_demo_release_is_judged_like_the_build(release: Path, tmp_path: Path) -> None:
+    """The build released (parquet, provenance as JSON strings) and judged through ``python -m scoring``."""
+    from tests.conftest import have, require
+
+    require(have("pyarrow", "datasets"), "the release extra (datasets, pyarrow)")
+    from data_cards.cli import main as release_main
+
+    assert release_main(["release", str(release), "--version", "0.1.0", "--include-unreviewed",
+                         "--out", str(tmp_path / "releases")]) == 0
+    items = [i for i in read_items(release / "items.jsonl")]
+    preds = write_predictions(tmp_path / "p.jsonl", {i.id: "1. S=3,3,1" for i in items})
+    with StubOpenAI(responder=stub_judge) as stub:
+        assert scoring_main(["predictive", "--release", str(tmp_path / "releases" / "predictive" / "0.1.0"),
+                             "--predictions", str(preds), "--out", str(tmp_path / "res"), "--no-plots",
+                             "--cache-dir", str(tmp_path / "cache"), "--llm-model", "judge",
+                             "--llm-base-url", stub.base_url]) == 0
+    results = json.loads((tmp_path / "res" / "results.json").read_text())
+    for task, stats in results["tasks"].items():
+        assert stats["judged"] == sum(i.task == task for i in items) and stats["failures"] == 0
+        assert sorted(stats["dimensions"].values()) == [1.0, 3.0, 3.0]  # results.json sorts the keys
+    assert results["table11"]["human"]["judged"] == 1
