@@ -20,6 +20,7 @@ from builders.mioh.clip import compute_signals
 from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
 from builders.mioh.llm_context import rewrite_contexts
 from builders.mioh.pools import Label, Pools
+from builders.mioh.refusals import refusal_counts
 from builders.mioh.questions import (
     IMAGE_LADDER,
     IMAGE_SLOT_VARIANTS,
@@ -54,8 +55,11 @@ from sources.records import RecordSet
 # ------------------------------------------------------------------------------------------------- sources
 
 
-def load_sources(config: MiohConfig, task_bar) -> dict[str, RecordSet]:
-    """Record sets per task: the demo world for all four, or the paper's sources for the tasks they serve."""
+def load_sources(config: MiohConfig, task_bar, verification: dict[str, Any] | None = None) -> dict[str, RecordSet]:
+    """Record sets per task: the demo world for all four, or the paper's sources for the tasks they serve.
+
+    With ``--verify-absence-with``, the SVG record set gets the absences that COCO file verifies
+    (:func:`sources.absence.verify_absence`); its report goes into ``verification``."""
     if config.uses_demo:
         from sources.demo import load_demo
 
@@ -76,12 +80,18 @@ def load_sources(config: MiohConfig, task_bar) -> dict[str, RecordSet]:
         from sources.svg import read_svg
 
         loaded["position"] = read_svg(config.svg, config.svg_images)  # type: ignore[arg-type]
+        if config.verify_absence_with:
+            from sources.absence import verify_absence
+
+            loaded["position"], report = verify_absence(loaded["position"], config.verify_absence_with)
+            if verification is not None:
+                verification.update(report)
     return {task: rs for task, rs in loaded.items() if task in config.tasks}
 
 
-def input_hashes(sources: dict[str, RecordSet]) -> dict[str, str]:
+def input_hashes(sources: dict[str, RecordSet], extra: Sequence[str] = ()) -> dict[str, str]:
     """sha256 of every annotation file read (generated sources are determined by their path and seed)."""
-    hashes = {}
+    hashes = {path: "sha256:" + file_sha256(path) for path in extra}
     for rs in {id(rs): rs for rs in sources.values()}.values():
         hashes[rs.path] = "generated" if rs.generated else "sha256:" + file_sha256(rs.path)
     return dict(sorted(hashes.items()))
@@ -347,7 +357,7 @@ def mioh_quality(items: Sequence[Item], pools_by_task: dict[str, Pools], seed: i
         for _ in range(1000):
             img = int(sample_rng.integers(n_img))
             cat = pools.categories[int(sample_rng.integers(len(pools.categories)))]
-            if cat not in pools.facts[img].categories:
+            if pools.verified_absent[img, pools.category_index(cat)]:  # absent, and known to be
                 random_scores.append(pools.absent_label(img, cat).score or 0.0)
     out["hard_negative_cooccurrence"] = {
         "chosen_mean_p": _mean(hn_scores),
@@ -431,7 +441,8 @@ def build(config: MiohConfig, stats: dict[str, Any] | None = None) -> Iterator[I
 
 def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item]:
     started = time.perf_counter()
-    sources = load_sources(config, task_bar)
+    verification: dict[str, Any] = {}
+    sources = load_sources(config, task_bar, verification)
     skipped: list[dict[str, Any]] = [
         {"task": task, "reason": f"no {TASK_SOURCE[task]} data given (--{TASK_SOURCE[task].replace('_', '-')})"}
         for task in config.tasks if task not in sources
@@ -474,14 +485,22 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item
                  for rs in {id(r): r for r in sources.values()}.values()},
         filters=filter_stats.as_dict(),
         pools={task: {"probes": len(p.probes(task))} for task, p in pools_by_task.items()},
+        federated_refusals={task: {"source": p.records.source, "exhaustive": p.records.exhaustive,
+                                   **refusal_counts(p, task)} for task, p in pools_by_task.items()},
+        **({"verify_absence": verification} if verification else {}),
         items=len(all_items),
         skipped=skipped + [{"cell": s} for s in shortfalls],
         quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
         nota=nota_report(all_items, config.nota_share),
         seconds=round(time.perf_counter() - started, 2),
-        input_hashes=input_hashes(sources),
+        input_hashes=input_hashes(sources, [config.verify_absence_with] if config.verify_absence_with else []),
         generated_sources=[rs.source for rs in sources.values() if rs.generated],
     )
+    if config.decomposed:  # Sec. 5.5: after the quality stats, which are about the benchmark's own items
+        from builders.mioh.decomposed import decompose
+
+        single, stats["decomposed"] = decompose(all_items)
+        all_items = all_items + single
     yield from all_items
 
 
@@ -496,11 +515,6 @@ def write_build(config: MiohConfig) -> tuple[Path, list[Item], dict[str, Any]]:
         stderr.print(f"warning: {stats['nota']['warning']}", markup=False, style="yellow")
     with open_build(config.out, config.build_name()) as out:
         if stats["generated_sources"]:
-    if config.decomposed:  # Sec. 5.5: after the quality stats, which are about the benchmark's own items
-        from builders.mioh.decomposed import decompose
-
-        single, stats["decomposed"] = decompose(all_items)
-        all_items = all_items + single
             items = [_localise(out, it) for it in items]
         n = out.write_items(items)
         out.write_json("build.json", {

@@ -14,6 +14,7 @@ from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.mioh.builder import write_build
 from builders.mioh.config import MiohConfig
+from builders.mioh.refusals import print_refusals
 from builders.mioh.questions import (
     IMAGE_LADDER,
     PRESSURES,
@@ -58,6 +59,10 @@ def parser() -> argparse.ArgumentParser:
     a("--paco-images", metavar="DIR", help="directory of the PACO images")
     a("--svg", metavar="FILE", help="SVG (Synthetic Visual Genome) scene graphs, JSON or JSON lines (position)")
     a("--svg-images", metavar="DIR", help="directory of the SVG images")
+    a("--verify-absence-with", metavar="FILE",
+      help="COCO / COCO-ReM instances JSON sharing images with --svg (same file name, or the row's coco_id): "
+           "where it shows none of a COCO category, SVG names mapping to it are verified absent. Without it an "
+           "object missing from a scene graph is undecidable, never a negative (default none)")
     a("--min-visible", type=float, metavar="X", help=f"relative area below which an object is unusable (default {d.min_visible})")
     a("--max-occlusion", type=float, metavar="X", help=f"occlusion above which an object is unusable (default {d.max_occlusion})")
     a("--hard-area", type=float, metavar="X", help=f"relative area below which a present object is a hard positive (default {d.hard_area})")
@@ -75,13 +80,13 @@ def parser() -> argparse.ArgumentParser:
     a("--count-max-objects", type=int, metavar="N", help=f"counting uses images with at most this many objects (default {d.count_max_objects})")
     a("--count-scope", choices=("image", "category"), help=f"count limit over all objects of the image or the asked category (default {d.count_scope})")
     a("--max-attempts", type=int, metavar="N", help=f"samples tried per question before giving up (default {d.max_attempts})")
+    a("--decomposed", action="store_true", help="also ask every comprehensive existence question image by image, "
+      "'Is there a {object} in this image?' (the Sec. 5.5 ablation; scored by python -m scoring mioh) (default off)")
     a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
     add_clip_arguments(p)
     add_llm_arguments(p)
     return p
 
-    a("--decomposed", action="store_true", help="also ask every comprehensive existence question image by image, "
-      "'Is there a {object} in this image?' (the Sec. 5.5 ablation; scored by python -m scoring mioh) (default off)")
 
 PRESSURE_HEADERS = {"easy": "easy", "hard_positive": "hard+", "hard_negative": "hard-", "n_images": "n_img",
                     "sycophantic": "syco", "instructional_override": "instr"}
@@ -120,6 +125,7 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
     ], numeric=False))
     if nota["warning"]:
         stdout.print(f"warning: {nota['warning']}", markup=False, style="yellow")
+    print_refusals(stats)
     print_skipped(stats, stdout)
 
 

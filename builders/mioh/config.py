@@ -41,6 +41,7 @@ class MiohConfig(ClipOptions, BuildOptions):
     paco_images: str | None = None
     svg: str | None = None
     svg_images: str | None = None
+    verify_absence_with: str | None = None
     min_visible: float = GeometryThresholds.min_visible
     max_occlusion: float = GeometryThresholds.max_occlusion
     hard_area: float = GeometryThresholds.hard_area
@@ -52,9 +53,9 @@ class MiohConfig(ClipOptions, BuildOptions):
     count_max_objects: int = 5
     count_scope: str = "image"
     max_attempts: int = 200
-
     decomposed: bool = False
     """Also emit the decomposed ablation's single-image questions (Sec. 5.5, :mod:`builders.mioh.decomposed`)."""
+
     def __post_init__(self) -> None:
         if self.n_images not in IMAGE_LADDER:
             raise ConfigError(f"n_images must be one of {', '.join(map(str, IMAGE_LADDER))} (paper Sec. 4.3), not {self.n_images}")
@@ -73,6 +74,8 @@ class MiohConfig(ClipOptions, BuildOptions):
         for flag, images in (("coco_rem", "coco_images"), ("paco", "paco_images"), ("svg", "svg_images")):
             if bool(getattr(self, flag)) != bool(getattr(self, images)):
                 raise ConfigError(f"--{flag.replace('_', '-')} and --{images.replace('_', '-')} go together")
+        if self.verify_absence_with and not self.svg:
+            raise ConfigError("--verify-absence-with verifies absences in the SVG scene graphs: give --svg too")
 
     @property
     def uses_demo(self) -> bool:

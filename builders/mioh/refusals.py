@@ -71,14 +71,17 @@ def _unverified_positions(pools: Pools, probes: list) -> int:
 
 
 def refusal_rows(stats: dict[str, Any]) -> list[list[str]]:
-    """Summary rows (task, source, refused of all pairs, reasons) for the tasks whose source is not exhaustive."""
+    """Summary rows - task (source), reason, pairs - for the tasks whose source is not exhaustive."""
     rows = []
     for task, r in stats.get("federated_refusals", {}).items():
         if r["exhaustive"] and not r["refused"]:
             continue
-        share = f"{r['refused']} of {r['pairs']}" + (f" ({r['refused'] / r['pairs']:.0%})" if r["pairs"] else "")
-        why = ", ".join(f"{reason} {n}" for reason, n in r["reasons"].items()) or "-"
-        rows.append([task, r["source"], share, why])
+        name = f"{task} ({r['source']})"
+        for reason, n in r["reasons"].items():
+            rows.append([name, reason, str(n)])
+            name = ""
+        share = f" ({r['refused'] / r['pairs']:.0%})" if r["pairs"] else ""
+        rows.append([name, f"undecidable of {r['pairs']} pairs", f"{r['refused']}{share}"])
     return rows
 
 
@@ -88,5 +91,5 @@ def print_refusals(stats: dict[str, Any]) -> None:
 
     rows = refusal_rows(stats)
     if rows:
-        stdout.print(table("Undecidable (image, probe) pairs: federated / open-vocabulary annotation",
-                           ["task", "source", "undecidable", "why"], rows))
+        stdout.print(table("Pairs left undecidable by federated / open-vocabulary annotation",
+                           ["task (source)", "why", "(image, probe) pairs"], rows, numeric=False))

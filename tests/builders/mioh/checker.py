@@ -1,8 +1,16 @@
 """An independent checker of MIOH items: a second, deliberately plain implementation of the paper's rules.
 
-It reads ground truth from the raw annotations (the demo world's ``records.json``, or the ``truth`` the real-format
-fixtures write beside their files) and re-derives each item's answer, pressure and misleading context without
-importing any builder code. Where the builder is clever (numpy, caches, samplers), this is loops and sets.
+It reads ground truth from the raw annotations (the demo world's ``records.json``, the ``truth`` the real-format
+fixtures write beside their files, or - for the federated and open-vocabulary sources - the raw PACO, SVG and
+COCO files themselves: :func:`paco_truth`, :func:`svg_truth`) and re-derives each item's answer, pressure and
+misleading context without importing any builder code. Where the builder is clever (numpy, caches, samplers),
+this is loops and sets.
+
+Absent is not unannotated: a truth with ``"exhaustive": False`` knows a category absent from an image only when
+the image lists it (``verified_absent``; for attributes also ``attributes_verified_absent``); elsewhere the
+category's absence is unknown and every fact resting on it is undecidable. Counting refuses a category in
+``not_exhaustive``; denying an attribute needs the category in neither ``not_exhaustive`` nor
+``attributes_not_exhaustive`` and no instance with the attribute's type in its ``unknown_types``.
 """
 
 from __future__ import annotations
@@ -31,6 +39,109 @@ class Rules:
     count_max_objects: int = 5
 
 
+PACO_UNKNOWN_FLAGS = {"unknown_color": "colour", "unknown_pattern_marking": "pattern",
+                      "unknown_material": "material", "unknown_transparency": "transparency"}
+PACO_TYPE_NAMES = {"color": "colour", "pattern_marking": "pattern", "material": "material",
+                   "transparency": "transparency"}
+PACO_LISTS = {"neg_category_ids": "verified_absent", "not_exhaustive_category_ids": "not_exhaustive",
+              "neg_category_ids_attrs": "attributes_verified_absent",
+              "not_exhaustive_category_ids_attrs": "attributes_not_exhaustive"}
+
+
+def paco_truth(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """(truth, attribute types) read straight from a PACO JSON file in its documented layout."""
+    data = json.loads(Path(path).read_text())
+    cats = {c["id"]: c["name"] for c in data["categories"]}
+    names = {a["id"]: a["name"] for a in data["attributes"]}
+    types = {}
+    for kind, ids in data["attr_type_to_attr_idxs"].items():
+        for i in ids:
+            types[names[i]] = PACO_TYPE_NAMES[kind]
+    images = {}
+    for im in data["images"]:
+        entry = {"file_name": im["file_name"], "width": im["width"], "height": im["height"], "objects": [],
+                 "relations": []}
+        for key, field in PACO_LISTS.items():  # ids outside the object vocabulary name nothing we ask about
+            entry[field] = {cats[i] for i in im.get(key, []) if i in cats and ":" not in cats[i]}
+        images[str(im["id"])] = entry
+    for ann in data["annotations"]:
+        name = cats[ann["category_id"]]
+        if ":" in name or ann.get("obj_ann_id", ann["id"]) not in (ann["id"], -1, None):
+            continue  # a part
+        images[str(ann["image_id"])]["objects"].append({
+            "id": str(ann["id"]), "category": name, "bbox": ann["bbox"], "area": ann["area"],
+            "iscrowd": bool(ann.get("iscrowd", 0)), "amodal_area": None,
+            "attributes": tuple(names[i] for i in ann["attribute_ids"]),
+            "unknown_types": {kind for flag, kind in PACO_UNKNOWN_FLAGS.items() if ann.get(flag)},
+        })
+    return {"images": images, "exhaustive": False}, types
+
+
+COCO_WORDS = {"person": ("man", "woman", "boy", "girl", "people", "men", "women")}
+"""The checker's own (smaller) reading of which words a COCO category's absence rules out."""
+
+
+def _coco_names_of(name: str, coco_names: set[str]) -> str | None:
+    word = " ".join(name.lower().replace("_", " ").replace("-", " ").split())
+    for cat in coco_names:
+        if word == cat or word in COCO_WORDS.get(cat, ()) or word in (cat + "s", cat + "es"):
+            return cat
+    return None
+
+
+def svg_truth(path: Path, verify_with: Path | None = None) -> dict[str, Any]:
+    """Truth read straight from an SVG JSON array (Hub or flat rows); with ``verify_with`` (a COCO instances
+    file), the SVG names a matched COCO image does not show are verified absent there."""
+    from pycocotools import mask as mask_utils
+
+    rows = json.loads(Path(path).read_text())
+    coco_by_file: dict[str, set[str]] = {}
+    coco_by_id: dict[str, set[str]] = {}
+    coco_names: set[str] = set()
+    if verify_with is not None:
+        coco = json.loads(Path(verify_with).read_text())
+        cat = {c["id"]: c["name"] for c in coco["categories"]}
+        coco_names = set(cat.values())
+        shown: dict[Any, set[str]] = {im["id"]: set() for im in coco["images"]}
+        for ann in coco["annotations"]:
+            shown[ann["image_id"]].add(cat[ann["category_id"]])
+        for im in coco["images"]:
+            coco_by_file[im["file_name"].rsplit("/", 1)[-1]] = shown[im["id"]]
+            coco_by_id[str(im["id"])] = shown[im["id"]]
+    images = {}
+    for row in rows:
+        key = row["image_id"]
+        graph = json.loads(row["scene_graph"]) if isinstance(row.get("scene_graph"), str) else row
+        meta = row.get("metadata") or {}
+        objects = []
+        for j, region in enumerate(row["regions"]):
+            name = region.get("name") or graph["objects"][j]
+            box = region["bbox"] if "bbox" in region else [region["x"], region["y"], region["w"], region["h"]]
+            rle = region["segmentation"]
+            area = float(mask_utils.area({"size": rle["size"], "counts": rle["counts"].encode()}))
+            objects.append({"id": f"{key}#{j}", "category": " ".join(name.lower().split()), "bbox": box,
+                            "area": area, "iscrowd": False, "amodal_area": None, "attributes": ()})
+        rels = graph.get("relations", [])
+        relations = [(f"{key}#{r[0]}", " ".join(r[2].lower().split()), f"{key}#{r[1]}") if isinstance(r, list)
+                     else (f"{key}#{r['subject']}", " ".join(r["predicate"].lower().split()), f"{key}#{r['object']}")
+                     for r in rels]
+        coco_id = row.get("coco_id", meta.get("coco_id"))
+        shown_here = coco_by_file.get(key.rsplit("/", 1)[-1])
+        if shown_here is None and coco_id is not None:
+            shown_here = coco_by_id.get(str(coco_id))
+        images[key] = {"file_name": key, "width": row.get("width", meta.get("width")),
+                       "height": row.get("height", meta.get("height")), "objects": objects, "relations": relations,
+                       "coco_shows": shown_here}
+    vocabulary = {o["category"] for im in images.values() for o in im["objects"]}
+    for im in images.values():
+        present = {o["category"] for o in im["objects"]}
+        shown_here = im.pop("coco_shows")
+        im["verified_absent"] = set() if shown_here is None else {
+            n for n in vocabulary - present if (c := _coco_names_of(n, coco_names)) and c not in shown_here
+        }
+    return {"images": images, "exhaustive": False}
+
+
 def demo_truth(records_json: Path) -> dict[str, Any]:
     """The demo world's cached records in the fixtures' ``truth`` shape."""
     data = json.loads(Path(records_json).read_text())
@@ -47,7 +158,7 @@ def demo_truth(records_json: Path) -> dict[str, Any]:
             "relations": [tuple(r) if isinstance(r, list) else (r["subject"], r["predicate"], r["object"])
                           for r in im.get("relations", [])],
         }
-    return {"images": images}
+    return {"images": images, "exhaustive": True}
 
 
 class Checker:
@@ -57,6 +168,8 @@ class Checker:
         self.images = truth["images"]
         self.types = attribute_types
         self.exhaustive = exhaustive
+        self.absence_exhaustive = truth["exhaustive"]
+        """Every unannotated category is absent (else only the listed ones are)."""
         self.rules = rules
         self._cooc()
 
@@ -113,13 +226,22 @@ class Checker:
     def _objs(self, img, cat):
         return [o for o in img["objects"] if o["category"] == cat]
 
+    def verified_absent(self, img, cat, for_attributes: bool = False) -> bool:
+        """No instance of ``cat``, and somebody checked: the source is exhaustive or lists it."""
+        if self._objs(img, cat):
+            return False
+        if self.absence_exhaustive:
+            return True
+        lists = ("verified_absent", "attributes_verified_absent") if for_attributes else ("verified_absent",)
+        return any(cat in img.get(key, ()) for key in lists)
+
     def fact(self, task: str, image_id: str, probe) -> tuple[bool, bool] | None:
         """(holds, hard) of a probe in an image, or None when the truth cannot decide."""
         img = self.images[image_id]
         if task == "existence":
             objs = self._objs(img, probe)
             if not objs:
-                return False, self.cooc_hard(img, probe)
+                return (False, self.cooc_hard(img, probe)) if self.verified_absent(img, probe) else None
             usable = [o for o in objs if self.usable(img, o)]
             return (True, all(self.hard(img, o) for o in usable)) if usable else None
         if task == "counting":
@@ -133,7 +255,7 @@ class Checker:
             attr, cat = probe
             objs = self._objs(img, cat)
             if not objs:
-                return False, self.cooc_hard(img, cat)
+                return (False, self.cooc_hard(img, cat)) if self.verified_absent(img, cat, True) else None
             usable = [o for o in objs if self.usable(img, o)]
             if not usable:
                 return None
@@ -143,13 +265,18 @@ class Checker:
             if len(usable) != len(objs):
                 return None
             kind = self.types.get(attr)
+            if cat in img.get("not_exhaustive", ()) or cat in img.get("attributes_not_exhaustive", ()):
+                return None  # an unannotated instance, or unannotated attributes, may be the one
+            if any(kind in o.get("unknown_types", ()) for o in objs):
+                return None  # the annotators could not tell this type
             if kind and all(any(self.types.get(a) == kind for a in o["attributes"]) for o in objs):
                 return False, True
             return None
         subject, rel, obj = probe
         s_objs, o_objs = self._objs(img, subject), self._objs(img, obj)
         if not s_objs or not o_objs:
-            return False, False
+            known = self.verified_absent(img, subject) or self.verified_absent(img, obj)
+            return (False, False) if known else None
         if not any(self.usable(img, o) for o in s_objs) or not any(self.usable(img, o) for o in o_objs):
             return None
         by_id = {o["id"]: o for o in img["objects"]}
@@ -174,6 +301,10 @@ class Checker:
             return None
         objs = self._objs(img, cat)
         if any(o["iscrowd"] or not self.usable(img, o) for o in objs):
+            return None
+        if not objs and not self.verified_absent(img, cat):
+            return None
+        if cat in img.get("not_exhaustive", ()):
             return None
         return len(objs)
 
