@@ -75,7 +75,7 @@ def run_builder(
     print_summary: Callable[[Path, Sequence[Any], Any], None],
     print_skipped: Callable[[Any], None] | None = None,
 ) -> int:
-    """What every builder's ``main`` does: parse the config, write the build, print its summary.
+    """What every builder's ``main`` does: parse the config, write the build, print its summary and its lint.
 
     A build that yields nothing prints what was skipped and why (``print_skipped(stats)``, on stderr) before
     its one-line error."""
@@ -87,7 +87,29 @@ def run_builder(
             print_skipped(exc.stats)
         raise
     print_summary(path, items, stats)
+    print_lint(path)
     return 0
+
+
+def print_lint(path: Path) -> None:
+    """The lint's table (``build.json`` ``"lint"``, written by :func:`builders.run.open_build`): one row per
+    check, 80 columns; task-level findings below it."""
+    import json
+
+    from builders.lint import summary_rows
+
+    try:
+        section = json.loads((Path(path) / "build.json").read_text(encoding="utf-8")).get("lint")
+    except (OSError, ValueError):
+        return
+    if not section:
+        return
+    verdict = "clean" if section["clean"] else (f"{section['flagged_items']} item(s) flagged; python -m lint "
+                                                f"{path} lists them")
+    stdout.print(table(f"Lint: {verdict}", ["check", "flagged", "finding"],
+                       summary_rows(section), numeric=False))
+    for finding in section["findings"]:
+        stdout.print(f"  task finding: {finding}", markup=False, highlight=False)
 
 
 def read_config_file(path: str | Path, config_type: type) -> dict[str, Any]:

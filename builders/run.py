@@ -86,8 +86,12 @@ def _jsonable(value: Any) -> Any:
 def open_build(out_dir: str | Path, name: str) -> Iterator[BuildDir]:
     """Yield a :class:`BuildDir` writing into ``<name>.partial``; on success rename it to ``<name>``.
 
-    On any exception the partial directory is removed and an earlier finished build is left untouched.
+    On any exception the partial directory is removed and an earlier finished build is left untouched. Before the
+    rename, the lint (:mod:`builders.lint`) reads the finished items.jsonl and adds its ``"lint"`` section to
+    build.json, so every builder's build carries it; items.jsonl is never touched.
     """
+    from builders.lint import lint_build_dir
+
     final = Path(out_dir) / name
     build = BuildDir(final)
     if build.path.exists():
@@ -95,6 +99,7 @@ def open_build(out_dir: str | Path, name: str) -> Iterator[BuildDir]:
     build.path.mkdir(parents=True)
     try:
         yield build
+        lint_build_dir(build.path)
     except BaseException:
         shutil.rmtree(build.path, ignore_errors=True)
         raise

@@ -1,0 +1,86 @@
+"""Balance: can the answer be guessed from how answers are distributed?
+
+Per (benchmark, task):
+
+* MCQ answer letters against the uniform share each item allows (``provenance["answer_slots"]``, "None of the
+  above" answers apart), a chi-square test (:func:`builders.quality.answer_balance`);
+* yes/no answers against 50:50, a chi-square test with one degree of freedom;
+* the share of items whose right answer is "None of the above" or a refusal option among those offering one,
+  next to the chance share ``1 / len(options)``. Reported, never flagged: it is each paper's design (MM-SAP's
+  BeyondVisQA is answered by refusing); the blind baselines of :mod:`builders.lint.independence` show whether it
+  leaks.
+
+A task is flagged when ``p < ALPHA`` with at least ``MIN_ITEMS`` items (smaller sets cannot show a fault), and then
+its items whose answer is over-represented are flagged (removing them would restore the balance). Every item's
+score is its task's p-value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, Sequence
+
+from builders.items import Item
+from builders.lint.base import CheckResult, LintContext, is_mcq, is_yes_no, per_task
+from builders.quality import answer_balance, chi_square_sf
+
+ALPHA = 0.001
+MIN_ITEMS = 30
+REFUSAL = re.compile(r"^(?:none of the above|sorry|i don't know|i cannot|cannot be determined)", re.I)
+
+
+def yes_no_balance(items: Sequence[Item]) -> dict[str, Any]:
+    counts = Counter(it.answer.lower() for it in items)
+    n = counts["yes"] + counts["no"]
+    chi2 = sum((counts[a] - n / 2) ** 2 / (n / 2) for a in ("yes", "no")) if n else 0.0
+    return {"observed": {"yes": counts["yes"], "no": counts["no"]}, "chi2": round(chi2, 4), "dof": 1,
+            "p_value": round(chi_square_sf(chi2, 1), 6) if n else 1.0}
+
+
+def refusal_share(items: Sequence[Item]) -> dict[str, Any] | None:
+    offered = [it for it in items if any(REFUSAL.match(o.strip()) for o in it.options)]
+    if not offered:
+        return None
+    right = sum(bool(REFUSAL.match(it.answer_text.strip())) for it in offered)
+    chance = sum(1 / len(it.options) for it in offered) / len(offered)
+    return {"offered": len(offered), "right": right, "share": round(right / len(offered), 4),
+            "chance": round(chance, 4)}
+
+
+def check(items: Sequence[Item], context: LintContext) -> CheckResult:
+    result = CheckResult("balance", [1.0] * len(items))
+    tasks: dict[str, Any] = {}
+    for (benchmark, task), members in per_task(items).items():
+        name = f"{benchmark}/{task}"
+        mcq = [i for i in members if is_mcq(items[i])]
+        yn = [i for i in members if is_yes_no(items[i])]
+        entry: dict[str, Any] = {}
+        for kind, subset, test in (("letters", mcq, lambda s: answer_balance(s)),
+                                   ("yes_no", yn, lambda s: yes_no_balance(s))):
+            if not subset:
+                continue
+            stats = test([items[i] for i in subset])
+            stats["flagged"] = len(subset) >= MIN_ITEMS and stats["p_value"] < ALPHA
+            entry[kind] = stats
+            for i in subset:
+                result.scores[i] = min(result.scores[i], float(stats["p_value"]))
+            if stats["flagged"]:
+                expected = stats.get("expected") or {"yes": len(subset) / 2, "no": len(subset) / 2}
+                over = {a for a, n in stats["observed"].items() if n > expected.get(a, 0)}
+                for i in subset:
+                    answer = items[i].answer if kind == "letters" else items[i].answer.lower()
+                    if answer in over:
+                        result.flag(i, f"{kind} of {name} unbalanced (p={stats['p_value']:.2g}); "
+                                       f"answer {answer!r} over-represented", float(stats["p_value"]))
+        share = refusal_share([items[i] for i in mcq])
+        if share:
+            entry["refusal_or_nota"] = share
+        tasks[name] = entry
+    result.summary = {"alpha": ALPHA, "min_items": MIN_ITEMS, "tasks": tasks,
+                      "unbalanced_tasks": sorted(t for t, e in tasks.items()
+                                                 if any(isinstance(v, dict) and v.get("flagged") for v in e.values()))}
+    return result
+
+
+__all__ = ["check"]

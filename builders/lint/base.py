@@ -1,0 +1,107 @@
+"""What every lint check shares: the result shape (cleanlab Datalab style), the context, text normalisation.
+
+A check looks at all items at once and returns a :class:`CheckResult`: a score per item in ``[0, 1]`` (1: no sign
+of the fault, lower: more likely faulty, as in cleanlab's ``<issue>_score``), the flagged items with the reasons
+(cleanlab's ``is_<issue>_issue``, plus why), and a summary of numbers for the whole set. Checks never change an
+item; they read ``Item`` objects and the build's ``build.json`` (for what the builder promises).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from builders.items import Item, OPTION_LETTERS
+
+YES_NO = ("yes", "no")
+
+
+@dataclass
+class CheckResult:
+    """One check over a set of items."""
+
+    name: str
+    scores: list[float]
+    """One score per item, in the order of the items given to the check."""
+    reasons: dict[int, list[str]] = field(default_factory=dict)
+    """Item index -> why it is flagged; an index absent here is not flagged."""
+    summary: dict[str, Any] = field(default_factory=dict)
+    """Numbers over the whole set (counts per rule, per-task statistics, what was skipped and why)."""
+
+    def flag(self, index: int, reason: str, score: float) -> None:
+        """Flag item ``index`` for ``reason``; its score becomes the lowest seen for it."""
+        self.reasons.setdefault(index, []).append(reason)
+        self.scores[index] = min(self.scores[index], score)
+
+    @property
+    def flagged(self) -> int:
+        return len(self.reasons)
+
+
+@dataclass
+class LintContext:
+    """What the checks may read besides the items: the build's ``build.json`` (empty for a bare items file),
+    the dictionary of known words (``None`` when no word list is installed) and the allow-list."""
+
+    build: Mapping[str, Any] = field(default_factory=dict)
+    dictionary: frozenset[str] | None = None
+    allow_words: frozenset[str] = frozenset()
+    llm: Any = None
+    """A :class:`builders.llm.LLMConfig` for the text-only baseline, or ``None``."""
+
+
+def image_names(item: Item) -> tuple[str, ...]:
+    """Image names, not paths: a build and its release name the same images from different folders."""
+    return tuple(Path(p).name for p in item.images)
+
+
+def is_mcq(item: Item) -> bool:
+    return bool(item.options) and len(item.answer) == 1 and item.answer in OPTION_LETTERS
+
+
+def is_yes_no(item: Item) -> bool:
+    return not item.options and item.answer.lower() in YES_NO
+
+
+def is_open(item: Item) -> bool:
+    return not item.options and item.answer.lower() not in YES_NO
+
+
+_PUNCT = re.compile(r"[^\w\s]")
+_SPACE = re.compile(r"\s+")
+_FILLER = frozenset({"a", "an", "the", "this", "that", "these", "those", "given", "shown"})
+_SYNONYMS = {"picture": "image", "photo": "image", "photograph": "image", "pictures": "images", "photos": "images"}
+
+
+def normalise(text: str) -> str:
+    """Text as a near-duplicate test sees it: Unicode NFKC, lower case, punctuation and articles dropped,
+    "picture"/"photo" read as "image", whitespace collapsed. "Is there a dog in the picture?" and
+    "is there a dog in this image" normalise alike; "Is there a cat ..." does not."""
+    text = _PUNCT.sub(" ", unicodedata.normalize("NFKC", text).lower())
+    return " ".join(_SYNONYMS.get(w, w) for w in text.split() if w not in _FILLER)
+
+
+def collapse(text: str) -> str:
+    """Whitespace collapsed and stripped: the exact-duplicate test's view of a text."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def texts(item: Item) -> list[tuple[str, str]]:
+    """The texts of an item a model reads, named: context, question, each option, and an open answer (a
+    reference description is published text too)."""
+    out = [("context", item.context), ("question", item.question)]
+    out += [(f"option {OPTION_LETTERS[i]}", o) for i, o in enumerate(item.options)]
+    if is_open(item):
+        out.append(("answer", item.answer))
+    return [(name, text) for name, text in out if text]
+
+
+def per_task(items: Sequence[Item]) -> dict[tuple[str, str], list[int]]:
+    """Item indices grouped by (benchmark, task), in a stable order."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, it in enumerate(items):
+        groups.setdefault((it.benchmark, it.task), []).append(i)
+    return dict(sorted(groups.items()))

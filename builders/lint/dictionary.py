@@ -1,0 +1,83 @@
+"""The word list behind the spelling check ("imange" for "image", the POPE generator's fault).
+
+Offline and small: the English frequency list that PyPI's ``pyspellchecker`` ships (``resources/en.json.gz``,
+about 160,000 words with their inflections; the ``lint`` extra), read directly rather than through its
+``SpellChecker`` class (which builds candidate tables lint does not need). Debian's ``wamerican``
+(``/usr/share/dict/words``) is merged in when present. Without either, the spelling rule is skipped and the
+summary says so; every other rule still runs.
+
+The allow-list covers words a dictionary lacks but a benchmark legitimately uses: British spellings and the
+shape names of the demo world (:data:`EXTRA_WORDS`), the items' own category names (their options and the short
+label-like strings of their provenance, :func:`allow_list`) and a user's file (``--allow-words FILE``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from builders.items import Item
+
+SYSTEM_WORDS = Path("/usr/share/dict/words")
+EXTRA_WORDS = frozenset(
+    """colour colours coloured grey centre centres metre metres millimetre millimetres centimetre centimetres
+    favourite neighbour neighbours organisation organisations behaviour behaviours recognise realise labelled
+    travelling analyse catalogue theatre programme dataset datasets
+    """.split()
+)
+
+WORD_RE = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+
+
+@lru_cache(maxsize=1)
+def load_dictionary() -> frozenset[str] | None:
+    """Lower-case known words, or ``None`` when no word list is installed (read once per process)."""
+    words: set[str] = set()
+    try:
+        from importlib.resources import files
+
+        resource = files("spellchecker") / "resources" / "en.json.gz"
+        with resource.open("rb") as fh:
+            words.update(json.loads(gzip.decompress(fh.read())))
+    except (ImportError, ModuleNotFoundError, FileNotFoundError, OSError):
+        pass
+    if SYSTEM_WORDS.is_file():
+        words.update(w.strip().lower() for w in SYSTEM_WORDS.read_text(encoding="utf-8", errors="ignore").split())
+    if not words:
+        return None
+    return frozenset(w.lower() for w in words) | EXTRA_WORDS
+
+
+def _label_strings(value: Any, out: list[str], depth: int = 0) -> None:
+    """Short strings (a category name, a relation, a colour) anywhere in a provenance value."""
+    if depth > 4:
+        return
+    if isinstance(value, str):
+        if len(value) <= 40 and len(value.split()) <= 4 and not value.endswith(("?", ".")):
+            out.append(value)
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            _label_strings(v, out, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value[:50]:
+            _label_strings(v, out, depth + 1)
+
+
+def allow_list(items: Iterable[Item], extra: Iterable[str] = ()) -> frozenset[str]:
+    """Words of the items' own category names: their options and the short strings of their provenance, so a
+    dataset's category ("hairdrier", "pickup truck") is never a spelling fault of the question that names it."""
+    strings: list[str] = list(extra)
+    for it in items:
+        _label_strings(list(it.options), strings)  # short options only: a sentence option is not a name
+        _label_strings(it.provenance, strings)
+    return frozenset(w.lower() for s in strings for w in WORD_RE.findall(s))
+
+
+def read_allow_file(path: str | Path) -> list[str]:
+    """One word or phrase a line; ``#`` starts a comment."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]

@@ -1,0 +1,204 @@
+"""Wording: the faults a proof-reader would mark, found by rules over every text a model reads.
+
+Rules (each flag names the rule, the field and the words):
+
+* ``agreement``: a singular verb with a plural subject or the reverse: "Is there two dogs", "there are a dog"
+  ("there are a star and a ring" is a plural compound subject and right),
+  "Is the dogs", "the dogs is" (a word ending in "s" whose stem is a dictionary word; "glass", "bus" are not read
+  as plurals). Agreement needing a parser ("snow is covers ground") is out of reach of rules and left to review;
+* ``article``: "a" before a vowel ("a octagon"), "an" before a consonant ("an dog"), with the usual exceptions
+  ("a unicorn", "a one", "an hour"); a capital "A" counts only at a sentence start (elsewhere it is an option
+  letter);
+* ``doubled``: a word written twice ("the the"), "that that" and "had had" excepted;
+* ``slot``: a template slot left unfilled (``{object}``, ``%s``, ``${x}``, ``[OBJ]``, ``<OBJECT>``) or filled with
+  the wrong kind: a Python value (``None``, ``nan``, a list) in the question or context, a number where a noun
+  belongs ("How many 3", "a 3");
+* ``spelling``: a word outside the dictionary and the allow-list (:mod:`builders.lint.dictionary`); proper nouns
+  (capitalised inside a sentence), words with digits and words of one or two letters are not checked;
+* ``punctuation``: doubled spaces, spaces at either end, a space before ``?,.;:!``, no space after ``,;`` or
+  ``?!`` before a word, doubled marks ("??", ",,", "?."), unbalanced brackets or double quotes, a line break in a
+  question or option, a question starting "Is/What/How..." without a question mark.
+
+Score: ``1 / (1 + number of faults)``; any fault flags the item.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Callable, Iterator, Sequence
+
+from builders.items import Item
+from builders.lint.base import CheckResult, LintContext, texts
+from builders.lint.dictionary import WORD_RE
+
+PLURAL_QUANT = r"(?:two|three|four|five|six|seven|eight|nine|ten|many|several|multiple|(?!1\b)\d+)"
+COLLECTIVE = r"(?!\s+(?:lot|few|number|couple|pair|group|variety|bunch|set|dozen|total|series|range|herd|flock)\b)"
+AGREEMENT = [
+    re.compile(rf"\b(?:is|was)\s+there\s+{PLURAL_QUANT}\b", re.I),
+    re.compile(rf"\bthere\s+(?:is|was)\s+{PLURAL_QUANT}\b", re.I),
+    re.compile(rf"\b(?:are|were)\s+there\s+(?:a|an|one)\b{COLLECTIVE}", re.I),
+    re.compile(rf"\bthere\s+(?:are|were)\s+(?:a|an|one)\b{COLLECTIVE}", re.I),
+    re.compile(r"\b(?:is|was)\s+(?:these|those)\b", re.I),
+]
+PLURAL_AFTER_IS = re.compile(r"\b(?:is|was)\s+the\s+([a-z]+s)\b", re.I)
+PLURAL_BEFORE_IS = re.compile(r"\b(?:the|these|those)\s+([a-z]+s)\s+(?:is|was)\b", re.I)
+NOT_PLURAL_ENDINGS = ("ss", "us", "is", "ous", "ics", "ws")
+
+VOWEL_SOUND_EXCEPTIONS = re.compile(r"^(?:uni|use|usu|uti|ura|ure|uro|eu|one|once|ubiq|u$)", re.I)
+SILENT_H = re.compile(r"^(?:hour|honest|honou?r|heir|herb)", re.I)
+A_BEFORE_VOWEL = re.compile(r"(?:\ba|(?:^|(?<=[.!?]\s))A)\s+([aeiouAEIOU][a-z]+)\b")
+AN_BEFORE_CONSONANT = re.compile(r"(?:\ban|(?:^|(?<=[.!?]\s))An)\s+([b-df-hj-np-tv-zB-DF-HJ-NP-TV-Z][a-z]+)\b")
+
+DOUBLED = re.compile(r"\b([A-Za-z]+)\s+\1\b", re.I)
+DOUBLED_OK = frozenset({"that", "had"})
+
+SLOTS = [
+    re.compile(r"\{[^{}]{0,40}\}|\{\{|\}\}"),
+    re.compile(r"%\(\w+\)[sd]|%[sd]\b"),
+    re.compile(r"\$\{?[A-Za-z_]\w*\}?"),
+    re.compile(r"\[[A-Z_]{2,}\]|<[A-Z_]{2,}>"),
+]
+VALUE_LEAKS = [
+    re.compile(r"\bNone\b(?!\s+of\b)|\b(?:nan|NaN|null|undefined)\b"),
+    re.compile(r"\[\s*['\"]|['\"]\s*\]|\{\s*['\"]\w+['\"]\s*:"),
+]
+WRONG_KIND = [
+    re.compile(r"\bhow\s+many\s+\d+\b(?!\s*[-'])", re.I),
+    re.compile(r"\b(?:a|an)\s+\d+\b(?![-%'\w])", re.I),
+]
+
+PUNCTUATION = [
+    (re.compile(r"\S  +\S"), "doubled space"),
+    (re.compile(r"\s+[?,.;:!](?!\w|\.)"), "space before punctuation"),
+    (re.compile(r"[,;](?=[A-Za-z])"), "no space after a comma"),
+    (re.compile(r"[?!](?=[A-Za-z])"), "no space after a question mark"),
+    (re.compile(r"([?,;:!])\1|(?<!\.)\.\.(?!\.)|[?!][.,]|,[?.!]"), "doubled punctuation"),
+]
+QUESTION_START = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|what|which|who|whom|whose|where|when|why|"
+                            r"how|will|would|should|has|have)\b", re.I)
+
+
+def _agreement(text: str, dictionary: frozenset[str] | None) -> Iterator[str]:
+    for rule in AGREEMENT:
+        for m in rule.finditer(text):
+            clause = re.split(r"[.;:?!]", text[m.end():], maxsplit=1)[0]
+            if m.group(0).lower().startswith(("are", "were", "there are", "there were")) and " and " in clause:
+                continue  # "there are a star and a ring": a compound subject is plural
+            yield m.group(0)
+    if dictionary is None:
+        return
+    for rule in (PLURAL_AFTER_IS, PLURAL_BEFORE_IS):
+        for m in rule.finditer(text):
+            word = m.group(1).lower()
+            if not word.endswith(NOT_PLURAL_ENDINGS) and word[:-1] in dictionary and len(word) > 3:
+                yield m.group(0)
+
+
+def _article(text: str) -> Iterator[str]:
+    for m in A_BEFORE_VOWEL.finditer(text):
+        if not VOWEL_SOUND_EXCEPTIONS.match(m.group(1)):
+            yield m.group(0)
+    for m in AN_BEFORE_CONSONANT.finditer(text):
+        if not SILENT_H.match(m.group(1)):
+            yield m.group(0)
+
+
+def _doubled(text: str) -> Iterator[str]:
+    for m in DOUBLED.finditer(text):
+        if m.group(1).lower() not in DOUBLED_OK:
+            yield m.group(0)
+
+
+def _slot(text: str, field: str) -> Iterator[str]:
+    for rule in SLOTS + WRONG_KIND + (VALUE_LEAKS if field in ("question", "context") else []):
+        for m in rule.finditer(text):
+            yield m.group(0)
+
+
+def _spelling(text: str, known: frozenset[str], allowed: frozenset[str]) -> Iterator[str]:
+    sentence_start = True
+    for m in re.finditer(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|[.!?:]", text):
+        token = m.group(0)
+        if token in ".!?:":
+            sentence_start = True
+            continue
+        first, sentence_start = sentence_start, False
+        if len(token) <= 2 or not token.isalpha() and "'" not in token or any(c.isdigit() for c in token):
+            continue
+        if token[0].isupper() and not first or token.isupper():
+            continue  # a proper noun or an acronym
+        word = token.lower()
+        if word in known or word in allowed:
+            continue
+        stem = word.split("'", 1)[0]
+        if "'" in word and (stem in known or len(stem) <= 3 or stem + "n" in known):
+            continue
+        yield token
+
+
+def _punctuation(text: str, field: str) -> Iterator[str]:
+    if text != text.strip():
+        yield "whitespace at either end"
+    for rule, name in PUNCTUATION:
+        if rule.search(text):
+            yield name
+    for opening, closing in ("()", "[]"):
+        if text.count(opening) != text.count(closing):
+            yield f"unbalanced {opening}{closing}"
+    if text.count('"') % 2:
+        yield 'unbalanced "'
+    if field == "question" or field.startswith("option"):
+        if "\n" in text.strip() or "\t" in text:
+            yield "line break or tab"
+    if field == "question" and QUESTION_START.match(text.strip()) and "?" not in text:
+        yield "question without a question mark"
+
+
+def faults(text: str, field: str, context: LintContext, allowed: frozenset[str]) -> list[tuple[str, str]]:
+    """``(rule, what)`` for every fault of one text."""
+    found: list[tuple[str, str]] = []
+    rules: list[tuple[str, Callable[[], Iterator[str]]]] = [
+        ("agreement", lambda: _agreement(text, context.dictionary)),
+        ("article", lambda: _article(text)),
+        ("doubled", lambda: _doubled(text)),
+        ("slot", lambda: _slot(text, field)),
+        ("punctuation", lambda: _punctuation(text, field)),
+    ]
+    if context.dictionary is not None:
+        rules.append(("spelling", lambda: _spelling(text, context.dictionary, allowed)))  # type: ignore[arg-type]
+    for rule, run in rules:
+        found.extend((rule, what) for what in run())
+    return found
+
+
+def check(items: Sequence[Item], context: LintContext) -> CheckResult:
+    result = CheckResult("wording", [1.0] * len(items))
+    per_rule: Counter[str] = Counter()
+    unknown: Counter[str] = Counter()
+    cache: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for i, it in enumerate(items):
+        n = 0
+        for field, text in texts(it):
+            key = (field.split(" ", 1)[0], text)
+            found = cache.get(key)
+            if found is None:
+                found = cache[key] = faults(text, key[0], context, context.allow_words)
+            for rule, what in found:
+                n += 1
+                per_rule[rule] += 1
+                if rule == "spelling":
+                    unknown[what.lower()] += 1
+                result.flag(i, f"{rule}: {what!r} in the {field}", 1.0)
+        if n:
+            result.scores[i] = round(1.0 / (1 + n), 4)
+    result.summary = {
+        "faults_per_rule": dict(sorted(per_rule.items())),
+        "unknown_words": dict(unknown.most_common(20)),
+        "dictionary": "off (install the lint extra: pyspellchecker)" if context.dictionary is None
+        else f"{len(context.dictionary)} words",
+    }
+    return result
+
+
+__all__ = ["check", "faults", "WORD_RE"]
