@@ -24,16 +24,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+from rich.console import Console
+from rich.table import Table
 
-from builders.items import make_item  # noqa: E402
-from builders.llm import LLMConfig, make_client  # noqa: E402
-from builders.predictive.canvas import draw, png_bytes  # noqa: E402
-from builders.predictive.icons import builtin_icons  # noqa: E402
-from builders.predictive.patterns import generate  # noqa: E402
-from scoring.predictive.judges import judge_outputs  # noqa: E402
-from tests.support.openai_stub import StubOpenAI  # noqa: E402
+from builders.items import make_item
+from builders.llm import LLMConfig, make_client
+from builders.predictive.canvas import draw, png_bytes
+from builders.predictive.icons import builtin_icons
+from builders.predictive.patterns import generate
+from scoring.predictive.judges import judge_outputs
+from tests.support.openai_stub import StubOpenAI
 
 TARGET_S = 60.0
 

@@ -5,13 +5,19 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from builders.cli import EmptyBuildError, progress_bar
 from builders.items import Item, make_item
-from builders.predictive.config import BENCHMARK, PRESSURE, QUESTION_TYPE, PredictiveConfig
+from builders.predictive.config import (
+    BENCHMARK,
+    PRESSURE,
+    QUESTION_TYPE,
+    PredictiveConfig,
+)
 from builders.run import code_version, file_sha256, open_build
 from templates.loader import load_templates, render
 
@@ -88,7 +94,12 @@ def authored_items(config: PredictiveConfig, plan: Plan) -> None:
 
 
 def clip_items(config: PredictiveConfig, task_bar: Any, plan: Plan) -> None:
-    from builders.predictive.demo import activity_clip, frame_name, physics_clip, sample_clips
+    from builders.predictive.demo import (
+        activity_clip,
+        frame_name,
+        physics_clip,
+        sample_clips,
+    )
     from sources.demo.video import load_demo_videos
 
     videos = load_demo_videos(seed=config.seed, n_videos=config.demo_videos, cache_dir=config.cache_dir,

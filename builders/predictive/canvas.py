@@ -10,8 +10,8 @@ Angles are degrees **clockwise** (how the pattern text speaks); PIL rotates coun
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence, Union
 
 import numpy as np
 from PIL import Image
@@ -60,7 +60,7 @@ class Grid:
     cell: int
 
 
-Primitive = Union[Sprite, Cell, Grid]
+Primitive = Sprite | Cell | Grid
 
 # Seven-segment layout in a digit box of width w and height h with stroke t:
 #   a: top, b: top right, c: bottom right, d: bottom, e: bottom left, f: top left, g: middle.

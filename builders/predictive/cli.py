@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from builders.cli import ArgumentParser, exit_on_error, run_builder, stdout, table
 from builders.items import Item

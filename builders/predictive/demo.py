@@ -18,9 +18,10 @@ Frames are sampled through :func:`sources.video.sample_video` (cached by content
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sources.records import VideoRecord
 

@@ -15,7 +15,7 @@ every angle, or a rotation pattern would have no visible rule).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -101,7 +101,7 @@ class IconSet:
 
 
 
-@lru_cache(maxsize=None)
+@cache
 def _builtin_icon(name: str) -> np.ndarray:
     arr = _draw_builtin(name)
     arr.setflags(write=False)

@@ -21,12 +21,21 @@ averages; items without a prediction are reported as missing, not scored 0; MGAE
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from builders.items import Item
 from scoring.predictive.judges import (
-    JUDGE_NAMES, TASK_JUDGE, Judgement, averages, by_task, judge_gap, judge_outputs, judges, percent,
+    JUDGE_NAMES,
+    TASK_JUDGE,
+    Judgement,
+    averages,
+    by_task,
+    judge_gap,
+    judge_outputs,
+    judges,
+    percent,
     reference_output,
 )
 from sources.errors import ConfigError

@@ -13,8 +13,9 @@ averages (a judge's failure says nothing about the model judged).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from builders.items import Item
 from templates.loader import load_templates, render
@@ -65,7 +66,7 @@ def parse_scores(text: str, judge: Judge) -> dict[str, float]:
     """``{dimension: score}`` from a reply, or :class:`Malformed` saying what is wrong."""
     scores: dict[str, float] = {}
     for dim in judge.dimensions:
-        found = re.findall(_dimension_pattern(dim) + r"\s*\**\s*:?\s*\**\s*score\s*:\s*" + _NUMBER, text, re.I)
+        found = re.findall(_dimension_pattern(dim) + r"\s*\**\s*:?\s*\**\s*score\s*:\s*" + _NUMBER, text, re.IGNORECASE)
         if not found:
             raise Malformed(f"no score for {dim}")
         values = {float(v) for v in found}

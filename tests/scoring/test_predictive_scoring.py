@@ -14,6 +14,7 @@ from builders import predictive
 from builders.items import read_items
 from scoring.__main__ import main as scoring_main
 from scoring.predictive.judges import Malformed, judges, parse_scores
+from tests.conftest import have, require
 from tests.support.openai_stub import StubOpenAI
 
 DIMS = {"sgae": ("LogicalConsistency", "Accuracy", "Specificity"), "ppe": ("Plausibility", "Specificity", "Diversity"),
@@ -68,6 +69,7 @@ def write_predictions(path: Path, outputs: dict[str, str]) -> Path:
 
 def test_scores_per_task_and_table11_match_hand_computed_values(release: Path, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    require(have("openai"), "openai (the llm extra)", "pip install -e '.[llm]'")
     items = read_items(release / "items.jsonl")
     generated = [i for i in items if i.task == "abstract_pattern" and i.provenance["source"] == "generated"]
     authored = [i for i in items if i.provenance.get("source") == "authored"]
@@ -111,6 +113,7 @@ def test_scores_per_task_and_table11_match_hand_computed_values(release: Path, t
 
 
 def test_the_judge_is_required_and_cached(release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    require(have("openai"), "openai (the llm extra)", "pip install -e '.[llm]'")
     item = read_items(release / "items.jsonl")[0]
     preds = write_predictions(tmp_path / "p.jsonl", {item.id: "S=1,1,1"})
     args = ["predictive", "--release", str(release), "--predictions", str(preds), "--out", str(tmp_path / "r"),

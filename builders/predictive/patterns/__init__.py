@@ -16,7 +16,7 @@ drawn again from ``".../retry/<attempt>"``, so every entry is unique and entry `
 from __future__ import annotations
 
 import json
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from builders.predictive.icons import IconSet
 from builders.predictive.patterns import games, motion, properties, quantity, rotation
@@ -54,7 +54,7 @@ SCENARIOS: dict[str, Scenario] = {
 IMAGE_COUNTS = (3, 4, 5)
 MAX_ATTEMPTS = 200
 
-__all__ = ["DIMENSIONS", "Entry", "SCENARIOS", "generate", "params_key"]
+__all__ = ["DIMENSIONS", "SCENARIOS", "Entry", "generate", "params_key"]
 
 
 def params_key(entry: Entry) -> str:

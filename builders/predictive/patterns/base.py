@@ -9,8 +9,9 @@ cannot disagree, and a checker that knows the rule can re-derive everything from
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +115,7 @@ class Board:
     def centre(self, col: int, row: int) -> tuple[float, float]:
         return self.x0 + col * self.cell + self.cell / 2, self.y0 + row * self.cell + self.cell / 2
 
-    def grid(self) -> "Primitive":
+    def grid(self) -> Primitive:
         from builders.predictive.canvas import Grid
 
         return Grid(self.x0, self.y0, self.cols, self.rows, self.cell)

@@ -7,7 +7,16 @@ import numpy as np
 from builders.predictive.canvas import Cell
 from builders.predictive.icons import IconSet
 from builders.predictive.patterns.base import (
-    PALETTE, Board, Entry, Redraw, number_word, opening, pick, series, squares, where,
+    PALETTE,
+    Board,
+    Entry,
+    Redraw,
+    number_word,
+    opening,
+    pick,
+    series,
+    squares,
+    where,
 )
 from builders.predictive.patterns.properties import number_display
 

@@ -9,7 +9,16 @@ import numpy as np
 from builders.predictive.canvas import Sprite
 from builders.predictive.icons import IconSet
 from builders.predictive.patterns.base import (
-    Board, Entry, Redraw, article, opening, pick, pick_icons, series, squares, where,
+    Board,
+    Entry,
+    Redraw,
+    article,
+    opening,
+    pick,
+    pick_icons,
+    series,
+    squares,
+    where,
 )
 
 DIRECTIONS: dict[str, tuple[int, int]] = {

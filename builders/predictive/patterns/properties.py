@@ -7,7 +7,13 @@ import numpy as np
 from builders.predictive.canvas import Sprite, number_cells, number_width
 from builders.predictive.icons import IconSet
 from builders.predictive.patterns.base import (
-    PALETTE, Entry, article, number_word, opening, pick, pick_icons, series,
+    PALETTE,
+    Entry,
+    article,
+    opening,
+    pick,
+    pick_icons,
+    series,
 )
 
 CENTRE = 120

@@ -6,7 +6,16 @@ import numpy as np
 
 from builders.predictive.canvas import Sprite
 from builders.predictive.icons import IconSet, plural
-from builders.predictive.patterns.base import Board, Entry, Redraw, number_word, opening, pick, pick_icons, series
+from builders.predictive.patterns.base import (
+    Board,
+    Entry,
+    Redraw,
+    number_word,
+    opening,
+    pick,
+    pick_icons,
+    series,
+)
 
 SLOTS = Board(cols=5, rows=5, cell=48)
 """Items fill this 5 x 5 layout row by row from the top left (no lines drawn)."""

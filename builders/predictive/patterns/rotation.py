@@ -6,14 +6,22 @@ Angles are degrees clockwise from the icon's upright (as drawn in its file), red
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from builders.predictive.canvas import SHADOW, Cell, Sprite
 from builders.predictive.icons import IconSet, mirroring_is_visible, rotation_is_visible
 from builders.predictive.patterns.base import (
-    Entry, Redraw, article, degrees, number_word, opening, pick, pick_icons, series,
+    Entry,
+    Redraw,
+    article,
+    degrees,
+    number_word,
+    opening,
+    pick,
+    pick_icons,
+    series,
 )
 from builders.predictive.patterns.motion import STATIONS, station_xy
 

@@ -376,7 +376,7 @@ def check_pattern(item: dict[str, Any], frames: list[np.ndarray]) -> list[str]:
                         bad.append(f"{tag} image {k}: square {rc(col, row)} is {tuple(img[int(y), int(x)])}, "
                                    f"expected {want}")
         if s == "games/snake":
-            head = [max(c, key=lambda q: states[k][q] == tuple(p["head_rgb"])) for k, c in enumerate(states)]
+            head = [max(c, key=lambda q: c[q] == tuple(p["head_rgb"])) for k, c in enumerate(states)]
             expect_pred(rc(*head[n]), f"{len(states[n])}" if len(states[n]) > 9 else "")
             expect_pattern([rc(*h) for h in head[:n]])
         else:

@@ -113,7 +113,7 @@ def test_same_seed_same_bytes_other_seed_other_items(tmp_path: Path) -> None:
         assert run(tmp_path / name, "--tasks", "abstract_pattern", "--patterns", "60") == 0
     first, second = (tmp_path / n / "out" / "demo-seed0" for n in ("a", "b"))
     assert (first / "items.jsonl").read_bytes() == (second / "items.jsonl").read_bytes()
-    digest = lambda d: sorted(hashlib.sha256(p.read_bytes()).hexdigest() for p in (d / "images").iterdir())  # noqa: E731
+    digest = lambda d: sorted(hashlib.sha256(p.read_bytes()).hexdigest() for p in (d / "images").iterdir())
     assert digest(first) == digest(second)
     assert run(tmp_path / "c", "--tasks", "abstract_pattern", "--patterns", "60", "--seed", "3") == 0
     other = read_items(tmp_path / "c" / "out" / "demo-seed3" / "items.jsonl")

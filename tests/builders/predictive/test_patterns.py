@@ -8,7 +8,7 @@ import pytest
 from builders.predictive.canvas import Cell, Grid, Sprite
 from builders.predictive.icons import builtin_icons
 from builders.predictive.patterns import DIMENSIONS, SCENARIOS, generate, params_key
-from builders.predictive.patterns.base import Entry
+from builders.predictive.patterns.base import Entry, Redraw
 
 ICONS = builtin_icons()
 NAMED = {"digital clocks", "Snake", "item quantity changes", "numerical variations", "object rotations",
@@ -86,7 +86,7 @@ def test_texts_are_rendered_from_the_parameters(entries: list[Entry]) -> None:
             try:
                 again = SCENARIOS[e.scenario](r, ICONS, n)
                 break
-            except Exception:
+            except Redraw:
                 attempt += 1
         assert (again.params, again.pattern, again.pred, again.frames) == (e.params, e.pattern, e.pred, e.frames)
         assert e.pattern.startswith(f"Each of these {('three', 'four', 'five')[e.n_images - 3]} images")
