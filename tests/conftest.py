@@ -51,3 +51,12 @@ def spacy_model() -> None:
         load_nlp()
     except NlpUnavailable:
         require(False, "spaCy with an English model", "bash .ci/install-nlp.sh")
+
+
+RELEASE_EXTRA = ("datasets", "huggingface_hub", "pyarrow", "matplotlib")
+
+
+def require_release_extra() -> None:
+    """Skip (fail in CI) a test that writes or reads a release unless the release extra is installed."""
+    require(have(*RELEASE_EXTRA), "the release extra (datasets, huggingface_hub, pyarrow, matplotlib)",
+            "pip install -e '.[release]' or bash .ci/install-release.sh")

@@ -12,6 +12,7 @@ import pytest
 from annotation.__main__ import main
 from annotation.serve import free_port
 from tests.annotation.builds import make_build
+from tests.conftest import have, require
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -74,6 +75,7 @@ def test_no_token(capsys, tmp_path, monkeypatch):
 
 
 def test_server_down(capsys, tmp_path):
+    require(have("requests"), "requests (the annotation extra)", "pip install -e '.[annotation]'")
     build = make_build(tmp_path, 2)
     url = f"http://127.0.0.1:{free_port()}"
     err = one_line_error(capsys, main(["push", str(build), "--project", "p", "--url", url, "--token", "t"]))

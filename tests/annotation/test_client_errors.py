@@ -9,9 +9,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from annotation.client import LabelStudioClient
-from annotation.errors import ServerError
-from annotation.serve import free_port
+from tests.conftest import have, require
+
+require(have("requests"), "requests (the annotation extra)", "pip install -e '.[annotation]'")
+
+from annotation.client import LabelStudioClient  # noqa: E402
+from annotation.errors import ServerError  # noqa: E402
+from annotation.serve import free_port  # noqa: E402
 
 GOOD = "good-token"
 

@@ -9,16 +9,13 @@ from typing import Any
 import pytest
 
 from builders.items import Item, make_item, write_items
-from tests.conftest import have, require
-
-RELEASE_MODULES = ("datasets", "huggingface_hub", "pyarrow", "matplotlib")
+from tests.conftest import require_release_extra
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _release_extra_installed() -> None:
     """Every test here writes or publishes a release: without the release extra they skip (fail in CI)."""
-    require(have(*RELEASE_MODULES), "the release extra (datasets, huggingface_hub, pyarrow, matplotlib)",
-            "pip install -e '.[release]' or bash .ci/install-release.sh")
+    require_release_extra()
 
 REVIEWERS = ["alice@example.org", "bob@example.org", "carol@example.org"]
 

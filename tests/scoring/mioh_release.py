@@ -77,6 +77,8 @@ def make_mioh_build(root: Path, name: str = "hand") -> tuple[Path, dict[str, Ite
 def make_mioh_release(root: Path) -> tuple[Path, Path, dict[str, Item]]:
     """(build dir, release dir, items by key): the build released as 1.0.0 without review."""
     from data_cards.release import release
+    from tests.conftest import require_release_extra
 
+    require_release_extra()
     build, by_key = make_mioh_build(root)
     return build, release(build, "1.0.0", include_unreviewed=True, out=root / "releases").path, by_key

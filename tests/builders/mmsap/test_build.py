@@ -14,6 +14,7 @@ import pytest
 from builders.mmsap import main
 from tests.builders.mmsap.checker import Checker, Demo, VqaTruth
 from tests.builders.mmsap.fixtures import make_vqav2
+from tests.conftest import have, require
 from tests.fixtures.real_formats import make_coco
 
 TEMPLATES = Path(__file__).resolve().parents[3] / "templates" / "mmsap"
@@ -312,6 +313,7 @@ def test_help_documents_every_option(capsys):
 @pytest.mark.slow
 def test_llm_written_options_are_checked_like_the_offline_ones(tmp_path, real, monkeypatch):
     """The stub proposes the right answer and a human answer first (both must be refused), then valid options."""
+    require(have("openai"), "openai (the llm extra)", "pip install -e '.[llm]'")
     import re
 
     from tests.support.openai_stub import StubOpenAI
