@@ -36,9 +36,9 @@ def parser() -> argparse.ArgumentParser:
     a("--demo-images", type=int, metavar="N", help=f"demo scenes when no data is given (default {d.demo_images})")
     a("--vg-relationships", metavar="FILE", help="Visual Genome relationships.json (v1.0, v1.2 or v1.4; streamed)")
     a("--vg-images", metavar="DIR", help="directory of the VG images (also searched: VG_100K/, VG_100K_2/)")
-    a("--vg-image-data", metavar="FILE", help="VG image_data.json: sizes without opening images (default: read headers)")
+    a("--vg-image-data", metavar="FILE", help="VG image_data.json: sizes without opening images (default read headers)")
     a("--vg-objects", metavar="FILE", help="VG objects.json: every object, for the several-instances rule "
-                                             "(default: relationship endpoints only)")
+                                             "(default relationship endpoints only)")
     a("--svg", metavar="FILE", help="SVG scene graphs, JSON or JSON lines")
     a("--svg-images", metavar="DIR", help="directory of the SVG images")
     a("--min-area", type=float, metavar="SHARE", help=f"boxes below this share of the image are minor details (default {d.min_area})")
