@@ -30,7 +30,7 @@ from builders.mmsap.questions import Question
 from builders.seeding import rng
 from filters.geometry import Difficulty, GeometryThresholds, classify_image
 from sources.records import ImageRecord, Instance, RecordSet
-from templates.loader import load_templates, render
+from templates.loader import load_templates, render, with_article
 
 POSITION_PREDICATES_KEY = "predicates"
 
@@ -136,7 +136,8 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds) -> dict[str
         wrong = _prefer(nearby, others, 3, g)
         answer = t["shape"]["answer"]
         return base(scene, "shape", render(t["shape"]["question"], colour=colour, pattern=pattern),
-                    render(answer, category=inst.category), [render(answer, category=c) for c in wrong],
+                    render(answer, a_category=display(with_article(inst.category))),
+                    [render(answer, a_category=display(with_article(c))) for c in wrong],
                     instance=inst.id, category=inst.category)
 
     def position(scene: Scene, g: np.random.Generator) -> Question | None:

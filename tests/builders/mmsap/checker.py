@@ -299,8 +299,10 @@ class Checker:
             shown = [o for o in im["instances"] if colour in o["attributes"] and pattern in o["attributes"]]
             if len(shown) != 1 or self.demo.level(im, shown[0]) != "easy":
                 return ["the colour and pattern do not pick one clear object"]
-            truth = f"A {shown[0]['category']}"
-            bad = [w for w in wrong if w == truth or not w.startswith("A ")]
+            cat = shown[0]["category"]
+            truth = f"{'An' if cat[0] in 'aeiou' else 'A'} {cat}"
+            article = lambda word: "An" if word[0] in "aeiou" else "A"  # noqa: E731
+            bad = [w for w in wrong if w == truth or w.split(" ")[0] != article(w.split(" ")[-1])]
             return ([f"shape {answer} != {truth}"] if answer != truth else []) + [f"wrong shape option {w}" for w in bad]
         if kind == "position":
             a, b = re.fullmatch(r"Where is the (\w+) relative to the (\w+)\?", q).groups()
