@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import exit_on_error
+from builders.cli import ArgumentParser, exit_on_error
 from scoring.predictions import Prediction, read_lmms_eval_samples, read_predictions, read_vlmevalkit_sheet
 from scoring.registry import SCORERS, scorer
 from sources.errors import ConfigError
@@ -26,7 +26,7 @@ FORMATS = ("mirage", "lmms-eval", "vlmevalkit")
 
 def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
     """The command line; with a benchmark, its scorer's own options are added."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m scoring",
         description="Score a model's predictions on a Mirage benchmark: tables on stdout, results.json and plots.",
     )
@@ -34,18 +34,18 @@ def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
                    help=f"which benchmark's metrics ({', '.join(sorted(SCORERS))})")
     p.add_argument("--release", required=True, metavar="PATH",
                    help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
-    p.add_argument("--revision", metavar="TAG", help="Hub revision when --release is a repo id (default: the @tag)")
+    p.add_argument("--revision", metavar="TAG", help="Hub revision when --release is a repo id (default the @tag)")
     p.add_argument("--predictions", required=True, metavar="FILE",
                    help="predictions: Mirage JSONL (python -m scoring.run), lmms-eval samples JSONL, or a "
                         "VLMEvalKit result sheet (.xlsx/.tsv/.csv)")
     p.add_argument("--format", choices=FORMATS, default=None,
-                   help="predictions format (default: guessed: .xlsx/.tsv/.csv -> vlmevalkit, samples_*.jsonl -> "
+                   help="predictions format (default guessed: .xlsx/.tsv/.csv -> vlmevalkit, samples_*.jsonl -> "
                         "lmms-eval, else mirage)")
     p.add_argument("--model", default="", metavar="NAME",
-                   help="model name for titles (default: the predictions' own model field)")
+                   help="model name for titles (default the predictions' own model field)")
     p.add_argument("--out", metavar="DIR",
-                   help="where results.json and the plots go (default: results/<benchmark>-<predictions name>)")
-    p.add_argument("--no-plots", action="store_true", help="write no PNG figures (default: plots written)")
+                   help="where results.json and the plots go (default results/<benchmark>-<predictions name>)")
+    p.add_argument("--no-plots", action="store_true", help="write no PNG figures (default plots written)")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="Mirage cache (release images, LLM answers) (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
     if benchmark is not None:

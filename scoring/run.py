@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import exit_on_error, progress_bar, stdout, table
+from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
 from builders.items import Item
 from scoring.predictions import Prediction, write_predictions
 from sources.errors import ConfigError
@@ -100,21 +100,21 @@ def _endpoint(client: Any) -> str | None:
 def parser() -> argparse.ArgumentParser:
     from builders.llm import add_llm_arguments
 
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m scoring.run",
         description="Ask an OpenAI-compatible vision model every item of a release and write its predictions "
                     "(JSONL: id, output, model, params) for python -m scoring.",
     )
     p.add_argument("release", metavar="RELEASE",
                    help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
-    p.add_argument("--revision", metavar="TAG", help="Hub revision when RELEASE is a repo id (default: the @tag)")
+    p.add_argument("--revision", metavar="TAG", help="Hub revision when RELEASE is a repo id (default the @tag)")
     p.add_argument("--out", metavar="FILE",
                    help="predictions file (default predictions/<model>-<release name>.jsonl)")
-    p.add_argument("--benchmark", metavar="NAME", help="only the items of this benchmark (default: all)")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N items, sorted by id (default: all)")
+    p.add_argument("--benchmark", metavar="NAME", help="only the items of this benchmark (default all)")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N items, sorted by id (default all)")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="response cache and release images (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (default: shown on stderr)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (default shown on stderr)")
     add_llm_arguments(p)
     return p
 

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Sequence
 
-from builders.cli import exit_on_error, stdout, table
+from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from data_cards.release import MANIFEST, parse_version
 from sources.errors import ConfigError
 
@@ -30,18 +30,18 @@ circular variant of each multiple-choice sheet).
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m scoring.harness", description=DESCRIPTION,
+    p = ArgumentParser(prog="python -m scoring.harness", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     e = sub.add_parser("export", help="write the lmms-eval and VLMEvalKit exports of a release dir",
                        description="Write RELEASE_DIR's harness exports to --out (replaced if it exists).")
     e.add_argument("release_dir", metavar="RELEASE_DIR", help="a release: releases/<name>/<version>/")
     e.add_argument("--repo", metavar="ORG/NAME",
-                   help="the Hub dataset the lmms-eval tasks load (default: the release's repo, else ORG/NAME)")
+                   help="the Hub dataset the lmms-eval tasks load (default the release's repo, else ORG/NAME)")
     e.add_argument("--version", metavar="X.Y.Z",
-                   help="the release version; the tasks load tag vX.Y.Z (default: from manifest.json)")
-    e.add_argument("--name", metavar="NAME", help="release name in task names (default: from manifest.json)")
-    e.add_argument("--out", metavar="DIR", help="output folder (default: harness/<name>/<version>)")
+                   help="the release version; the tasks load tag vX.Y.Z (default from manifest.json)")
+    e.add_argument("--name", metavar="NAME", help="release name in task names (default from manifest.json)")
+    e.add_argument("--out", metavar="DIR", help="output folder (default harness/<name>/<version>)")
     return p
 
 

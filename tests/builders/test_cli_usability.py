@@ -24,6 +24,9 @@ BUILDER_PACKAGES = sorted(p.parent.name for p in Path(builders.__file__).parent.
 def parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     """Every command line of the repository: each builder package's ``cli.parser`` and the tools'."""
     out = {f"builders.{name}": importlib.import_module(f"builders.{name}.cli").parser for name in BUILDER_PACKAGES}
+    out["scoring"] = importlib.import_module("scoring.__main__").parser
+    out["scoring.run"] = importlib.import_module("scoring.run").parser
+    out["scoring.harness"] = importlib.import_module("scoring.harness.cli").parser
     out["scoring.mementos"] = importlib.import_module("scoring.mementos").parser
     out["scoring.synonyms"] = importlib.import_module("scoring.synonyms").parser
     out["annotation"] = importlib.import_module("annotation.__main__").build_parser
@@ -78,6 +81,8 @@ def _main(module: str) -> Callable[[list[str]], int]:
      "invalid choice: 'existance' (choose from 'existence', 'counting', 'attribute', 'position')"),
     ("builders.mioh", "python -m builders.mioh", ["--n-questions", "two"], "invalid int value: 'two'"),
     ("builders.mementos", "python -m builders.mementos", ["--on-error", "ignore"], "(choose from 'skip', 'fail')"),
+    ("scoring.__main__", "python -m scoring", ["mioh", "--release", "r", "--predictions", "p", "--format", "csv"],
+     "(choose from 'mirage', 'lmms-eval', 'vlmevalkit')"),
     ("scoring.mementos", "python -m scoring.mementos", ["--items", "x"], "required: --predictions"),
     ("scoring.synonyms", "python -m scoring.synonyms import-pickle", ["import-pickle", "a.pkl", "--out", "d",
                                                                       "--kind", "verbs"], "choose from 'objects'"),
