@@ -248,3 +248,12 @@ def test_summary_reports_the_undecidable_pairs(files, tmp_path, capsys):
 def test_verify_absence_needs_svg(tmp_path, capsys):
     assert mioh.main(["--verify-absence-with", "x.json", "--out", str(tmp_path)]) == 2
     assert "--svg" in capsys.readouterr().err
+
+
+def test_a_broken_verification_file_is_one_line_exit_2(files, tmp_path, capsys):
+    _, svg, _ = files
+    missing = tmp_path / "no-such-instances.json"
+    assert mioh.main([*svg_args(svg), "--verify-absence-with", str(missing), *ARGS, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no-such-instances.json" in err[0]
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
