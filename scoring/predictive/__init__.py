@@ -131,15 +131,16 @@ def print_report(results: Mapping[str, Any]) -> None:
     stdout.print(table(f"Predictive reasoning: {model} (means 0-5; Acc. of MGAE 0-1)",
                        ["task", "judge", "judged", "failed", "mean per dimension (formula 8)", "Avg. %"], rows))
     header, cells = ["model"], [model]
-    for key, title, _ in TABLE11:
+    for key, _, _ in TABLE11:
         s = results["table11"].get(key)
+        letter = key[0].upper()
         for d in ("Accuracy", "LogicalConsistency", "Specificity"):
-            header.append(f"{title.split()[0][:5]}. {SHORT[d]}")
-            cells.append(_num(s["percent"][d]) if s else "-")
-        header.append(f"{title.split()[0][:5]}. Avg.")
-        cells.append(_num(s["percent_average"]) if s else "-")
-    stdout.print(table("Table 11 layout: abstract patterns, % of full marks (Human = hand-made, Autom. = "
-                       "generated)", header, [cells]))
+            header.append(f"{letter} {SHORT[d].rstrip('.')}")
+            cells.append(_num(s["percent"][d], 1) if s else "-")
+        header.append(f"{letter} Avg")
+        cells.append(_num(s["percent_average"], 1) if s else "-")
+    stdout.print(table("Table 11 layout: abstract patterns, % of full marks", header, [cells],
+                       legend="H: Human Generated (hand-made entries), A: Automated Generated (the generator)"))
     if results.get("judge_validation"):
         vrows = [[task, ", ".join(f"{SHORT.get(d, d)} {_num(v)}" for d, v in s["dimensions"].items()),
                   ", ".join(f"{SHORT.get(d, d)} {_num(v)}" for d, v in s["gap"].items()), s["failures"]]
