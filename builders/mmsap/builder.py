@@ -52,7 +52,7 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
         inputs[records.path] = "generated" if records.generated else "sha256:" + file_sha256(records.path)
     vqa_by_id = {}
     if config.uses_demo:
-        made, counts = sample(basic_makers(records, thresholds), scenes, config.n_basic, config.seed, "basic")  # type: ignore[arg-type]
+        made, counts = sample(basic_makers(records, thresholds, config.seed), scenes, config.n_basic, config.seed, "basic")  # type: ignore[arg-type]
         questions += made
         stats["basic"] = {"source": "demo", "made": counts}
     elif config.vqav2_questions:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from builders.mcq import BalancedCycle
 from builders.mmsap.answers import display
 from builders.mmsap.distractors import near_numbers
 from builders.mmsap.questions import Question
@@ -88,8 +89,12 @@ def plural(category: str) -> str:
 Maker = Callable[[Scene, np.random.Generator], "Question | None"]
 
 
-def basic_makers(records: RecordSet, thresholds: GeometryThresholds) -> dict[str, Maker]:
-    """One question maker per demo BasicVisQA type; a maker returns ``None`` when the image offers nothing."""
+def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int = 0) -> dict[str, Maker]:
+    """One question maker per demo BasicVisQA type; a maker returns ``None`` when the image offers nothing.
+
+    Position answers are dealt from a balanced cycle of the four directions (an image is skipped when it offers
+    no pair with the direction due): left/right pairs are far more common in 4:3 scenes, and a benchmark whose
+    answers are never "above"/"below" could be answered by ruling those out, or by the longest option."""
     t = load_templates("mmsap", "basic_demo")["basic"]
     colours = sorted(a for a, kind in records.attribute_types.items() if kind == "colour")
     categories = sorted(records.categories)
@@ -140,16 +145,22 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds) -> dict[str
                     [render(answer, a_category=display(with_article(c))) for c in wrong],
                     instance=inst.id, category=inst.category)
 
+    predicates = list(t["position"][POSITION_PREDICATES_KEY])
+    due = BalancedCycle(predicates, rng(seed, "mmsap/basic/position/directions"))
+    pending: list[str] = []
+
     def position(scene: Scene, g: np.random.Generator) -> Question | None:
-        predicates = list(t["position"][POSITION_PREDICATES_KEY])
+        if not pending:
+            pending.append(due.next())
         clear = {i.id: i for i in scene.single("easy")}
         holds: dict[tuple[str, str], list[str]] = defaultdict(list)
         for r in scene.image.relations:
             if r.subject in clear and r.object in clear and r.predicate in predicates:
                 holds[(r.subject, r.object)].append(r.predicate)
-        pairs = sorted(pair for pair, preds in holds.items() if len(preds) == 1)
+        pairs = sorted(pair for pair, preds in holds.items() if preds == pending)
         if not pairs:
             return None
+        pending.clear()
         subject, obj = pairs[g.integers(len(pairs))]
         a, b = clear[subject].category, clear[obj].category
         right = holds[(subject, obj)][0]
