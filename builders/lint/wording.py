@@ -16,8 +16,8 @@ Rules (each flag names the rule, the field and the words):
 * ``spelling``: a word outside the dictionary and the allow-list (:mod:`builders.lint.dictionary`); proper nouns
   (capitalised inside a sentence), words with digits and words of one or two letters are not checked;
 * ``punctuation``: doubled spaces, spaces at either end, a space before ``?,.;:!``, no space after ``,;`` or
-  ``?!`` before a word, doubled marks ("??", ",,", "?."), unbalanced brackets or double quotes, a line break in a
-  question or option, a question starting "Is/What/How..." without a question mark.
+  ``?!`` before a word, doubled marks ("??", ",,", "?."), unbalanced brackets or double quotes, a replacement
+  character U+FFFD (a byte the reader could not decode), a line break in a question or option, a question starting "Is/What/How..." without a question mark.
 
 Score: ``1 / (1 + number of faults)``; any fault flags the item.
 """
@@ -148,6 +148,8 @@ def _punctuation(text: str, field: str) -> Iterator[str]:
             yield f"unbalanced {opening}{closing}"
     if text.count('"') % 2:
         yield 'unbalanced "'
+    if "\ufffd" in text:
+        yield "undecodable byte (U+FFFD)"
     if field == "question" or field.startswith("option"):
         if "\n" in text.strip() or "\t" in text:
             yield "line break or tab"

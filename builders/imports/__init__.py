@@ -1,0 +1,35 @@
+"""Published benchmarks read as Mirage items, so lint, review, release and scoring apply to them (issue 16).
+
+``python -m builders.imports FORMAT FILE ... [--out DIR]`` writes a build dir (``builds/<benchmark>/<name>/``:
+build.json, items.jsonl; linted like every build); ``python -m lint FILE --format FORMAT`` lints the files
+directly. Formats: ``pope`` (:mod:`builders.imports.pope`), ``mementos-csv``
+(:mod:`builders.imports.mementos_csv`), and ``reefknot`` when the Reefknot builder's importer is installed
+(``builders.reefknot.importer``). Readers of the raw files live in ``sources/`` (``pope.py``,
+``mementos_csv.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+from typing import Any, Sequence
+
+from builders.items import Item
+from sources.errors import ConfigError
+
+FORMATS: dict[str, str] = {"pope": "builders.imports.pope", "mementos-csv": "builders.imports.mementos_csv"}
+if importlib.util.find_spec("builders.reefknot.importer") is not None:  # lands with the Reefknot issue
+    FORMATS["reefknot"] = "builders.reefknot.importer"
+
+
+def read_published(fmt: str, paths: Sequence[Path], images_dir: Path | None = None
+                   ) -> tuple[list[Item], dict[str, Any], list[str]]:
+    """The items of a published benchmark's files, what the benchmark promises the lint (build.json's
+    ``lint_promises``) and warnings about the files (undecodable bytes), one line each."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
+    module = importlib.import_module(FORMATS[fmt])
+    warnings: list[str] = []
+    items = module.read(list(paths), images_dir=images_dir, warnings=warnings)
+    return items, dict(getattr(module, "PROMISES", {})), warnings

@@ -1,0 +1,3 @@
+from builders.imports.cli import main
+
+raise SystemExit(main())

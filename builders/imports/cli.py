@@ -1,0 +1,59 @@
+"""``python -m builders.imports FORMAT FILE ...``: a published benchmark's files written as a Mirage build dir."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+from typing import Sequence
+
+from builders.cli import ArgumentParser, exit_on_error, stderr, stdout, table
+from builders.imports import FORMATS, read_published
+from builders.lint import summary_rows
+from builders.run import code_version, file_sha256, open_build
+from sources.errors import ConfigError
+
+
+def parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(prog="python -m builders.imports", description=__doc__)
+    p.add_argument("format", choices=sorted(FORMATS), help="the published layout of FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="the benchmark's own files (JSON lines, CSV)")
+    p.add_argument("--images", metavar="DIR", help="folder holding the images the files name (default: names "
+                                                    "kept as written)")
+    p.add_argument("--out", metavar="DIR", default=None, help="parent of the build dir (default builds/<benchmark>)")
+    p.add_argument("--name", metavar="NAME", default=None,
+                   help="build dir name (default imported-<first 8 hex digits of the files' sha256>)")
+    return p
+
+
+@exit_on_error
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m builders.imports``."""
+    args = parser().parse_args(argv)
+    paths = [Path(f) for f in args.files]
+    for p in paths:
+        if not p.is_file():
+            raise ConfigError(f"{p}: no such file")
+    items, promises, warnings = read_published(args.format, paths, Path(args.images) if args.images else None)
+    for line in warnings:
+        stderr.print(f"warning: {line}", markup=False, highlight=False)
+    if not items:
+        raise ConfigError(f"{', '.join(map(str, paths))}: no items")
+    hashes = {p.name: file_sha256(p) for p in paths}
+    benchmark = items[0].benchmark
+    name = args.name or "imported-" + hashlib.sha256("".join(sorted(hashes.values())).encode()).hexdigest()[:8]
+    out_dir = Path(args.out) if args.out else Path("builds") / benchmark
+    with open_build(out_dir, name) as build:
+        build.write_items(items)
+        build.write_json("build.json", {
+            "benchmark": benchmark, "name": name, "seed": None, "config": {"format": args.format},
+            "code_version": code_version(), "input_hashes": hashes, "items": len(items),
+            "sources": [{"name": f"{args.format} (published)", "path": str(p)} for p in paths],
+            "stats": {"imported": {"files": len(paths), "items": len(items), "undecodable_bytes": len(warnings)}},
+            "skipped": [{"reason": w} for w in warnings], "lint_promises": promises,
+        })
+    section = json.loads((out_dir / name / "build.json").read_text(encoding="utf-8"))["lint"]
+    stdout.print(f"{len(items)} {benchmark} items written to {out_dir / name}")
+    stdout.print(table("Lint", ["check", "flagged", "finding"], summary_rows(section), numeric=False))
+    return 0

@@ -1,0 +1,3 @@
+from lint.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""``python -m lint PATH [PATH ...]``: lint a build dir, an items.jsonl, a release dir, a Hub repo@tag, or a
+published benchmark's own files (``--format pope`` / ``mementos-csv`` / ``reefknot``).
+
+Prints one table per input (check, items flagged, the main finding; 80 columns) and the first flagged items;
+``--out DIR`` writes ``lint.json`` (build.json's ``"lint"`` section) and ``issues.jsonl`` (per item: every
+check's score, flag and reasons, as cleanlab's ``Datalab.get_issues()``). Exit status 0, or 1 with
+``--fail-on-findings`` when anything was flagged; bad input is one line and exit status 2. Lint never changes
+the data it reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from builders.cli import ArgumentParser, exit_on_error, stderr, stdout, table
+from builders.imports import FORMATS, read_published
+from builders.items import Item
+from builders.lint import CHECKS, lint, summary_rows
+from builders.lint.dictionary import read_allow_file
+from builders.llm import LLMConfig, add_llm_arguments
+from sources.errors import ConfigError
+
+
+def parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(prog="python -m lint", description=__doc__.split("\n\n")[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a build dir, an items.jsonl, a release dir, owner/name@vX.Y.Z on the Hub, or (with "
+                        "--format) a published benchmark's files")
+    p.add_argument("--format", choices=sorted(FORMATS), default=None,
+                   help="read PATH as a published benchmark's own files instead of Mirage items (default: "
+                        "Mirage items)")
+    p.add_argument("--checks", default=",".join(CHECKS), metavar="LIST",
+                   help=f"comma-separated checks to run (default {','.join(CHECKS)})")
+    p.add_argument("--allow-words", metavar="FILE",
+                   help="words the spelling rule accepts, one a line (default: the items' own category names)")
+    p.add_argument("--out", metavar="DIR", help="write lint.json and issues.jsonl there (default: print only)")
+    p.add_argument("--show", type=int, default=10, metavar="N",
+                   help="flagged items listed on screen (default 10)")
+    p.add_argument("--fail-on-findings", action="store_true",
+                   help="exit status 1 when any item or task is flagged (default: 0)")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="cache of the text-only model's answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    add_llm_arguments(p)
+    return p
+
+
+def read_input(path: str, fmt: str | None) -> tuple[list[Item], dict[str, Any]]:
+    """The items at ``path`` and the build.json beside them (empty when there is none)."""
+    if fmt is not None:
+        items, promises, warnings = read_published(fmt, [Path(path)])
+        for line in warnings:
+            stderr.print(f"warning: {line}", markup=False, highlight=False)
+        return items, {"benchmark": items[0].benchmark if items else fmt, "lint_promises": promises}
+    from scoring.releases import load_items
+
+    items = load_items(path, with_images=False)
+    build_json = Path(path) / "build.json" if Path(path).is_dir() else Path(path).with_name("build.json")
+    try:
+        build = json.loads(build_json.read_text(encoding="utf-8")) if build_json.is_file() else {}
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{build_json}: malformed JSON ({exc})") from None
+    return items, build
+
+
+@exit_on_error
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m lint``."""
+    args = parser().parse_args(argv)
+    checks = [c.strip() for c in args.checks.split(",") if c.strip()]
+    unknown = sorted(set(checks) - set(CHECKS))
+    if unknown:
+        raise ConfigError(f"--checks: unknown check(s) {', '.join(unknown)}; valid: {', '.join(CHECKS)}")
+    allow = read_allow_file(args.allow_words) if args.allow_words else []
+    llm = None
+    if args.llm_model:
+        from builders.options import BuildOptions
+
+        cache = BuildOptions(cache_dir=args.cache_dir).resolved_cache_dir()
+        llm = LLMConfig.from_args(args, cache_dir=cache)
+    found = False
+    for path in args.paths:
+        items, build = read_input(path, args.format)
+        if not items:
+            raise ConfigError(f"{path}: no items to lint")
+        report = lint(items, build, allow=allow, llm=llm, checks=checks)
+        section = report.section()
+        found |= not section["clean"]
+        stdout.print(table(f"Lint of {path}: {len(items)} items, {section['flagged_items']} flagged "
+                           f"({report.seconds:.1f} s)", ["check", "flagged", "finding"],
+                           summary_rows(section), numeric=False))
+        for finding in section["findings"]:
+            stdout.print(f"  task finding: {finding}")
+        shown = [(r["id"], "; ".join(r["reasons"])) for r in report.item_rows() if r["reasons"]][: args.show]
+        if shown:
+            stdout.print(table("First flagged items", ["id", "why"], shown, numeric=False))
+        if args.out:
+            out = Path(args.out) if len(args.paths) == 1 else Path(args.out) / Path(path).name
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "lint.json").write_text(json.dumps(section, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+            from builders.lint.report import write_item_scores
+
+            write_item_scores(report, out / "issues.jsonl")
+    return 1 if found and args.fail_on_findings else 0

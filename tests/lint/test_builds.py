@@ -1,0 +1,42 @@
+"""Every build is linted at its end (build.json "lint", the summary table); the demo builds of MIOH and Mementos
+lint clean; lint never changes items.jsonl."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from builders.items import make_item
+from builders.lint import lint_build_dir
+from builders.run import open_build
+
+
+def test_open_build_lints_and_leaves_items_untouched(tmp_path):
+    items = [make_item(benchmark="t", task="x", question_type="yes_no", pressure="easy", images=["a.jpg"],
+                       question=q, options=(), answer="yes") for q in ("Is there a dog?", "Is there a  dog?")]
+    with open_build(tmp_path, "b") as out:
+        out.write_items(items)
+        out.write_json("build.json", {"benchmark": "t"})
+    before = (tmp_path / "b" / "items.jsonl").read_bytes()
+    section = json.loads((tmp_path / "b" / "build.json").read_text())["lint"]
+    assert section["checks"]["duplicates"]["flagged"] == 2 and not section["clean"]
+    lint_build_dir(tmp_path / "b")
+    assert (tmp_path / "b" / "items.jsonl").read_bytes() == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module, name, sha256", [
+    ("mioh", "n4-seed0", "4f6bfe985c4339ec496867db46719506b7b740d3858f4333a39cec50412907b5"),
+    ("mementos", "demo-seed0", "16024503d6452c0983b4a2cfa5159713e7aceda5dd36c55518878c4d95ce6caf"),
+])
+def test_demo_build_lints_clean(tmp_path, capsys, module, name, sha256):
+    import importlib
+
+    main = importlib.import_module(f"builders.{module}").main
+    assert main(["--out", str(tmp_path), "--no-progress"]) == 0
+    assert hashlib.sha256((tmp_path / name / "items.jsonl").read_bytes()).hexdigest() == sha256
+    section = json.loads((tmp_path / name / "build.json").read_text())["lint"]
+    assert section["clean"], section
+    assert "Lint: clean" in capsys.readouterr().out

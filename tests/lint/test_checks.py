@@ -1,0 +1,180 @@
+"""Each lint check on small item sets: a clean set reports nothing, a planted fault of each kind is found."""
+
+from __future__ import annotations
+
+import pytest
+
+from builders.items import Item, make_item
+from builders.lint import lint
+from tests.conftest import have, require
+
+OBJECTS = ["dog", "cat", "car", "cup", "bird", "tree", "boat", "lamp", "bench", "clock"]
+
+
+def yes_no(image: str, obj: str, answer: str, **prov) -> Item:
+    return make_item(benchmark="t", task="existence", question_type="yes_no", pressure="easy", images=[image],
+                     question=f"Is there a {obj} in the image?", options=(), answer=answer, provenance=prov)
+
+
+def mcq(image: str, question: str, options: list[str], answer: str, **prov) -> Item:
+    return make_item(benchmark="t", task="attribute", question_type="mcq", pressure="easy", images=[image],
+                     question=question, options=options, answer=answer, provenance=prov)
+
+
+def clean_set() -> list[Item]:
+    """40 yes/no items balanced per object, 40 MCQ items with rotating answers: nothing to find."""
+    items = []
+    for k in range(40):
+        obj = OBJECTS[k % 10]
+        items.append(yes_no(f"img{k}.jpg", obj, "yes" if (k // 10) % 2 == 0 else "no"))
+        opts = [OBJECTS[(k + j) % 10] for j in range(4)]
+        items.append(mcq(f"img{k}.jpg", "Which object is in the image?", opts, "ABCD"[(k * 3 + k // 4) % 4]))
+    return items
+
+
+def flagged(report, check: str) -> dict[str, list[str]]:
+    r = report.results[check]
+    return {report.items[i].id: why for i, why in r.reasons.items()}
+
+
+def test_clean_set_reports_nothing():
+    section = lint(clean_set()).section()
+    assert section["flagged_items"] == 0, section
+    assert section["findings"] == []
+    assert section["clean"]
+
+
+def test_same_question_two_answers_is_a_contradiction():
+    a, b = yes_no("x.jpg", "dog", "yes"), yes_no("x.jpg", "dog", "no")
+    found = flagged(lint(clean_set() + [a, b]), "contradictions")
+    assert set(found) == {a.id, b.id}
+    assert "elsewhere" in found[a.id][0]
+
+
+def test_promised_yes_no_pair_broken():
+    """Reefknot promises one yes and one adversarial no per triplet; a lone yes breaks the promise."""
+    triplet = {"subject": "dog", "relation": "on", "object": "sofa"}
+    ok = [make_item(benchmark="reefknot", task="perception", question_type="yes_no", pressure="none",
+                    images=["r.jpg"], question=q, options=(), answer=a, provenance={"triplet": triplet})
+          for q, a in (("Is the dog on the sofa?", "yes"), ("Is the dog under the sofa?", "no"))]
+    lone = make_item(benchmark="reefknot", task="perception", question_type="yes_no", pressure="none",
+                     images=["s.jpg"], question="Is the dog on the sofa?", options=(), answer="yes",
+                     provenance={"triplet": triplet})
+    report = lint(ok + [lone])
+    assert set(flagged(report, "contradictions")) == {lone.id}
+    assert report.results["contradictions"].summary["unpaired_groups"] == 1
+    # a build that promises pairs per image through build.json
+    build = {"benchmark": "t", "lint_promises": {"yes_no_pairs": []}}
+    extra = yes_no("img0.jpg", "cup", "yes")
+    assert extra.id in flagged(lint(clean_set()[:2] + [extra], build), "contradictions")
+
+
+def test_exact_and_near_duplicates_found_but_a_new_object_is_not():
+    base = yes_no("d.jpg", "dog", "yes")
+    exact = Item(**{**base.__dict__, "id": "dupe-of-base"})
+    near = make_item(benchmark="t", task="existence", question_type="yes_no", pressure="easy", images=["d.jpg"],
+                     question="is there a dog in this picture", options=(), answer="yes")
+    other = yes_no("d.jpg", "cat", "yes")
+    found = flagged(lint([base, exact, near, other]), "duplicates")
+    assert "exact duplicate" in found[base.id][0] and "exact duplicate" in found["dupe-of-base"][0]
+    assert "near-duplicate" in found[near.id][0]
+    assert other.id not in found
+
+
+@pytest.mark.parametrize("question, rule", [
+    ("Is there two dogs in the image?", "agreement"),
+    ("Are there a dog in the image?", "agreement"),
+    ("Is there a apple in the image?", "article"),
+    ("Is there an dog in the image?", "article"),
+    ("Is there a dog in the the image?", "doubled"),
+    ("Is there a {object} in the image?", "slot"),
+    ("Is there a None in the image?", "slot"),
+    ("How many 3 are in the image?", "slot"),
+    ("Is there a dog in the image ?", "punctuation"),
+    ("Is there a dog  in the image?", "punctuation"),
+    ("Is there a dog in the image", "punctuation"),
+    ("Is there a dog,in the image?", "punctuation"),
+])
+def test_wording_rule_finds_its_planted_fault(question, rule):
+    bad = make_item(benchmark="t", task="existence", question_type="yes_no", pressure="easy", images=["w.jpg"],
+                    question=question, options=(), answer="yes")
+    found = flagged(lint(clean_set() + [bad], checks=["wording"]), "wording")
+    assert bad.id in found, question
+    assert any(why.startswith(rule) for why in found[bad.id]), found[bad.id]
+    assert len(found) == 1
+
+
+def test_wording_exceptions_are_not_faults():
+    good = ["Is there a unicorn in the image?", "Is there an hour glass in the image?",
+            "At the start, there are a red star and a blue ring.", "Is there a lot of snow in the image?",
+            "How many 'cross'(s) are there in total across all of these images?"]
+    items = [make_item(benchmark="t", task="x", question_type="open", pressure="easy", images=[f"{k}.jpg"],
+                       question=q, options=(), answer="A description.") for k, q in enumerate(good)]
+    assert lint(items, checks=["wording"]).results["wording"].reasons == {}
+
+
+def test_pope_imange_fault_is_a_spelling_fault():
+    """POPE's generator ran ``template.replace("a", "an")``: "a" became "an" and "image" became "imange"."""
+    require(have("spellchecker"), "pyspellchecker (the word list)", "pip install -e .[lint]")
+    template = "Is there a {} in the image?".replace("a", "an")
+    items = [make_item(benchmark="pope", task="existence", question_type="yes_no", pressure="random",
+                       images=[f"p{k}.jpg"], question=template.format(obj), options=(), answer="yes",
+                       provenance={"object": obj}) for k, obj in enumerate(["apple", "hairdrier"])]
+    report = lint(items, checks=["wording"])
+    found = flagged(report, "wording")
+    assert all(any("'imange'" in why for why in whys) for whys in found.values()) and len(found) == 2
+    spelling = [why for whys in found.values() for why in whys if why.startswith("spelling")]
+    assert not any("hairdrier" in why for why in spelling)  # a category name (provenance) is allowed
+    assert any("article: 'an hairdrier'" in why for whys in found.values() for why in whys)
+    assert report.results["wording"].summary["unknown_words"] == {"imange": 2}
+
+
+@pytest.mark.parametrize("options, answer, rule", [
+    (["dog", "Dog", "cat", "cup"], "C", "repeated"),
+    (["dog", "hot dog", "cat", "cup"], "C", "contained"),
+    (["A. dog", "B. cat", "C. cup", "D. car"], "A", "letter"),
+    (["dog", "cat", "cup", "car"], "E", "answer"),
+    (["next to", "beside", "under", "on"], "A", "synonyms"),
+])
+def test_option_rule_finds_its_planted_fault(options, answer, rule):
+    bad = mcq("o.jpg", "Which one?", options, answer)
+    found = flagged(lint(clean_set() + [bad], checks=["options"]), "options")
+    assert list(found) == [bad.id]
+    assert any(why.startswith(rule) for why in found[bad.id]), found[bad.id]
+
+
+def test_unbalanced_yes_no_and_letters_are_flagged():
+    items = [yes_no(f"b{k}.jpg", OBJECTS[k % 10], "yes" if k % 10 else "no") for k in range(40)]
+    items += [mcq(f"b{k}.jpg", "Which?", OBJECTS[k % 10: k % 10 + 4] or OBJECTS[:4], "A") for k in range(40)]
+    report = lint(items, checks=["balance"])
+    assert report.results["balance"].summary["unbalanced_tasks"] == ["t/attribute", "t/existence"]
+    found = flagged(report, "balance")
+    assert all(items[i].id in found for i in range(40) if items[i].answer == "yes")
+    assert not any(items[i].id in found for i in range(40) if items[i].answer == "no")
+
+
+def test_blind_baselines_and_the_language_prior_are_flagged():
+    """Every dog question is "yes", every cat question "no": the question alone gives the answer away."""
+    items = [yes_no(f"i{k}.jpg", "dog" if k % 2 else "cat", "yes" if k % 2 else "no") for k in range(60)]
+    report = lint(items, checks=["independence"])
+    summary = report.results["independence"].summary
+    assert summary["leaking_tasks"] == ["t/existence (yes_no)"]
+    assert summary["tasks"]["t/existence (yes_no)"]["language_prior"] == 1.0
+    assert len(report.results["independence"].reasons) == 60
+    assert lint(clean_set(), checks=["independence"]).results["independence"].reasons == {}
+
+
+def test_text_only_model_answers_are_flagged(tmp_path):
+    require(have("openai"), "openai (the llm extra)", "pip install -e .[llm]")
+    from builders.llm import LLMConfig
+    from tests.support.openai_stub import StubOpenAI
+
+    items = clean_set()[:10]
+    with StubOpenAI(responder=lambda body: "yes") as stub:
+        config = LLMConfig(base_url=stub.base_url, model="stub-model", cache_dir=str(tmp_path), max_retries=0)
+        report = lint(items, llm=config, checks=["independence"])
+    text_only = report.results["independence"].summary["text_only_model"]
+    right = {it.id for it in items if it.answer == "yes"}
+    assert set(flagged(report, "independence")) == right
+    assert text_only["tasks"]["t/existence"]["right"] == len(right)
+    assert all(isinstance(m["content"], str) for body in stub.bodies for m in body["messages"])  # text only
