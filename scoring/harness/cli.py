@@ -26,6 +26,7 @@ circular variant of each multiple-choice sheet).
 
   python -m scoring.harness export releases/mioh/1.0.0 --repo ORG/mioh
   lmms-eval --model ... --tasks mirage_mioh --include_path harness/mioh/1.0.0/lmms_eval
+  python -m scoring.harness circular outputs/MODEL/MODEL_mioh_counting_MCQ_CIRCULAR.xlsx
 """
 
 
@@ -42,6 +43,11 @@ def parser() -> argparse.ArgumentParser:
                    help="the release version; the tasks load tag vX.Y.Z (default from manifest.json)")
     e.add_argument("--name", metavar="NAME", help="release name in task names (default from manifest.json)")
     e.add_argument("--out", metavar="DIR", help="output folder (default harness/<name>/<version>)")
+    c = sub.add_parser("circular", help="score a VLMEvalKit result sheet of a *_MCQ_CIRCULAR dataset",
+                       description="CircularEval with Mirage's extraction: an item is correct only when every "
+                       "rotation of its options is answered correctly; unparsed answers are wrong, never guessed.")
+    c.add_argument("sheet", metavar="SHEET", help="VLMEvalKit's <model>_<dataset>.xlsx (or .tsv/.csv)")
+    c.add_argument("--out", metavar="FILE", help="also write the results as JSON to FILE (default print only)")
     return p
 
 
@@ -55,9 +61,29 @@ def _manifest(release_dir: Path) -> dict:
         raise ConfigError(f"{path}: not valid JSON ({exc})") from None
 
 
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def circular(args: argparse.Namespace) -> int:
+    from .vlmevalkit import read_result_sheet, score_circular
+
+    results = score_circular(read_result_sheet(args.sheet), source=args.sheet)
+    rows = [[c, r["items"], _pct(r["circular_accuracy"]), _pct(r["vanilla_accuracy"]), r["unparsed"]]
+            for c, r in [*results["by_category"].items(), ("all", results)]]
+    stdout.print(table(f"CircularEval of {Path(args.sheet).name}", ["category", "items", "circular %",
+                                                                      "vanilla %", "unparsed"], rows,
+                       legend="vanilla: rotation 0 only; unparsed: rows whose answer names no option"))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "circular":
+        return circular(args)
     release_dir = Path(args.release_dir)
     if not (release_dir / "data").is_dir():
         raise ConfigError(f"{release_dir}: not a release dir (no data/ folder)")

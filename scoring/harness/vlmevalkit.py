@@ -181,3 +181,77 @@ def write_vlmevalkit(out_dir: Path, tasks: Sequence[ReleaseTask], *, release: st
             else:
                 written.append(write_tsv(out_dir / f"{name}.tsv", list(plain_records(rows, form))))
     return written
+
+
+# ------------------------------------------------------------------------------------------------ circular results
+
+
+def read_result_sheet(path: str | Path) -> list[dict[str, str]]:
+    """The rows of a VLMEvalKit result sheet (``.xlsx`` needs openpyxl; ``.tsv``/``.csv`` do not), as text."""
+    import pandas as pd
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".xlsx", ".tsv", ".csv"):
+        raise ConfigError(f"{path}: unknown result sheet format (expected .xlsx, .tsv or .csv)")
+    try:
+        if suffix == ".xlsx":
+            frame = pd.read_excel(path, dtype=str, keep_default_na=False)
+        else:
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+    except ImportError:
+        raise ConfigError(f"{path}: reading .xlsx needs openpyxl: pip install openpyxl") from None
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: result sheet not found") from None
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{path}: cannot read the result sheet ({exc})") from None
+    missing = [c for c in ("index", "id", "answer", "prediction") if c not in frame.columns]
+    if missing:
+        raise ConfigError(f"{path}: no {', '.join(missing)} column(s): not the result sheet of a Mirage circular "
+                          "TSV (python -m scoring.harness export)")
+    return frame.to_dict("records")
+
+
+def score_circular(rows: Sequence[dict[str, str]], source: str = "sheet") -> dict[str, Any]:
+    """VLMEvalKit's CircularEval, with Mirage's extraction: an item counts correct only when every rotation is.
+
+    Each row's prediction is read against that row's own (rotated) options, so "the answer is (B)" means the
+    option shown under B in that rotation; an unparsed answer is wrong (never a random letter, which VLMEvalKit's
+    fallback draws). Returns ``{"items", "circular_accuracy", "vanilla_accuracy" (rotation 0 only), "unparsed",
+    "by_category": {task: {...}}, "items_detail": [...]}``.
+    """
+    from scoring.extract import extract_option, refusal_letters
+
+    groups: dict[int, list[dict[str, str]]] = {}
+    for n, row in enumerate(rows, 2):
+        try:
+            index = int(float(row["index"]))
+        except ValueError:
+            raise ConfigError(f"{source}: row {n}: index {row['index']!r} is not an integer") from None
+        groups.setdefault(index % ROTATION_OFFSET, []).append(dict(row, index=index))
+    detail = []
+    for base, members in sorted(groups.items()):
+        ids = {m["id"] for m in members}
+        if len(ids) != 1:
+            raise ConfigError(f"{source}: index {base}: rows of different items ({', '.join(sorted(ids))})")
+        if not any(m["index"] == base for m in members):
+            raise ConfigError(f"{source}: index {base}: the original row (rotation 0) is missing")
+        hits, unparsed = [], 0
+        for m in sorted(members, key=lambda m: m["index"]):
+            options = [m[c] for c in OPTION_LETTERS if c in m and m[c] != ""]
+            answer = extract_option(m["prediction"], options, refusal_letters(options))
+            unparsed += answer.kind == "unparsed"
+            hits.append(answer.kind == "option" and answer.value == m["answer"])
+        detail.append({"id": members[0]["id"], "category": members[0].get("category", ""),
+                       "rotations": len(members), "vanilla": hits[0], "circular": all(hits), "unparsed": unparsed})
+
+    def summary(sel: list[dict[str, Any]]) -> dict[str, Any]:
+        n = len(sel)
+        return {"items": n, "rows": sum(d["rotations"] for d in sel),
+                "circular_accuracy": round(sum(d["circular"] for d in sel) / n, 6) if n else None,
+                "vanilla_accuracy": round(sum(d["vanilla"] for d in sel) / n, 6) if n else None,
+                "unparsed": sum(d["unparsed"] for d in sel)}
+
+    categories = sorted({d["category"] for d in detail})
+    return {**summary(detail), "by_category": {c: summary([d for d in detail if d["category"] == c])
+                                               for c in categories}, "items_detail": detail}

@@ -235,3 +235,47 @@ def test_export_command_errors_are_one_line(released, tmp_path, capsys, args, me
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
     assert not (released / "harness2").exists()
+
+
+def _result_sheet(path: Path, records: list[dict], predictions: list[str]) -> Path:
+    """A VLMEvalKit result sheet (PRED_FORMAT=tsv): the dataset's columns without images, plus ``prediction``."""
+    import pandas as pd
+
+    frame = pd.DataFrame([{k: v for k, v in r.items() if k != "image"} | {"prediction": p}
+                          for r, p in zip(records, predictions)])
+    frame.to_csv(path, sep="\t", index=False)
+    return path
+
+
+def test_circular_result_sheet_is_scored_per_rotation(released, tmp_path, capsys):
+    """CircularEval by hand: truth scores 1; a slip in one rotation costs that item; always-"A" keeps only the
+    items whose every rotation has its answer under A; an unparsed row is counted and wrong."""
+    sheet = sorted((released / "harness" / "vlmevalkit").glob("*_MCQ_CIRCULAR.tsv"))[0]
+    records = read_sheet(sheet)
+    groups = defaultdict(list)
+    for r in records:
+        groups[int(r["index"]) % 1_000_000].append(r)
+    n = len(groups)
+    truth = [f"The answer is ({r['answer']})." for r in records]
+    slip = list(truth)
+    first_rotated = next(i for i, r in enumerate(records) if int(r["index"]) > 1_000_000)
+    slip[first_rotated] = "B" if records[first_rotated]["answer"] != "B" else "A"
+    slip[0] = "Hmm, let me think about the colours."
+    slipped = {int(records[i]["index"]) % 1_000_000 for i in (0, first_rotated)}
+    always_a = ["A"] * len(records)
+    expected_a = sum(all(r["answer"] == "A" for r in g) for g in groups.values()) / n
+    expected_a_vanilla = sum(r["answer"] == "A" for r in records if int(r["index"]) < 1_000_000) / n
+    for predictions, circular, vanilla, unparsed in [
+        (truth, 1.0, 1.0, 0),
+        (slip, (n - len(slipped)) / n, (n - 1) / n, 1),
+        (always_a, expected_a, expected_a_vanilla, 0),
+    ]:
+        path = _result_sheet(tmp_path / "model_sheet.tsv", records, predictions)
+        out = tmp_path / "circular.json"
+        assert export_main(["circular", str(path), "--out", str(out)]) == 0
+        got = json.loads(out.read_text())
+        assert got["items"] == n and got["rows"] == len(records) and got["unparsed"] == unparsed
+        assert got["circular_accuracy"] == pytest.approx(circular, abs=1e-6)
+        assert got["vanilla_accuracy"] == pytest.approx(vanilla, abs=1e-6)
+    assert expected_a < 1.0  # always-"A" loses items once their answer rotates away from A
+    assert "CircularEval" in capsys.readouterr().out
