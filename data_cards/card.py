@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import yaml
 
 from builders.items import OPTION_LETTERS, Item
+from builders.lint import markdown as lint_markdown
 
 from .export import SPLIT, TaskShards
 from .features import COLUMNS
@@ -533,6 +534,7 @@ def render_card(
         "parameters_table": parameters_table,
         "build_stats_table": build_stats_table,
         "skipped_text": skipped_text,
+        "lint_text": lint_markdown(build.get("lint")),
         "sources_table": sources_table,
         "annotation_process": annotation_process,
         "annotators": annotators,

@@ -1,0 +1,23 @@
+"""The data card carries the build's lint (build.json "lint") as its "Lint" section."""
+
+from __future__ import annotations
+
+from builders.lint import lint_build_dir
+from data_cards.release import release
+from tests.data_cards.conftest import make_build
+
+
+def test_card_has_the_lint_section(tmp_path, hf_env):
+    build = make_build(tmp_path, n_items=8)
+    section = lint_build_dir(build)
+    res = release(build, "1.0.0", out=tmp_path / "rel")
+    card = (res.path / "README.md").read_text(encoding="utf-8")
+    lint_part = card.split("#### Lint", 1)[1].split("####", 1)[0]
+    assert "| check | flagged | finding |" in lint_part
+    for name, check in section["checks"].items():
+        assert f"| `{name}` | {check['flagged']} |" in lint_part
+
+
+def test_card_of_an_unlinted_build_says_so(tmp_path, hf_env):
+    res = release(make_build(tmp_path, n_items=8), "1.0.0", out=tmp_path / "rel")
+    assert "This build was not linted" in (res.path / "README.md").read_text(encoding="utf-8")
