@@ -85,6 +85,18 @@ def judge_throughput(n: int, latency: float, concurrency: int) -> float:
     return elapsed
 
 
+def bare_request_seconds(latency: float, n: int = 30) -> float:
+    """One request of the bare ``openai`` client to the stub, sequentially: the floor a judge call cannot beat."""
+    import openai
+
+    with StubOpenAI(responder=stub_reply, delay=latency) as stub:
+        client = openai.OpenAI(api_key="EMPTY", base_url=stub.base_url, max_retries=0)
+        start = time.perf_counter()
+        for _ in range(n):
+            client.chat.completions.create(model="judge", temperature=0, messages=[{"role": "user", "content": "x"}])
+        return (time.perf_counter() - start) / n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--patterns", type=int, default=1000, metavar="N", help="entries to generate (default 1000)")
@@ -102,12 +114,15 @@ def main() -> None:
     table.add_row("PNG bytes", f"{bytes_ours / 1e6:.1f} MB", f"{bytes_naive / 1e6:.1f} MB", "")
     console.print(table)
 
-    table = Table(title=f"SGAE judgements of {args.judged} items, stub latency {args.latency * 1000:.0f} ms")
-    for col in ("concurrency", "wall", "ideal (N x latency / c)", "judgements/s"):
+    bare = bare_request_seconds(args.latency)
+    table = Table(title=f"SGAE judgements of {args.judged} items, stub latency {args.latency * 1000:.0f} ms "
+                        f"(bare openai client: {bare * 1000:.0f} ms a request)")
+    for col in ("concurrency", "wall", "N x latency / c", "N x bare request / c", "judgements/s"):
         table.add_column(col, justify="right")
     for c in (1, 4, 8):
         wall = judge_throughput(args.judged, args.latency, c)
-        table.add_row(str(c), f"{wall:.2f} s", f"{args.judged * args.latency / c:.2f} s", f"{args.judged / wall:.0f}")
+        table.add_row(str(c), f"{wall:.2f} s", f"{args.judged * args.latency / c:.2f} s",
+                      f"{args.judged * bare / c:.2f} s", f"{args.judged / wall:.0f}")
     console.print(table)
     verdict = "meets" if t_ours < TARGET_S else "MISSES"
     console.print(f"patterns: {t_ours:.1f} s {verdict} the {TARGET_S:.0f} s target")
