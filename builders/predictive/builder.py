@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -155,9 +156,8 @@ def plan(config: PredictiveConfig) -> Plan:
         if {"human_activity", "physical_interaction"} & set(config.tasks):
             clip_items(config, task_bar, result)
     result.stats["tasks"] = dict(sorted(Counter(i.task for i in result.items).items()))
-    result.stats["skipped_by_reason"] = dict(sorted(Counter(
-        f"{s['task']}: {s['reason'].split(' at frame')[0].split(' starts at')[0]}" for s in result.stats["skipped"]
-    ).items()))
+    result.stats["skipped_by_reason"] = dict(sorted(Counter(  # numbers masked, so like reasons group together
+        f"{s['task']}: {re.sub(r'[0-9]+', 'N', s['reason'])}" for s in result.stats["skipped"]).items()))
     result.stats["items"] = len(result.items)
     result.stats["seconds"] = round(time.perf_counter() - started, 2)
     return result
