@@ -159,7 +159,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """MM-SAP has no options of its own: every metric is computed."""
 
 
-def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Namespace | None = None) -> dict[str, Any]:
+def run(items: Sequence[Item], predictions: Mapping[str, Any],
+        args: argparse.Namespace | None = None) -> dict[str, Any]:
     """``results.json`` content (``predictions``: id -> ``Prediction`` or the output string)."""
     responses: list[Response] = []
     coverage = defaultdict(int)

@@ -42,7 +42,8 @@ class AuthoredRecord:
     distractors: tuple[str, ...]
 
 
-def read_authored(path: str | Path, basic_types: Sequence[str], refusal: str, table: AnswerTable) -> list[AuthoredRecord]:
+def read_authored(path: str | Path, basic_types: Sequence[str], refusal: str,
+                  table: AnswerTable) -> list[AuthoredRecord]:
     """Validated records of an authored-questions file (YAML or JSON lines)."""
     p = require_file(path, "authored-questions file")
     if p.suffix.lower() in JSONL_SUFFIXES:
@@ -89,7 +90,8 @@ def _record(p: Path, where: str, value: Any, basic_types: Sequence[str], refusal
             raise SourceError(p, where, f"{name!r} is missing or not a non-empty string")
     subset, kind = value["subset"], value["type"]
     if subset not in AUTHORED_SUBSETS:
-        raise SourceError(p, where, f"'subset' must be know or basic (BeyondVisQA comes from templates), not {subset!r}")
+        raise SourceError(p, where,
+                          f"'subset' must be know or basic (BeyondVisQA comes from templates), not {subset!r}")
     valid = KNOW_DOMAINS if subset == "know" else tuple(basic_types)
     if kind not in valid:
         raise SourceError(p, where, f"'type' {kind!r} is not a {subset} subtask; valid: {', '.join(valid)}")
@@ -101,10 +103,12 @@ def _record(p: Path, where: str, value: Any, basic_types: Sequence[str], refusal
         raise SourceError(p, where, "'distractors' must be a list of non-empty strings")
     wrong = [w.strip() for w in wrong]
     if len(wrong) > N_WRONG:
-        raise SourceError(p, where, f"at most {N_WRONG} distractors (the fifth option is the refusal), got {len(wrong)}")
+        raise SourceError(p, where,
+                          f"at most {N_WRONG} distractors (the fifth option is the refusal), got {len(wrong)}")
     keys = [table.key(w) for w in wrong]
     if table.key(answer) in keys:
-        raise SourceError(p, where, f"distractor {wrong[keys.index(table.key(answer))]!r} is the answer or a synonym of it")
+        same = wrong[keys.index(table.key(answer))]
+        raise SourceError(p, where, f"distractor {same!r} is the answer or a synonym of it")
     if len(set(keys)) != len(keys) or table.key(refusal) in keys:
         raise SourceError(p, where, "'distractors' repeat each other or the refusal option")
     return AuthoredRecord(where, value["image"].strip(), value["question"].strip(), answer, subset, kind, tuple(wrong))

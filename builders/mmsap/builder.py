@@ -52,7 +52,8 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
         inputs[records.path] = "generated" if records.generated else "sha256:" + file_sha256(records.path)
     vqa_by_id = {}
     if config.uses_demo:
-        made, counts = sample(basic_makers(records, thresholds, config.seed), scenes, config.n_basic, config.seed, "basic")  # type: ignore[arg-type]
+        makers = basic_makers(records, thresholds, config.seed)  # type: ignore[arg-type]
+        made, counts = sample(makers, scenes, config.n_basic, config.seed, "basic")
         questions += made
         stats["basic"] = {"source": "demo", "made": counts}
     elif config.vqav2_questions:
@@ -60,8 +61,9 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
 
         corpus = read_vqav2(config.vqav2_questions, config.vqav2_annotations)  # type: ignore[arg-type]
         interned = intern_corpus(corpus.questions, types, table)
-        made, vqa_stats = basic_questions(interned, types, table, image_index(config.coco_images),  # type: ignore[arg-type]
-                                          config.coco_images, config.min_agreement, config.n_basic, config.seed)  # type: ignore[arg-type]
+        images_dir = str(config.coco_images)
+        made, vqa_stats = basic_questions(interned, types, table, image_index(images_dir), images_dir,
+                                          config.min_agreement, config.n_basic, config.seed)
         questions += made
         vqa_by_id = {q.question_id: q for q in corpus.questions}
         stats["basic"] = {"source": "vqav2", **vqa_stats}

@@ -61,7 +61,8 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
     for subset, s in q["subsets"].items():
         b = s["blind_baselines"]
         rows.append([SUBSET_NAMES[subset], f"{b['chance']:.0%}", f"{b['always_refuse']:.0%}", f"{b['always_A']:.0%}",
-                     f"{b['longest_option']:.0%}", f"{b['longest_ordinary_option']:.0%}", s["answer_letters"]["p_value"], s["refusal_letters"]["p_value"]])
+                     f"{b['longest_option']:.0%}", f"{b['longest_ordinary_option']:.0%}",
+                     s["answer_letters"]["p_value"], s["refusal_letters"]["p_value"]])
     stdout.print(table("Blind baselines (self-aware score) and letter balance (chi-square p)",
                        ["subset", "chance", "refuse", "A", "longest", "longest-4", "answer p", "refusal p"], rows))
     v = q["validity"]
@@ -69,7 +70,8 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
         ["refusal wording", " | ".join(v["refusal_wordings"])],
         ["items without exactly one refusal", v["items_without_exactly_one_refusal"]],
         ["items with duplicate options", v["duplicate_options"]],
-        ["distractor among the ten answers", "{violations} of {items_checked}".format(**v["distractor_in_human_answers"])],
+        ["distractor among the ten answers",
+         "{violations} of {items_checked}".format(**v["distractor_in_human_answers"])],
         ["nonexistent object present", "{violations} of {items_checked}".format(**v["nonexistent_present"])],
     ]))
     if stats["skipped"]:

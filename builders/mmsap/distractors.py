@@ -108,7 +108,8 @@ class Batch:
 def draw_from_pool(batch: Batch, pool: Pool, candidate_hashes: np.ndarray, seed: int, k: int = N_WRONG) -> np.ndarray:
     """``(r, k)`` interned ids of the chosen wrong options (``-1`` where fewer than ``k`` are allowed)."""
     ids = pool.ids
-    forbidden = (ids[None, :, None] == batch.answer_ids[:, None, :]).any(axis=2) | (ids[None, :] == batch.right_ids[:, None])
+    forbidden = (ids[None, :, None] == batch.answer_ids[:, None, :]).any(axis=2)
+    forbidden |= ids[None, :] == batch.right_ids[:, None]
     u = uniforms(seed, batch.question_ids, candidate_hashes[ids])
     score = np.log(u) / pool.weights[None, :] - 1e6 * pool.tier[None, :]
     score[forbidden] = -np.inf

@@ -57,7 +57,8 @@ def request(question: str, answer: str, kind: str, avoid: Sequence[str], n: int)
     return LLMRequest([{"role": "system", "content": t["system"]}, {"role": "user", "content": user}], SCHEMA)
 
 
-def rewrite(questions: Sequence[Question], client: LLMClient, table: AnswerTable, refusal: str) -> tuple[list[Question], dict[str, int]]:
+def rewrite(questions: Sequence[Question], client: LLMClient, table: AnswerTable,
+            refusal: str) -> tuple[list[Question], dict[str, int]]:
     """Questions whose options an LLM may write (VQAv2 ones), with LLM options where they pass the checks."""
     targets = [k for k, q in enumerate(questions) if q.provenance.get("source") == "vqav2"]
     asks = [request(q.question, q.answer or "", q.provenance.get("distractor_kind", "answers"),
@@ -105,7 +106,8 @@ def rewrite_problem(text: Any, category: str, vocabulary: Sequence[str]) -> str 
     return f"names {others[0]!r} too" if others else None
 
 
-def reword_beyond(questions: Sequence[Question], client: LLMClient, vocabulary: Sequence[str]) -> tuple[list[Question], dict[str, int]]:
+def reword_beyond(questions: Sequence[Question], client: LLMClient,
+                  vocabulary: Sequence[str]) -> tuple[list[Question], dict[str, int]]:
     """BeyondVisQA questions reworded where the rewrite passes :func:`rewrite_problem`."""
     t = load_templates("mmsap", "llm")["rewrite_beyond"]
     targets = [k for k, q in enumerate(questions) if q.subset == "beyond"]

@@ -238,7 +238,8 @@ def _beyond_maker(subtask: str, spec: Mapping[str, Any], lists: Mapping[str, Seq
         wrong = [display(pool[i]) for i in sorted(g.choice(len(pool), size=4, replace=False))]
         return Question("beyond", subtask, scene.image.file, render(template["question"], **fields), None,
                         tuple(wrong), {"source": scene.image.source, "image_id": scene.image.id, "template": k,
-                                       "asked": category, "grounding": {"kind": grounding, **{a: b for a, b in facts.items() if b}}})
+                                       "asked": category,
+                                       "grounding": {"kind": grounding, **{a: b for a, b in facts.items() if b}}})
 
     return make
 

@@ -269,7 +269,8 @@ def basic_questions(
             options = wrong[position[row]]
             shown = [_shown(corpus, int(i), rule.distractors) for i in options]
             out.append(Question(
-                "basic", rule.name, images[q.image_id], q.question, display(_shown(corpus, int(corpus.right_ids[row]), "")),
+                "basic", rule.name, images[q.image_id], q.question,
+                display(_shown(corpus, int(corpus.right_ids[row]), "")),
                 tuple(display(s) for s in shown),
                 {"source": "vqav2", "image_id": q.image_id, "question_id": q.question_id,
                  "question_type": q.question_type, "answer_type": q.answer_type,

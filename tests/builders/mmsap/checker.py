@@ -303,7 +303,8 @@ class Checker:
             truth = f"{'An' if cat[0] in 'aeiou' else 'A'} {cat}"
             article = lambda word: "An" if word[0] in "aeiou" else "A"  # noqa: E731
             bad = [w for w in wrong if w == truth or w.split(" ")[0] != article(w.split(" ")[-1])]
-            return ([f"shape {answer} != {truth}"] if answer != truth else []) + [f"wrong shape option {w}" for w in bad]
+            return ([f"shape {answer} != {truth}"] if answer != truth else []) + \
+                [f"wrong shape option {w}" for w in bad]
         if kind == "position":
             a, b = re.fullmatch(r"Where is the (\w+) relative to the (\w+)\?", q).groups()
             sa, sb = self.demo.of_category(im, a), self.demo.of_category(im, b)
