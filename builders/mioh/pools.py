@@ -38,7 +38,9 @@ negative, never a hard negative. On top of that (each a :class:`Refusal` with it
   (``unknown_color``, ...);
 * counting refuses a category listed in ``not_exhaustive_category_ids``;
 * positions: a missing subject or object makes the relation false only when its absence is verified; otherwise
-  a negative needs the annotated contradiction above.
+  a negative needs the annotated contradiction above. That contradiction trusts the scene graph's instance
+  count ("the only cup is right of the only dog"); a scene graph may miss a second cup, a risk accepted here
+  because the opposite relation was annotated between the objects the graph does name.
 """
 
 from __future__ import annotations
