@@ -159,7 +159,8 @@ def _option_patterns(n_options: int) -> tuple[re.Pattern[str], re.Pattern[str], 
 
 
 def _letter(match: re.Match[str]) -> str:
-    return next(g for g in match.groups()[::-1] if g and len(g) == 1 and g.isalpha()).upper()
+    """The letter a dressed-letter match found: the last group that matched (each dress has one)."""
+    return match.group(match.lastindex).upper()
 
 
 _ALTERNATIVE = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*(?:option\s*)?[(\[*]*\s*[A-Z]\b")
@@ -205,6 +206,10 @@ def extract_option(output: str, options: Sequence[str], refusal_options: Sequenc
     declaration, opening, anywhere, bare = _option_patterns(n)
     clean = text.replace("**", " ** ") if "**" in text else text
 
+    short = text.strip("()[]*. ")
+    if len(short) == 1 and short.upper() in OPTION_LETTERS[:n]:  # the whole output is one letter: "b", "(B)."
+        return Answer("option", short.upper())
+
     # 1. declarations ("the correct answer is (B)"): a later "final answer" overrides; otherwise all must agree
     finals, declared = [], []
     for m in declaration.finditer(clean):
@@ -220,9 +225,7 @@ def extract_option(output: str, options: Sequence[str], refusal_options: Sequenc
     if found is not None:
         return found
 
-    # 2. the output opens with a dressed letter ("B", "(B) cat", "B. cat", "**B**"), or is one letter ("b")
-    if len(text) <= 3 and text.strip("()[]*. ").upper() in OPTION_LETTERS[:n] and text.strip("()[]*. "):
-        return Answer("option", text.strip("()[]*. ").upper())
+    # 2. the output opens with a dressed letter ("B", "(B) cat", "B. cat", "**B**")
     m = opening.match(clean)
     if m and (_alternative_follows(clean, m.end() - 1) or _alternative_follows(clean, m.end())):
         return UNPARSED  # "A or B", "(B) and (C)"
@@ -258,8 +261,17 @@ def _article_use(text: str, m: re.Match[str]) -> bool:
     return bool(re.match(r"\s*A\s+[a-z]", text)) and not re.match(r"\s*A\s*[.):]", text)
 
 
+@lru_cache(maxsize=4096)
+def _option_phrases(options: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[int, re.Pattern[str]], ...]]:
+    """Normalised option texts, and per option (longest first) a regex finding it as a phrase; cached because a
+    benchmark repeats the same option lists thousands of times."""
+    normalised = tuple(_normalise(o) for o in options)
+    order = sorted((i for i in range(len(options)) if normalised[i]), key=lambda k: -len(normalised[k]))
+    return normalised, tuple((i, re.compile(rf"(?<= ){re.escape(normalised[i])}(?= )")) for i in order)
+
+
 def _option_by_text(text: str, options: Sequence[str]) -> Answer | None:
-    normalised = [_normalise(o) for o in options]
+    normalised, phrases = _option_phrases(tuple(options))
     whole = _normalise(text)
     exact = [i for i, o in enumerate(normalised) if o and o == whole]
     if len(exact) == 1:
@@ -268,11 +280,8 @@ def _option_by_text(text: str, options: Sequence[str]) -> Answer | None:
     padded = f" {whole} "
     taken: list[tuple[int, int]] = []
     hits: set[int] = set()
-    for i in sorted(range(len(options)), key=lambda k: -len(normalised[k])):
-        o = normalised[i]
-        if not o:
-            continue
-        for m in re.finditer(rf"(?<= ){re.escape(o)}(?= )", padded):
+    for i, pattern in phrases:
+        for m in pattern.finditer(padded):
             span = (m.start(), m.end())
             if any(a <= span[0] and span[1] <= b for a, b in taken):
                 continue
@@ -354,6 +363,11 @@ def answer_format(item: "Item") -> str:
 
 def refusal_letters(options: Sequence[str]) -> tuple[str, ...]:
     """Letters of the options that are themselves refusals ("I don't know", "Sorry, I can't help with it")."""
+    return _refusal_letters(tuple(options))
+
+
+@lru_cache(maxsize=4096)
+def _refusal_letters(options: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(OPTION_LETTERS[i] for i, o in enumerate(options[: len(OPTION_LETTERS)]) if is_refusal(o))
 
 

@@ -39,8 +39,9 @@ import argparse
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item
 from scoring.extract import Answer, extract, is_correct
@@ -61,10 +62,8 @@ class Scored:
     item: Item
     answer: Answer
     correct: bool
-
-    @property
-    def letter(self) -> str:
-        return self.answer.value if self.answer.kind == "option" else ""
+    letter: str = ""
+    """The chosen option's letter ("" when the answer is not an option)."""
 
 
 # ------------------------------------------------------------------------------------------------ metrics
@@ -72,9 +71,25 @@ class Scored:
 
 def accuracy(scored: Iterable[Scored]) -> dict[str, Any]:
     """``{"n", "correct", "accuracy"}`` (accuracy ``None`` for an empty group, so tables show "-")."""
-    rows = list(scored)
-    hits = sum(s.correct for s in rows)
-    return {"n": len(rows), "correct": hits, "accuracy": round(hits / len(rows), 6) if rows else None}
+    n = hits = 0
+    for s in scored:
+        n += 1
+        hits += s.correct
+    return _cell(n, hits)
+
+
+def _cell(n: int, hits: int) -> dict[str, Any]:
+    return {"n": n, "correct": hits, "accuracy": round(hits / n, 6) if n else None}
+
+
+def _tally(scored: Iterable[Scored], key: Callable[[Scored], Any]) -> dict[Any, list[int]]:
+    """``{key: [n, correct]}`` in one pass (the tables group 100,000 answers many ways)."""
+    out: dict[Any, list[int]] = defaultdict(lambda: [0, 0])
+    for s in scored:
+        cell = out[key(s)]
+        cell[0] += 1
+        cell[1] += s.correct
+    return out
 
 
 def _ordered(values: Iterable[str], order: Sequence[str]) -> list[str]:
@@ -84,43 +99,45 @@ def _ordered(values: Iterable[str], order: Sequence[str]) -> list[str]:
 
 def table1(scored: Sequence[Scored]) -> dict[str, dict[str, Any]]:
     """Accuracy per task x pressure, plus ``average`` (micro) per task and an ``overall`` row."""
+    cells = _tally(scored, lambda s: (s.item.task, s.item.pressure))
     out: dict[str, dict[str, Any]] = {}
-    tasks = _ordered((s.item.task for s in scored), TASK_ORDER)
+    tasks = _ordered({t for t, _ in cells}, TASK_ORDER)
     for task in [*tasks, "overall"]:
-        rows = [s for s in scored if task == "overall" or s.item.task == task]
-        out[task] = {p: accuracy(s for s in rows if s.item.pressure == p) for p, _ in PRESSURE_COLUMNS}
-        out[task]["average"] = accuracy(rows)
+        mine = [(p, v) for (t, p), v in cells.items() if task in ("overall", t)]
+        out[task] = {p: _cell(sum(v[0] for q, v in mine if q == p), sum(v[1] for q, v in mine if q == p))
+                     for p, _ in PRESSURE_COLUMNS}
+        out[task]["average"] = _cell(sum(v[0] for _, v in mine), sum(v[1] for _, v in mine))
     return out
 
 
 def by_question_type(scored: Sequence[Scored]) -> dict[str, Any]:
     """Fig. 3: per task x question type, per question type, per pressure."""
-    tasks = _ordered((s.item.task for s in scored), TASK_ORDER)
-    qtypes = _ordered((s.item.question_type for s in scored), QTYPE_ORDER)
+    cells = _tally(scored, lambda s: (s.item.task, s.item.question_type))
+    tasks = _ordered({t for t, _ in cells}, TASK_ORDER)
+    qtypes = _ordered({q for _, q in cells}, QTYPE_ORDER)
+
+    def merged(pred: Callable[[str, str], bool]) -> dict[str, Any]:
+        sel = [v for (t, q), v in cells.items() if pred(t, q)]
+        return _cell(sum(v[0] for v in sel), sum(v[1] for v in sel))
+
+    pressures = _tally(scored, lambda s: s.item.pressure)
     return {
-        "task_x_type": {t: {q: accuracy(s for s in scored if s.item.task == t and s.item.question_type == q)
-                            for q in qtypes} for t in tasks},
-        "type": {q: accuracy(s for s in scored if s.item.question_type == q) for q in qtypes},
-        "pressure": {p: accuracy(s for s in scored if s.item.pressure == p) for p, _ in PRESSURE_COLUMNS},
+        "task_x_type": {t: {q: merged(lambda a, b, t=t, q=q: (a, b) == (t, q)) for q in qtypes} for t in tasks},
+        "type": {q: merged(lambda a, b, q=q: b == q) for q in qtypes},
+        "pressure": {p: _cell(*pressures.get(p, (0, 0))) for p, _ in PRESSURE_COLUMNS},
     }
 
 
 def by_n_images(scored: Sequence[Scored]) -> dict[str, Any]:
     """Accuracy per family size over the number-of-images families, per task and overall."""
     family = [s for s in scored if s.item.provenance.get("family")]
-    sizes = sorted({int(s.item.provenance.get("n_images", len(s.item.images))) for s in family})
-
-    def n_of(s: Scored) -> int:
-        return int(s.item.provenance.get("n_images", len(s.item.images)))
-
-    tasks = _ordered((s.item.task for s in family), TASK_ORDER)
-    return {
-        "sizes": sizes,
-        "families": len({s.item.provenance["family"] for s in family}),
-        "by_task": {t: {str(n): accuracy(s for s in family if s.item.task == t and n_of(s) == n) for n in sizes}
-                    for t in [*tasks, "overall"] if t != "overall"}
-        | {"overall": {str(n): accuracy(s for s in family if n_of(s) == n) for n in sizes}},
-    }
+    cells = _tally(family, lambda s: (s.item.task, int(s.item.provenance.get("n_images", len(s.item.images)))))
+    sizes = sorted({n for _, n in cells})
+    tasks = _ordered({t for t, _ in cells}, TASK_ORDER)
+    by_task = {t: {str(n): _cell(*cells.get((t, n), (0, 0))) for n in sizes} for t in tasks}
+    by_task["overall"] = {str(n): _cell(sum(v[0] for (_, m), v in cells.items() if m == n),
+                                        sum(v[1] for (_, m), v in cells.items() if m == n)) for n in sizes}
+    return {"sizes": sizes, "families": len({s.item.provenance["family"] for s in family}), "by_task": by_task}
 
 
 def robustness(t1: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -141,32 +158,51 @@ def robustness(t1: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _abstain_letters(options: tuple[str, ...]) -> dict[str, str]:
+    """``{abstention option text: its letter}`` for the abstention options an option list offers."""
+    return {o: OPTION_LETTERS[i] for i, o in enumerate(options[: len(OPTION_LETTERS)]) if o in ABSTAIN_OPTIONS}
+
+
 def abstentions(scored: Sequence[Scored]) -> dict[str, Any]:
     """How often "None of the above" / "I don't know" is chosen when it is not the answer."""
-    out = {}
-    for text in ABSTAIN_OPTIONS:
-        offered = [s for s in scored if text in s.item.options]
-        letter_of = {s.item.id: OPTION_LETTERS[s.item.options.index(text)] for s in offered}
-        not_answer = [s for s in offered if s.item.answer != letter_of[s.item.id]]
-        is_answer = [s for s in offered if s.item.answer == letter_of[s.item.id]]
-        wrong = sum(s.letter == letter_of[s.item.id] for s in not_answer)
-        chosen = sum(s.letter == letter_of[s.item.id] for s in offered)
-        out[text] = {
-            "offered": len(offered), "chosen": chosen,
-            "not_the_answer": len(not_answer), "chosen_wrongly": wrong,
-            "wrong_rate": round(wrong / len(not_answer), 6) if not_answer else None,
-            "is_the_answer": len(is_answer),
-            "recall": round(sum(s.correct for s in is_answer) / len(is_answer), 6) if is_answer else None,
+    counts = {text: Counter() for text in ABSTAIN_OPTIONS}
+    for s in scored:
+        for text, letter in _abstain_letters(s.item.options).items():
+            c = counts[text]
+            c["offered"] += 1
+            chose = s.letter == letter
+            c["chosen"] += chose
+            if s.item.answer == letter:
+                c["is_the_answer"] += 1
+                c["recalled"] += s.correct
+            else:
+                c["not_the_answer"] += 1
+                c["chosen_wrongly"] += chose
+    return {
+        text: {
+            "offered": c["offered"], "chosen": c["chosen"],
+            "not_the_answer": c["not_the_answer"], "chosen_wrongly": c["chosen_wrongly"],
+            "wrong_rate": round(c["chosen_wrongly"] / c["not_the_answer"], 6) if c["not_the_answer"] else None,
+            "is_the_answer": c["is_the_answer"],
+            "recall": round(c["recalled"] / c["is_the_answer"], 6) if c["is_the_answer"] else None,
         }
-    return out
+        for text, c in counts.items()
+    }
 
 
 def letter_distribution(scored: Sequence[Scored]) -> dict[str, Any]:
     """The model's chosen letters against the truth's: counts, shares, and chi-square of model vs truth."""
-    mcq = [s for s in scored if s.item.options]
-    letters = OPTION_LETTERS[: max((len(s.item.options) for s in mcq), default=0)]
-    model = Counter(s.letter for s in mcq if s.letter)
-    truth = Counter(s.item.answer for s in mcq)
+    model: Counter = Counter()
+    truth: Counter = Counter()
+    width = 0
+    for s in scored:
+        if s.item.options:
+            width = max(width, len(s.item.options))
+            truth[s.item.answer] += 1
+            if s.letter:
+                model[s.letter] += 1
+    letters = OPTION_LETTERS[:width]
     n_model = sum(model.values())
     n_truth = sum(truth.values())
     chi2 = 0.0
@@ -228,17 +264,19 @@ def decomposed(scored: Sequence[Scored], decomposed_scored: Sequence[Scored]) ->
 
 def coverage(items: Sequence[Item], scored: Sequence[Scored]) -> dict[str, Any]:
     """Missing predictions, unparsed answers and refusals, per task and in all."""
-    tasks = _ordered((it.task for it in items), TASK_ORDER)
-    predicted = {s.item.id for s in scored}
-
-    def counts(task: str | None) -> dict[str, int]:
-        its = [it for it in items if task is None or it.task == task]
-        sc = [s for s in scored if task is None or s.item.task == task]
-        kinds = Counter(s.answer.kind for s in sc)
-        return {"items": len(its), "predicted": len(sc), "missing": sum(it.id not in predicted for it in its),
-                "unparsed": kinds["unparsed"], "refusal": kinds["refusal"]}
-
-    return {"by_task": {t: counts(t) for t in tasks}, "all": counts(None)}
+    tasks = _ordered({it.task for it in items}, TASK_ORDER)
+    counts = {t: {"items": 0, "predicted": 0, "missing": 0, "unparsed": 0, "refusal": 0} for t in [*tasks, None]}
+    for it in items:
+        for t in (it.task, None):
+            counts[t]["items"] += 1
+    for s in scored:
+        for t in (s.item.task, None):
+            counts[t]["predicted"] += 1
+            if s.answer.kind in ("unparsed", "refusal"):
+                counts[t][s.answer.kind] += 1
+    for c in counts.values():
+        c["missing"] = c["items"] - c["predicted"]
+    return {"by_task": {t: counts[t] for t in tasks}, "all": counts[None]}
 
 
 def score_items(items: Sequence[Item], outputs: Mapping[str, str], llm: Any = None) -> list[Scored]:
@@ -247,7 +285,7 @@ def score_items(items: Sequence[Item], outputs: Mapping[str, str], llm: Any = No
     for it in items:
         if it.id in outputs:
             answer = extract(outputs[it.id], it, llm)
-            out.append(Scored(it, answer, is_correct(answer, it)))
+            out.append(Scored(it, answer, is_correct(answer, it), answer.value if answer.kind == "option" else ""))
     return out
 
 
