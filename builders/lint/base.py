@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -55,7 +56,12 @@ class LintContext:
 
 def image_names(item: Item) -> tuple[str, ...]:
     """Image names, not paths: a build and its release name the same images from different folders."""
-    return tuple(Path(p).name for p in item.images)
+    return tuple(_name(p) for p in item.images)
+
+
+@lru_cache(maxsize=1 << 18)
+def _name(path: str) -> str:
+    return Path(path).name
 
 
 def is_mcq(item: Item) -> bool:
@@ -76,6 +82,7 @@ _FILLER = frozenset({"a", "an", "the", "this", "that", "these", "those", "given"
 _SYNONYMS = {"picture": "image", "photo": "image", "photograph": "image", "pictures": "images", "photos": "images"}
 
 
+@lru_cache(maxsize=1 << 18)
 def normalise(text: str) -> str:
     """Text as a near-duplicate test sees it: Unicode NFKC, lower case, punctuation and articles dropped,
     "picture"/"photo" read as "image", whitespace collapsed. "Is there a dog in the picture?" and
@@ -84,8 +91,10 @@ def normalise(text: str) -> str:
     return " ".join(_SYNONYMS.get(w, w) for w in text.split() if w not in _FILLER)
 
 
+@lru_cache(maxsize=1 << 18)
 def collapse(text: str) -> str:
-    """Whitespace collapsed and stripped: the exact-duplicate test's view of a text."""
+    """Whitespace collapsed and stripped: the exact-duplicate test's view of a text. (Both are cached: benchmark
+    texts repeat - the same options, the same template question - so most calls are look-ups.)"""
     return _SPACE.sub(" ", text).strip()
 
 
