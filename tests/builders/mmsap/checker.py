@@ -158,13 +158,26 @@ class Demo:
         return next(a for a in o["attributes"] if a in DEMO_PATTERNS)
 
 
+class CocoTruth:
+    """What the raw COCO instances JSON says each image shows (category counts; geometry is not re-derived)."""
+
+    def __init__(self, instances_json: Path) -> None:
+        data = json.loads(Path(instances_json).read_text())
+        names = {c["id"]: c["name"] for c in data["categories"]}
+        self.shown: dict[str, Counter] = {str(im["id"]): Counter() for im in data["images"]}
+        self.instance_category: dict[str, str] = {}
+        for a in data["annotations"]:
+            self.shown[str(a["image_id"])][names[a["category_id"]]] += 1
+            self.instance_category[str(a["id"])] = names[a["category_id"]]
+
+
 # ------------------------------------------------------------------------------------------------ the checker
 
 
 class Checker:
     def __init__(self, demo: Demo | None = None, vqa: VqaTruth | None = None, authored: Path | None = None,
-                 min_agreement: float = 0.8) -> None:
-        self.demo, self.vqa, self.min_agreement = demo, vqa, min_agreement
+                 min_agreement: float = 0.8, coco: CocoTruth | None = None) -> None:
+        self.demo, self.vqa, self.min_agreement, self.coco = demo, vqa, min_agreement, coco
         self.answers = Answers()
         self.authored = {}
         if authored is not None and Path(authored).suffix == ".jsonl":
@@ -325,6 +338,8 @@ class Checker:
 
     # BeyondVisQA
     def _beyond(self, item: dict) -> list[str]:
+        if item["provenance"]["source"] != "demo":
+            return self._coco_beyond(item)
         im = self.demo.images[item["provenance"]["image_id"]]
         g = item["provenance"]["grounding"]
         q = item["question"].lower()
@@ -345,3 +360,14 @@ class Checker:
         elif level != "easy":
             out.append(f"the object is {level}, not clearly visible")
         return out
+
+    def _coco_beyond(self, item: dict) -> list[str]:
+        shown = self.coco.shown[item["provenance"]["image_id"]]
+        g = item["provenance"]["grounding"]
+        q = item["question"].lower()
+        if item["question_type"] == "nonexistent_objects":
+            return ([] if shown[g["absent"]] == 0 else [f"nonexistent {g['absent']} is in the image"]) + \
+                ([] if g["absent"] in q else ["the question does not name the absent object"])
+        category = self.coco.instance_category[g["instance"]]
+        out = [] if shown[category] == 1 else [f"{category} is not shown exactly once"]
+        return out + ([] if category in q else ["the question does not name the object"])

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from builders.mmsap import main
-from tests.builders.mmsap.checker import Checker, Demo, VqaTruth
+from tests.builders.mmsap.checker import Checker, CocoTruth, Demo, VqaTruth
 from tests.builders.mmsap.fixtures import make_vqav2
 from tests.conftest import have, require
 from tests.fixtures.real_formats import make_coco
@@ -195,8 +195,10 @@ def test_build_from_vqav2_coco_and_an_authored_file(tmp_path, real):
     know = [it for it in items if it["task"] == "know"]
     assert len(know) == 5 and sum(it["provenance"]["generated_distractors"] for it in know) == 2 + 3 + 2 + 1
     checker = Checker(vqa=VqaTruth(real["questions"], real["annotations"], Checker().answers),
-                      authored=real["authored"])
-    assert_checker_agrees(checker, vqa + know + [it for it in items if it["provenance"].get("source") == "authored"])
+                      authored=real["authored"], coco=CocoTruth(real["coco"].annotations))
+    beyond = [it for it in items if it["task"] == "beyond"]
+    assert {it["provenance"]["source"] for it in beyond} == {"coco"} and len(beyond) >= 8
+    assert_checker_agrees(checker, items)
     build = json.loads((tmp_path / "real-seed0" / "build.json").read_text())
     assert build["stats"]["quality"]["validity"]["distractor_in_human_answers"] == {"items_checked": 32,
                                                                                     "violations": 0}
