@@ -58,6 +58,9 @@ def decoded_images(cell: str) -> list[bytes]:
 def released(tmp_path_factory) -> Path:
     """One release for the whole module (the tests only read it)."""
     from data_cards.release import release
+    from tests.conftest import require_release_extra
+
+    require_release_extra()
 
     tmp = tmp_path_factory.mktemp("harness")
     with pytest.MonkeyPatch.context() as mp:

@@ -130,6 +130,9 @@ def test_nli_judge_loads_a_saved_deberta_v2(tmp_path):
 
 def test_missing_nli_model_is_one_line(tmp_path):
     from sources.errors import ConfigError
+    from tests.conftest import have, require
+
+    require(have("transformers", "torch"), "transformers and torch (the nli extra)", "pip install -e '.[nli]'")
 
     with pytest.raises(ConfigError) as info:
         rk.make_vqa_judge(Namespace(vqa_judge="nli", nli_model=str(tmp_path / "absent")), needed=True)
