@@ -3,9 +3,10 @@
 Rules (each flag names the rule, the field and the words):
 
 * ``agreement``: a singular verb with a plural subject or the reverse: "Is there two dogs", "there are a dog"
-  ("there are a star and a ring" is a plural compound subject and right),
+  ("there are a star and a ring" is a plural compound subject and right), an auxiliary before a finite verb of
+  :data:`FINITE_VERBS` ("snow is covers ground", Reefknot's VQA labels);
   "Is the dogs", "the dogs is" (a word ending in "s" whose stem is a dictionary word; "glass", "bus" are not read
-  as plurals). Agreement needing a parser ("snow is covers ground") is out of reach of rules and left to review;
+  as plurals). Agreement needing a parser beyond these is left to review;
 * ``article``: "a" before a vowel ("a octagon"), "an" before a consonant ("an dog"), with the usual exceptions
   ("a unicorn", "a one", "an hour"); a capital "A" counts only at a sentence start (elsewhere it is an option
   letter);
@@ -17,7 +18,8 @@ Rules (each flag names the rule, the field and the words):
   (capitalised inside a sentence), words with digits and words of one or two letters are not checked;
 * ``punctuation``: doubled spaces, spaces at either end, a space before ``?,.;:!``, no space after ``,;`` or
   ``?!`` before a word, doubled marks ("??", ",,", "?."), unbalanced brackets or double quotes, a replacement
-  character U+FFFD (a byte the reader could not decode), a line break in a question or option, a question starting "Is/What/How..." without a question mark.
+  character U+FFFD (a byte the reader could not decode), a line break in a question or option, a question
+  starting "Is/What/How..." without a question mark.
 
 Score: ``1 / (1 + number of faults)``; any fault flags the item.
 """
@@ -41,6 +43,13 @@ AGREEMENT = [
     re.compile(rf"\bthere\s+(?:are|were)\s+(?:a|an|one)\b{COLLECTIVE}", re.I),
     re.compile(r"\b(?:is|was)\s+(?:these|those)\b", re.I),
 ]
+FINITE_VERBS = frozenset("""covers holds wears sits stands lies hangs rides carries eats drinks contains touches faces
+    supports grows leans parks flies swims shows throws catches pulls pushes reads sleeps has does goes makes takes
+    uses looks watches plays walks runs jumps kicks hits cuts fills surrounds overlooks attaches belongs
+    """.split())
+"""Third-person verbs that never follow "is"/"are" ("snow is covers ground", Reefknot's VQA labels): an
+auxiliary then a finite verb. The list is the relation verbs of scene-graph data; other verbs need a parser."""
+AUX_THEN_FINITE = re.compile(r"\b(?:is|are|was|were)\s+(?:not\s+)?([a-z]+)\b", re.I)
 PLURAL_AFTER_IS = re.compile(r"\b(?:is|was)\s+the\s+([a-z]+s)\b", re.I)
 PLURAL_BEFORE_IS = re.compile(r"\b(?:the|these|those)\s+([a-z]+s)\s+(?:is|was)\b", re.I)
 NOT_PLURAL_ENDINGS = ("ss", "us", "is", "ous", "ics", "ws")
@@ -85,6 +94,9 @@ def _agreement(text: str, dictionary: frozenset[str] | None) -> Iterator[str]:
             clause = re.split(r"[.;:?!]", text[m.end():], maxsplit=1)[0]
             if m.group(0).lower().startswith(("are", "were", "there are", "there were")) and " and " in clause:
                 continue  # "there are a star and a ring": a compound subject is plural
+            yield m.group(0)
+    for m in AUX_THEN_FINITE.finditer(text):
+        if m.group(1).lower() in FINITE_VERBS:
             yield m.group(0)
     if dictionary is None:
         return

@@ -84,6 +84,7 @@ def test_exact_and_near_duplicates_found_but_a_new_object_is_not():
 @pytest.mark.parametrize("question, rule", [
     ("Is there two dogs in the image?", "agreement"),
     ("Are there a dog in the image?", "agreement"),
+    ("Is the snow is covers ground?", "agreement"),
     ("Is there a apple in the image?", "article"),
     ("Is there an dog in the image?", "article"),
     ("Is there a dog in the the image?", "doubled"),
