@@ -12,7 +12,8 @@ Harness outputs:
 
 * lmms-eval ``--log_samples`` (``samples_<task>.jsonl``): one line per document with ``doc_id``, ``doc`` (the
   row, which carries Mirage's item ``id``), ``resps`` (nested lists of raw outputs) and ``filtered_resps``;
-  the raw response is used. A ``doc`` without ``id`` is mapped through ``doc_id`` to the task's rows in
+  the raw response is used. lmms-eval 0.7 saves no ``doc``: the id is then read from the logged metrics
+  (every metric of Mirage's task folder carries it), else mapped through ``doc_id`` to the task's rows in
   release order, when the caller gives them;
 * VLMEvalKit result sheets (``<model>_<dataset>.xlsx``, or ``.tsv``/``.csv`` with ``PRED_FORMAT``): one row
   per question with ``index`` and ``prediction``; the item id is read from an ``id`` (or ``item_id``) column,
@@ -130,6 +131,11 @@ def read_lmms_eval_samples(
             raise ConfigError(f"{path}: line {n}: expected a JSON object (an lmms-eval sample)")
         doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
         item_id = doc.get("id")
+        if item_id is None:
+            # lmms-eval >= 0.7 drops `doc` from the saved samples but keeps the logged metrics, and every metric
+            # of Mirage's task folder (scoring.harness.lmms_eval_utils) carries the item id
+            item_id = next((v["id"] for v in row.values() if isinstance(v, dict) and isinstance(v.get("id"), str)),
+                           None)
         if item_id is None and rows is not None and isinstance(row.get("doc_id"), int) and row["doc_id"] < len(rows):
             item_id = rows[row["doc_id"]]
         if item_id is None:

@@ -131,8 +131,11 @@ def test_lmms_eval_run_equals_python_m_scoring(tmp_path, hub, released):  # noqa
         lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
         # every logged metric carries the item id (lmms-eval 0.7 drops `doc` from the saved samples)
         assert all(row["accuracy"]["id"] == ids_by_task[task][row["doc_id"]] for row in lines)
-        outputs.update(read_lmms_eval_samples(path, rows=ids_by_task[task]))
+        outputs.update(read_lmms_eval_samples(path))
     assert {i: p.output for i, p in outputs.items()} == answers
+    # ... and one task's samples file as it is: python -m scoring mioh --predictions <lmms-eval samples file>
+    (one_task,) = (tmp_path / "lmms" / "samples").rglob(f"*_samples_mirage_mioh_{tasks[0]}.jsonl")
+    assert score_with_mirage(release_dir, one_task, tmp_path / "mirage1")["table1"][tasks[0]] == table1[tasks[0]]
     relogged = tmp_path / "relogged.jsonl"
     write_predictions(relogged, outputs.values())
     assert score_with_mirage(release_dir, relogged, tmp_path / "mirage2")["table1"] == table1
