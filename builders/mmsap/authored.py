@@ -84,6 +84,8 @@ def _record(p: Path, where: str, value: Any, basic_types: Sequence[str], refusal
     unknown = sorted(set(value) - set(FIELDS))
     if unknown:
         raise SourceError(p, where, f"unknown field(s) {', '.join(map(str, unknown))}; valid: {', '.join(FIELDS)}")
+    if type(value.get("image")) is int:  # a numeric image id written without quotes
+        value = {**value, "image": str(value["image"])}
     for name in REQUIRED:
         text = value.get(name)
         if not isinstance(text, str) or not text.strip():

@@ -274,7 +274,7 @@ class Checker:
             out.append("an authored distractor is missing")
         if any(self.answers.same(w, answer) for w in wrong):
             out.append("a distractor is the answer")
-        if rec["image"].startswith("demo:"):
+        if str(rec["image"]).startswith("demo:"):
             im = self.demo.images[item["provenance"]["image_id"]]
             shown = self.demo.of_category(im, rec["image"][5:])
             if len(shown) != 1 or self.demo.level(im, shown[0]) != "easy":

@@ -163,7 +163,7 @@ def real(tmp_path_factory):
     questions, annotations, truth = make_vqav2(d / "vqa", ids)
     authored = d / "authored.jsonl"
     records = [
-        {"image": str(ids[0]), "question": "Which breed is this dog?", "answer": "Border collie", "subset": "know",
+        {"image": ids[0], "question": "Which breed is this dog?", "answer": "Border collie", "subset": "know",
          "type": "animals_plants", "distractors": ["Beagle", "Poodle", "Husky"]},
         {"image": str(ids[1]), "question": "Which brand made this cup?", "answer": "Acme Mugs", "subset": "know",
          "type": "brands_products", "distractors": ["Cupco"]},
