@@ -20,9 +20,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from sources.errors import SourceError
-from sources.jsonio import check_id, claim_id, expect_dict, expect_list, label, load_json, require_key, type_name
+from sources.jsonio import claim_id, expect_dict, expect_list, label, load_json, require_key, type_name
 
 LICENSE = "CC BY 4.0 (VQA annotations); Flickr terms (COCO images)"
 ANSWER_CONFIDENCES = ("yes", "maybe", "no")
@@ -56,16 +57,8 @@ class VqaCorpus:
 def read_vqav2(questions_path: str | Path, annotations_path: str | Path) -> VqaCorpus:
     """Read and join the two official files; a :class:`SourceError` names the first bad record."""
     texts = _read_questions(questions_path)
-    data = expect_dict(load_json(annotations_path, "VQAv2 annotations file"), annotations_path, "", "the file")
-    records = expect_list(require_key(data, "annotations", annotations_path, ""), annotations_path, "", "'annotations'")
     joined: list[VqaQuestion] = []
-    seen: dict[int | str, str] = {}
-    for index, raw in enumerate(records):
-        rec = label("annotations", index)
-        raw = expect_dict(raw, annotations_path, rec)
-        qid = check_id(require_key(raw, "question_id", annotations_path, rec), annotations_path, rec, "question_id")
-        rec = label("annotations", index, qid, "question_id")
-        claim_id(seen, qid, annotations_path, rec, "question_id")
+    for raw, qid, rec in _records(annotations_path, "VQAv2 annotations file", "annotations"):
         if qid not in texts:
             raise SourceError(annotations_path, rec, f"question_id {qid} is not in the questions file {questions_path}")
         image_id, question = texts[qid]
@@ -77,24 +70,32 @@ def read_vqav2(questions_path: str | Path, annotations_path: str | Path) -> VqaC
         answers, confidences = _answers(raw, annotations_path, rec)
         joined.append(VqaQuestion(int(qid), int(image_id), question, strings["question_type"], strings["answer_type"],
                                   strings["multiple_choice_answer"], answers, confidences))
-    missing = sorted(set(texts) - set(seen))
+    missing = sorted(set(texts) - {q.question_id for q in joined})
     if missing:
         raise SourceError(questions_path, f"question_id {missing[0]}",
                           f"has no annotation in {annotations_path} ({len(missing)} questions without one)")
     return VqaCorpus(str(questions_path), str(annotations_path), tuple(joined))
 
 
-def _read_questions(path: str | Path) -> dict[int | str, tuple[int, str]]:
-    data = expect_dict(load_json(path, "VQAv2 questions file"), path, "", "the file")
-    records = expect_list(require_key(data, "questions", path, ""), path, "", "'questions'")
-    out: dict[int | str, tuple[int, str]] = {}
-    seen: dict[int | str, str] = {}
+def _records(path: str | Path, what: str, section: str) -> Iterator[tuple[dict, int, str]]:
+    """``(record, question_id, label)`` for every record of ``section``, each an object with a unique id."""
+    data = expect_dict(load_json(path, what), path, "", "the file")
+    records = expect_list(require_key(data, section, path, ""), path, "", f"{section!r}")
+    seen: dict[int, str] = {}
     for index, raw in enumerate(records):
-        rec = label("questions", index)
+        rec = label(section, index)
         raw = expect_dict(raw, path, rec)
-        qid = check_id(require_key(raw, "question_id", path, rec), path, rec, "question_id")
-        rec = label("questions", index, qid, "question_id")
+        qid = require_key(raw, "question_id", path, rec)
+        if type(qid) is not int:
+            raise SourceError(path, rec, f"'question_id' must be an integer, got {qid!r}")
+        rec = label(section, index, qid, "question_id")
         claim_id(seen, qid, path, rec, "question_id")
+        yield raw, qid, rec
+
+
+def _read_questions(path: str | Path) -> dict[int, tuple[int, str]]:
+    out: dict[int, tuple[int, str]] = {}
+    for raw, qid, rec in _records(path, "VQAv2 questions file", "questions"):
         image_id = require_key(raw, "image_id", path, rec)
         if type(image_id) is not int or image_id < 0:
             raise SourceError(path, rec, f"'image_id' must be a non-negative integer, got {image_id!r}")

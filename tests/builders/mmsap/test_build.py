@@ -254,6 +254,8 @@ BAD_INPUTS = {
                                            "not in the questions file"),
     "question without annotation": (_annotations(lambda d: d["annotations"].pop()), "has no annotation"),
     "image id mismatch": (_annotations(lambda d: d["annotations"][2].update(image_id=424242)), "differs"),
+    "question id not an integer": (_questions(lambda d: d["questions"][2].update(question_id="q7")),
+                                   "must be an integer"),
     "duplicate question id": (_questions(lambda d: d["questions"].append(dict(d["questions"][0]))),
                               "duplicate question_id"),
     "no questions list": (_questions(lambda d: d.pop("questions")), "'questions'"),
