@@ -356,3 +356,17 @@ def test_llm_written_options_are_checked_like_the_offline_ones(tmp_path, real, m
     assert 0 < len(reworded) < len(beyond)
     assert all(it["question"].startswith("Could you say") and it["provenance"]["asked"] in it["question"]
                for it in reworded)
+
+
+def test_config_file_sets_options_and_rejects_unknown_ones(tmp_path, capsys):
+    config = tmp_path / "mmsap.yaml"
+    config.write_text("n_basic: 2\nn_beyond: 1\ndemo_images: 120\nshuffles: 2\n")
+    assert main(["--config", str(config), "--out", str(tmp_path), "--no-progress", "--n-beyond", "2"]) == 0
+    items = read_items(tmp_path / "demo-seed0")
+    first = [it for it in items if it["provenance"]["shuffle"] == 0]
+    assert Counter(it["task"] for it in first) == {"basic": 8, "beyond": 12, "know": 12}
+    assert len(items) == 2 * len(first)
+    config.write_text("n_basic: 2\nrefusal: Nope\n")
+    capsys.readouterr()
+    assert main(["--config", str(config), "--out", str(tmp_path / "x"), "--no-progress"]) == 2
+    assert "unknown option(s) refusal" in capsys.readouterr().err
