@@ -31,27 +31,30 @@ def parser() -> argparse.ArgumentParser:
                    help="a build dir, an items.jsonl, a release dir, owner/name@vX.Y.Z on the Hub, or (with "
                         "--format) a published benchmark's files")
     p.add_argument("--format", choices=sorted(FORMATS), default=None,
-                   help="read PATH as a published benchmark's own files instead of Mirage items (default: "
+                   help="read PATH as a published benchmark's own files instead of Mirage items (default "
                         "Mirage items)")
+    p.add_argument("--images", metavar="DIR",
+                   help="with --format: the folder of the images the files name (required for reefknot; default "
+                        "the names as written)")
     p.add_argument("--checks", default=",".join(CHECKS), metavar="LIST",
                    help=f"comma-separated checks to run (default {','.join(CHECKS)})")
     p.add_argument("--allow-words", metavar="FILE",
-                   help="words the spelling rule accepts, one a line (default: the items' own category names)")
-    p.add_argument("--out", metavar="DIR", help="write lint.json and issues.jsonl there (default: print only)")
+                   help="words the spelling rule accepts, one a line (the items' own category names are always allowed)")
+    p.add_argument("--out", metavar="DIR", help="write lint.json and issues.jsonl there (default print only)")
     p.add_argument("--show", type=int, default=10, metavar="N",
                    help="flagged items listed on screen (default 10)")
     p.add_argument("--fail-on-findings", action="store_true",
-                   help="exit status 1 when any item or task is flagged (default: 0)")
+                   help="exit status 1 when any item or task is flagged (default exit status 0)")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="cache of the text-only model's answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
     add_llm_arguments(p)
     return p
 
 
-def read_input(path: str, fmt: str | None) -> tuple[list[Item], dict[str, Any]]:
+def read_input(path: str, fmt: str | None, images: str | None = None) -> tuple[list[Item], dict[str, Any]]:
     """The items at ``path`` and the build.json beside them (empty when there is none)."""
     if fmt is not None:
-        items, promises, warnings = read_published(fmt, [Path(path)])
+        items, promises, warnings = read_published(fmt, [Path(path)], Path(images) if images else None)
         for line in warnings:
             stderr.print(f"warning: {line}", markup=False, highlight=False)
         return items, {"benchmark": items[0].benchmark if items else fmt, "lint_promises": promises}
@@ -83,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         llm = LLMConfig.from_args(args, cache_dir=cache)
     found = False
     for path in args.paths:
-        items, build = read_input(path, args.format)
+        items, build = read_input(path, args.format, args.images)
         if not items:
             raise ConfigError(f"{path}: no items to lint")
         report = lint(items, build, allow=allow, llm=llm, checks=checks)

@@ -3,24 +3,22 @@
 ``python -m builders.imports FORMAT FILE ... [--out DIR]`` writes a build dir (``builds/<benchmark>/<name>/``:
 build.json, items.jsonl; linted like every build); ``python -m lint FILE --format FORMAT`` lints the files
 directly. Formats: ``pope`` (:mod:`builders.imports.pope`), ``mementos-csv``
-(:mod:`builders.imports.mementos_csv`), and ``reefknot`` when the Reefknot builder's importer is installed
-(``builders.reefknot.importer``). Readers of the raw files live in ``sources/`` (``pope.py``,
+(:mod:`builders.imports.mementos_csv`) and ``reefknot`` (the Reefknot builder's importer,
+``python -m builders.reefknot.importer``, wired in by :mod:`builders.imports.reefknot`). Readers of the raw files live in ``sources/`` (``pope.py``,
 ``mementos_csv.py``).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from pathlib import Path
 from typing import Any, Sequence
 
 from builders.items import Item
 from sources.errors import ConfigError
 
-FORMATS: dict[str, str] = {"pope": "builders.imports.pope", "mementos-csv": "builders.imports.mementos_csv"}
-if importlib.util.find_spec("builders.reefknot.importer") is not None:  # lands with the Reefknot issue
-    FORMATS["reefknot"] = "builders.reefknot.importer"
+FORMATS: dict[str, str] = {"pope": "builders.imports.pope", "mementos-csv": "builders.imports.mementos_csv",
+                            "reefknot": "builders.imports.reefknot"}
 
 
 def read_published(fmt: str, paths: Sequence[Path], images_dir: Path | None = None

@@ -19,8 +19,8 @@ def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m builders.imports", description=__doc__)
     p.add_argument("format", choices=sorted(FORMATS), help="the published layout of FILE")
     p.add_argument("files", nargs="+", metavar="FILE", help="the benchmark's own files (JSON lines, CSV)")
-    p.add_argument("--images", metavar="DIR", help="folder holding the images the files name (default: names "
-                                                    "kept as written)")
+    p.add_argument("--images", metavar="DIR", help="folder holding the images the files name (default the "
+                                                    "names as written)")
     p.add_argument("--out", metavar="DIR", default=None, help="parent of the build dir (default builds/<benchmark>)")
     p.add_argument("--name", metavar="NAME", default=None,
                    help="build dir name (default imported-<first 8 hex digits of the files' sha256>)")

@@ -135,3 +135,29 @@ def test_lint_command_errors_are_one_line(tmp_path, capsys):
     assert lint_main([str(tmp_path), "--checks", "nonsense"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 2 and "nonsense" in lines[1]
+
+
+def test_reefknot_release_through_the_lint(tmp_path):
+    """The Reefknot importer wired in: the release's two-answer keys and ungrammatical labels are found."""
+    from tests.builders.reefknot.vg_fixture import make_vg
+
+    vg = make_vg(tmp_path / "vg")
+    rows = [
+        {"image_id": "1", "query_prompt": "Is the man riding horse in this photo?", "label": "yes", "type": "Yes/No",
+         "relation_type": "cognitive"},
+        {"image_id": "1", "query_prompt": "Is the man riding horse in this photo?", "label": "no", "type": "Yes/No",
+         "relation_type": "cognitive"},
+        {"image_id": "2", "query_prompt": "Is the cup on table in this photo?", "label": "Yes", "type": "Yes/No",
+         "relation_type": "perception"},
+        {"image_id": "3", "query_prompt": "What is the relation with snow and ground in this photo?", "label":
+         "snow is covers ground.", "type": "VQA", "relation_type": "perception"},
+    ]
+    release = tmp_path / "reefknot.jsonl"
+    release.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert lint_main([str(release), "--format", "reefknot", "--images", str(vg["images"]), "--out",
+                      str(tmp_path / "o")]) == 0
+    checks = json.loads((tmp_path / "o" / "lint.json").read_text())["checks"]
+    assert checks["contradictions"]["summary"]["conflicting_groups"] == 1
+    assert checks["contradictions"]["summary"]["unpaired_groups"] == 1  # image 2: one yes, no no
+    assert "agreement: 'is covers' in the answer" in json.dumps(checks["wording"]["examples"])
+    assert lint_main([str(release), "--format", "reefknot"]) == 2  # no --images: one line, exit 2
