@@ -25,8 +25,13 @@ from sources.errors import ConfigError
 
 
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m lint", description=__doc__.split("\n\n")[0],
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(
+        prog="python -m lint",
+        description="Lint a build dir, an items.jsonl, a release dir, a Hub repo@tag, or a published benchmark's "
+                    "own files: contradictions, duplicates, wording, options, balance, image independence. Never "
+                    "changes the data.",
+        epilog="With --llm-model NAME a text-only model answers every yes/no and MCQ item without its images "
+               "(cached under --cache-dir); the items it gets right are flagged.")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="a build dir, an items.jsonl, a release dir, owner/name@vX.Y.Z on the Hub, or (with "
                         "--format) a published benchmark's files")

@@ -21,3 +21,14 @@ def test_card_has_the_lint_section(tmp_path, hf_env):
 def test_card_of_an_unlinted_build_says_so(tmp_path, hf_env):
     res = release(make_build(tmp_path, n_items=8), "1.0.0", out=tmp_path / "rel")
     assert "This build was not linted" in (res.path / "README.md").read_text(encoding="utf-8")
+
+
+def test_lint_command_reads_a_release(tmp_path, hf_env, capsys):
+    from lint.cli import main
+
+    build = make_build(tmp_path, n_items=8)
+    res = release(build, "1.0.0", out=tmp_path / "rel")
+    assert main([str(res.path), "--out", str(tmp_path / "o")]) == 0
+    assert "Lint of" in capsys.readouterr().out
+    rows = (tmp_path / "o" / "issues.jsonl").read_text().splitlines()
+    assert len(rows) == res.num_items
