@@ -56,8 +56,8 @@ def released(tmp_path: Path, hub, monkeypatch) -> tuple[Path, list]:  # noqa: F8
     from scoring.releases import load_items
 
     out = tmp_path / "builds"
-    assert mioh.main(["--n-questions", "1", "--out", str(out), "--name", "small", "--cache-dir",
-                      os.environ["MIRAGE_CACHE_DIR"], "--no-progress"]) == 0
+    assert mioh.main(["--n-questions", "1", "--demo-images", "100", "--out", str(out), "--name", "small",
+                      "--cache-dir", os.environ["MIRAGE_CACHE_DIR"], "--no-progress"]) == 0
     rel = release(out / "small", "1.0.0", include_unreviewed=True, repo_id=REPO, out=tmp_path / "releases").path
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     publish(rel, REPO)
@@ -123,19 +123,16 @@ def test_lmms_eval_run_equals_python_m_scoring(tmp_path, hub, released):  # noqa
     # the mapping is a real mix, so equal numbers are not equal by accident
     assert 0.2 < overall < 0.8 and mirage["coverage"]["all"]["unparsed"] > 0
 
-    # lmms-eval's --log_samples files score to the same tables through Mirage's reader
+    # lmms-eval's --log_samples files, as written, score to the same tables: python -m scoring mioh reads them
     ids_by_task = {t: [it.id for it in items if it.task == t] for t in tasks}
-    outputs = {}
-    for task in tasks:
-        (path,) = (tmp_path / "lmms" / "samples").rglob(f"*_samples_mirage_mioh_{task}.jsonl")
-        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-        # every logged metric carries the item id (lmms-eval 0.7 drops `doc` from the saved samples)
-        assert all(row["accuracy"]["id"] == ids_by_task[task][row["doc_id"]] for row in lines)
-        outputs.update(read_lmms_eval_samples(path))
-    assert {i: p.output for i, p in outputs.items()} == answers
-    # ... and one task's samples file as it is: python -m scoring mioh --predictions <lmms-eval samples file>
-    (one_task,) = (tmp_path / "lmms" / "samples").rglob(f"*_samples_mirage_mioh_{tasks[0]}.jsonl")
-    assert score_with_mirage(release_dir, one_task, tmp_path / "mirage1")["table1"][tasks[0]] == table1[tasks[0]]
-    relogged = tmp_path / "relogged.jsonl"
-    write_predictions(relogged, outputs.values())
-    assert score_with_mirage(release_dir, relogged, tmp_path / "mirage2")["table1"] == table1
+    combined = tmp_path / "all_samples.jsonl"
+    with combined.open("w", encoding="utf-8") as fh:
+        for task in tasks:
+            (path,) = (tmp_path / "lmms" / "samples").rglob(f"*_samples_mirage_mioh_{task}.jsonl")
+            text = path.read_text(encoding="utf-8")
+            # every logged metric carries the item id (lmms-eval 0.7 drops `doc` from the saved samples)
+            lines = [json.loads(line) for line in text.splitlines()]
+            assert all(row["accuracy"]["id"] == ids_by_task[task][row["doc_id"]] for row in lines)
+            fh.write(text)
+    assert {i: p.output for i, p in read_lmms_eval_samples(combined).items()} == answers
+    assert score_with_mirage(release_dir, combined, tmp_path / "mirage2")["table1"] == table1
