@@ -65,7 +65,14 @@ def _name(path: str) -> str:
 
 
 def is_mcq(item: Item) -> bool:
-    return bool(item.options) and len(item.answer) == 1 and item.answer in OPTION_LETTERS
+    """An MCQ whose answer is the letter of one of its options (an answer off the list is the options check's
+    finding, and the other checks leave such an item alone)."""
+    return bool(item.options) and len(item.answer) == 1 and item.answer in OPTION_LETTERS[: len(item.options)]
+
+
+def answer_text(item: Item) -> str:
+    """The text of the right option, or the answer as written when it names no option (never raises)."""
+    return item.answer_text if is_mcq(item) else item.answer
 
 
 def is_yes_no(item: Item) -> bool:

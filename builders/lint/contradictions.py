@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Sequence
 
 from builders.items import Item, canonical_json
-from builders.lint.base import CheckResult, LintContext, collapse, image_names, is_yes_no
+from builders.lint.base import CheckResult, LintContext, answer_text, collapse, image_names, is_yes_no
 
 PAIRED_YES_NO: dict[str, tuple[str, ...]] = {"reefknot": ("triplet",)}
 """Benchmark -> provenance keys of its promised yes/no pairs. Reefknot (``builders/reefknot/questions.py``): each
@@ -37,7 +37,7 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
         groups[(image_names(it), collapse(it.context), collapse(it.question), tuple(map(collapse, it.options)))].append(i)
     conflicting = 0
     for members in groups.values():
-        answers = {items[i].answer_text.strip().lower() for i in members}
+        answers = {answer_text(items[i]).strip().lower() for i in members}
         if len(answers) > 1:
             conflicting += 1
             shown = " / ".join(sorted(answers))[:80]

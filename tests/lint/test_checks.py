@@ -179,3 +179,17 @@ def test_text_only_model_answers_are_flagged(tmp_path):
     assert set(flagged(report, "independence")) == right
     assert text_only["tasks"]["t/existence"]["right"] == len(right)
     assert all(isinstance(m["content"], str) for body in stub.bodies for m in body["messages"])  # text only
+
+
+def test_all_checks_together_on_every_planted_fault():
+    """Every check runs over every planted fault at once (an answer off the list must not trip the others)."""
+    bad = [mcq("o.jpg", "Which one?", ["dog", "cat", "cup", "car"], "E"),
+           mcq("o.jpg", "Which one?", ["dog", "cat", "cup", "car"], "A"),
+           mcq("o.jpg", "Which one?", ["dog", "cat", "cup", "car"], "B"),
+           make_item(benchmark="t", task="existence", question_type="yes_no", pressure="easy", images=["q.jpg"],
+                     question="Is there a {object} in the the image ?", options=(), answer="maybe")]
+    report = lint(clean_set() + bad)
+    ids = {check: set(flagged(report, check)) for check in report.results}
+    assert bad[0].id in ids["options"] and bad[3].id in ids["wording"]
+    assert {bad[1].id, bad[2].id} <= ids["contradictions"]
+    assert report.section()["flagged_items"] == 4
