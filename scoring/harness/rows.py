@@ -37,19 +37,8 @@ class ReleaseTask:
 
 def row_item(row: dict[str, Any]) -> Item:
     """The :class:`Item` a release row (or an lmms-eval doc) holds; images are the build's file names."""
-    return Item(
-        id=row["id"],
-        benchmark=row["benchmark"],
-        task=row["task"],
-        question_type=row["question_type"],
-        pressure=row["pressure"],
-        images=tuple(row.get("image_names") or ()),
-        question=row["question"],
-        options=tuple(row.get("options") or ()),
-        answer=row["answer"],
-        context=row.get("context") or "",
-        provenance=_provenance(row.get("provenance")),
-    )
+    return Item.from_dict({**row, "images": row.get("image_names") or (), "options": row.get("options") or (),
+                           "context": row.get("context") or "", "provenance": _provenance(row.get("provenance"))})
 
 
 def _provenance(value: Any) -> dict[str, Any]:
