@@ -106,6 +106,17 @@ def _fast_object(obj: Any, width: int, height: int) -> tuple[str, Instance] | No
     return key, Instance(key, " ".join(name.lower().split()), (float(x), float(y), float(w), float(h)), float(w * h))
 
 
+def _plausible_copy(obj: dict) -> bool:
+    """A repeated copy of a known object that is well-formed (a name, a box of positive size): not re-parsed."""
+    try:
+        name = obj["names"][0] if "names" in obj else obj["name"]
+        w, h = obj["w"], obj["h"]
+        return (type(name) is str and bool(name.strip()) and type(obj["x"]) in _NUMBER and type(obj["y"]) in _NUMBER
+                and type(w) in _NUMBER and type(h) in _NUMBER and w > 0 and h > 0)
+    except (KeyError, TypeError, IndexError):
+        return False
+
+
 def _object(
     obj: Any, width: int, height: int, file: Path, rec: str, clip: bool = False, stats: ReadStats | None = None
 ) -> tuple[str, Instance]:
@@ -258,12 +269,18 @@ def iter_visual_genome(
                 jsonio.check_name(raw_predicate, path, rrec, "predicate")
             ids = []
             for role, end in zip(("subject", "object"), ends):
-                oid, inst = _object(end, width, height, path, f"{rrec}.{role}", clip_boxes, stats)
-                oid = aliases.get(oid, oid)
-                if oid not in instances:
-                    instances[oid] = inst
-                    if objects_stream is not None:
-                        stats.endpoints_missing_from_objects += 1
+                # an object repeats in every relationship it takes part in: a known valid id is not parsed again
+                # (a relationship's copy of an object is only checked the first time its id is seen)
+                known_id = end.get("object_id") if type(end) is dict else None
+                if type(known_id) is int and str(known_id) in instances and _plausible_copy(end):
+                    oid = str(known_id)
+                else:
+                    oid, inst = _object(end, width, height, path, f"{rrec}.{role}", clip_boxes, stats)
+                    oid = aliases.get(oid, oid)
+                    if oid not in instances:
+                        instances[oid] = inst
+                        if objects_stream is not None:
+                            stats.endpoints_missing_from_objects += 1
                 ids.append(oid)
             relations.append(Relation(ids[0], " ".join(raw_predicate.lower().split()), ids[1]))
         if objects_stream is not None:

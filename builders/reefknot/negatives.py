@@ -20,7 +20,7 @@ would let a blind model score by avoiding it - the prior baseline then sits at c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -81,67 +81,87 @@ class FalseRelations:
         self.exhaustive = exhaustive
         self.prior_share = prior_share
         self.prior_support = prior_support
+        self._vocab_sets = {k: frozenset(v) for k, v in self.vocabulary.items()}
+        self._tables()
 
     def _prior(self, t: Triplet) -> str | None:
         best, best_n, total = self.corpus.prior(t.subject, t.object)
         return best if total >= self.prior_support and best_n >= self.prior_share * total else None
 
-    def candidates(self, t: Triplet) -> list[FalseRelation]:
-        """Every usable false relation of the triplet's category, most plausible first (then alphabetical)."""
-        prior = self._prior(t)
-        out = []
-        for q in self.vocabulary.get(t.category, ()):
-            if q == prior or any(self.lex.similar(q, a) for a in t.annotated):
-                continue
-            level, support = self._plausibility(t, q)
-            kind = self.lex.box_kind.get(q)
-            if self.exhaustive:
-                rule = "absent (exhaustive source)"
-            elif kind is not None:
-                if not box_contradicts(kind, t.subject_box, t.object_box):
-                    continue
-                rule = f"boxes: {kind}"
-            elif t.category == "perception":
-                continue
-            else:
-                rule = "absent from the scene graph"
-            if t.category == "cognition" and level == "vocabulary":
-                continue
-            out.append(FalseRelation(q, rule, level, support))
-        out.sort(key=lambda f: (-LEVELS.index(f.plausibility), f.predicate))
-        return out
+    def _tables(self) -> None:
+        """Per pair, subject and object: {relation: triplets in the source}, restricted to the vocabulary."""
+        known = {q for words in self.vocabulary.values() for q in words}
+        self.pairs: dict[tuple[str, str], dict[str, int]] = {}
+        self.subjects: dict[str, dict[str, int]] = {}
+        self.objects: dict[str, dict[str, int]] = {}
+        for (s, o, q), n in self.corpus.pair_predicates.items():
+            if q in known:
+                self.pairs.setdefault((s, o), {})[q] = n
+        for (s, q), n in self.corpus.subject_predicates.items():
+            if q in known:
+                self.subjects.setdefault(s, {})[q] = n
+        for (o, q), n in self.corpus.object_predicates.items():
+            if q in known:
+                self.objects.setdefault(o, {})[q] = n
 
-    def _plausibility(self, t: Triplet, q: str) -> tuple[str, int]:
-        c = self.corpus
-        for level, n in (("pair", c.pair_count(t.subject, t.object, q)),
-                         ("subject", c.subject_predicates.get((t.subject, q), 0)),
-                         ("object", c.object_predicates.get((t.object, q), 0))):
-            if n:
-                return level, n
-        return "vocabulary", 0
+    def _rule(self, t: Triplet, q: str) -> str | None:
+        """Why ``q`` is false for the triplet's pair in its image, or ``None`` when it is not provably false."""
+        if any(self.lex.similar(q, a) for a in t.annotated):
+            return None
+        if self.exhaustive:
+            return "absent (exhaustive source)"
+        kind = self.lex.box_kind.get(q)
+        if kind is not None:
+            return f"boxes: {kind}" if box_contradicts(kind, t.subject_box, t.object_box) else None
+        return None if t.category == "perception" else "absent from the scene graph"
+
+    def levels(self, t: Triplet) -> Iterator[list[FalseRelation]]:
+        """Usable false relations of the triplet's category, one list per plausibility level, best level first
+        (alphabetical within a level); cognitive relations seen with neither subject nor object are never used."""
+        words = self._vocab_sets[t.category]
+        prior = self._prior(t)
+        seen: set[str] = set()
+        tables = [("pair", self.pairs.get((t.subject, t.object), {})), ("subject", self.subjects.get(t.subject, {})),
+                  ("object", self.objects.get(t.object, {}))]
+        if t.category == "perception":
+            tables.append(("vocabulary", dict.fromkeys(self.vocabulary[t.category], 0)))
+        for level, table in tables:
+            found = []
+            for q in sorted(table):
+                if q in seen or q not in words or q == prior:
+                    continue
+                seen.add(q)
+                rule = self._rule(t, q)
+                if rule is not None:
+                    found.append(FalseRelation(q, rule, level, table[q]))
+            if found:
+                yield found
+
+    def candidates(self, t: Triplet) -> list[FalseRelation]:
+        """Every usable false relation, most plausible first."""
+        return [f for level in self.levels(t) for f in level]
 
     def negative(self, t: Triplet, rng: np.random.Generator, taken: set[str] = frozenset()) -> FalseRelation | None:
         """One false relation at the best plausibility level available (random among that level)."""
-        options = [f for f in self.candidates(t) if f.predicate not in taken]
-        if not options:
-            return None
-        best = [f for f in options if f.plausibility == options[0].plausibility]
-        return best[int(rng.integers(len(best)))]
+        for level in self.levels(t):
+            options = [f for f in level if f.predicate not in taken]
+            if options:
+                return options[int(rng.integers(len(options)))]
+        return None
 
     def distractors(self, t: Triplet, rng: np.random.Generator, n: int = 3) -> list[FalseRelation] | None:
         """``n`` false relations, no two near-synonyms of each other or of the answer; ``None`` if too few."""
-        options = self.candidates(t)
-        # within a plausibility level, draw in proportion to support (frequent relations of the pair are the
-        # tempting wrong answers); Efraimidis-Spirakis keys u**(1/w) give a weighted order without replacement
-        keys = rng.random(len(options))
-        order = sorted(range(len(options)), key=lambda i: (-LEVELS.index(options[i].plausibility),
-                                                            -keys[i] ** (1.0 / max(options[i].support, 1))))
         chosen: list[FalseRelation] = []
-        for i in order:
-            f = options[i]
-            if self.lex.similar(f.predicate, t.predicate) or any(self.lex.similar(f.predicate, c.predicate) for c in chosen):
-                continue
-            chosen.append(f)
-            if len(chosen) == n:
-                return chosen
+        for options in self.levels(t):
+            # within a level, draw in proportion to support (frequent relations of the pair are the tempting wrong
+            # answers); Efraimidis-Spirakis keys u**(1/w) give a weighted order without replacement
+            keys = rng.random(len(options))
+            order = sorted(range(len(options)), key=lambda i: -keys[i] ** (1.0 / max(options[i].support, 1)))
+            for i in order:
+                f = options[i]
+                if self.lex.similar(f.predicate, t.predicate) or any(self.lex.similar(f.predicate, c.predicate) for c in chosen):
+                    continue
+                chosen.append(f)
+                if len(chosen) == n:
+                    return chosen
         return None

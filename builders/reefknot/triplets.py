@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from builders.reefknot.lexicon import Lexicon
 from sources.records import BBox, ImageRecord
@@ -91,49 +91,96 @@ class Corpus:
         return table
 
 
+class _Memo:
+    """Normalisation and per-phrase rules cached by raw text (names and predicates repeat millions of times)."""
+
+    def __init__(self, lex: Lexicon) -> None:
+        self.lex = lex
+        self.names: dict[str, tuple[str, bool]] = {}
+        self.predicates: dict[str, tuple[str, bool]] = {}
+        self.collocations: dict[tuple[str, str, str], str | None] = {}
+
+    def name(self, raw: str) -> tuple[str, bool]:
+        """(normalised name, noisy?)"""
+        hit = self.names.get(raw)
+        if hit is None:
+            name = self.lex.name(raw)
+            hit = self.names[raw] = (name, self.lex.noisy_name(name))
+        return hit
+
+    def predicate(self, raw: str) -> tuple[str, bool]:
+        hit = self.predicates.get(raw)
+        if hit is None:
+            p = self.lex.predicate(raw)
+            hit = self.predicates[raw] = (p, self.lex.noisy_predicate(p))
+        return hit
+
+    def collocation(self, key: tuple[str, str, str]) -> str | None:
+        if key not in self.collocations:
+            self.collocations[key] = self.lex.collocation(*key)
+        return self.collocations[key]
+
+
 def collect(images: Iterable[ImageRecord], lex: Lexicon, min_area: float) -> Corpus:
     """Phase (a) and the per-image rules of phase (b) over a stream of images."""
     corpus = Corpus()
+    memo = _Memo(lex)
+    pairs: dict[tuple[str, str, str], int] = {}
     for image in images:
         corpus.images += 1
-        corpus.triplets.extend(_image_triplets(image, lex, min_area, corpus))
+        corpus.triplets.extend(_image_triplets(image, memo, min_area, corpus, pairs))
+    corpus.pair_predicates = Counter(pairs)
+    for (s, o, p), n in pairs.items():  # the other tables follow from the pair table (far fewer keys than triplets)
+        corpus.subject_predicates[(s, p)] += n
+        corpus.object_predicates[(o, p)] += n
+        corpus.name_counts[s] += n
+        corpus.name_counts[o] += n
+        corpus.predicate_counts[p] += n
     return corpus
 
 
-def _image_triplets(image: ImageRecord, lex: Lexicon, min_area: float, corpus: Corpus) -> Iterator[Triplet]:
-    names: dict[str, str] = {}
+def _image_triplets(image: ImageRecord, memo: _Memo, min_area: float, corpus: Corpus,
+                    pairs: dict[tuple[str, str, str], int]) -> list[Triplet]:
+    names: dict[str, tuple[str, bool]] = {}
     boxes: dict[str, BBox] = {}
-    per_name: Counter = Counter()
+    per_name: dict[str, int] = {}
     for inst in image.instances:
-        name = lex.name(inst.category)
-        names[inst.id] = name
+        name = names[inst.id] = memo.name(inst.category)
         boxes[inst.id] = inst.bbox
-        per_name[name] += 1
+        per_name[name[0]] = per_name.get(name[0], 0) + 1
     rows = []
     annotated: dict[tuple[str, str], set[str]] = {}
     dropped = corpus.dropped
+    noisy_names = noisy_predicates = 0
     for rel in image.relations:
-        corpus.relations += 1
-        s, o = names[rel.subject], names[rel.object]
-        p = lex.predicate(rel.predicate)
-        annotated.setdefault((s, o), set()).add(p)
-        if lex.noisy_name(s) or lex.noisy_name(o):
-            dropped["noisy name"] += 1
+        s, s_noisy = names[rel.subject]
+        o, o_noisy = names[rel.object]
+        p, p_noisy = memo.predicate(rel.predicate)
+        key = (s, o)
+        if key in annotated:
+            annotated[key].add(p)
+        else:
+            annotated[key] = {p}
+        if s_noisy or o_noisy:
+            noisy_names += 1
             continue
-        if lex.noisy_predicate(p):
-            dropped["noisy predicate"] += 1
+        if p_noisy:
+            noisy_predicates += 1
             continue
-        corpus.pair_predicates[(s, o, p)] += 1
-        corpus.subject_predicates[(s, p)] += 1
-        corpus.object_predicates[(o, p)] += 1
-        corpus.name_counts[s] += 1
-        corpus.name_counts[o] += 1
-        corpus.predicate_counts[p] += 1
+        triple = (s, o, p)
+        pairs[triple] = pairs.get(triple, 0) + 1
         rows.append((rel, s, p, o))
-    area = float(image.width * image.height)
+    corpus.relations += len(image.relations)
+    if noisy_names:
+        dropped["noisy name"] += noisy_names
+    if noisy_predicates:
+        dropped["noisy predicate"] += noisy_predicates
+    area = float(image.width * image.height) * min_area
     seen: set[tuple[str, str, str]] = set()
+    frozen: dict[tuple[str, str], frozenset[str]] = {}
+    out = []
     for rel, s, p, o in rows:
-        rule = lex.collocation(s, p, o)
+        rule = memo.collocation((s, p, o))
         if rule is not None:
             dropped["self-evident collocation"] += 1
             corpus.collocations[rule] += 1
@@ -148,15 +195,18 @@ def _image_triplets(image: ImageRecord, lex: Lexicon, min_area: float, corpus: C
             dropped["several instances of the object's category"] += 1
             continue
         sb, ob = boxes[rel.subject], boxes[rel.object]
-        if sb[2] * sb[3] < min_area * area or ob[2] * ob[3] < min_area * area:
+        if sb[2] * sb[3] < area or ob[2] * ob[3] < area:
             dropped["minor detail (box below --min-area)"] += 1
             continue
         if (s, p, o) in seen:
             dropped["duplicate triplet"] += 1
             continue
         seen.add((s, p, o))
-        yield Triplet(image.id, image.file, image.width, image.height, s, p, o, sb, ob, rel.subject, rel.object,
-                      frozenset(annotated[(s, o)]))
+        if (s, o) not in frozen:
+            frozen[(s, o)] = frozenset(annotated[(s, o)])
+        out.append(Triplet(image.id, image.file, image.width, image.height, s, p, o, sb, ob, rel.subject,
+                           rel.object, frozen[(s, o)]))
+    return out
 
 
 def apply_corpus_rules(corpus: Corpus, min_name_count: int, min_predicate_count: int, prior_share: float,
