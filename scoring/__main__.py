@@ -8,11 +8,9 @@ benchmark's scorer (:mod:`scoring.registry`), prints its tables and writes ``res
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -72,18 +70,9 @@ def read_any_predictions(path: str | Path, fmt: str | None, model: str = "") -> 
 
 
 def write_json_atomic(path: Path, data: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True, ensure_ascii=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return path
+    from sources.atomic import write_atomic
+
+    return write_atomic(path, (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode())
 
 
 def _benchmark_of(argv: Sequence[str]) -> str | None:

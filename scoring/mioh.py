@@ -408,6 +408,15 @@ def _pyplot():
     return plt
 
 
+def _save(fig: Any, path: str | Path) -> Path:
+    """Write a figure as PNG without a "Software" stamp (same results, same bytes) and free it."""
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120, metadata={"Software": None})
+    _pyplot().close(fig)
+    return path
+
+
 def plot_accuracy_robustness(runs: Sequence[tuple[str, Mapping[str, Any]]], path: str | Path) -> Path:
     """Fig. 4: easy accuracy (x) against robustness (y); one marker per run (overall) and small ones per task."""
     plt = _pyplot()
@@ -430,11 +439,7 @@ def plot_accuracy_robustness(runs: Sequence[tuple[str, Mapping[str, Any]]], path
     ax.set_xlim(0, 100)
     ax.set_title("MIOH: accuracy-robustness (Fig. 4)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_pressures(results: Mapping[str, Any], path: str | Path) -> Path:
@@ -451,11 +456,7 @@ def plot_pressures(results: Mapping[str, Any], path: str | Path) -> Path:
     ax.set_ylim(0, 100)
     ax.set_title(f"MIOH by task and pressure - {(results.get('meta') or {}).get('model') or 'model'}")
     ax.legend(fontsize=7, ncol=3)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_decomposed(results: Mapping[str, Any], path: str | Path) -> Path | None:
@@ -470,11 +471,7 @@ def plot_decomposed(results: Mapping[str, Any], path: str | Path) -> Path | None
     ax.set_ylim(0, 100)
     ax.set_ylabel("accuracy (%)")
     ax.set_title(f"Existence ({dec['groups']} groups)")
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:

@@ -23,13 +23,10 @@ Harness outputs:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from sources.errors import ConfigError
 
@@ -57,17 +54,21 @@ def _lines(path: Path) -> list[str]:
         raise ConfigError(f"{path}: cannot read predictions ({exc})") from None
 
 
+def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of every non-blank line of a JSONL file; bad JSON is a one-line error."""
+    for n, line in enumerate(_lines(path), 1):
+        if line.strip():
+            try:
+                yield n, json.loads(line)
+            except ValueError:
+                raise ConfigError(f"{path}: line {n}: not valid JSON") from None
+
+
 def read_predictions(path: str | Path) -> dict[str, Prediction]:
     """``{id: Prediction}`` from Mirage's JSONL; malformed lines and duplicate ids are one-line errors."""
     path = Path(path)
     out: dict[str, Prediction] = {}
-    for n, line in enumerate(_lines(path), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise ConfigError(f"{path}: line {n}: not valid JSON") from None
+    for n, row in _json_lines(path):
         if not isinstance(row, dict) or "id" not in row or not ("output" in row or "prediction" in row):
             raise ConfigError(f"{path}: line {n}: expected a JSON object with 'id' and 'output'")
         output = row.get("output", row.get("prediction"))
@@ -86,19 +87,10 @@ def read_predictions(path: str | Path) -> dict[str, Prediction]:
 
 def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> Path:
     """Write predictions (sorted by id) atomically: a crash never leaves a file that looks complete."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for p in sorted(predictions, key=lambda p: p.id):
-                fh.write(p.to_json() + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return path
+    from sources.atomic import write_atomic
+
+    text = "".join(p.to_json() + "\n" for p in sorted(predictions, key=lambda p: p.id))
+    return write_atomic(Path(path), text.encode("utf-8"))
 
 
 # ------------------------------------------------------------------------------------------------ lmms-eval
@@ -120,13 +112,7 @@ def read_lmms_eval_samples(
     """
     path = Path(path)
     out: dict[str, Prediction] = {}
-    for n, line in enumerate(_lines(path), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise ConfigError(f"{path}: line {n}: not valid JSON") from None
+    for n, row in _json_lines(path):
         if not isinstance(row, dict):
             raise ConfigError(f"{path}: line {n}: expected a JSON object (an lmms-eval sample)")
         doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}

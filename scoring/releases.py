@@ -15,16 +15,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from builders.items import Item, read_items
+from sources.atomic import write_atomic
 from sources.errors import ConfigError
 
 REPO_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(?:@[\w./+-]+)?$")
@@ -159,7 +158,7 @@ def _release_item(row: dict[str, Any], image_root: Path | None, written: dict[st
         if key in written and written[key] != len(data) or (target.exists() and target.stat().st_size != len(data)):
             target = image_root / row["id"] / name
         if not target.exists():
-            _write_atomic(target, data)
+            write_atomic(target, data)
         written[str(target)] = len(data)
         paths.append(str(target))
     try:
@@ -170,16 +169,3 @@ def _release_item(row: dict[str, Any], image_root: Path | None, written: dict[st
                 pressure=row["pressure"], images=tuple(paths), question=row["question"],
                 options=tuple(row["options"] or ()), answer=row["answer"], context=row.get("context") or "",
                 provenance=provenance)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

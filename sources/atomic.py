@@ -1,4 +1,4 @@
-"""Directories that appear whole or not at all: how every cache of Mirage's sources is written.
+"""Directories and files that appear whole or not at all: how every cache of Mirage's sources is written.
 
 Demo scenes, demo videos and sampled frames are rendered into a temporary sibling folder and renamed when
 complete, so an interrupted run never leaves a folder that looks finished, and a rerun resumes by recomputing
@@ -36,3 +36,21 @@ def atomic_directory(target: Path, is_complete: Callable[[Path], bool]) -> Itera
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_atomic(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder, so readers never see half a file
+    (and an interrupted write leaves the previous file, or none)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
