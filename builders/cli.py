@@ -104,8 +104,9 @@ def print_lint(path: Path) -> None:
         return
     if not section:
         return
-    verdict = "clean" if section["clean"] else (f"{section['flagged_items']} item(s) flagged; python -m lint "
-                                                f"{path} lists them")
+    parts = [f"{section['flagged_items']} item(s) flagged"] if section["flagged_items"] else []
+    parts += [f"{len(section['findings'])} task finding(s)"] if section["findings"] else []
+    verdict = "clean" if section["clean"] else f"{', '.join(parts)}; python -m lint {path} lists them"
     stdout.print(table(f"Lint: {verdict}", ["check", "flagged", "finding"],
                        summary_rows(section), numeric=False))
     for finding in section["findings"]:
