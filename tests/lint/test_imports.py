@@ -42,6 +42,12 @@ def test_pope_v1_and_v2_layouts(tmp_path):
                                                                            ("a.jpg", "no", "cat", "random")]
 
 
+def test_pope_as_a_json_array(tmp_path):
+    rows = [{"question_id": 1, "image": "a.jpg", "text": "Is there a dog in the image?", "label": "yes"}]
+    (tmp_path / "pope.json").write_text(json.dumps(rows, indent=1))
+    assert [(q.question_id, q.label, q.setting) for q in read_pope(tmp_path / "pope.json")] == [("1", "yes", "unknown")]
+
+
 def test_pope_import_writes_a_linted_build(tmp_path, capsys):
     write_pope_v1(tmp_path / "coco_pope_popular.json")
     assert import_main([ "pope", str(tmp_path / "coco_pope_popular.json"), "--out", str(tmp_path / "b"),
@@ -139,16 +145,11 @@ def test_lint_command_errors_are_one_line(tmp_path, capsys):
 
 def test_reefknot_release_through_the_lint(tmp_path):
     """The Reefknot importer wired in: the release's two-answer keys and ungrammatical labels are found."""
+    from tests.builders.reefknot.test_importer import RELEASE
     from tests.builders.reefknot.vg_fixture import make_vg
 
     vg = make_vg(tmp_path / "vg")
-    rows = [
-        {"image_id": "1", "query_prompt": "Is the man riding horse in this photo?", "label": "yes", "type": "Yes/No",
-         "relation_type": "cognitive"},
-        {"image_id": "1", "query_prompt": "Is the man riding horse in this photo?", "label": "no", "type": "Yes/No",
-         "relation_type": "cognitive"},
-        {"image_id": "2", "query_prompt": "Is the cup on table in this photo?", "label": "Yes", "type": "Yes/No",
-         "relation_type": "perception"},
+    rows = RELEASE[:3] + [  # the Reefknot tests' release: image 1 asked twice with two answers, image 2 once
         {"image_id": "3", "query_prompt": "What is the relation with snow and ground in this photo?", "label":
          "snow is covers ground.", "type": "VQA", "relation_type": "perception"},
     ]
