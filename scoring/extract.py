@@ -19,7 +19,8 @@ unparsed, except that a later "final answer" overrides earlier declarations):
 3. dressed letters elsewhere (``(B)``, ``**B**``) and bare capitals other than the article-like "A" and "I";
 4. the option's *text* instead of its letter: the whole output equals one option's text (normalised: case,
    punctuation, articles), else exactly one option text occurs as a phrase (a longer option's match hides the
-   shorter ones inside it, so "red cross" is not also "cross"); mentions after "not"/"no" are ignored;
+   shorter ones inside it, so "red cross" is not also "cross"); mentions after "not"/"no" are ignored; "the
+   second image" reads as "Image 2", and a bare "None." as "None of the above";
 5. a refusal in words ("I cannot tell", "Sorry, I can't help with it"): the refusal option when the item has
    exactly one (MM-SAP's "Sorry, I can't help with it", MIOH's "I don't know"), else kind ``refusal``.
 
@@ -270,9 +271,19 @@ def _option_phrases(options: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tu
     return normalised, tuple((i, re.compile(rf"(?<= ){re.escape(normalised[i])}(?= )")) for i in order)
 
 
+_ORDINALS = {w: str(k) for k, w in enumerate(
+    ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), 1)}
+_ORDINAL_IMAGE = re.compile(r"\b(%s) image\b" % "|".join(_ORDINALS))
+_NONE_ALONE = ("none", "none of them", "none of these", "none of options", "none of choices")
+
+
 def _option_by_text(text: str, options: Sequence[str]) -> Answer | None:
     normalised, phrases = _option_phrases(tuple(options))
     whole = _normalise(text)
+    if "image" in whole:  # "the second image" names option "Image 2"
+        whole = _ORDINAL_IMAGE.sub(lambda m: f"image {_ORDINALS[m.group(1)]}", whole)
+    if whole in _NONE_ALONE and "none of above" in normalised:  # "None." for "None of the above"
+        return Answer("option", OPTION_LETTERS[normalised.index("none of above")])
     exact = [i for i, o in enumerate(normalised) if o and o == whole]
     if len(exact) == 1:
         return Answer("option", OPTION_LETTERS[exact[0]])

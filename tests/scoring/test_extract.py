@@ -89,6 +89,14 @@ OPTION_CASES = [
     ("5", COUNTS, "option", "B"),
     ("There are 6 octagons in total.", COUNTS, "option", "C"),
     ("The object that appears in every image is the dog, not the cat.", FIVE, "option", "B"),
+    ("The answer is not A, it is B.", FIVE, "option", "B"),
+    ("Option (C) is correct.", FIVE, "option", "C"),
+    ("B, because the dog appears in both images.", FIVE, "option", "B"),
+    ("ANSWER: D", FIVE, "option", "D"),
+    ("None.", FIVE, "option", "E"),
+    ("None of them.", IMAGES, "option", "E"),
+    ("The second image.", IMAGES, "option", "B"),
+    ("It is in the fourth image, not the first image.", IMAGES, "option", "D"),
     # refusals: the refusal option when the item has one, else a refusal
     ("I don't know", ANY, "option", "D"),
     ("I cannot tell from these images.", ANY, "option", "D"),
@@ -100,6 +108,8 @@ OPTION_CASES = [
     ("It is impossible to determine which object it is.", FIVE, "refusal", ""),
     # ambiguous or empty: unparsed, never guessed
     ("A or B", FIVE, "unparsed", ""),
+    ("A, C", FIVE, "unparsed", ""),
+    ("The answer is B. The answer is C.", FIVE, "unparsed", ""),
     ("The answer is B or C.", FIVE, "unparsed", ""),
     ("(B) and (C) both appear.", FIVE, "unparsed", ""),
     ("Both the cat and the dog appear.", FIVE, "unparsed", ""),
@@ -148,6 +158,10 @@ YES_NO_CASES = [
     ("", "unparsed"),
     ("A brown shape.", "unparsed"),
     ("I can't see a dog in the picture.", "no"),  # not a refusal: it answers
+    ("I don't think so.", "no"),
+    ("Not at all.", "no"),
+    ("Definitely yes!", "yes"),
+    ("There are no dogs here, only cats.", "no"),
 ]
 
 
