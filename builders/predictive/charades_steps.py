@@ -1,0 +1,130 @@
+"""Charades' three automated steps (Giraffe-Bench App. D.2, Fig. 7): which action of a video is held out.
+
+1. **Last clause.** Punctuation (``. ! ? ; ,``) splits the description; the last non-empty piece is the clause.
+   A leading coordinating conjunction ("and", "and then", "then", "but", "so", "before", "after") is removed.
+   A clause without a subject (no ``nsubj``/``nsubjpass`` in spaCy's parse) inherits the subject of the closest
+   earlier piece that has one ("A person opens a door, and walks in" -> "A person walks in").
+2. **Verb-noun pair.** The clause's last noun, and the verb governing it (its first ``VERB`` ancestor); the pair
+   of lemmas (``put book``) is matched to the action dictionary by cosine similarity, and the best class must be
+   among the video's own action labels.
+3. **Cut.** The video is cut at that action's start (of its latest instance, the one the last clause tells);
+   frames before it are the context, the clause (with its subject) is the reference and the description before
+   the clause (trailing conjunctions dropped) is the context text.
+
+Choices where the paper is silent: the similarity is the cosine of lemma bags (stop words, "something" and
+"somewhere" left out; the small English model has no word vectors) with the verb weighted like the noun; the best
+class wins over the whole dictionary (ties: the first in the file) and must reach ``min_similarity`` (default
+0.5: both words, or one word of a two-word class); the latest instance of the class gives the cut.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+LEADING_CONJUNCTIONS = ("and then", "and", "then", "but", "so", "before", "after", "finally")
+SUBJECTS = frozenset({"nsubj", "nsubjpass"})
+IGNORED_LEMMAS = frozenset({"something", "somewhere", "someone", "some", "a", "an", "the", "of", "on", "in", "at",
+                            "to", "from", "with", "into", "onto", "off", "up", "down", "out", "from"})
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the steps found: the held-out action and the texts around it."""
+
+    clause: str
+    """The last clause with its subject: the reference."""
+    context_text: str
+    """The description before the predicted part."""
+    verb: str
+    noun: str
+    code: str
+    similarity: float
+    start: float
+    """Cut point (seconds): the start of the matched action."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    step: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"step {self.step}: {self.reason}"
+
+
+def _pieces(description: str) -> list[str]:
+    return [p.strip() for p in re.split(r"[.!?;,]+", description) if p.strip()]
+
+
+def _strip_conjunction(text: str) -> str:
+    lowered = text.lower()
+    for word in LEADING_CONJUNCTIONS:
+        if lowered == word or lowered.startswith(word + " "):
+            return text[len(word):].strip()
+    return text
+
+
+def _subject(doc: Any) -> str | None:
+    for token in doc:
+        if token.dep_ in SUBJECTS:
+            return doc[token.left_edge.i:token.right_edge.i + 1].text
+    return None
+
+
+def lemma_bag(text: str, nlp: Any) -> Counter:
+    return Counter(t.lemma_.lower() for t in nlp(text) if not t.is_punct and t.lemma_.lower() not in IGNORED_LEMMAS
+                   and not t.is_stop)
+
+
+def cosine(a: Counter, b: Counter) -> float:
+    dot = sum(a[k] * b[k] for k in a)
+    norm = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
+    return dot / norm if norm else 0.0
+
+
+def predict(description: str, actions: list[dict[str, Any]], classes: dict[str, str], nlp: Any,
+            class_bags: dict[str, Counter], min_similarity: float) -> Prediction | Failure:
+    """Run the three steps on one video; the held-out action, or the step that failed and why."""
+    pieces = _pieces(description)
+    if not pieces:
+        return Failure(1, "empty description")
+    clause = _strip_conjunction(pieces[-1])
+    if not clause:
+        return Failure(1, "the last clause is only a conjunction")
+    doc = nlp(clause)
+    subject = _subject(doc)
+    prefix = ""
+    if subject is None:
+        subject = next((s for s in (_subject(nlp(_strip_conjunction(p))) for p in reversed(pieces[:-1])) if s),
+                       None)
+        if subject is None:
+            return Failure(1, "the last clause has no subject and no earlier clause gives one")
+        prefix = subject + " "
+    nouns = [t for t in doc if t.pos_ == "NOUN"]
+    if not nouns:
+        return Failure(2, f"no noun in the last clause {clause!r}")
+    noun = nouns[-1]
+    verb = next((a for a in noun.ancestors if a.pos_ == "VERB"), None)
+    if verb is None:
+        return Failure(2, f"no verb governs {noun.text!r} in {clause!r}")
+    pair = Counter({verb.lemma_.lower(): 1, noun.lemma_.lower(): 1})
+    scored = [(cosine(pair, bag), code) for code, bag in class_bags.items()]
+    best = max(s for s, _ in scored)
+    code = next(c for s, c in scored if s == best)
+    if best + 1e-9 < min_similarity:
+        return Failure(2, f"'{verb.lemma_} {noun.lemma_}' matches no action (best {code} at {best:.2f})")
+    instances = [a for a in actions if a["code"] == code]
+    if not instances:
+        return Failure(2, f"'{verb.lemma_} {noun.lemma_}' -> {code} ({classes[code]}) is not among the video's "
+                          f"actions")
+    start = max(a["start"] for a in instances)
+    reference = prefix + clause
+    reference = reference[0].upper() + reference[1:] + ("" if reference.endswith(".") else ".")
+    clause_at = description.rfind(pieces[-1]) + pieces[-1].find(clause)
+    context = re.sub(r"(?:[\s,;]|\band then\b|\band\b|\bthen\b)+$", "", description[:clause_at]).strip()
+    return Prediction(clause=reference, context_text=context, verb=verb.lemma_.lower(), noun=noun.lemma_.lower(),
+                      code=code, similarity=round(best, 4), start=start)
