@@ -140,6 +140,79 @@ def clip_items(config: PredictiveConfig, task_bar: Any, plan: Plan) -> None:
     plan.stats["skipped"] = skipped + unreadable
 
 
+# ------------------------------------------------------------------------------ the paper's datasets
+
+
+class ClipChoice:
+    """The CLIP scorer that picks ActivityNet's frames, or why there is none (then: middle frames)."""
+
+    def __init__(self, config: PredictiveConfig) -> None:
+        from filters.clip import ClipUnavailable, load_scorer
+
+        self.config, self.scorer, self.skipped = config, None, None
+        if config.no_clip:
+            self.skipped = "--no-clip given"
+            return
+        try:
+            self.scorer = load_scorer(config.clip_config(config.resolved_cache_dir()))
+        except ClipUnavailable as exc:
+            self.skipped = str(exc)
+
+    def notice(self) -> None:
+        from builders.cli import stderr
+
+        if self.skipped:
+            stderr.print(f"CLIP stage skipped: {self.skipped} (ActivityNet shows each segment's middle frame)",
+                         markup=False, style="yellow")
+
+    def record(self) -> dict[str, Any]:
+        if self.scorer is None:
+            return {"ran": False, "skipped": self.skipped, "frame_choice": "middle frame of each segment"}
+        return {"ran": True, "config": self.config.clip_config(self.config.resolved_cache_dir()).to_dict(),
+                **self.scorer.describe(), "frame_choice": "best CLIP match of each segment's caption"}
+
+
+def real_items(config: PredictiveConfig, task_bar: Any, plan: Plan) -> None:
+    """Items of ActivityNet Captions, Charades, CLEVRER and RoboSet (:mod:`builders.predictive.real`)."""
+    from builders.predictive import real
+    from filters.clip import ClipUnavailable
+
+    q = queries()
+    per_source: dict[str, Any] = {}
+    for source in real.iterate_sources(config):
+        update = task_bar(source, 1)
+        if source == "activitynet":
+            choice = ClipChoice(config)
+            try:
+                result = real.activitynet_clips(config, choice.scorer, update)
+            except ClipUnavailable as exc:  # raised on first use, before any frame was chosen
+                choice.scorer, choice.skipped = None, str(exc)
+                result = real.activitynet_clips(config, None, update)
+            choice.notice()
+            plan.stats["clip"] = choice.record()
+        elif source == "charades":
+            result = real.charades_clips(config, update)
+        elif source == "clevrer":
+            result = real.clevrer_clips(config, update)
+        else:
+            result = real.roboset_clips(config, update)
+        for clip in result.clips:
+            images = []
+            for frame in clip.frames:
+                rel = f"images/{real.frame_name(clip, frame)}"
+                plan.writers[rel] = (lambda path, s=frame[0]: path.write_bytes(Path(s).read_bytes()))
+                images.append(rel)
+            provenance = {"source": source, "video_id": clip.video_id, "video_sha256": sorted({f[1] for f in clip.frames}),
+                          "n_images": len(images), **clip.provenance}
+            plan.items.append(make_item(benchmark=BENCHMARK, task=clip.task, question_type=QUESTION_TYPE,
+                                        pressure=PRESSURE, images=images, question=q[source]["image"], options=(),
+                                        answer=clip.reference, provenance=provenance))
+        plan.stats["skipped"] += result.skipped
+        per_source[source] = {"read": result.read, "items": len(result.clips), "skipped": len(result.skipped),
+                              **result.notes}
+    plan.stats["sources"] = per_source
+
+
 # --------------------------------------------------------------------------------------------- the build
 
 
@@ -153,7 +226,9 @@ def plan(config: PredictiveConfig) -> Plan:
                 pattern_items(config, task_bar, result)
             if config.authored:
                 authored_items(config, result)
-        if {"human_activity", "physical_interaction"} & set(config.tasks):
+        if config.real_sources:
+            real_items(config, task_bar, result)
+        elif {"human_activity", "physical_interaction"} & set(config.tasks):
             clip_items(config, task_bar, result)
     result.stats["tasks"] = dict(sorted(Counter(i.task for i in result.items).items()))
     result.stats["skipped_by_reason"] = dict(sorted(Counter(  # numbers masked, so like reasons group together
@@ -190,8 +265,7 @@ def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, A
         out.write_json("build.json", {
             "benchmark": BENCHMARK, "name": config.build_name(), "seed": config.seed, "config": config.as_record(),
             "code_version": code_version(),
-            "input_hashes": {**({"authored": "sha256:" + file_sha256(config.authored)} if config.authored else {}),
-                             f"demo-video:seed={config.seed}:n={config.demo_videos}": "generated"},
+            "input_hashes": _input_hashes(config),
             "sources": _sources(config),
             "items": n_items,
             "stats": {k: v for k, v in stats.items() if k != "skipped"},
@@ -201,10 +275,25 @@ def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, A
     return path, result.items, result.stats
 
 
+def _input_hashes(config: PredictiveConfig) -> dict[str, str]:
+    out = {"authored": "sha256:" + file_sha256(config.authored)} if config.authored else {}
+    if not config.real_sources:
+        out[f"demo-video:seed={config.seed}:n={config.demo_videos}"] = "generated"
+    for key in ("activitynet", "charades", "charades_classes", "roboset_combinations"):
+        value = getattr(config, key)
+        if value and Path(value).is_file():
+            out[key] = "sha256:" + file_sha256(value)
+    return out
+
+
 def _sources(config: PredictiveConfig) -> list[dict[str, str]]:
     """What the items were made from, for the data card's licence table: Mirage's own drawings and demo videos
     (``demo``, CC0), and the user's icons and authored entries when given (their terms are the user's to state)."""
     out = [{"name": "demo", "path": f"generated patterns and demo-video:seed={config.seed}"}]
+    for name, key in (("activitynet", "activitynet"), ("charades", "charades"), ("clevrer", "clevrer_annotations"),
+                      ("roboset", "roboset")):
+        if getattr(config, key):
+            out.append({"name": name, "path": getattr(config, key)})
     if config.icons:
         out.append({"name": "icons", "path": config.icons})
     if config.authored:

@@ -11,6 +11,7 @@ from builders.cli import ArgumentParser, exit_on_error, run_builder, stdout, tab
 from builders.items import Item
 from builders.predictive.builder import write_build
 from builders.predictive.config import TASKS, PredictiveConfig
+from filters.clip import add_clip_arguments
 
 
 def parser() -> argparse.ArgumentParser:
@@ -40,6 +41,32 @@ def parser() -> argparse.ArgumentParser:
     a("--context-frames", type=int, metavar="N", help=f"frames shown before the held-out event (default {d.context_frames})")
     a("--backend", choices=BACKENDS, help=f"video decoder (default {d.backend}: decord where installed)")
     a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
+    g = p.add_argument_group("the paper's datasets (replace the demo videos when given)").add_argument
+    g("--activitynet", metavar="FILE.json", help="ActivityNet Captions file (train.json, val_1.json, ...) (default none)")
+    g("--charades", metavar="FILE.csv", help="Charades CSV (Charades_v1_test.csv) (default none)")
+    g("--charades-classes", metavar="FILE", help="Charades action dictionary, Charades_v1_classes.txt (default none)")
+    g("--clevrer-annotations", metavar="DIR", help="CLEVRER annotation folder (annotation_*.json) (default none)")
+    g("--roboset", metavar="DIR", help="RoboSet clips: <activity>/<subtask>/<variant>.mp4 or frame folders "
+                                       "(default none)")
+    g("--roboset-combinations", metavar="FILE", help="JSON list of consistent subtask combinations "
+                                                     "(default DIR/combinations.json, else every activity whole)")
+    g("--videos", metavar="DIR", help="folder holding the ActivityNet, Charades or CLEVRER videos (default none)")
+    g("--max-videos", type=int, metavar="N", help="read only the first N videos of each source (default all)")
+    for source in ("activitynet", "charades", "clevrer", "roboset"):
+        g(f"--{source}-items", type=int, metavar="N",
+          help=f"{source} items at most (default {getattr(d, source + '_items')}, the paper's size)")
+    g("--segments-per-item", type=int, metavar="N",
+      help=f"ActivityNet: first N segments of a video, the last held out (default {d.segments_per_item})")
+    g("--min-segments", type=int, metavar="N",
+      help=f"ActivityNet: videos with fewer segments are skipped (default {d.min_segments})")
+    g("--clip-candidates", type=int, metavar="N",
+      help=f"ActivityNet: frames per segment CLIP chooses from (default {d.clip_candidates})")
+    g("--min-similarity", type=float, metavar="X",
+      help=f"Charades: least cosine similarity of the verb-noun pair to an action (default {d.min_similarity})")
+    g("--clevrer-no-collision-share", type=float, metavar="X",
+      help=f"CLEVRER: share of items whose video has no later collision (default {d.clevrer_no_collision_share})")
+    add_clip_arguments(p)
+    p.set_defaults(clip_model=d.clip_model)
     return p
 
 
@@ -49,6 +76,9 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
     if stats.get("scenarios"):
         stdout.print(table(f"Pattern scenarios (icons: {stats['icons']})", ["scenario", "entries"],
                            list(stats["scenarios"].items())))
+    if stats.get("sources"):
+        stdout.print(table("Sources", ["source", "read", "items", "skipped"],
+                           [(k, v["read"], v["items"], v["skipped"]) for k, v in stats["sources"].items()]))
     if stats["skipped_by_reason"]:
         stdout.print(table("Videos without an item", ["why", "videos"], list(stats["skipped_by_reason"].items())))
 

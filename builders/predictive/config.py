@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from builders.options import BuildOptions
+from filters.clip import ClipOptions
 from sources.errors import ConfigError
 
 BENCHMARK = "predictive"
@@ -15,9 +16,15 @@ PRESSURE = "easy"
 number of images)."""
 
 
+PAPER_SIZES = {"activitynet": 309, "charades": 260, "clevrer": 300, "roboset": 301}
+"""Items per source in the paper (Sec. 3.1.2-3.1.3): the defaults of the ``*_items`` options."""
+
+
 @dataclass
-class PredictiveConfig(BuildOptions):
-    """Every option of a predictive build (command line, ``--config FILE.yaml`` and tests use the same fields)."""
+class PredictiveConfig(ClipOptions, BuildOptions):
+    """Every option of a predictive build (command line, ``--config FILE.yaml`` and tests use the same fields).
+    The real sources (``activitynet``, ``charades``, ``clevrer_annotations``, ``roboset``) replace the demo
+    videos when given; the ``clip_*`` options choose the CLIP model that picks ActivityNet's frames."""
 
     out: str = "builds/predictive"
     tasks: list[str] = field(default_factory=lambda: list(TASKS))
@@ -27,9 +34,33 @@ class PredictiveConfig(BuildOptions):
     demo_videos: int = 24
     context_frames: int = 5
     backend: str = "auto"
+    activitynet: str | None = None
+    charades: str | None = None
+    charades_classes: str | None = None
+    clevrer_annotations: str | None = None
+    roboset: str | None = None
+    roboset_combinations: str | None = None
+    videos: str | None = None
+    max_videos: int | None = None
+    activitynet_items: int = PAPER_SIZES["activitynet"]
+    charades_items: int = PAPER_SIZES["charades"]
+    clevrer_items: int = PAPER_SIZES["clevrer"]
+    roboset_items: int = PAPER_SIZES["roboset"]
+    segments_per_item: int = 6
+    min_segments: int = 3
+    clip_candidates: int = 8
+    min_similarity: float = 0.5
+    clevrer_no_collision_share: float = 0.2
+    clip_model: str = "ViT-L-14"
+
+    @property
+    def real_sources(self) -> bool:
+        return bool(self.activitynet or self.charades or self.clevrer_annotations or self.roboset)
 
     def __post_init__(self) -> None:
         from sources.video import BACKENDS
+
+        self._check_sources()
 
         bad = [t for t in self.tasks if t not in TASKS]
         if bad or not self.tasks:
@@ -43,5 +74,24 @@ class PredictiveConfig(BuildOptions):
         if self.backend not in BACKENDS:
             raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, not {self.backend!r}")
 
+    def _check_sources(self) -> None:
+        if (self.activitynet or self.charades or self.clevrer_annotations) and not self.videos:
+            raise ConfigError("--activitynet, --charades and --clevrer-annotations need --videos DIR")
+        if self.charades and not self.charades_classes:
+            raise ConfigError("--charades needs --charades-classes FILE (Charades_v1_classes.txt)")
+        for key in ("max_videos", "activitynet_items", "charades_items", "clevrer_items", "roboset_items",
+                    "clip_candidates"):
+            value = getattr(self, key)
+            if value is not None and value < 1:
+                raise ConfigError(f"{key} must be >= 1, not {value}")
+        if not 3 <= self.min_segments <= self.segments_per_item:
+            raise ConfigError(f"need 3 <= min_segments <= segments_per_item, not {self.min_segments} and "
+                              f"{self.segments_per_item}")
+        if not 0 <= self.clevrer_no_collision_share <= 1:
+            raise ConfigError(f"clevrer_no_collision_share must be between 0 and 1, not "
+                              f"{self.clevrer_no_collision_share}")
+        if not 0 < self.min_similarity <= 1:
+            raise ConfigError(f"min_similarity must be in (0, 1], not {self.min_similarity}")
+
     def build_name(self) -> str:
-        return self.name or f"demo-seed{self.seed}"
+        return self.name or f"{'data' if self.real_sources else 'demo'}-seed{self.seed}"
