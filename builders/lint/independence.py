@@ -16,8 +16,8 @@ prior (at least ``PRIOR_CONFIDENCE`` from ``PRIOR_SUPPORT`` other items). Its sc
 the prior is right, else 1.
 
 With ``--llm-model`` (:func:`ask_text_only`), a text-only model answers every yes/no and MCQ item from its text
-alone through :mod:`builders.llm` (cached, resumable); the items it gets right are flagged and its per-task
-accuracy is reported next to chance. Open answers are not judged here (that needs the benchmark's judge).
+alone through :mod:`builders.llm` (cached, resumable); its per-task accuracy is reported next to chance, and in a
+task where it beats chance as a baseline would be flagged, the items it gets right are flagged. Open answers are not judged here (that needs the benchmark's judge).
 """
 
 from __future__ import annotations
@@ -156,7 +156,9 @@ def parse_reply(text: str, item: Item) -> str | None:
 
 
 def ask_text_only(items: Sequence[Item], context: LintContext, result: CheckResult) -> dict[str, Any]:
-    """A text-only model answers without the images; right answers are flagged, accuracy per task reported."""
+    """A text-only model answers without the images, and its accuracy per task is set next to chance. Where it
+    beats chance by more than ``MARGIN`` (z above ``Z``), the task leaks and the items it got right there are
+    flagged; elsewhere a right answer is a lucky guess and only counted."""
     from builders.llm import LLMRequest, make_client
 
     client = make_client(context.llm)
@@ -164,17 +166,28 @@ def ask_text_only(items: Sequence[Item], context: LintContext, result: CheckResu
     requests = [LLMRequest(messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt(items[i])}])
                 for i in asked]
     replies = client.complete_many(requests)
-    per: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    right: dict[str, list[int]] = defaultdict(list)
+    counts: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])  # items, right, unparsed, chance sum
     for i, reply in zip(asked, replies):
         it = items[i]
         guess = parse_reply(reply.text, it)
-        right = guess is not None and guess == (it.answer if it.options else it.answer.lower())
-        stats = per[f"{it.benchmark}/{it.task}"]
-        stats[0] += 1
-        stats[1] += right
-        stats[2] += guess is None
-        if right:
-            result.flag(i, f"a text-only model ({context.llm.model}) answers it without the image", 0.0)
-    return {"model": context.llm.model, "usage": client.usage(),
-            "tasks": {t: {"items": n, "right": r, "unparsed": u, "accuracy": round(r / n, 4)}
-                      for t, (n, r, u) in sorted(per.items())}}
+        task = f"{it.benchmark}/{it.task}"
+        c = counts[task]
+        c[0] += 1
+        c[2] += guess is None
+        c[3] += 1 / len(it.options) if it.options else 0.5
+        if guess is not None and guess == (it.answer if it.options else it.answer.lower()):
+            c[1] += 1
+            right[task].append(i)
+    tasks = {}
+    for task, (n, r, unparsed, chance_sum) in sorted(counts.items()):
+        chance = chance_sum / n
+        leaking = n >= MIN_ITEMS and r / n - chance > MARGIN and _z(int(r), int(n), chance) > Z
+        tasks[task] = {"items": int(n), "right": int(r), "unparsed": int(unparsed), "accuracy": round(r / n, 4),
+                       "chance": round(chance, 4), "leaking": leaking}
+        if leaking:
+            for i in right[task]:
+                result.flag(i, f"a text-only model ({context.llm.model}) answers it without the image, "
+                               f"{r / n:.0%} right on {task} (chance {chance:.0%})", 0.0)
+    return {"model": context.llm.model, "usage": client.usage(), "tasks": tasks,
+            "leaking_tasks": [t for t, e in tasks.items() if e["leaking"]]}

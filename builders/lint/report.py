@@ -59,6 +59,10 @@ class LintReport:
             tasks = self.results["independence"].summary["tasks"]
             out += [f"blind baseline above chance: {t} ({', '.join(tasks[t]['leaking'])})"
                     for t in self.results["independence"].summary["leaking_tasks"]]
+            model = self.results["independence"].summary.get("text_only_model")
+            if model:
+                out += [f"text-only model above chance: {t} ({model['tasks'][t]['accuracy']:.0%} right, chance "
+                        f"{model['tasks'][t]['chance']:.0%})" for t in model["leaking_tasks"]]
         return out
 
     def item_rows(self) -> Iterable[dict[str, Any]]:
@@ -114,7 +118,8 @@ def headline(name: str, check: Mapping[str, Any]) -> str:
     if name == "independence":
         text = "blind baselines above chance: " + (", ".join(s["leaking_tasks"]) or "none")
         if "text_only_model" in s:
-            text += f"; text-only model {s['text_only_model']['model']}"
+            model = s["text_only_model"]
+            text += f"; text-only {model['model']} above chance: " + (", ".join(model["leaking_tasks"]) or "none")
         return text
     return ""
 

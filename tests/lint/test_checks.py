@@ -166,19 +166,26 @@ def test_blind_baselines_and_the_language_prior_are_flagged():
 
 
 def test_text_only_model_answers_are_flagged(tmp_path):
+    """A model that answers "yes" blind is right on every item of an all-yes task (flagged) and half the time on a
+    balanced one (a guess: counted, not flagged)."""
     require(have("openai"), "openai (the llm extra)", "pip install -e .[llm]")
     from builders.llm import LLMConfig
     from tests.support.openai_stub import StubOpenAI
 
-    items = clean_set()[:10]
-    with StubOpenAI(responder=lambda body: "yes") as stub:
+    leaky = [make_item(benchmark="t", task="leaky", question_type="yes_no", pressure="easy", images=[f"l{k}.jpg"],
+                       question=f"Is there a {OBJECTS[k % 10]} in the image?", options=(), answer="yes")
+             for k in range(40)]
+    items = clean_set()[::2] + leaky  # 40 balanced yes/no items and 40 all-yes ones
+    with StubOpenAI(responder=lambda body: "Yes.") as stub:
         config = LLMConfig(base_url=stub.base_url, model="stub-model", cache_dir=str(tmp_path), max_retries=0)
         report = lint(items, llm=config, checks=["independence"])
     text_only = report.results["independence"].summary["text_only_model"]
-    right = {it.id for it in items if it.answer == "yes"}
-    assert set(flagged(report, "independence")) == right
-    assert text_only["tasks"]["t/existence"]["right"] == len(right)
-    assert all(isinstance(m["content"], str) for body in stub.bodies for m in body["messages"])  # text only
+    assert text_only["leaking_tasks"] == ["t/leaky"]
+    assert text_only["tasks"]["t/existence"] == {"items": 40, "right": 20, "unparsed": 0, "accuracy": 0.5,
+                                                 "chance": 0.5, "leaking": False}
+    assert set(flagged(report, "independence")) == {it.id for it in leaky}
+    assert all(isinstance(m["content"], str) for body in stub.bodies for m in body["messages"])  # no image sent
+    assert "text-only model above chance: t/leaky (100% right, chance 50%)" in report.section()["findings"]
 
 
 def test_all_checks_together_on_every_planted_fault():
