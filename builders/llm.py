@@ -144,14 +144,19 @@ class LLMOptions:
         return LLMConfig.from_args(argparse.Namespace(**{n: getattr(self, n) for n in names}), cache_dir=cache_dir)
 
 
-def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``--llm-*`` options every builder that writes text with an LLM shares."""
+def add_llm_arguments(
+    parser: argparse.ArgumentParser,
+    title: str = "LLM (optional; default offline templates)",
+    model_help: str = "model name; without it templates are used",
+) -> None:
+    """The ``--llm-*`` options every builder that writes text with an LLM shares (``title`` and ``model_help``
+    for commands where the model is what is evaluated, e.g. ``scoring.run``)."""
     d = LLMConfig()
-    g = parser.add_argument_group("LLM (optional; default offline templates)")
+    g = parser.add_argument_group(title)
     g.add_argument("--llm-base-url", metavar="URL",
                    help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL); "
                         "the key, if any, is read from $OPENAI_API_KEY")
-    g.add_argument("--llm-model", metavar="NAME", help="model name; without it templates are used")
+    g.add_argument("--llm-model", metavar="NAME", help=model_help)
     g.add_argument("--llm-concurrency", type=int, default=d.max_concurrency, metavar="N",
                    help="requests in flight at most (default %(default)s)")
     g.add_argument("--llm-timeout", type=float, default=d.timeout, metavar="X",

@@ -322,8 +322,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from builders.llm import add_llm_arguments
 
     parser.add_argument("--llm-fallback", action="store_true",
-                        help="ask the --llm-model which option an unparsed answer chose (cached; default off)")
-    add_llm_arguments(parser)
+                        help="ask the --llm-model which option an unparsed answer chose (cached) (default off)")
+    add_llm_arguments(parser, title="LLM fallback for unparsed answers (optional; default off)",
+                      model_help="model that reads unparsed answers (with --llm-fallback)")
 
 
 def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Namespace) -> dict[str, Any]:

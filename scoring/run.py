@@ -115,7 +115,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", metavar="DIR",
                    help="response cache and release images (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (default shown on stderr)")
-    add_llm_arguments(p)
+    add_llm_arguments(p, title="the model (any OpenAI-compatible vision endpoint)",
+                      model_help="the model the endpoint serves (required)")
     return p
 
 
