@@ -229,6 +229,8 @@ def iter_visual_genome(
     meta = _image_data(image_data) if image_data is not None else None
     objects_stream = _ObjectsStream(Path(objects), iter_json_array(objects, what="objects file")) if objects is not None else None
     seen: dict[int | str, str] = {}
+    predicates: dict[str, str] = {}
+    """raw predicate -> normalised (a few thousand phrases repeat over millions of relationships)"""
     for i, entry in iter_json_array(path):
         rec = jsonio.label("", i)
         jsonio.expect_dict(entry, path, rec, "image entry")
@@ -257,32 +259,36 @@ def iter_visual_genome(
         relations = []
         rels = jsonio.expect_list(jsonio.require_key(entry, "relationships", path, rec), path, rec, "'relationships'")
         for k, rel in enumerate(rels):
-            rrec = f"{rec}.relationships[{k}]"
             try:
                 raw_predicate = rel["predicate"]
                 ends = (rel["subject"], rel["object"])
             except (KeyError, TypeError):
+                rrec = f"{rec}.relationships[{k}]"
                 jsonio.expect_dict(rel, path, rrec, "relationship")
                 raw_predicate = jsonio.require_key(rel, "predicate", path, rrec)
                 ends = (jsonio.require_key(rel, "subject", path, rrec), jsonio.require_key(rel, "object", path, rrec))
-            if type(raw_predicate) is not str or not raw_predicate.strip():
-                jsonio.check_name(raw_predicate, path, rrec, "predicate")
+            predicate = predicates.get(raw_predicate) if type(raw_predicate) is str else None
+            if predicate is None:
+                jsonio.check_name(raw_predicate, path, f"{rec}.relationships[{k}]", "predicate")
+                predicate = predicates[raw_predicate] = " ".join(raw_predicate.lower().split())
             ids = []
             for role, end in zip(("subject", "object"), ends):
-                # an object repeats in every relationship it takes part in: a known valid id is not parsed again
-                # (a relationship's copy of an object is only checked the first time its id is seen)
+                # an object repeats in every relationship it takes part in: a known id whose copy is well-formed
+                # is not parsed again (its first copy was fully checked)
                 known_id = end.get("object_id") if type(end) is dict else None
                 if type(known_id) is int and str(known_id) in instances and _plausible_copy(end):
                     oid = str(known_id)
                 else:
-                    oid, inst = _object(end, width, height, path, f"{rrec}.{role}", clip_boxes, stats)
+                    fast = _fast_object(end, width, height) if type(end) is dict else None
+                    oid, inst = fast if fast is not None else _object(
+                        end, width, height, path, f"{rec}.relationships[{k}].{role}", clip_boxes, stats)
                     oid = aliases.get(oid, oid)
                     if oid not in instances:
                         instances[oid] = inst
                         if objects_stream is not None:
                             stats.endpoints_missing_from_objects += 1
                 ids.append(oid)
-            relations.append(Relation(ids[0], " ".join(raw_predicate.lower().split()), ids[1]))
+            relations.append(Relation(ids[0], predicate, ids[1]))
         if objects_stream is not None:
             used = {r.subject for r in relations} | {r.object for r in relations}
             stats.objects_only_instances += sum(1 for oid in list(instances)[:known] if oid not in used)

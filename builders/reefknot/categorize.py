@@ -46,8 +46,15 @@ def categorize(phrases: Iterable[str], client: LLMClient, stats: Counter) -> dic
     overrides = {str(k): str(v) for k, v in t["overrides"].items()}
     labels = {k.lower(): v for k, v in t["labels"].items()}
     phrases = sorted(set(phrases))
-    nlp = _nlp()
-    offline = {p: offline_category(p, nlp, overrides) for p in phrases}
+    offline = {p: (overrides[p], "override") for p in phrases if p in overrides}
+    rest = [p for p in phrases if p not in overrides]
+    nlp = _nlp() if rest else None
+    if nlp is not None:  # one batch through the tagger only (the parser and NER are not needed for a POS tag)
+        disabled = [name for name in nlp.pipe_names if name not in ("tok2vec", "tagger", "attribute_ruler")]
+        for phrase, doc in zip(rest, nlp.pipe(rest, batch_size=256, disable=disabled)):
+            offline[phrase] = (("cognition" if len(doc) and doc[0].tag_ in _VERB_TAGS else "perception"), "spacy-pos")
+    else:
+        offline.update({p: offline_category(p, None, overrides) for p in rest})
     if client.backend == "template":
         out = offline
     else:

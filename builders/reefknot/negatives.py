@@ -82,6 +82,7 @@ class FalseRelations:
         self.prior_share = prior_share
         self.prior_support = prior_support
         self._vocab_sets = {k: frozenset(v) for k, v in self.vocabulary.items()}
+        self._blocked_cache: dict[frozenset[str], frozenset[str]] = {}
         self._tables()
 
     def _prior(self, t: Triplet) -> str | None:
@@ -104,9 +105,19 @@ class FalseRelations:
             if q in known:
                 self.objects.setdefault(o, {})[q] = n
 
+    def _blocked(self, annotated: frozenset[str]) -> frozenset[str]:
+        """The annotated relations and all their near-synonyms (cached: pairs share their annotated sets)."""
+        hit = self._blocked_cache.get(annotated)
+        if hit is None:
+            words = set(annotated)
+            for a in annotated:
+                words.update(self.lex.synonyms.get(a, ()))
+            hit = self._blocked_cache[annotated] = frozenset(words)
+        return hit
+
     def _rule(self, t: Triplet, q: str) -> str | None:
         """Why ``q`` is false for the triplet's pair in its image, or ``None`` when it is not provably false."""
-        if any(self.lex.similar(q, a) for a in t.annotated):
+        if q in self._blocked(t.annotated):
             return None
         if self.exhaustive:
             return "absent (exhaustive source)"

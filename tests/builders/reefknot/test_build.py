@@ -179,3 +179,23 @@ def test_help_documents_every_option(capsys):
             assert flag in text
         if action.dest != "help":
             assert action.help, action.dest
+
+
+def test_word_lists_hold_only_strings():
+    """YAML reads a bare ``on``/``no``/``yes`` as a boolean: every phrase in the lists must stay a string."""
+    import yaml
+
+    root = Path(__file__).resolve().parents[3] / "templates" / "reefknot"
+
+    def walk(value, where):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                assert isinstance(k, str), f"{where}: key {k!r}"
+                walk(v, f"{where}.{k}")
+        elif isinstance(value, list):
+            for v in value:
+                assert isinstance(v, (str, dict, list)), f"{where}: item {v!r}"
+                walk(v, where)
+
+    for path in sorted(root.glob("*.yaml")):
+        walk(yaml.safe_load(path.read_text()), path.name)
