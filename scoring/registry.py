@@ -21,6 +21,7 @@ SCORERS: dict[str, str] = {
     "mmsap": "scoring.mmsap",
     "predictive": "scoring.predictive",
     "reefknot": "scoring.reefknot",
+    "pope": "scoring.pope",
 }
 
 
