@@ -19,7 +19,7 @@ from builders.reefknot.negatives import FalseRelations
 from builders.reefknot.questions import QuestionSets, plan
 from builders.reefknot.triplets import Corpus, apply_corpus_rules, collect
 from builders.reefknot.validity import validity
-from builders.run import code_version, file_sha256, open_build
+from builders.run import build_record, file_sha256, open_build
 from sources.errors import ConfigError, SourceError
 from sources.records import ImageRecord
 
@@ -198,18 +198,9 @@ def write_build(config: ReefknotConfig) -> tuple[Path, list[Item], dict[str, Any
         if stats["generated"]:
             items = [replace(it, images=tuple(out.add_image(p) for p in it.images)) for it in items]
         n = out.write_items(items)
-        out.write_json("build.json", {
-            "benchmark": BENCHMARK,
-            "name": config.build_name(),
-            "seed": config.seed,
-            "config": config.as_record(),
-            "code_version": code_version(),
-            "input_hashes": stats["input_hashes"],
-            "sources": [{"name": stats["source"]["name"], "path": stats["source"]["path"],
-                         "license_note": stats["source"]["license"]}],
-            "items": n,
-            "stats": {k: v for k, v in stats.items() if k not in ("input_hashes", "skipped", "generated")},
-            "skipped": stats["skipped"],
-        })
+        source = stats["source"]
+        out.write_json("build.json", build_record(
+            BENCHMARK, config, stats, [{"name": source["name"], "path": source["path"], "license_note": source["license"]}],
+            n, internal=("generated",)))
         path = out.final
     return path, items, stats
