@@ -240,6 +240,7 @@ def decomposed(scored: Sequence[Scored], decomposed_scored: Sequence[Scored]) ->
             groups[str(g)].append(s)
             expected[str(g)] = int(sizes.get(g, 0))
     parents = {s.item.id: s for s in scored}
+    yes_no = [s for s in decomposed_scored if s.answer.kind == "yes_no"]
     complete = {g: m for g, m in groups.items() if len(m) == expected[g] and g in parents}
     rows = []
     for g, members in complete.items():
@@ -254,6 +255,9 @@ def decomposed(scored: Sequence[Scored], decomposed_scored: Sequence[Scored]) ->
         "groups": len(rows),
         "incomplete_groups": len(groups) - len(complete),
         "single_image_accuracy": accuracy(decomposed_scored)["accuracy"],
+        # POPE-style yes ratio of the *model's* answers (the harnesses' bug: computing it from the truth)
+        "yes_ratio": round(sum(s.answer.value == "yes" for s in yes_no) / len(yes_no), 6) if yes_no else None,
+        "truth_yes_ratio": round(sum(s.item.answer == "yes" for s in decomposed_scored) / len(decomposed_scored), 6),
         "decomposed_accuracy": acc(rows, "decomposed"),
         "comprehensive_accuracy": acc(rows, "comprehensive"),
         "by_pressure": {p: {"groups": len(sel), "decomposed_accuracy": acc(sel, "decomposed"),
@@ -390,6 +394,7 @@ def print_report(results: Mapping[str, Any]) -> None:
         rows.append(["all", dec["groups"], _pct(dec["comprehensive_accuracy"]), _pct(dec["decomposed_accuracy"])])
         stdout.print(table("Existence: multi-image vs decomposed single-image (Fig. 5)",
                            ["pressure", "groups", "multi-image %", "decomposed %"], rows))
+        stdout.print(f"decomposed yes/no answers: {_pct(dec['yes_ratio'])}% yes (truth {_pct(dec['truth_yes_ratio'])}%)")
     cov = results["coverage"]
     rows = [[t, v["items"], v["predicted"], v["missing"], v["unparsed"], v["refusal"]]
             for t, v in [*cov["by_task"].items(), ("all", cov["all"])]]

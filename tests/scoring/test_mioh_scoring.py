@@ -98,6 +98,7 @@ def test_always_yes_is_unparsed_on_mcq_and_decomposed_all_correct(released, tmp_
     assert dec["single_image_accuracy"] == 0.75 and dec["decomposed_accuracy"] == 0.5
     assert dec["comprehensive_accuracy"] == 0.0 and dec["groups"] == 2
     assert dec["by_pressure"]["easy"]["decomposed_accuracy"] == 1.0
+    assert dec["yes_ratio"] == 1.0 and dec["truth_yes_ratio"] == 0.75  # the model's answers, not the truth
 
 
 def test_truth_except_sycophantic(released, tmp_path: Path) -> None:
