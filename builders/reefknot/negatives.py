@@ -20,7 +20,7 @@ would let a blind model score by avoiding it - the prior baseline then sits at c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -152,13 +152,21 @@ class FalseRelations:
         """Every usable false relation, most plausible first."""
         return [f for level in self.levels(t) for f in level]
 
-    def negative(self, t: Triplet, rng: np.random.Generator, taken: set[str] = frozenset()) -> FalseRelation | None:
-        """One false relation at the best plausibility level available (random among that level)."""
+    def negative(self, t: Triplet, rng: np.random.Generator, taken: set[str] = frozenset(),
+                 need: Callable[[str], tuple[int, ...]] | None = None) -> FalseRelation | None:
+        """One false relation: the one ``need`` ranks highest (the caller's yes/no balance), then the most plausible
+        level, then at random."""
+        best, best_key = None, None
+        rank = len(LEVELS)
         for level in self.levels(t):
-            options = [f for f in level if f.predicate not in taken]
-            if options:
-                return options[int(rng.integers(len(options)))]
-        return None
+            rank -= 1
+            for f in level:
+                if f.predicate in taken:
+                    continue
+                key = (*(need(f.predicate) if need else ()), rank, float(rng.random()))
+                if best_key is None or key > best_key:
+                    best, best_key = f, key
+        return best
 
     def distractors(self, t: Triplet, rng: np.random.Generator, n: int = 3) -> list[FalseRelation] | None:
         """``n`` false relations, no two near-synonyms of each other or of the answer; ``None`` if too few."""

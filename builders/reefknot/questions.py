@@ -109,6 +109,8 @@ class QuestionSets:
         self.asked_pairs: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
         self.asked_questions: set[tuple[str, str]] = set()
         self.asked_yes_no: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+        self.yes_minus_no: Counter = Counter()
+        """Y/N questions answered yes minus no, per question text (subject, relation, object) and per relation."""
         """Relations already asked as Y/N questions per (image, subject, object): each question is asked once."""
         self.result = SetResult()
 
@@ -183,7 +185,10 @@ class QuestionSets:
                 return False
             items = [self._mcq(t, chosen, letters.next())]
         else:
-            negative = self.false.negative(t, r, self.asked_yes_no[pair])
+            if self.yes_minus_no[(t.subject, t.predicate, t.object)] > 0:
+                self.result.dropped["yes_no: this question is already answered yes more often than no"] += 1
+                return False
+            negative = self.false.negative(t, r, self.asked_yes_no[pair], self._yes_no_need(t))
             if negative is None:
                 self.result.dropped["yes_no: no false relation for a negative"] += 1
                 return False
@@ -195,9 +200,22 @@ class QuestionSets:
         self.asked_questions.update(keys)
         self.asked_pairs[qset].add(pair)
         if qset == "yes_no":
-            self.asked_yes_no[pair].update((t.predicate, items[1].provenance["asked_relation"]))
+            negative_relation = items[1].provenance["asked_relation"]
+            self.asked_yes_no[pair].update((t.predicate, negative_relation))
+            self.yes_minus_no[(t.subject, t.predicate, t.object)] += 1
+            self.yes_minus_no[(t.subject, negative_relation, t.object)] -= 1
+            self.yes_minus_no[t.predicate] += 1
+            self.yes_minus_no[negative_relation] -= 1
         self.result.items.extend(items)
         return True
+
+    def _yes_no_need(self, t: Triplet):
+        """How much a relation is owed a "no": by its question text (subject, relation, object) across images,
+        then by the relation alone. Preferring the most owed keeps a question's wording from predicting its answer
+        (the lint's and a text-only model's language prior)."""
+        def need(q: str) -> tuple[int, int]:
+            return self.yes_minus_no[(t.subject, q, t.object)], self.yes_minus_no[q]
+        return need
 
     # ------------------------------------------------------------------------------------------------- items
 
