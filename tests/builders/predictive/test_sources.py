@@ -224,3 +224,24 @@ def test_malformed_inputs_end_in_one_line(case: str, tmp_path: Path, capsys: pyt
 def test_options_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(tmp_path, "--activitynet", "x.json") == 2
     assert "need --videos DIR" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_activitynet_frames_chosen_by_a_tiny_open_clip_model(data: dict[str, Any], tmp_path: Path) -> None:
+    """The real open_clip path (random-weight tiny model): each segment's image is its best-scoring candidate,
+    inside the segment (the checker agrees), and build.json says CLIP ran."""
+    require(have("open_clip", "torch"), "open_clip_torch and torch")
+    from tests.support.tiny_clip import register_tiny_clip
+
+    model = register_tiny_clip(tmp_path / "configs")
+    args = ["--out", str(tmp_path / "out"), "--cache-dir", str(data["root"] / "cache"), "--no-progress",
+            "--patterns", "0", "--activitynet", str(data["activitynet"]["json"]), "--videos", str(data["root"]),
+            "--clip-model", model, "--clip-pretrained", "none", "--clip-workers", "0", "--clip-candidates", "4"]
+    assert predictive.main(args) == 0
+    build = tmp_path / "out" / "data-seed0"
+    record = json.loads((build / "build.json").read_text())
+    assert record["stats"]["clip"]["ran"] is True
+    items = items_of(build)
+    assert items and all(i["provenance"]["frame_choice"] == "clip" and None not in i["provenance"]["clip_scores"]
+                         for i in items)
+    assert checker.check_activitynet(build, data["activitynet"]["json"]) == []
