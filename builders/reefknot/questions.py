@@ -3,7 +3,10 @@ grammatically.
 
 * **Y/N**: each chosen triplet gives a "yes" question and an adversarial "no" on the same subject and object with
   a false relation of the same category (:mod:`builders.reefknot.negatives`), so yes:no is exactly 1:1 per
-  category;
+  category. The same question text recurs across images ("Is the man riding the horse?"), so a text is never
+  answered "yes" more often than "no" (a triplet whose text already leans "yes" is passed over) and the negative
+  goes to the relation most owed a "no" - by its text, then by the relation - before plausibility: otherwise the
+  wording alone would predict the answer (a text-only model's prior, :mod:`builders.lint.independence`);
 * **MCQ**: the triplet's relation and three false, mutually non-synonymous relations of its category; answer
   letters dealt in balanced shuffled blocks (:class:`builders.mcq.BalancedCycle`);
 * **VQA**: the open question with the paper's format instruction (App. A.6 point 4); the reference is the
