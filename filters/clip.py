@@ -293,8 +293,11 @@ def _pick_device(requested: str) -> str:
     return requested
 
 
-def load_scorer(config: ClipConfig) -> "ClipScorer":
+def load_scorer(config: ClipConfig, executor: Any = None) -> "ClipScorer":
     """Resolve model and weights (locally) and return a scorer; the model itself is built on first use.
+
+    ``executor`` (:mod:`sources.executors`): where images the cache lacks are encoded; ``None`` or a local
+    executor encodes in this process, a Ray executor on the cluster (:mod:`filters.clip_ray`).
 
     Raises :class:`ClipUnavailable` when CLIP cannot run here, :class:`ConfigError` for a bad name or path.
     Because the model is built lazily (a cached rerun never builds it), the first encoding call can raise
@@ -332,7 +335,7 @@ def load_scorer(config: ClipConfig) -> "ClipScorer":
         "precision": "fp16-autocast" if device.startswith("cuda") else "fp32",
         "open_clip": open_clip.__version__,
     }
-    return ClipScorer(config, weights, identity, device, store)
+    return ClipScorer(config, weights, identity, device, store, executor)
 
 
 class _ImageFiles:
@@ -369,9 +372,11 @@ class ClipScorer:
     """Embeddings and cosine similarities for one model; build with :func:`load_scorer`."""
 
     def __init__(
-        self, config: ClipConfig, weights: _Weights, identity: dict[str, Any], device: str, store: EmbeddingStore
+        self, config: ClipConfig, weights: _Weights, identity: dict[str, Any], device: str, store: EmbeddingStore,
+        executor: Any = None,
     ) -> None:
         self.config = config
+        self.executor = executor
         self.identity = identity
         self.key = model_key(identity)
         self.device = device
@@ -466,7 +471,11 @@ class ClipScorer:
         todo = [(d, p) for d, p in first_path.items() if d not in found]
         self.stats.images_requested += len(first_path)
         self.stats.image_cache_hits += len(first_path) - len(todo)
-        if todo:
+        if todo and getattr(self.executor, "name", "local") == "ray":
+            from filters.clip_ray import encode_images_on_ray
+
+            encode_images_on_ray(self, self.executor, todo, found, on_progress)
+        elif todo:
             self._encode_images(todo, found, on_progress)
         self.stats.seconds += time.perf_counter() - t0
         if not paths:

@@ -1,0 +1,279 @@
+"""Where the heavy, embarrassingly parallel stages run: in this process (``local``) or on a Ray cluster (``ray``).
+
+Two stages outgrow one machine - CLIP embeddings over hundreds of thousands of images and frame sampling over tens
+of thousands of videos - and both are already cached by content, so running them elsewhere changes *where* the
+work happens, never *what* comes out. An :class:`Executor` is the seam: a stage asks it to ``map`` a picklable
+function over its inputs, in input order, with a progress callback; the CLIP stage also hands its executor to
+:mod:`filters.clip_ray`, which builds a Ray Data pipeline from the :class:`RaySettings` it carries.
+
+Choices, and why:
+
+* **Local stays the default and stays untouched**: :class:`LocalExecutor` is a plain loop in this process, so a
+  build that does not ask for Ray never imports it and produces the same bytes as before.
+* **Ray is started the way Ray users expect**: ``address=None`` starts (or joins) a local Ray instance,
+  ``"auto"`` or ``"ray://host:10001"`` joins an existing cluster (:func:`ray.init`). When Ray is already
+  initialised in this process (a test, a notebook) that instance is used and left running; an instance this
+  executor started is shut down by :meth:`RayExecutor.close`.
+* **Failures**: a task whose worker dies is retried (``max_retries``), so a killed worker loses only the item
+  it was working on. Errors a user can act on (a corrupt image, an unreadable video) are *not* exceptions on
+  the worker: the stage's function returns them as values and the driver raises the same one-line error, or
+  skips the input, exactly as the local executor does (exceptions do not survive Ray's pickling with their
+  fields intact, and a retried bad input would only fail again).
+* **Progress**: ``on_progress(done, total)`` is called on the driver as results arrive from the cluster, so the
+  build's progress bar shows cluster progress; Ray's own progress bars are switched off (they would fight with
+  rich's).
+
+Ray is imported only inside :class:`RayExecutor` (``pip install 'mirage-bench[scale]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence, TypeVar
+
+from .errors import ConfigError, MirageError
+
+__all__ = [
+    "EXECUTORS", "Executor", "ExecutorOptions", "LocalExecutor", "RayExecutor", "RaySettings", "RayUnavailable",
+    "add_executor_arguments", "make_executor",
+]
+
+EXECUTORS = ("local", "ray")
+T = TypeVar("T")
+R = TypeVar("R")
+Progress = Callable[[int, int], None]
+
+
+class RayUnavailable(MirageError):
+    """``--executor ray`` was asked for but Ray is not installed or cannot be reached (one line)."""
+
+
+class Executor(Protocol):
+    """Runs a picklable function over inputs; results in input order."""
+
+    name: str
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], on_progress: Progress | None = None) -> list[R]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class LocalExecutor:
+    """This process, one item after another (today's behaviour)."""
+
+    name = "local"
+
+    def __init__(self) -> None:
+        self.notes: dict[str, Any] = {}
+        """What the stages report about their run (build.json ``executor``)."""
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], on_progress: Progress | None = None) -> list[R]:
+        out = []
+        for done, item in enumerate(items, 1):
+            out.append(fn(item))
+            if on_progress is not None:
+                on_progress(done, len(items))
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"executor": "local", **self.notes}
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "LocalExecutor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class RaySettings:
+    """How the Ray stages are laid out on the cluster (the ``--ray-*`` options)."""
+
+    address: str | None = None
+    """``None``: start or join a local instance; ``"auto"``: the cluster this machine belongs to;
+    ``"ray://HOST:10001"``: a remote cluster through Ray Client."""
+    actors: int | None = None
+    """CLIP encoder actors (``None``: one per GPU in the cluster, else one per two CPUs, at least one)."""
+    gpus_per_actor: float = 0.0
+    """GPUs each CLIP encoder actor holds; fractions share a GPU (0.25: four actors per GPU). 0: CPU actors."""
+    cpus_per_task: float = 1.0
+    """CPUs each decode / frame-sampling task holds."""
+    batch_size: int | None = None
+    """Images per CLIP encoder call (``None``: ``--clip-batch-size``)."""
+    max_retries: int = 3
+    """Retries of a task (and restarts of an actor) whose worker died."""
+
+    def __post_init__(self) -> None:
+        if self.actors is not None and self.actors < 1:
+            raise ConfigError(f"--ray-actors must be at least 1, not {self.actors}")
+        if self.gpus_per_actor < 0:
+            raise ConfigError(f"--ray-gpus-per-actor must be >= 0, not {self.gpus_per_actor}")
+        if self.gpus_per_actor > 1 and self.gpus_per_actor != int(self.gpus_per_actor):
+            raise ConfigError(f"--ray-gpus-per-actor above 1 must be a whole number, not {self.gpus_per_actor}")
+        if self.cpus_per_task <= 0:
+            raise ConfigError(f"--ray-cpus-per-task must be > 0, not {self.cpus_per_task}")
+        if self.batch_size is not None and self.batch_size < 1:
+            raise ConfigError(f"--ray-batch-size must be at least 1, not {self.batch_size}")
+        if self.max_retries < 0:
+            raise ConfigError(f"--ray-max-retries must be >= 0, not {self.max_retries}")
+
+
+class RayExecutor:
+    """Tasks on a Ray cluster; see the module docstring for what is retried and how errors travel."""
+
+    name = "ray"
+
+    def __init__(self, settings: RaySettings | None = None) -> None:
+        self.settings = settings or RaySettings()
+        self._started_here = False
+        self._ray: Any = None
+        self.notes: dict[str, Any] = {}
+        """What the stages report about their run (build.json ``executor``)."""
+
+    @property
+    def ray(self) -> Any:
+        """The ``ray`` module, connected (initialised on first use)."""
+        if self._ray is None:
+            self._ray, self._started_here = _connect(self.settings.address)
+        return self._ray
+
+    def cluster_resources(self) -> dict[str, float]:
+        return dict(self.ray.cluster_resources())
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], on_progress: Progress | None = None) -> list[R]:
+        if not items:
+            return []
+        ray = self.ray
+        remote = ray.remote(num_cpus=self.settings.cpus_per_task, max_retries=self.settings.max_retries)(_call)
+        fn_ref = ray.put(fn)
+        refs = [remote.remote(fn_ref, item) for item in items]
+        position = {ref: i for i, ref in enumerate(refs)}
+        results: list[Any] = [None] * len(refs)
+        pending, done = list(refs), 0
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=min(len(pending), 16), timeout=0.5, fetch_local=True)
+            if not ready:
+                continue
+            for ref, value in zip(ready, ray.get(ready)):
+                results[position[ref]] = value
+            done += len(ready)
+            if on_progress is not None:
+                on_progress(done, len(refs))
+        return results
+
+    def describe(self) -> dict[str, Any]:
+        s = self.settings
+        return {"executor": "ray", "address": s.address or "local", "actors": s.actors,
+                "gpus_per_actor": s.gpus_per_actor, "cpus_per_task": s.cpus_per_task, "batch_size": s.batch_size,
+                "max_retries": s.max_retries, **self.notes}
+
+    def close(self) -> None:
+        """Shut Ray down if this executor started it (an instance someone else started is left running)."""
+        if self._ray is not None and self._started_here:
+            self._ray.shutdown()
+        self._ray = None
+
+    def __enter__(self) -> "RayExecutor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _call(fn: Callable[[Any], Any], item: Any) -> Any:
+    """The task body: ``fn(item)`` (``fn`` arrives once per worker through the object store)."""
+    return fn(item)
+
+
+def _connect(address: str | None) -> tuple[Any, bool]:
+    """The ``ray`` module, initialised, and whether this call started it."""
+    try:
+        import ray
+    except ImportError as e:
+        raise RayUnavailable("--executor ray: Ray is not installed; pip install 'mirage-bench[scale]'") from e
+    try:
+        from ray.data import DataContext
+
+        ctx = DataContext.get_current()
+        ctx.enable_progress_bars = False  # the build's rich bar shows progress; Ray's would interleave with it
+        ctx.print_on_execution_start = False
+    except Exception:  # Ray Data missing or renamed an option: progress bars are cosmetic
+        pass
+    if ray.is_initialized():
+        return ray, False
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="WARNING",
+                 configure_logging=True)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise RayUnavailable(f"--ray-address {address or '(local)'}: cannot connect to Ray: {first}") from e
+    return ray, True
+
+
+# --- options ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ExecutorOptions:
+    """The ``--executor`` and ``--ray-*`` options as fields, for a builder's config to inherit."""
+
+    executor: str = "local"
+    ray_address: str | None = None
+    ray_actors: int | None = None
+    ray_gpus_per_actor: float = 0.0
+    ray_cpus_per_task: float = 1.0
+    ray_batch_size: int | None = None
+    ray_max_retries: int = 3
+
+    def check_executor(self) -> None:
+        """Raise :class:`ConfigError` for a bad value (call from the config's ``__post_init__``)."""
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, not {self.executor!r}")
+        if self.executor == "local" and self.ray_address:
+            raise ConfigError("--ray-address needs --executor ray")
+        self.ray_settings()
+
+    def ray_settings(self) -> RaySettings:
+        return RaySettings(address=self.ray_address, actors=self.ray_actors, gpus_per_actor=self.ray_gpus_per_actor,
+                           cpus_per_task=self.ray_cpus_per_task, batch_size=self.ray_batch_size,
+                           max_retries=self.ray_max_retries)
+
+    def make_executor(self) -> "LocalExecutor | RayExecutor":
+        return make_executor(self.executor, self.ray_settings())
+
+
+def make_executor(name: str, settings: RaySettings | None = None) -> "LocalExecutor | RayExecutor":
+    """The executor called ``name`` (``local`` or ``ray``)."""
+    if name == "local":
+        return LocalExecutor()
+    if name == "ray":
+        return RayExecutor(settings)
+    raise ConfigError(f"unknown executor {name!r}; valid: {', '.join(EXECUTORS)}")
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser, stages: str) -> None:
+    """``--executor`` and the ``--ray-*`` options; ``stages`` names what runs on the executor (for the help)."""
+    d = ExecutorOptions()
+    g = parser.add_argument_group("executor (docs/scale.md)")
+    g.add_argument("--executor", choices=EXECUTORS, default=None,
+                   help=f"where {stages} run: this process, or a Ray cluster; results land in the same cache and "
+                        f"the items are the same (default {d.executor})")
+    g.add_argument("--ray-address", metavar="ADDR",
+                   help="Ray cluster to join: auto, HOST:6379 or ray://HOST:10001 (default start a local instance)")
+    g.add_argument("--ray-actors", type=int, metavar="N",
+                   help="CLIP encoder actors (default one per GPU, else one per two CPUs of the cluster)")
+    g.add_argument("--ray-gpus-per-actor", type=float, metavar="X",
+                   help=f"GPUs per CLIP encoder actor; a fraction shares a GPU, 0 runs CPU actors (default "
+                        f"{d.ray_gpus_per_actor:g})")
+    g.add_argument("--ray-cpus-per-task", type=float, metavar="X",
+                   help=f"CPUs per decode or frame-sampling task (default {d.ray_cpus_per_task:g})")
+    g.add_argument("--ray-batch-size", type=int, metavar="N",
+                   help="images per CLIP encoder call on Ray (default --clip-batch-size)")
+    g.add_argument("--ray-max-retries", type=int, metavar="N",
+                   help=f"retries of a task, restarts of an actor, whose worker died (default {d.ray_max_retries})")
