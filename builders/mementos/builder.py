@@ -73,34 +73,39 @@ def input_hashes(config: MementosConfig) -> dict[str, str]:
 
 
 def sample_sequences(
-    config: MementosConfig, sources: dict[str, list[VideoRecord]], task_bar: Any
+    config: MementosConfig, sources: dict[str, list[VideoRecord]], task_bar: Any, executor: Any = None
 ) -> tuple[list[Draft], list[dict[str, str]], Counter]:
-    """Frames of every video (comics: their panels); videos a policy leaves out or that cannot be read are
-    skipped with the reason (``--on-error fail`` turns an unreadable video into an error instead)."""
-    from sources.video import VideoSkipped, content_sha256, sample_video
+    """Frames of every video (comics: their panels), sampled on ``executor`` (``None``: this process); videos a
+    policy leaves out or that cannot be read are skipped with the reason (``--on-error fail`` turns an unreadable
+    video into an error instead)."""
+    from sources.video import VideoSkipped, content_sha256
+    from sources.video_jobs import VideoJob, sample_videos
 
     cache = Path(config.resolved_cache_dir())
     total = sum(len(r) for r in sources.values())
     update = task_bar("sampling frames", total)
-    done, out, skipped, counts = 0, [], [], Counter()
+    videos = [(source, rec) for source, records in sources.items() if source != "comics" for rec in records]
+    jobs = [VideoJob(rec, config.policy_for(source), cache, config.backend, config.on_error)  # type: ignore[arg-type]
+            for source, rec in videos]
+    sampled = iter(sample_videos(jobs, executor, on_progress=lambda done, _: update(done, total)))
+    done, out, skipped, counts = len(jobs), [], [], Counter()
     for source, records in sources.items():
         policy = config.policy_for(source)
         for rec in records:
-            done += 1
-            try:
-                if source == "comics":
-                    panels = tuple(rec.meta.get("panels") or ())
-                    digest = content_sha256(rec.file, cache / "frames" / "hashes")
-                    out.append(Draft(source, rec, panels, tuple(range(len(panels))), policy, "frames", digest,
-                                         len(panels), None))
-                else:
-                    s = sample_video(rec, policy, cache, backend=config.backend, on_error=config.on_error)  # type: ignore[arg-type]
-                    counts["from_cache" if s.cached else "decoded"] += 1
-                    out.append(Draft(source, rec, s.frames, s.indices, policy, s.backend, s.sha256,
-                                         s.frame_count, s.fps))
-            except VideoSkipped as exc:
-                skipped.append({"source": source, "video": rec.id, "stage": "frames", "reason": exc.reason})
-            update(done, total)
+            if source == "comics":
+                done += 1
+                panels = tuple(rec.meta.get("panels") or ())
+                digest = content_sha256(rec.file, cache / "frames" / "hashes")
+                out.append(Draft(source, rec, panels, tuple(range(len(panels))), policy, "frames", digest,
+                                 len(panels), None))
+                update(done, total)
+                continue
+            s = next(sampled)
+            if isinstance(s, VideoSkipped):
+                skipped.append({"source": source, "video": rec.id, "stage": "frames", "reason": s.reason})
+                continue
+            counts["from_cache" if s.cached else "decoded"] += 1
+            out.append(Draft(source, rec, s.frames, s.indices, policy, s.backend, s.sha256, s.frame_count, s.fps))
     return out, skipped, counts
 
 
@@ -230,9 +235,9 @@ def plan(config: MementosConfig) -> Plan:
     started = time.perf_counter()
     llm = config.llm()
     client = make_client(llm)
-    with progress_bar(config.progress) as task_bar:
+    with progress_bar(config.progress) as task_bar, config.make_executor() as executor:
         sources = load_sources(config, task_bar)
-        seqs, skipped, frame_counts = sample_sequences(config, sources, task_bar)
+        seqs, skipped, frame_counts = sample_sequences(config, sources, task_bar, executor)
         seqs, no_text = describe(seqs, client, task_bar)
         keywords_method, keyword_fallbacks = add_keywords(seqs, client, task_bar)
     items, copies = make_items(seqs)
@@ -241,6 +246,7 @@ def plan(config: MementosConfig) -> Plan:
         "sources": {s: {"videos": len(r), "policy": config.policy_for(s), "domain": SOURCE_DOMAIN[s]}
                     for s, r in sources.items()},
         "frames": dict(sorted(frame_counts.items())),
+        "executor": executor.describe(),
         "descriptions": dict(sorted(Counter(s.description_from for s in seqs).items())),
         "keywords": keywords_method,
         "keyword_fallbacks": keyword_fallbacks,

@@ -14,6 +14,7 @@ from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.mementos.builder import write_build
 from builders.mementos.config import MementosConfig
+from sources.executors import add_executor_arguments
 
 # ------------------------------------------------------------------------------------------------ the CLI
 
@@ -47,6 +48,7 @@ def parser() -> argparse.ArgumentParser:
                                                    f"(default {d.on_error})")
     a("--max-videos", type=int, metavar="N", help="a seeded sample of at most N videos per source (default all)")
     a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
+    add_executor_arguments(p, "frame sampling tasks")
     add_llm_arguments(p)
     return p
 

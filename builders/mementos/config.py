@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from builders.options import BuildOptions
 from sources.errors import ConfigError
+from sources.executors import ExecutorOptions
 from sources.records import VideoRecord
 
 BENCHMARK = "mementos"
@@ -20,8 +21,9 @@ PANELS = "panels"
 
 
 @dataclass
-class MementosConfig(BuildOptions):
-    """Every option of a Mementos build (command line, ``--config FILE.yaml`` and tests use the same fields)."""
+class MementosConfig(ExecutorOptions, BuildOptions):
+    """Every option of a Mementos build (command line, ``--config FILE.yaml`` and tests use the same fields);
+    ``executor`` and ``ray_*`` (where frame sampling runs) come from :class:`ExecutorOptions`."""
 
     out: str = "builds/mementos"
     demo_videos: int = 12
@@ -52,6 +54,7 @@ class MementosConfig(BuildOptions):
             raise ConfigError(f"demo_videos must be >= 1, not {self.demo_videos}")
         if self.max_videos is not None and self.max_videos < 1:
             raise ConfigError(f"max_videos must be >= 1, not {self.max_videos}")
+        self.check_executor()
 
     @property
     def uses_demo(self) -> bool:
