@@ -81,11 +81,12 @@ class SetResult:
 
 def plan(wanted: dict[tuple[str, str], int], available: Counter) -> tuple[dict[tuple[str, str], int], float]:
     """Scale every count by one factor when a category's triplets cannot serve its counts, so the proportions
-    between sets and categories stay those asked for (Y/N stays even)."""
+    between sets and categories stay those asked for (Y/N stays even). A category without any triplet (an SVG
+    file with spatial relations only) does not shrink the others."""
     scale = 1.0
     for cat in sorted({c for _, c in wanted}):
         need = wanted[("yes_no", cat)] // 2 + wanted[("mcq", cat)] + wanted[("vqa", cat)]
-        if need:
+        if need and available[cat]:  # a category the source lacks altogether is short, not a reason for none
             scale = min(scale, available[cat] / need)
     out = {}
     for cat in sorted({c for _, c in wanted}):

@@ -199,3 +199,18 @@ def test_word_lists_hold_only_strings():
 
     for path in sorted(root.glob("*.yaml")):
         walk(yaml.safe_load(path.read_text()), path.name)
+
+
+def test_svg_scene_graphs_build(tmp_path):
+    """SVG files hold spatial relations only: perception is built, cognition is reported short."""
+    from tests.fixtures.real_formats import make_svg
+
+    fx = make_svg(tmp_path / "svg")
+    assert run("--svg", str(fx.annotations), "--svg-images", str(fx.images_dir), "--out", str(tmp_path / "out"),
+               "--min-area", "0", *FIXTURE_OPTIONS) == 0
+    build = json.loads((tmp_path / "out" / "svg-seed0" / "build.json").read_text())
+    q = build["stats"]["quality"]
+    assert q["yes_no_balance"]["perception"]["yes"] == q["yes_no_balance"]["perception"]["no"] > 0
+    assert q["two_answers"] == q["duplicate_questions"] == q["agreement_faults"] == 0
+    assert {s["set"] for s in build["skipped"] if s["category"] == "cognition"} == {"yes_no", "mcq", "vqa"}
+    assert all(s["made"] == 0 for s in build["skipped"] if s["category"] == "cognition")
