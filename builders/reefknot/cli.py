@@ -23,10 +23,10 @@ def parser() -> argparse.ArgumentParser:
     )
     d = ReefknotConfig()
     a = p.add_argument
-    for qset, flag in (("yes_no", "yn"), ("mcq", "mcq"), ("vqa", "vqa")):
+    for qset, flag, label in (("yes_no", "yn", "Y/N"), ("mcq", "mcq", "MCQ"), ("vqa", "vqa", "VQA")):
         for cat in CATEGORIES:
             a(f"--{flag}-{cat}", type=int, metavar="N",
-              help=f"{qset.replace('_', '/')} questions on {cat} relations "
+              help=f"{label} questions on {cat} relations "
                    f"(default {d.counts()[(qset, cat)]}, the paper's Table 2; scaled down for small sources)")
     a("--seed", type=int, metavar="N", help=f"seed of every random choice (default {d.seed})")
     a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
