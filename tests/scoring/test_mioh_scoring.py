@@ -87,6 +87,12 @@ def test_always_a_hand_computed(released, tmp_path: Path) -> None:
     assert results["decomposed"]["single_image_accuracy"] == 0.0
     nota = results["abstentions"]["None of the above"]
     assert (nota["offered"], nota["not_the_answer"], nota["chosen_wrongly"], nota["recall"]) == (11, 9, 0, 0.0)
+    # Fig. 3 by question type: comprehensive e1 e4 c1 c4 -> 1/4; comparative e3 e6 c2 -> 1/3; selective
+    # e2 e5 e7 e8 c3 -> 2/5
+    types = results["figure3"]["type"]
+    assert [types[q]["correct"] for q in ("comprehensive", "comparative", "selective")] == [1, 1, 2]
+    assert [types[q]["n"] for q in ("comprehensive", "comparative", "selective")] == [4, 3, 5]
+    assert results["figure3"]["task_x_type"]["existence"]["selective"] == {"n": 4, "correct": 2, "accuracy": 0.5}
 
 
 def test_always_yes_is_unparsed_on_mcq_and_decomposed_all_correct(released, tmp_path: Path) -> None:
@@ -181,3 +187,33 @@ def test_bad_predictions_are_one_line_errors(released, tmp_path: Path, capsys: p
     bad.write_text('{"id": "x", "output": "A"}\n{"id": "x", "output": "B"}\n')
     assert score_main(["mioh", "--release", str(release_dir), "--predictions", str(bad)]) == 2
     assert "line 2: a second prediction" in capsys.readouterr().err
+
+
+def test_abstaining_model_and_the_multi_model_plot(released, tmp_path: Path) -> None:
+    """A model that answers "None of the above" (or "I don't know") to everything, scored directly; then Fig. 4
+    over two runs with ``python -m scoring.mioh compare``."""
+    from scoring.mioh import main as mioh_main
+    from scoring.mioh import score
+
+    _, build, _, by_key = released
+    items = read_items(build / "items.jsonl")
+    abstain = {it.id: ("I don't know." if "I don't know" in it.options else "None of the above.") for it in items}
+    results = score(items, abstain)
+    nota, idk = results["abstentions"]["None of the above"], results["abstentions"]["I don't know"]
+    # NOTA offered by 11 items, the answer of 2 (e2, c2): chosen wrongly 9 of 9, recalled 2 of 2
+    assert (nota["chosen"], nota["chosen_wrongly"], nota["wrong_rate"], nota["recall"]) == (11, 9, 1.0, 1.0)
+    # "I don't know" offered by e4 only (answer B): chosen wrongly 1 of 1
+    assert (idk["offered"], idk["chosen_wrongly"], idk["wrong_rate"], idk["recall"]) == (1, 1, 1.0, None)
+    # NOTA is C with three options (e2, e5, e7), E with five (8 items); "I don't know" is D (e4)
+    assert results["letters"]["model"] == {"A": 0, "B": 0, "C": 3, "D": 1, "E": 8}
+    assert acc(results["table1"]["overall"]["average"]) == pytest.approx(2 / 12, abs=1e-6)
+    truth = score(items, {it.id: it.answer for it in items})
+    paths = []
+    for name, r in (("abstainer", results), ("oracle", truth)):
+        r["meta"] = {"model": name}
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(r))
+    assert mioh_main(["compare", *map(str, paths), "--out", str(tmp_path / "fig4.png")]) == 0
+    assert (tmp_path / "fig4.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "bad.json").write_text("{}")
+    assert mioh_main(["compare", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x.png")]) == 2
