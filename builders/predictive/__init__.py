@@ -7,6 +7,9 @@ entries), ``human_activity`` and ``physical_interaction`` (the demo videos, :mod
 An item: ``images`` the sequence, ``question`` the paper's image query (App. F, ``templates/predictive``),
 ``answer`` the reference prediction (``pred``), ``provenance`` the pattern description (``pattern``), generator,
 scenario and parameters, or for clips the context captions, held-out events and shape attributes.
+With ``--activitynet``, ``--charades``, ``--clevrer-annotations`` or ``--roboset`` the paper's datasets replace the
+demo videos (:mod:`builders.predictive.real`, :mod:`builders.predictive.charades_steps`; their choices where the
+paper is silent are listed there and in ``docs/papers.md``).
 :mod:`scoring.predictive` judges predictions with the paper's three LLM evaluators (SGAE, PPE, MGAE).
 
 Choices where the paper is silent:
