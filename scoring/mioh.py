@@ -465,6 +465,26 @@ def plot_pressures(results: Mapping[str, Any], path: str | Path) -> Path:
     return _save(fig, path)
 
 
+def plot_n_images(results: Mapping[str, Any], path: str | Path) -> Path | None:
+    """Accuracy against the number of images (the ``n_images`` families), one line per task and overall."""
+    ni = results["n_images"]
+    if len(ni["sizes"]) < 2:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for task, cells in ni["by_task"].items():
+        ys = [None if cells[str(n)]["accuracy"] is None else 100 * cells[str(n)]["accuracy"] for n in ni["sizes"]]
+        ax.plot(ni["sizes"], ys, "-o" if task != "overall" else "-k", lw=1 if task != "overall" else 2.5,
+                label=task)
+    ax.set_xticks(ni["sizes"])
+    ax.set_xlabel("images per question")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title(f"Accuracy vs number of images ({ni['families']} families)")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
 def plot_decomposed(results: Mapping[str, Any], path: str | Path) -> Path | None:
     """Fig. 5: multi-image comprehensive vs decomposed single-image accuracy (existence)."""
     dec = results.get("decomposed")
@@ -486,8 +506,8 @@ def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     model = (results.get("meta") or {}).get("model") or "model"
     written = [plot_accuracy_robustness([(model, results)], out / "accuracy_robustness.png"),
                plot_pressures(results, out / "pressures.png")]
-    dec = plot_decomposed(results, out / "decomposed.png")
-    return written + ([dec] if dec else [])
+    optional = [plot_n_images(results, out / "n_images.png"), plot_decomposed(results, out / "decomposed.png")]
+    return written + [p for p in optional if p is not None]
 
 
 # ------------------------------------------------------------------------------------------------ compare

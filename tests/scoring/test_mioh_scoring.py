@@ -53,7 +53,7 @@ def test_truth_scores_everything(released, tmp_path: Path) -> None:
     assert results["extraction"] == {"option": 12, "yes_no": 4}
     assert results["meta"]["model"] == "stub-truth"
     assert {p.name for p in (tmp_path / "out").iterdir()} == {"results.json", "accuracy_robustness.png",
-                                                             "pressures.png", "decomposed.png"}
+                                                             "pressures.png", "n_images.png", "decomposed.png"}
 
 
 def test_always_a_hand_computed(released, tmp_path: Path) -> None:
