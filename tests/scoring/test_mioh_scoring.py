@@ -217,3 +217,13 @@ def test_abstaining_model_and_the_multi_model_plot(released, tmp_path: Path) -> 
     assert (tmp_path / "fig4.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (tmp_path / "bad.json").write_text("{}")
     assert mioh_main(["compare", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x.png")]) == 2
+
+
+def test_concurrency_is_bounded(released, tmp_path: Path) -> None:
+    root, build, release_dir, _ = released
+    responder = VisionAnswers(read_items(build / "items.jsonl"), build, "truth")
+    with StubOpenAI(responder=responder, delay=0.05) as stub:
+        assert run_main([str(release_dir), "--llm-model", "stub", "--llm-base-url", stub.base_url, "--out",
+                         str(tmp_path / "p.jsonl"), "--cache-dir", str(tmp_path / "c"), "--no-progress",
+                         "--llm-concurrency", "2"]) == 0
+    assert stub.max_in_flight == 2 and stub.attempts == 16
