@@ -111,6 +111,8 @@ def print_lint(path: Path) -> None:
                        summary_rows(section), numeric=False))
     for finding in section["findings"]:
         stdout.print(f"  task finding: {finding}", markup=False, highlight=False)
+    for note in section.get("notes", []):
+        stdout.print(f"  note: {note}", markup=False, highlight=False)
 
 
 def read_config_file(path: str | Path, config_type: type) -> dict[str, Any]:

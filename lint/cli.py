@@ -102,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                            summary_rows(section), numeric=False))
         for finding in section["findings"]:
             stdout.print(f"  task finding: {finding}")
+        for note in section["notes"]:
+            stdout.print(f"  note: {note}", markup=False, highlight=False)
         shown = [(r["id"], "; ".join(r["reasons"])) for r in report.item_rows() if r["reasons"]][: args.show]
         if shown:
             stdout.print(table("First flagged items", ["id", "why"], shown, numeric=False))

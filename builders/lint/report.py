@@ -48,7 +48,7 @@ class LintReport:
                             "examples": examples}
         findings = self.findings()
         return {"items": len(self.items), "flagged_items": self.flagged_items, "findings": findings,
-                "clean": self.flagged_items == 0 and not findings, "checks": checks}
+                "notes": self.notes(), "clean": self.flagged_items == 0 and not findings, "checks": checks}
 
     def findings(self) -> list[str]:
         """Findings about whole tasks (no single item is to blame): unbalanced answers, leaking baselines."""
@@ -63,6 +63,22 @@ class LintReport:
             if model:
                 out += [f"text-only model above chance: {t} ({model['tasks'][t]['accuracy']:.0%} right, chance "
                         f"{model['tasks'][t]['chance']:.0%})" for t in model["leaking_tasks"]]
+        return out
+
+    def notes(self) -> list[str]:
+        """What the builder declared by design (``build.json`` ``lint_promises``) and the lint confirmed: shown
+        beside the findings, never counted as one (a build with only notes is clean)."""
+        if "independence" not in self.results:
+            return []
+        summary = self.results["independence"].summary
+        out = []
+        for task in summary.get("by_design_tasks", []):
+            entry = summary["tasks"][task]
+            design = entry["by_design"]
+            found = ", ".join(f"{b} {entry[b]:.0%}" for b in design["baselines_finding_it"]) or "none above chance"
+            why = f" ({design['why']})" if design["why"] else ""
+            out.append(f"{task} is answered {design['answer']!r} by design in {design['items']} of "
+                       f"{entry['items']} items{why}; blind baselines finding it: {found}")
         return out
 
     def item_rows(self) -> Iterable[dict[str, Any]]:
@@ -117,6 +133,8 @@ def headline(name: str, check: Mapping[str, Any]) -> str:
         return "unbalanced: " + (", ".join(s["unbalanced_tasks"]) or "none")
     if name == "independence":
         text = "blind baselines above chance: " + (", ".join(s["leaking_tasks"]) or "none")
+        if s.get("by_design_tasks"):
+            text += "; by design: " + ", ".join(s["by_design_tasks"])
         if "text_only_model" in s:
             model = s["text_only_model"]
             text += f"; text-only {model['model']} above chance: " + (", ".join(model["leaking_tasks"]) or "none")
@@ -132,6 +150,8 @@ def markdown(section: Mapping[str, Any] | None) -> str:
                else f"{section['flagged_items']} of {section['items']} items were flagged by at least one check.")
     if section.get("findings"):
         verdict += " Findings about whole tasks: " + "; ".join(section["findings"]) + "."
+    if section.get("notes"):
+        verdict += " Declared by the builder and confirmed (not faults): " + "; ".join(section["notes"]) + "."
     rows = [(f"`{name}`", flagged, finding.replace("|", "\\|")) for name, flagged, finding in summary_rows(section)]
     header = "| check | flagged | finding |\n|---|---|---|\n"
     return (f"The lint (`python -m lint`) ran at the end of the build. {verdict}\n\n" + header

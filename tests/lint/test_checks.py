@@ -200,3 +200,99 @@ def test_all_checks_together_on_every_planted_fault():
     assert bad[0].id in ids["options"] and bad[3].id in ids["wording"]
     assert {bad[1].id, bad[2].id} <= ids["contradictions"]
     assert report.section()["flagged_items"] == 4
+
+
+REFUSAL = "Sorry, I can't help with it"
+
+
+def refusal_task(n: int = 40, task: str = "beyond") -> list[Item]:
+    """A task answered by the refusal in every item (MM-SAP's BeyondVisQA), the refusal's position rotating."""
+    items = []
+    for k in range(n):
+        opts = [OBJECTS[(k + j) % 10] for j in range(4)]
+        opts.insert(k % 5, REFUSAL)
+        items.append(make_item(benchmark="t", task=task, question_type="mcq", pressure="easy", images=[f"r{k}.jpg"],
+                               question=f"What is the name of the {OBJECTS[k % 10]}?", options=opts,
+                               answer="ABCDE"[k % 5]))
+    return items
+
+
+PROMISE = {"benchmark": "t", "lint_promises": {"fixed_answers": {"beyond": {"answer": REFUSAL, "why": "formula 1"}}}}
+
+
+def test_a_fixed_answer_task_without_a_promise_is_flagged():
+    section = lint(clean_set() + refusal_task()).section()
+    assert "t/beyond (mcq)" in section["checks"]["independence"]["summary"]["leaking_tasks"]
+    assert section["checks"]["independence"]["flagged"] == 40
+    assert section["notes"] == [] and not section["clean"]
+
+
+def test_a_promised_fixed_answer_is_a_note_and_a_broken_promise_is_flagged():
+    report = lint(clean_set() + refusal_task(), PROMISE)
+    section = report.section()
+    assert section["clean"], section
+    summary = section["checks"]["independence"]["summary"]
+    assert summary["leaking_tasks"] == [] and summary["by_design_tasks"] == ["t/beyond (mcq)"]
+    assert summary["tasks"]["t/beyond (mcq)"]["language_prior"] == 1.0  # still measured, only not a finding
+    assert section["notes"] == ["t/beyond (mcq) is answered \"Sorry, I can't help with it\" by design in 40 of 40 "
+                                "items (formula 1); blind baselines finding it: longest_option 100%, "
+                                "language_prior 100%"]
+    assert "by design: t/beyond (mcq)" in dict((r[0], r[2]) for r in report_rows(section))["independence"]
+    # a promise for another benchmark's build is not this build's promise
+    assert not lint(clean_set() + refusal_task(), {**PROMISE, "benchmark": "other"}).section()["clean"]
+    # an item of the promised task answered otherwise breaks the promise
+    odd = mcq("r.jpg", "What is the name of the cup?", [REFUSAL, "cup", "dog", "cat", "car"], "B")
+    odd = make_item(**{**{k: getattr(odd, k) for k in ("benchmark", "question_type", "pressure", "images",
+                                                        "question", "options", "answer", "provenance")},
+                       "task": "beyond"})
+    found = flagged(lint(clean_set() + refusal_task() + [odd], PROMISE), "independence")
+    assert list(found) == [odd.id] and "breaks the promise" in found[odd.id][0]
+
+
+def report_rows(section):
+    from builders.lint import summary_rows
+
+    return summary_rows(section)
+
+
+def shuffled(questions: int, variants: int, answers: list[str] | None = None) -> list[Item]:
+    """``questions`` MCQs, each in ``variants`` option orders linked by ``provenance.group`` (MM-SAP's
+    ``--shuffles``). Each question has its own answer and wrong options (nothing to learn across questions) unless
+    ``answers`` names the answer text per question."""
+    items = []
+    for q in range(questions):
+        right = answers[q] if answers else f"answer{q}"
+        opts = [right] + [f"wrong{q}x{j}" for j in range(3)]
+        for k in range(variants):
+            slot = (q + k) % 4
+            order = opts[1:slot + 1] + [opts[0]] + opts[slot + 1:]
+            items.append(make_item(benchmark="t", task="shuffled", question_type="mcq", pressure="easy",
+                                   images=[f"s{q}.jpg"], question=f"Which thing is shown in picture {q}?",
+                                   options=order, answer="ABCD"[slot], provenance={"group": f"q{q}", "shuffle": k}))
+    return items
+
+
+def test_shuffled_variants_are_left_out_together_by_the_language_prior():
+    """Leave-one-out alone would learn each answer from the other four orders of the same question."""
+    items = shuffled(40, 5)
+    report = lint(items, checks=["independence"])
+    entry = report.results["independence"].summary["tasks"]["t/shuffled (mcq)"]
+    assert entry["language_prior"] <= 0.3 and entry["leaking"] == [] and entry["questions"] == 40
+    assert report.results["independence"].reasons == {}
+    # the same items without the group link: each variant sees its siblings and the prior "knows" every answer
+    ungrouped = [make_item(**{**{k: getattr(it, k) for k in ("benchmark", "task", "question_type", "pressure",
+                                                             "images", "question", "options", "answer")},
+                              "provenance": {}}) for it in items]
+    entry = lint(ungrouped, checks=["independence"]).results["independence"].summary["tasks"]["t/shuffled (mcq)"]
+    assert entry["language_prior"] == 1.0 and entry["leaking"] == ["language_prior"]
+
+
+def test_a_leak_across_questions_is_still_found_with_shuffles():
+    """Every question answered "red" (other questions' variants still teach the prior), and variants count as
+    one question in the test: 6 questions in 5 orders are too few to call a leak."""
+    items = shuffled(40, 5, answers=["red"] * 40)
+    summary = lint(items, checks=["independence"]).results["independence"].summary
+    assert summary["tasks"]["t/shuffled (mcq)"]["language_prior"] == 1.0
+    assert summary["leaking_tasks"] == ["t/shuffled (mcq)"]
+    few = lint(shuffled(6, 5, answers=["red"] * 6), checks=["independence"]).results["independence"].summary
+    assert few["tasks"]["t/shuffled (mcq)"]["questions"] == 6 and few["leaking_tasks"] == []
