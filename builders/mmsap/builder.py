@@ -13,7 +13,7 @@ from builders.llm import make_client
 from builders.mmsap.answers import answer_table
 from builders.mmsap.authored import AuthoredRecord, authored_questions, read_authored
 from builders.mmsap.config import BENCHMARK, MmsapConfig
-from builders.mmsap.layout import refusal_wording, to_items
+from builders.mmsap.layout import lint_promises, refusal_wording, to_items
 from builders.mmsap.llm_writer import fill_authored, reword_beyond, rewrite
 from builders.mmsap.questions import DEMO_BASIC_TYPES, Question
 from builders.mmsap.report import mmsap_quality
@@ -189,7 +189,10 @@ def write_build(config: MmsapConfig) -> tuple[Path, list[Item], dict[str, Any]]:
         if stats["generated"]:
             items = [replace(it, images=tuple(out.add_image(p) for p in it.images)) for it in items]
         n = out.write_items(items)
-        out.write_json("build.json", build_record(BENCHMARK, config, stats, stats["sources"], n,
-                                                  internal=("sources", "generated")))
+        record = build_record(BENCHMARK, config, stats, stats["sources"], n, internal=("sources", "generated"))
+        promises = lint_promises(it.task for it in items)
+        if promises:
+            record["lint_promises"] = promises
+        out.write_json("build.json", record)
         path = out.final
     return path, items, stats

@@ -15,7 +15,7 @@ variant never repeats an earlier variant's exact order (so every item id is dist
 from __future__ import annotations
 
 from itertools import permutations
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from builders.items import Item, make_item
 from builders.mcq import BalancedCycle, letter
@@ -30,6 +30,18 @@ PRESSURE = "none"
 
 def refusal_wording() -> str:
     return str(load_templates("mmsap", "common")["refusal"])
+
+
+def lint_promises(subsets: Iterable[str]) -> dict[str, Any]:
+    """What ``build.json`` promises the lint (:mod:`builders.lint.independence`): BeyondVisQA is answered by the
+    refusal in every item, by the paper's design (formula 1: the refusal is its only aware option), so the blind
+    baselines that find the refusal (always refuse; the longest option and the language prior, which find the one
+    wording every item shares) are a property of the benchmark, noted rather than flagged. KnowVisQA, where the
+    refusal is aware too, still has its right answer in ``answer`` and needs no promise."""
+    if "beyond" not in set(subsets):
+        return {}
+    why = "MM-SAP formula 1: the refusal is the only aware option of BeyondVisQA"
+    return {"fixed_answers": {"beyond": {"answer": refusal_wording(), "why": why}}}
 
 
 def n_options() -> int:

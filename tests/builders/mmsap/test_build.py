@@ -114,6 +114,21 @@ def test_build_json_reports_validity_and_blind_baselines(demo_build):
     assert abs(q["subsets"]["basic"]["blind_baselines"]["always_A"] - 0.2) < 0.05
 
 
+def test_build_lints_clean_with_beyondvisqa_refusal_noted_by_design(demo_build):
+    """BeyondVisQA's answer is the refusal by the paper's design (formula 1): build.json promises it, so the lint
+    notes it instead of flagging 50 questions; the five shuffled orders of a question do not teach each other."""
+    build = json.loads((demo_build / "build.json").read_text())
+    assert build["lint_promises"] == {"fixed_answers": {"beyond": {
+        "answer": "Sorry, I can't help with it",
+        "why": "MM-SAP formula 1: the refusal is the only aware option of BeyondVisQA"}}}
+    lint = build["lint"]
+    assert lint["clean"], lint["findings"]
+    assert len(lint["notes"]) == 1 and lint["notes"][0].startswith(
+        "mmsap/beyond (mcq) is answered \"Sorry, I can't help with it\" by design in 300 of 300 items")
+    tasks = lint["checks"]["independence"]["summary"]["tasks"]
+    assert tasks["mmsap/basic (mcq)"]["questions"] == 40 and tasks["mmsap/basic (mcq)"]["leaking"] == []
+
+
 def test_builds_are_byte_identical_for_a_seed(tmp_path, demo_build):
     assert main(["--out", str(tmp_path), "--no-progress", "--shuffles", "5", *DEMO]) == 0
     assert (tmp_path / "demo-seed0" / "items.jsonl").read_bytes() == (demo_build / "items.jsonl").read_bytes()
