@@ -27,11 +27,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_frames  # noqa: E402
+import bench_frames
 
-from sources.keyframes import TimeSpans  # noqa: E402
-from sources.video import LastFramePerSecond, Policy, probe, sample_video  # noqa: E402
-from sources.video_backends import read_frames, write_video  # noqa: E402
+from sources.keyframes import TimeSpans
+from sources.video import LastFramePerSecond, Policy, probe, sample_video
+from sources.video_backends import read_frames, write_video
 
 CLEVRER_FRAMES, CLEVRER_FPS = 128, 25.0
 ANET_FPS = 30.0

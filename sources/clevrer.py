@@ -27,7 +27,7 @@ from .video import is_video_file, natural_key
 SOURCE = "clevrer"
 FPS = 25.0
 """CLEVRER's frame rate (128 frames, 5.12 s); used when a video file does not say."""
-LICENSE = "CLEVRER: CC0 (http://clevrer.csail.mit.edu/)"
+LICENSE = "CLEVRER: see http://clevrer.csail.mit.edu/ (check its terms before redistributing)"
 
 
 def read_clevrer(annotations_dir: str | Path, videos_dir: str | Path) -> list[VideoRecord]:

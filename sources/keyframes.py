@@ -29,7 +29,7 @@ from .video import VideoSkipped
 
 
 def _frame_at(seconds: float, fps: float, frame_count: int) -> int:
-    return max(0, min(frame_count - 1, int(math.floor(seconds * fps + 1e-9))))
+    return max(0, min(frame_count - 1, math.floor(seconds * fps + 1e-9)))
 
 
 def _need_fps(fps: float | None) -> float:
@@ -78,7 +78,7 @@ class BeforeCut:
 
     def indices(self, frame_count: int, fps: float | None) -> list[int]:
         rate = _need_fps(fps)
-        first_held_out = int(math.floor(self.cut * rate + 1e-9))
+        first_held_out = math.floor(self.cut * rate + 1e-9)
         last = min(frame_count, first_held_out) - 1
         if last + 1 < self.n:
             raise VideoSkipped(f"only {last + 1} frames before the cut at {self.cut:g} s, fewer than {self.n}")

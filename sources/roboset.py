@@ -31,7 +31,7 @@ from .video import frame_images, is_video_file, natural_key
 
 SOURCE = "roboset"
 COMBINATIONS_FILE = "combinations.json"
-LICENSE = "RoboSet: CC BY 4.0 (https://robopen.github.io/roboset/)"
+LICENSE = "RoboSet: see https://robopen.github.io/roboset/ (check its terms before redistributing)"
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import Any
 LEADING_CONJUNCTIONS = ("and then", "and", "then", "but", "so", "before", "after", "finally")
 SUBJECTS = frozenset({"nsubj", "nsubjpass"})
 IGNORED_LEMMAS = frozenset({"something", "somewhere", "someone", "some", "a", "an", "the", "of", "on", "in", "at",
-                            "to", "from", "with", "into", "onto", "off", "up", "down", "out", "from"})
+                            "to", "from", "with", "into", "onto", "off", "up", "down", "out"})
 
 
 @dataclass(frozen=True)

@@ -64,10 +64,18 @@ def seeded_order(records: Sequence[Any], seed: int, source: str) -> list[Any]:
     return [records[int(i)] for i in order]
 
 
-def _sample(record: Any, policy: Any, config: PredictiveConfig) -> Any:
-    from sources.video import sample_video
+def _sample(out: SourceResult, task: str, record: Any, policy: Any, config: PredictiveConfig, step: str) -> Any:
+    """The record's frames under ``policy``, or ``None`` with the skip recorded (``step``: where it failed)."""
+    from sources.video import VideoSkipped, sample_video
 
-    return sample_video(record, policy, config.resolved_cache_dir(), backend=config.backend)
+    if not record.file:
+        out.skip(task, record.id, f"{step}: video file not found")
+        return None
+    try:
+        return sample_video(record, policy, config.resolved_cache_dir(), backend=config.backend)
+    except VideoSkipped as exc:
+        out.skip(task, record.id, f"{step}: {exc.reason}")
+        return None
 
 
 def _limit(records: list[Any], config: PredictiveConfig) -> list[Any]:
@@ -80,7 +88,6 @@ def _limit(records: list[Any], config: PredictiveConfig) -> list[Any]:
 def activitynet_clips(config: PredictiveConfig, scorer: Any, update: Update) -> SourceResult:
     from sources.activitynet import read_activitynet
     from sources.keyframes import TimeSpans
-    from sources.video import VideoSkipped
 
     task, out = "human_activity", SourceResult()
     records = _limit(read_activitynet(config.activitynet, config.videos), config)
@@ -99,15 +106,9 @@ def activitynet_clips(config: PredictiveConfig, scorer: Any, update: Update) -> 
         if any(s["start"] >= held["start"] for s in context):
             out.skip(task, rec.id, "activitynet: a context segment starts with the held-out one")
             continue
-        if not rec.file:
-            out.skip(task, rec.id, "activitynet: video file not found")
-            continue
-        spans = tuple((s["start"], min(s["end"], held["start"])) for s in context)
-        policy = TimeSpans(spans, candidates)
-        try:
-            sampled = _sample(rec, policy, config)
-        except VideoSkipped as exc:
-            out.skip(task, rec.id, f"activitynet: {exc.reason}")
+        policy = TimeSpans(tuple((s["start"], min(s["end"], held["start"])) for s in context), candidates)
+        sampled = _sample(out, task, rec, policy, config, "activitynet")
+        if sampled is None:
             continue
         by_index = dict(zip(sampled.indices, sampled.frames))
         groups = policy.groups(sampled.frame_count, sampled.fps)
@@ -142,7 +143,6 @@ def charades_clips(config: PredictiveConfig, update: Update) -> SourceResult:
     from filters.text import load_nlp, nlp_name
     from sources.charades import read_charades, read_charades_classes
     from sources.keyframes import BeforeCut
-    from sources.video import VideoSkipped
 
     task, out = "human_activity", SourceResult()
     assert config.charades_classes
@@ -164,13 +164,8 @@ def charades_clips(config: PredictiveConfig, update: Update) -> SourceResult:
             out.skip(task, rec.id, f"charades step 3: the action starts at {found.start:g} s, past the video's "
                                    f"length {rec.meta['length']:g} s")
             continue
-        if not rec.file:
-            out.skip(task, rec.id, "charades step 3: video file not found")
-            continue
-        try:
-            sampled = _sample(rec, BeforeCut(found.start, config.context_frames), config)
-        except VideoSkipped as exc:
-            out.skip(task, rec.id, f"charades step 3: {exc.reason}")
+        sampled = _sample(out, task, rec, BeforeCut(found.start, config.context_frames), config, "charades step 3")
+        if sampled is None:
             continue
         out.clips.append(RealClip("charades", task, rec.id,
                                   [(f, sampled.sha256, i) for f, i in zip(sampled.frames, sampled.indices)],
@@ -215,7 +210,7 @@ def clevrer_reference(objects: dict[str, dict[str, str]], collisions: list[dict[
 
 def clevrer_clips(config: PredictiveConfig, update: Update) -> SourceResult:
     from sources.clevrer import read_clevrer
-    from sources.video import LastFramePerSecond, VideoSkipped
+    from sources.video import LastFramePerSecond
 
     task, out = "physical_interaction", SourceResult()
     records = _limit(read_clevrer(config.clevrer_annotations, config.videos), config)
@@ -236,13 +231,8 @@ def clevrer_clips(config: PredictiveConfig, update: Update) -> SourceResult:
             out.skip(task, rec.id, f"clevrer: two objects look alike ({twins[0]}), a reference could not tell them "
                                    f"apart")
             continue
-        if not rec.file:
-            out.skip(task, rec.id, "clevrer: video file not found")
-            continue
-        try:
-            sampled = _sample(rec, LastFramePerSecond(), config)
-        except VideoSkipped as exc:
-            out.skip(task, rec.id, f"clevrer: {exc.reason}")
+        sampled = _sample(out, task, rec, LastFramePerSecond(), config, "clevrer")
+        if sampled is None:
             continue
         if len(sampled.indices) < 5:
             out.skip(task, rec.id, f"clevrer: {len(sampled.indices)} full seconds, fewer than 5")

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,7 +18,12 @@ from PIL import Image
 from builders import predictive
 from tests.builders.predictive import source_checker as checker
 from tests.builders.predictive.source_fixtures import (
-    frame_level, make_activitynet, make_charades, make_clevrer, make_roboset, roboset_offset,
+    frame_level,
+    make_activitynet,
+    make_charades,
+    make_clevrer,
+    make_roboset,
+    roboset_offset,
 )
 from tests.conftest import have, require
 
