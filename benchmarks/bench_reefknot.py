@@ -236,10 +236,10 @@ def main() -> int:
     out = work / "builds"
     shutil.rmtree(out, ignore_errors=True)
     ours = in_subprocess("ours", paths, out)
-    naive = None if args.skip_naive else in_subprocess("naive", paths, out)
     print(f"{'':<8}{'seconds':>9}{'with writing':>14}{'peak RSS MB':>13}{'relations':>11}{'kept':>9}{'questions':>11}")
     print(f"{'ours':<8}{ours['seconds']:>9}{ours['with_writing']:>14}{ours['peak_rss_mb']:>13}{ours['relations']:>11}"
-          f"{ours['kept']:>9}{ours['items']:>11}")
+          f"{ours['kept']:>9}{ours['items']:>11}", flush=True)
+    naive = None if args.skip_naive else in_subprocess("naive", paths, out)
     if naive:
         print(f"{'naive':<8}{naive['seconds']:>9}{'':>14}{naive['peak_rss_mb']:>13}{naive['relations']:>11}{naive['kept']:>9}"
               f"{naive['items']:>11}")
