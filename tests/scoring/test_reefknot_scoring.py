@@ -154,7 +154,8 @@ def test_scoring_a_demo_build_with_a_stand_in_model(tmp_path, capsys):
             out = {"yes_no": "Yes.", "mcq": "A", "vqa": it["answer"]}[it["question_type"]]
             fh.write(json.dumps({"id": it["id"], "output": out, "model": "stand-in"}) + "\n")
     assert main(["reefknot", "--release", str(build), "--predictions", str(preds), "--vqa-judge", "exact",
-                 "--out", str(tmp_path / "scores"), "--no-plots"]) == 0
+                 "--out", str(tmp_path / "scores")]) == 0
+    assert (tmp_path / "scores" / "confusion.png").stat().st_size > 0  # Fig. 5
     res = json.loads((tmp_path / "scores" / "results.json").read_text())
     n_a = sum(it["answer"] == "A" for it in items if it["question_type"] == "mcq")
     n_mcq = sum(it["question_type"] == "mcq" for it in items)
