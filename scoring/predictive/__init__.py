@@ -10,6 +10,8 @@
 * per task and dimension, the mean over judged items (formula 8) and their mean (the tables' "Avg."), also as a
   percentage of full marks; abstract patterns are also split into hand-made ("Human Generated") and generated
   ("Automated Generated") entries in the layout of Table 11;
+* items from the paper's datasets are also scored per dataset (ActivityNet Captions, Charades: Table 2; CLEVRER,
+  RoboSet: Table 3; the demo videos as ``demo``), from each item's ``provenance["source"]``;
 * ``--validate-judge`` scores the references themselves (formula 3) and reports how far from full marks the judge
   puts them: a judge that cannot give the gold answer near-full marks is not fit to judge.
 
@@ -82,6 +84,22 @@ def table11(items: Sequence[Item], judgements: Sequence[Judgement]) -> dict[str,
     return out
 
 
+DATASETS = (("activitynet", "human_activity"), ("charades", "human_activity"), ("demo", "human_activity"),
+            ("clevrer", "physical_interaction"), ("roboset", "physical_interaction"), ("demo", "physical_interaction"))
+"""(source, task) rows of the per-dataset layout (Tables 2 and 3), in the paper's order; demo clips last."""
+
+
+def per_dataset(items: Sequence[Item], judgements: Sequence[Judgement]) -> dict[str, Any]:
+    """Activity and physics items per (task, source), keyed ``"<task>/<source>"``; only those with judged items."""
+    source = {it.id: it.provenance.get("source", "") for it in items}
+    out = {}
+    for name, task in DATASETS:
+        group = [j for j in judgements if j.task == task and source.get(j.item_id) == name]
+        if group:
+            out[f"{task}/{name}"] = summarise(group)[task]
+    return out
+
+
 def judge_client(args: argparse.Namespace) -> Any:
     from builders.llm import LLMConfig, make_client
     from sources.demo import default_cache_dir
@@ -101,6 +119,7 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Na
     results: dict[str, Any] = {
         "tasks": summarise(judged),
         "table11": table11(ours, judged),
+        "datasets": per_dataset(ours, judged),
         "missing": len(ours) - len(pairs),
         "judgements": [j.as_dict() for j in judged],
     }
@@ -141,6 +160,12 @@ def print_report(results: Mapping[str, Any]) -> None:
         cells.append(_num(s["percent_average"], 1) if s else "-")
     stdout.print(table("Table 11 layout: abstract patterns, % of full marks", header, [cells],
                        legend="H: Human Generated (hand-made entries), A: Automated Generated (the generator)"))
+    if results.get("datasets"):
+        drows = [[key.split("/")[1], s["judge"].upper(), s["judged"],
+                  ", ".join(f"{SHORT.get(d, d)} {_num(v)}" for d, v in s["dimensions"].items()),
+                  _num(s["percent_average"], 1)] for key, s in results["datasets"].items()]
+        stdout.print(table("Tables 2 and 3 layout: per dataset", ["dataset", "judge", "judged",
+                                                                  "mean per dimension", "Avg. %"], drows))
     if results.get("judge_validation"):
         vrows = [[task, ", ".join(f"{SHORT.get(d, d)} {_num(v)}" for d, v in s["dimensions"].items()),
                   ", ".join(f"{SHORT.get(d, d)} {_num(v)}" for d, v in s["gap"].items()), s["failures"]]
@@ -151,4 +176,4 @@ def print_report(results: Mapping[str, Any]) -> None:
         stdout.print(f"{results['missing']} item(s) had no prediction and were not judged.")
 
 
-__all__ = ["JUDGE_NAMES", "add_arguments", "print_report", "run", "summarise"]
+__all__ = ["JUDGE_NAMES", "add_arguments", "per_dataset", "print_report", "run", "summarise"]
