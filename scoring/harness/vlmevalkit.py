@@ -11,7 +11,8 @@ the question). Hence three sheets per task, by answer form:
 * ``<release>_<task>_VQA.tsv``: open answers (reference text).
 
 In the YN and VQA sheets the ``question`` carries the context in front (VLMEvalKit's VQA prompt is the question
-alone, and the context is the linguistic pressure being measured); ``hint`` still holds it alone.
+alone, and the context is the linguistic pressure being measured; ``hint`` still holds it alone), and a YN question
+ends with the instruction Mirage's own prompt gives ("Answer with yes or no.").
 
 Images are the release's bytes, base64-encoded, never re-encoded; an item with several images has a list
 (``"['<b64>', '<b64>']"``, the Python list literal VLMEvalKit's ``toliststr`` evaluates) and ``image_path`` names them (VLMEvalKit dumps a
@@ -39,6 +40,7 @@ from builders.items import OPTION_LETTERS
 from scoring.extract import answer_format, is_refusal
 from sources.errors import ConfigError
 
+from .lmms_eval_utils import YES_NO_INSTRUCTION
 from .rows import ReleaseTask, row_item
 
 ROTATION_OFFSET = 1_000_000
@@ -145,10 +147,13 @@ def mcq_records(rows: Sequence[dict[str, Any]], circular: bool = False) -> Itera
 
 
 def plain_records(rows: Sequence[dict[str, Any]], form: str) -> Iterator[dict[str, Any]]:
-    """Records of a YN or VQA sheet; YN answers ``Yes``/``No``."""
+    """Records of a YN or VQA sheet; YN answers ``Yes``/``No`` and asks for them (:data:`YES_NO_INSTRUCTION`)."""
     for i, row in enumerate(rows, 1):
-        answer = row["answer"].strip().capitalize() if form == "YN" else row["answer"]
-        yield dict(_common(row, i), question=_with_context(row), answer=answer)
+        if form == "YN":
+            answer, question = row["answer"].strip().capitalize(), f"{_with_context(row)}\n{YES_NO_INSTRUCTION}"
+        else:
+            answer, question = row["answer"], _with_context(row)
+        yield dict(_common(row, i), question=question, answer=answer)
 
 
 LEADING = ("index", "id", "image", "image_path", "question", "hint")

@@ -144,7 +144,8 @@ def test_vlmevalkit_sheets_round_trip(released):
             else:
                 assert form == "VQA" and rec["answer"] == row["answer"]
             if form != "MCQ":
-                assert rec["question"] == (f"{row['context']}\n{row['question']}" if row["context"] else row["question"])
+                asked = f"{row['context']}\n{row['question']}" if row["context"] else row["question"]
+                assert rec["question"] == (f"{asked}\nAnswer with yes or no." if form == "YN" else asked)
     assert seen == set(rows)
 
 
