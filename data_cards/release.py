@@ -202,6 +202,7 @@ def _manifest(
             "stats": scrub(build.get("stats") or {}),
             "skipped": len(build.get("skipped") or []),
             "files_sha256": inputs.input_files,
+            "lint_promises": build.get("lint_promises") or {},  # what `python -m lint RELEASE` may take as by design
         },
         "review": inputs.review,
         "excluded": inputs.excluded,

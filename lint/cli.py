@@ -63,15 +63,33 @@ def read_input(path: str, fmt: str | None, images: str | None = None) -> tuple[l
         for line in warnings:
             stderr.print(f"warning: {line}", markup=False, highlight=False)
         return items, {"benchmark": items[0].benchmark if items else fmt, "lint_promises": promises}
-    from scoring.releases import load_items
+    from scoring.releases import REPO_RE, download_release, load_items
 
-    items = load_items(path, with_images=False)
-    build_json = Path(path) / "build.json" if Path(path).is_dir() else Path(path).with_name("build.json")
-    try:
-        build = json.loads(build_json.read_text(encoding="utf-8")) if build_json.is_file() else {}
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{build_json}: malformed JSON ({exc})") from None
-    return items, build
+    target = Path(path)
+    if not target.exists() and REPO_RE.match(path) and not path.startswith((".", "/")):
+        repo_id, _, tag = path.partition("@")
+        target = download_release(repo_id, tag or None)  # the snapshot: its manifest.json holds the promises
+    items = load_items(target, with_images=False)
+    return items, build_record_of(target)
+
+
+def build_record_of(path: Path) -> dict[str, Any]:
+    """What the lint may read about how ``path`` was built: the build.json beside the items, or in a release the
+    build's benchmark and ``lint_promises`` kept in manifest.json; empty when there is neither."""
+    folder = path if path.is_dir() else path.parent
+    for name in ("build.json", "manifest.json"):
+        record = folder / name
+        if not record.is_file():
+            continue
+        try:
+            data = json.loads(record.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{record}: malformed JSON ({exc})") from None
+        if name == "build.json":
+            return data
+        build = data.get("build") or {}
+        return {"benchmark": build.get("benchmark"), "lint_promises": build.get("lint_promises") or {}}
+    return {}
 
 
 @exit_on_error

@@ -121,7 +121,7 @@ def mcq_prior(items: Sequence[Item], members: list[int]) -> dict[int, tuple[str,
 def fixed_answers(benchmark: str, context: LintContext) -> dict[str, dict[str, str]]:
     """Task -> ``{"answer", "why"}``: the tasks whose answer the build promises is fixed by design."""
     build = context.build or {}
-    if build.get("benchmark", benchmark) != benchmark:
+    if (build.get("benchmark") or benchmark) != benchmark:
         return {}
     promised = (build.get("lint_promises") or {}).get("fixed_answers") or {}
     return {task: {"answer": str(p["answer"]), "why": str(p.get("why", ""))} for task, p in promised.items()}
