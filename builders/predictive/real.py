@@ -303,9 +303,13 @@ def frame_name(clip: RealClip, frame: tuple[str, str, int]) -> str:
     return f"{clip.source}-{slug}-{frame[1][:8]}-f{frame[2]:06d}.png"
 
 
+SOURCE_TASK = {"activitynet": "human_activity", "charades": "human_activity", "clevrer": "physical_interaction",
+               "roboset": "physical_interaction"}
+
+
 def iterate_sources(config: PredictiveConfig) -> Iterator[str]:
-    """The real sources the config names, in a fixed order."""
+    """The real sources the config names whose task is asked for (``--tasks``), in a fixed order."""
     for name, given in (("activitynet", config.activitynet), ("charades", config.charades),
                         ("clevrer", config.clevrer_annotations), ("roboset", config.roboset)):
-        if given:
+        if given and SOURCE_TASK[name] in config.tasks:
             yield name

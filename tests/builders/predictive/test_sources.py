@@ -251,3 +251,9 @@ def test_activitynet_frames_chosen_by_a_tiny_open_clip_model(data: dict[str, Any
     assert items and all(i["provenance"]["frame_choice"] == "clip" and None not in i["provenance"]["clip_scores"]
                          for i in items)
     assert checker.check_activitynet(build, data["activitynet"]["json"]) == []
+
+
+def test_tasks_choose_the_sources(data: dict[str, Any]) -> None:
+    assert run(data["root"], *source_args(data), "--name", "physics", "--tasks", "physical_interaction") == 0
+    sources = {i["provenance"]["source"] for i in items_of(data["root"] / "out" / "physics")}
+    assert sources == {"clevrer", "roboset"}
