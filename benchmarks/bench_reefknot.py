@@ -80,7 +80,7 @@ def write_corpus(work: Path, scale: float, seed: int) -> dict[str, Path]:
     rng = np.random.default_rng(seed)
     n_images = max(1, int(FULL_IMAGES * scale))
     per_image = FULL_RELATIONSHIPS / FULL_IMAGES
-    names = [f"thing {_letters(i)}" if i % 3 else f"thing{_letters(i)}" for i in range(N_NAMES)]
+    names = [f"thing{_letters(i)}" if i % 3 else f"red thing{_letters(i)}" for i in range(N_NAMES)]
     for i, word in enumerate(("man", "woman", "window", "tree", "shirt", "table", "dog", "car", "sign", "plate")):
         names[i] = word
     name_p = 1.0 / np.arange(1, N_NAMES + 1) ** 1.05

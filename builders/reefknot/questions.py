@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -240,8 +240,21 @@ class QuestionSets:
             **extra,
         }
 
+    def _other_counts(self, t: Triplet, relations: Sequence[str]) -> list[int]:
+        """How often the pair takes each relation in the source *without this triplet* (leave-one-out: a blind
+        model learns the prior from other images, never from the one it is asked about)."""
+        return [self.corpus.pair_count(t.subject, t.object, q) - (q == t.predicate) for q in relations]
+
+    def _prior_relation(self, t: Triplet) -> str | None:
+        """The pair's most frequent relation in the rest of the source (ties: alphabetical; none when unseen)."""
+        table = self.corpus.pair_relations(t.subject, t.object)
+        relations = sorted(table)
+        counts = self._other_counts(t, relations)
+        best = max(counts, default=0)
+        return relations[counts.index(best)] if best > 0 else None
+
     def _yes_no(self, t: Triplet, negative: FalseRelation) -> list[Item]:
-        prior = self.corpus.prior(t.subject, t.object)[0]
+        prior = self._prior_relation(t)
         out = []
         for relation, answer, pressure, extra in (
             (t.predicate, "yes", "none", {}),
@@ -260,7 +273,7 @@ class QuestionSets:
     def _mcq(self, t: Triplet, distractors: list[FalseRelation], slot: int) -> Item:
         wrong = [d.predicate for d in distractors]
         options = wrong[:slot] + [t.predicate] + wrong[slot:]
-        counts = [self.corpus.pair_count(t.subject, t.object, o) for o in options]
+        counts = self._other_counts(t, options)
         prior_choice = letter(counts.index(max(counts)))
         return make_item(
             benchmark=BENCHMARK, task=t.category, question_type="mcq", pressure="none", images=[t.file],

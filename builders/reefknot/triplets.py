@@ -78,6 +78,10 @@ class Corpus:
                 best, best_n = p, n
         return best, best_n, total
 
+    def pair_relations(self, subject: str, obj: str) -> dict[str, int]:
+        """{relation: triplets} of the pair in the source."""
+        return self._pair_table().get((subject, obj), {})
+
     def pair_count(self, subject: str, obj: str, predicate: str) -> int:
         return self.pair_predicates.get((subject, obj, predicate), 0)
 

@@ -7,8 +7,9 @@
 * Y/N balance per category, relation balance (max/min triplets per relation, per set and category), answer
   letters (chi-square, :mod:`builders.quality`);
 * blind baselines: always "yes" on Y/N, always "A" on MCQ, and the language prior - for Y/N "yes" exactly when
-  the asked relation is the pair's most frequent relation in the source, for MCQ the option most often seen with
-  the pair (ties: the first) - next to chance.
+  the asked relation is the pair's most frequent relation in the rest of the source (leave-one-out: the asked
+  triplet itself is not counted), for MCQ the option most often seen with the pair elsewhere (ties: the first) -
+  next to chance.
 """
 
 from __future__ import annotations
