@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from typing import Any, Sequence
+from typing import Any, Hashable, Sequence
 
 from builders.items import Item, OPTION_LETTERS, canonical_json
 from builders.lint.base import CheckResult, LintContext, answer_text, collapse, is_mcq, is_yes_no, normalise, per_task
@@ -59,12 +59,15 @@ def _z(right: int, n: int, chance: float) -> float:
     return (right - n * chance) / math.sqrt(n * chance * (1 - chance))
 
 
-def variant_groups(items: Sequence[Item], members: list[int]) -> dict[int, str]:
+def variant_groups(items: Sequence[Item], members: list[int]) -> dict[int, Hashable]:
     """Item index -> the key of its question: ``provenance[VARIANT_KEY]`` for variants, else the item itself."""
     out = {}
     for i in members:
         value = items[i].provenance.get(VARIANT_KEY)
-        out[i] = f"{VARIANT_KEY}:{canonical_json(value)}" if value is not None else f"item:{i}"
+        if value is None:
+            out[i] = i
+        else:
+            out[i] = (value if isinstance(value, str) else canonical_json(value), )  # never equal to an index
     return out
 
 
@@ -72,7 +75,7 @@ def yes_no_prior(items: Sequence[Item], members: list[int]) -> dict[int, tuple[s
     """Item index -> (predicted answer, confidence) from the other questions with the same normalised text (its
     own variants left out with it)."""
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    own: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    own: dict[tuple[Hashable, str], Counter[str]] = defaultdict(Counter)
     keys = {i: normalise(items[i].question) for i in members}
     groups = variant_groups(items, members)
     for i in members:
@@ -93,8 +96,8 @@ def mcq_prior(items: Sequence[Item], members: list[int]) -> dict[int, tuple[str,
     offered (its own variants left out with it)."""
     offered: Counter[str] = Counter()
     right: Counter[str] = Counter()
-    own_offered: dict[str, Counter[str]] = defaultdict(Counter)
-    own_right: dict[str, Counter[str]] = defaultdict(Counter)
+    own_offered: dict[Hashable, Counter[str]] = defaultdict(Counter)
+    own_right: dict[Hashable, Counter[str]] = defaultdict(Counter)
     norm = {i: [normalise(o) for o in items[i].options] for i in members}
     groups = variant_groups(items, members)
     for i in members:
