@@ -25,8 +25,8 @@ Choices, and why:
   none (CPU actors). They encode at the precision the cache key names (fp32, or fp16 autocast when the driver
   runs CLIP on CUDA), never another, so embeddings of different precisions never share a cache entry. A model
   registered only on the driver (a custom open_clip config) is registered on the actors from the
-  architecture in the model identity. A dead actor is restarted and its call retried (Ray Data's default,
-  without limit); a decode task whose worker died is retried ``--ray-max-retries`` times.
+  architecture in the model identity. Failures are Ray Data's to handle, as its users expect: a decode task
+  whose worker died is retried, a dead actor is restarted and its call retried (without limit).
 * **Order**: results are consumed in input order (``preserve_order``), which keeps the first-error rule above
   and the cache writes in the local order.
 """
@@ -163,14 +163,12 @@ def encode_images_on_ray(
     spec = {"config": scorer.config, "weights": scorer._weights, "identity": scorer.identity,
             "gpus": settings.gpus_per_actor}
     actors = _actor_count(executor, len(batches))
-    retries = settings.max_retries
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
     ds = ray.data.from_items(rows, override_num_blocks=len(rows))
     ds = ds.map_batches(decode_batch, fn_kwargs={"preprocess": scorer.preprocess}, batch_size=1,
-                        batch_format="numpy", num_cpus=settings.cpus_per_task,
-                        ray_remote_args_fn=lambda: {"max_retries": retries})
-    # Actors: Ray Data's own fault tolerance (a dead actor is restarted and its call retried, without limit)
+                        batch_format="numpy", num_cpus=settings.cpus_per_task)
+    # Ray Data's own fault tolerance: a dead decode task is retried, a dead actor restarted and its call retried
     ds = ds.map_batches(ClipImageEncoder, fn_constructor_kwargs={"spec": spec}, batch_size=1, batch_format="numpy",
                         compute=ray.data.ActorPoolStrategy(size=actors), num_gpus=settings.gpus_per_actor or None,
                         num_cpus=0 if settings.gpus_per_actor else settings.cpus_per_task)

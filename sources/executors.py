@@ -107,7 +107,7 @@ class RaySettings:
     batch_size: int | None = None
     """Images per CLIP encoder call (``None``: ``--clip-batch-size``)."""
     max_retries: int = 3
-    """Retries of a task (and restarts of an actor) whose worker died."""
+    """Retries of a frame-sampling task whose worker died (the CLIP pipeline keeps Ray Data's own policy)."""
 
     def __post_init__(self) -> None:
         if self.actors is not None and self.actors < 1:
@@ -276,4 +276,5 @@ def add_executor_arguments(parser: argparse.ArgumentParser, stages: str) -> None
     g.add_argument("--ray-batch-size", type=int, metavar="N",
                    help="images per CLIP encoder call on Ray (default --clip-batch-size)")
     g.add_argument("--ray-max-retries", type=int, metavar="N",
-                   help=f"retries of a task, restarts of an actor, whose worker died (default {d.ray_max_retries})")
+                   help="retries of a frame-sampling task whose worker died; the CLIP pipeline keeps Ray Data's "
+                        f"retries (default {d.ray_max_retries})")

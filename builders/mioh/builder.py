@@ -303,15 +303,16 @@ def _jsonable_probe(probe: Any) -> Any:
 class ClipStage:
     """The optional CLIP stage: scorer loading, the skip notice, and what build.json says about it."""
 
-    def __init__(self, config: MiohConfig, stats: dict[str, Any]) -> None:
+    def __init__(self, config: MiohConfig, stats: dict[str, Any], executor: Any = None) -> None:
         self.config = config
         self.scorer: Any = None
         self.skipped: str | None = None
+        self.executor = executor
         if config.no_clip:
             self.skipped = "--no-clip given"
             return
         try:
-            self.scorer = load_scorer(config.clip_config(config.resolved_cache_dir()))
+            self.scorer = load_scorer(config.clip_config(config.resolved_cache_dir()), executor)
         except ClipUnavailable as exc:
             self._skip(str(exc))
 
@@ -327,6 +328,10 @@ class ClipStage:
         if self.scorer is not None:
             cfg = self.config
             try:
+                if getattr(self.executor, "name", "local") != "local":  # the cluster's progress, batch by batch
+                    self.scorer.image_embeddings([im.file for im in records.images],
+                                                 on_progress=task_bar(f"CLIP images: {records.source}",
+                                                                      len(records.images)))
                 return Pools(records, pool_config, filter_stats, progress=progress, clip=lambda incidence: compute_signals(
                     self.scorer, records, incidence, cfg.clip_low_z, cfg.clip_high_z, with_attributes))
             except ClipUnavailable as exc:  # raised before any image is measured: nothing counted twice
@@ -337,7 +342,8 @@ class ClipStage:
         if self.scorer is None:
             return {"ran": False, "skipped": self.skipped}
         config = self.config.clip_config(self.config.resolved_cache_dir())
-        return {"ran": True, "config": config.to_dict(), **self.scorer.describe()}
+        where = {"executor": self.executor.describe()} if self.executor is not None else {}
+        return {"ran": True, "config": config.to_dict(), **self.scorer.describe(), **where}
 
 
 # ------------------------------------------------------------------------------------------ quality report
@@ -435,11 +441,11 @@ def nota_report(items: Sequence[Item], share: float) -> dict[str, Any]:
 def build(config: MiohConfig, stats: dict[str, Any] | None = None) -> Iterator[Item]:
     """Yield the items of a MIOH build (no files written); ``stats`` is filled with stage statistics."""
     stats = stats if stats is not None else {}
-    with progress_bar(config.progress) as task_bar:
-        yield from _build(config, stats, task_bar)
+    with progress_bar(config.progress) as task_bar, config.make_executor() as executor:
+        yield from _build(config, stats, task_bar, executor)
 
 
-def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item]:
+def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = None) -> Iterator[Item]:
     started = time.perf_counter()
     verification: dict[str, Any] = {}
     sources = load_sources(config, task_bar, verification)
@@ -448,7 +454,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar) -> Iterator[Item
         for task in config.tasks if task not in sources
     ]
     filter_stats = FilterStats()
-    clip = ClipStage(config, stats)
+    clip = ClipStage(config, stats, executor)
     pools_by_task: dict[str, Pools] = {}
     by_source: dict[int, Pools] = {}
     for task, records in sources.items():

@@ -22,6 +22,7 @@ from builders.mioh.questions import (
     TASKS,
 )
 from filters.clip import add_clip_arguments
+from sources.executors import add_executor_arguments
 
 # ------------------------------------------------------------------------------------------------ the CLI
 
@@ -84,6 +85,7 @@ def parser() -> argparse.ArgumentParser:
       "'Is there a {object} in this image?' (the Sec. 5.5 ablation; scored by python -m scoring mioh) (default off)")
     a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
     add_clip_arguments(p)
+    add_executor_arguments(p, "CLIP image embeddings")
     add_llm_arguments(p)
     return p
 

@@ -15,17 +15,19 @@ from filters.clip import ClipOptions
 from filters.cooccurrence import HardNegativeThresholds
 from filters.geometry import GeometryThresholds
 from sources.errors import ConfigError
+from sources.executors import ExecutorOptions
 
 BENCHMARK = "mioh"
 TASK_SOURCE = {"existence": "coco_rem", "counting": "coco_rem", "attribute": "paco", "position": "svg"}
 
 
 @dataclass
-class MiohConfig(ClipOptions, BuildOptions):
+class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
     """Every option of a MIOH build (command line, ``--config FILE.yaml`` and tests use the same fields).
 
     Seed, name, cache, progress and ``llm_*`` fields come from :class:`BuildOptions`, ``clip_*`` from
-    :class:`ClipOptions`."""
+    :class:`ClipOptions`, ``executor`` and ``ray_*`` (where CLIP image embeddings run) from
+    :class:`ExecutorOptions`."""
 
     n_images: int = 4
     n_questions: int = 5
@@ -76,6 +78,7 @@ class MiohConfig(ClipOptions, BuildOptions):
                 raise ConfigError(f"--{flag.replace('_', '-')} and --{images.replace('_', '-')} go together")
         if self.verify_absence_with and not self.svg:
             raise ConfigError("--verify-absence-with verifies absences in the SVG scene graphs: give --svg too")
+        self.check_executor()
 
     @property
     def uses_demo(self) -> bool:
