@@ -30,14 +30,15 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         "--url",
         default=os.environ.get("LABEL_STUDIO_URL", DEFAULT_URL),
         metavar="URL",
-        help=f"Label Studio URL (default $LABEL_STUDIO_URL or {DEFAULT_URL})",
+        help=f"Label Studio URL; several, comma-separated, for one server per reviewer slot (`serve --rooms`) "
+        f"(default $LABEL_STUDIO_URL or {DEFAULT_URL})",
     )
     p.add_argument(
         "--token",
         default=None,
         metavar="TOKEN",
         help="API token of the maintainer's account: the legacy token printed by `serve`, or a personal access "
-        "token (default $LABEL_STUDIO_API_KEY, then $LABEL_STUDIO_TOKEN)",
+        "token; one per URL, comma-separated (default $LABEL_STUDIO_API_KEY, then $LABEL_STUDIO_TOKEN)",
     )
     p.add_argument("--timeout", type=float, default=60.0, metavar="X", help="seconds to wait for each request (default 60)")
     p.add_argument(
@@ -76,16 +77,26 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--files-root",
         type=Path,
-        default=Path("/"),
+        default=None,
         metavar="DIR",
-        help="LOCAL_FILES_DOCUMENT_ROOT: images must lie under it; only folders connected to a project by `push` "
-        "are served, and only to logged-in members (default /)",
+        help="LOCAL_FILES_DOCUMENT_ROOT, a dedicated folder: `push` puts links to the images its tasks show "
+        "under it, and nothing else there is served (default DATA_DIR/files)",
+    )
+    s.add_argument(
+        "--rooms",
+        type=int,
+        default=3,
+        metavar="N",
+        help="servers to start, one per reviewer slot, on ports PORT..PORT+N-1 with data dirs DATA_DIR/room-K: "
+        "reviewers in different rooms cannot see each other's annotations; 1 puts everyone in one server, "
+        "where every member can open every annotation (default 3)",
     )
     s.add_argument(
         "--public-url",
         default=None,
         metavar="URL",
-        help="the URL reviewers use to reach this server, for the printed links (default http://HOST:PORT)",
+        help="the URL reviewers use to reach this server, for the printed links; one per room, comma-separated "
+        "(default http://HOST:PORT)",
     )
     s.add_argument(
         "--label-studio-bin",
@@ -109,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="DIR",
-        help="the server's LOCAL_FILES_DOCUMENT_ROOT (default $LOCAL_FILES_DOCUMENT_ROOT or /, as `serve` sets it)",
+        help="the server's LOCAL_FILES_DOCUMENT_ROOT, printed by `serve`; links to the images go under it "
+        "(default $LOCAL_FILES_DOCUMENT_ROOT, else .cache/label-studio/files)",
     )
     p.add_argument("--batch-size", type=int, default=250, metavar="N", help="tasks per import request (default 250)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -129,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _client(args: argparse.Namespace):
+def _clients(args: argparse.Namespace) -> list:
+    """One client per room: ``--url`` and ``--token`` hold one entry each, or as many comma-separated."""
     from annotation.client import LabelStudioClient
 
     token = args.token or _env_token()
@@ -139,9 +152,16 @@ def _client(args: argparse.Namespace):
         )
     if args.timeout <= 0:
         raise AnnotationError("--timeout must be positive")
-    client = LabelStudioClient(args.url, token, timeout=args.timeout)
-    client.whoami()  # fail early, with one clear line, on a wrong token or a server that is not there
-    return client
+    urls = [u.strip() for u in args.url.split(",") if u.strip()]
+    tokens = [t.strip() for t in token.split(",") if t.strip()]
+    if len(tokens) != len(urls):
+        raise AnnotationError(f"{len(urls)} Label Studio URL(s) but {len(tokens)} token(s): give one token per URL")
+    clients = []
+    for url, tok in zip(urls, tokens):
+        client = LabelStudioClient(url, tok, timeout=args.timeout)
+        client.whoami()  # fail early, with one clear line, on a wrong token or a server that is not there
+        clients.append(client)
+    return clients
 
 
 def _check_overlap(args: argparse.Namespace) -> None:
@@ -152,21 +172,26 @@ def _check_overlap(args: argparse.Namespace) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from annotation.serve import ServerSpec, find_label_studio_bin, serve
 
-    if not 1 <= args.port <= 65535:
+    from annotation.serving import check_files_root
+
+    if not 1 <= args.port <= 65535 - max(0, args.rooms - 1):
         raise AnnotationError(f"--port {args.port}: not a port number")
-    files_root = args.files_root.expanduser().resolve()
-    if not files_root.is_dir():
-        raise AnnotationError(f"--files-root {args.files_root}: no such directory")
+    if args.rooms < 1:
+        raise AnnotationError("--rooms must be at least 1")
+    data_dir = args.data_dir.expanduser().resolve()
+    if args.files_root is None:
+        (data_dir / "files").mkdir(parents=True, exist_ok=True)
+    files_root = check_files_root(args.files_root or data_dir / "files")
     spec = ServerSpec(
         bin=find_label_studio_bin(args.label_studio_bin),
-        data_dir=args.data_dir.expanduser().resolve(),
+        data_dir=data_dir,
         host=args.host,
         port=args.port,
         files_root=files_root,
         username=os.environ.get("LABEL_STUDIO_USERNAME") or None,
         password=os.environ.get("LABEL_STUDIO_PASSWORD") or None,
     )
-    return serve(spec, public_url=args.public_url)
+    return serve(spec, public_url=args.public_url, rooms=args.rooms)
 
 
 def cmd_push(args: argparse.Namespace) -> int:
@@ -176,26 +201,32 @@ def cmd_push(args: argparse.Namespace) -> int:
     from annotation.push import push
 
     _check_overlap(args)
+    from annotation.resolve import room_capacity
+
     build = load_build(args.build_dir)
-    client = _client(args)
-    res = push(
-        client,
-        build,
-        args.project,
-        files_root=args.files_root,
-        batch_size=args.batch_size,
-        overlap=args.overlap,
-        progress=not args.no_progress,
-    )
-    rows = [
-        ["project", f"{res.project_url}" + (" (new)" if res.created else "")],
-        ["items in build", res.total],
-        ["already in project", res.already_there],
-        ["imported now", res.imported],
-    ]
-    if res.storages_added:
-        rows.append(["image folders connected", "\n".join(res.storages_added)])
-    Console().print(table(f"push {build.label} -> {args.project!r}", ["", ""], rows, show_header=False, numeric=False))
+    clients = _clients(args)
+    per_room = room_capacity(args.overlap, len(clients))
+    for k, client in enumerate(clients, 1):
+        res = push(
+            client,
+            build,
+            args.project,
+            files_root=args.files_root,
+            batch_size=args.batch_size,
+            overlap=per_room,
+            progress=not args.no_progress,
+        )
+        rows = [
+            ["project", f"{res.project_url}" + (" (new)" if res.created else "")],
+            ["items in build", res.total],
+            ["already in project", res.already_there],
+            ["imported now", res.imported],
+            ["annotations per item", per_room],
+        ]
+        if res.storages_added:
+            rows.append(["image folder connected", "\n".join(res.storages_added)])
+        title = f"push {build.label} -> {args.project!r}" + (f" (room {k})" if len(clients) > 1 else "")
+        Console().print(table(title, ["", ""], rows, show_header=False, numeric=False))
     return 0
 
 
@@ -207,9 +238,10 @@ def cmd_pull(args: argparse.Namespace) -> int:
 
     _check_overlap(args)
     build = load_build(args.build_dir)
-    client = _client(args)
-    with Console(stderr=True).status(f"exporting {args.project!r} from {client.url} ..."):
-        res = pull(client, build, args.project, overlap=args.overlap)
+    clients = _clients(args)
+    where = ", ".join(c.url for c in clients)
+    with Console(stderr=True).status(f"exporting {args.project!r} from {where} ..."):
+        res = pull(clients, build, args.project, overlap=args.overlap)
     review = res.review
     counts = review["counts"]
     console = Console()

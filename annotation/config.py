@@ -15,8 +15,9 @@ The correction controls only appear once the reviewer picks the verdict ``fix``.
 from __future__ import annotations
 
 import html
+import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 from urllib.parse import quote
 
 from builders.items import OPTION_LETTERS, Item
@@ -92,7 +93,8 @@ def resolve_image(build_dir: Path, image: str) -> Path:
 
 def local_files_url(path: Path, files_root: Path) -> str:
     """The URL under which Label Studio's local-files storage serves ``path`` (relative to the server)."""
-    rel = Path(path).resolve().relative_to(Path(files_root).resolve())
+    # not resolved: a symbolic link in the serving folder must keep its own path
+    rel = Path(os.path.abspath(path)).relative_to(Path(files_root).resolve())
     return LOCAL_FILES_PREFIX + quote(rel.as_posix(), safe="/")
 
 
@@ -124,13 +126,16 @@ def item_html(item: Item) -> str:
     return "".join(parts)
 
 
-def task_data(item: Item, build_dir: Path, files_root: Path) -> dict[str, Any]:
-    """The Label Studio task data of one item."""
+def task_data(
+    item: Item, build_dir: Path, files_root: Path, links: Mapping[Path, Path] | None = None
+) -> dict[str, Any]:
+    """The Label Studio task data of one item; ``links`` maps an image file to the link that serves it."""
     kind = item_kind(item)
-    images = [
-        {"url": local_files_url(resolve_image(build_dir, p), files_root), "title": f"Image {i + 1}"}
-        for i, p in enumerate(item.images)
-    ]
+    links = links or {}
+    images = []
+    for i, p in enumerate(item.images):
+        path = resolve_image(build_dir, p)
+        images.append({"url": local_files_url(links.get(path, path), files_root), "title": f"Image {i + 1}"})
     return {
         ITEM_ID_FIELD: item.id,
         "benchmark": item.benchmark,

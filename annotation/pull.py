@@ -2,7 +2,7 @@
 
 Written into the build dir:
 
-- ``reviews/export-<time>-<sha>.json``: the export exactly as the server sent it. ``<time>`` is the newest change
+- ``reviews/export-<time>-<sha>.json``: the export exactly as the server sent it (one per room). ``<time>`` is the newest change
   in it (UTC) and ``<sha>`` the start of its SHA-256, so a file is never overwritten: an unchanged project gives
   back the same file, a changed one a new file.
 - ``review.json``: decisions and statistics (see :func:`annotation.resolve.resolve`), with ``pulled_at`` the
@@ -20,12 +20,12 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from annotation.builddir import Build, write_atomic
 from annotation.client import LabelStudioClient
 from annotation.errors import AnnotationError
-from annotation.resolve import resolve, reviewed_items
+from annotation.resolve import ROOM_FIELD, resolve, reviewed_items, reviewer_name
 
 REVIEW_FILE = "review.json"
 REVIEWED_FILE = "reviewed.jsonl"
@@ -98,39 +98,79 @@ def load_adjudications(build_dir: Path) -> dict[str, Any]:
     return data
 
 
-def pull(
-    client: LabelStudioClient,
-    build: Build,
-    project: str,
-    *,
-    overlap: int = 3,
-) -> PullResult:
-    """Export the project, resolve every item of the build, write ``review.json`` and ``reviewed.jsonl``."""
+def _export_room(client: LabelStudioClient, project: str, room: int) -> tuple[int, bytes, list[dict]]:
+    """``(project id, raw export, tasks)`` of one room; every task tagged with its room and every annotation's
+    ``completed_by`` resolved to the reviewer's e-mail (user ids are only unique within one server)."""
     proj = client.find_project(project)
     if proj is None:
-        raise AnnotationError(f"no project {project!r} on {client.url}: push the build first")
+        where = client.url
+        raise AnnotationError(f"no project {project!r} on {where}: push the build first")
     pid = int(proj["id"])
     raw = client.export_raw(pid)
     try:
         tasks = json.loads(raw)
     except ValueError:
-        raise AnnotationError(f"the export of project {project!r} is not valid JSON") from None
+        raise AnnotationError(f"the export of project {project!r} on {client.url} is not valid JSON") from None
     if not isinstance(tasks, list):
-        raise AnnotationError(f"the export of project {project!r} is not a list of tasks")
-    adjudications = load_adjudications(build.path)
+        raise AnnotationError(f"the export of project {project!r} on {client.url} is not a list of tasks")
     users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
+    for t in tasks:
+        t[ROOM_FIELD] = room
+        for a in t.get("annotations") or []:
+            a["completed_by"] = {"email": reviewer_name(a.get("completed_by"), users)}
+    return pid, raw, tasks
 
-    when = snapshot_time(tasks) or datetime.now(timezone.utc)
-    export_path, is_new = save_export(build.path, raw, when)
-    decided = resolve(build.items, tasks, users, overlap, adjudications)
+
+def pull(
+    clients: LabelStudioClient | Sequence[LabelStudioClient],
+    build: Build,
+    project: str,
+    *,
+    overlap: int = 3,
+) -> PullResult:
+    """Export the project from every room, resolve every item of the build, write ``review.json`` and
+    ``reviewed.jsonl``.
+
+    ``clients``: one client (one server, every reviewer in one project) or one per room (one server per reviewer
+    slot, the independent setup of ``serve --rooms``); the rooms' exports are merged here.
+    """
+    rooms = [clients] if isinstance(clients, LabelStudioClient) else list(clients)
+    if not rooms:
+        raise AnnotationError("no Label Studio server to pull from")
+    adjudications = load_adjudications(build.path)
+    tasks: list[dict] = []
+    exports = []
+    for k, client in enumerate(rooms, 1):
+        pid, raw, room_tasks = _export_room(client, project, k)
+        tasks.extend(room_tasks)
+        exports.append((k, client.url, pid, raw, snapshot_time(room_tasks)))
+
+    times = [e[4] for e in exports if e[4] is not None]
+    when = max(times) if times else datetime.now(timezone.utc)
+    saved = []
+    for k, url, pid, raw, room_when in exports:
+        path, is_new = save_export(build.path, raw, room_when or when)
+        saved.append((k, url, pid, raw, path, is_new))
+    decided = resolve(build.items, tasks, {}, overlap, adjudications, rooms=len(rooms))
+    _, url1, pid1, raw1, path1, new1 = saved[0]
     review = {
         "project": project,
-        "project_id": pid,
-        "label_studio_url": client.url,
+        "project_id": pid1,
+        "label_studio_url": url1,
         "build": build.label,
         "pulled_at": iso_utc(when),
-        "raw_export": export_path.relative_to(build.path).as_posix(),
-        "raw_export_sha256": hashlib.sha256(raw).hexdigest(),
+        "raw_export": path1.relative_to(build.path).as_posix(),
+        "raw_export_sha256": hashlib.sha256(raw1).hexdigest(),
+        "rooms": [
+            {
+                "room": k,
+                "label_studio_url": url,
+                "project_id": pid,
+                "raw_export": path.relative_to(build.path).as_posix(),
+                "raw_export_sha256": hashlib.sha256(raw).hexdigest(),
+            }
+            for k, url, pid, raw, path, _ in saved
+        ],
         **decided,
     }
     review_path = build.path / REVIEW_FILE
@@ -138,4 +178,4 @@ def pull(
     reviewed = reviewed_items(build.items, review)
     reviewed_path = build.path / REVIEWED_FILE
     write_atomic(reviewed_path, "".join(it.to_json() + "\n" for it in reviewed).encode())
-    return PullResult(review, review_path, reviewed_path, export_path, is_new)
+    return PullResult(review, review_path, reviewed_path, path1, any(s[5] for s in saved))

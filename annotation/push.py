@@ -4,10 +4,14 @@ Label Studio itself would happily import the same item twice, so idempotence is 
 the item id in ``data.mirage_id``, and a push first lists the project's tasks and imports only unknown ids.
 (Two pushes to the same project at the same moment could still race; a team pushes from one place.)
 
-Images are served by Label Studio's local-files storage: the task holds ``/data/local-files/?d=<path>`` URLs
-relative to the server's ``LOCAL_FILES_DOCUMENT_ROOT`` (``/`` by default, see ``serve``), and the push connects
-one local-files storage per image folder to the project, since Label Studio only serves a file to logged-in
-users with access to a project whose storage contains it.
+Images are served by Label Studio's local-files storage from a dedicated folder holding links to exactly the
+images the tasks show (:mod:`annotation.serving`); the build dir itself, with ``review.json``, ``reviews/`` and
+``adjudications.json``, is never connected. The task holds ``/data/local-files/?d=<path>`` URLs relative to the
+server's ``LOCAL_FILES_DOCUMENT_ROOT`` (``serve``'s ``--files-root``).
+
+Independent reviewers: push once per *room* (one Label Studio server per reviewer slot, see ``serve --rooms``);
+each room's project takes ``maximum_annotations = ceil(overlap / rooms)``, so with three rooms every server holds
+one annotation per item and no reviewer can see another room's votes. ``annotation.pull`` merges the rooms.
 """
 
 from __future__ import annotations
@@ -33,9 +37,12 @@ from annotation.config import (
     task_data,
 )
 from annotation.errors import AnnotationError
+from annotation.serving import check_files_root, link_images, serving_folder
 
 DEFAULT_BATCH = 250
 STORAGE_TITLE = "Mirage images (serving only; do not sync)"
+DEFAULT_FILES_ROOT = Path(".cache/label-studio/files")
+"""``serve``'s default ``--files-root`` (under its default ``--data-dir``)."""
 
 
 @dataclass
@@ -51,38 +58,22 @@ class PushResult:
 
 
 def default_files_root() -> Path:
-    """The server's document root as this side knows it: ``$LOCAL_FILES_DOCUMENT_ROOT`` or ``/``."""
-    return Path(os.environ.get("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT") or os.environ.get("LOCAL_FILES_DOCUMENT_ROOT") or "/")
+    """The server's document root as this side knows it: ``$LOCAL_FILES_DOCUMENT_ROOT``, else the one ``serve``
+    uses by default (``.cache/label-studio/files``)."""
+    env = os.environ.get("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT") or os.environ.get("LOCAL_FILES_DOCUMENT_ROOT")
+    return Path(env) if env else DEFAULT_FILES_ROOT
 
 
-def image_folders(build: Build, files_root: Path) -> list[Path]:
-    """Check every image exists under ``files_root``; return the fewest folders that contain them all.
-
-    Images inside the build dir are covered by the build dir itself; others (source images) by their folder.
-    """
-    root = Path(files_root).resolve()
-    folders: set[Path] = set()
+def item_images(build: Build) -> list[Path]:
+    """Every image file the build's items show (checked to exist), in item order."""
+    paths: list[Path] = []
     for it in build.items:
         for img in it.images:
             path = resolve_image(build.path, img)
             if not path.is_file():
                 raise AnnotationError(f"{build.path / 'items.jsonl'}: item {it.id}: image {img} not found ({path})")
-            if root != path and root not in path.parents:
-                raise AnnotationError(
-                    f"item {it.id}: image {path} is outside the server's files root {root}: "
-                    "pass --files-root (the LOCAL_FILES_DOCUMENT_ROOT of the server)"
-                )
-            folders.add(build.path if build.path in path.parents else path.parent)
-    cover: list[Path] = []
-    for f in sorted(folders, key=lambda p: (len(p.parts), str(p))):
-        if not any(c == f or c in f.parents for c in cover):
-            cover.append(f)
-    if root in cover:
-        raise AnnotationError(
-            f"images lie directly in the files root {root}; Label Studio cannot serve from the root itself: "
-            "move them into a sub-folder or pass a higher --files-root"
-        )
-    return sorted(cover)
+            paths.append(path)
+    return paths
 
 
 def kinds_in_config(config: str) -> set[str]:
@@ -133,8 +124,9 @@ def push(
         raise AnnotationError(f"{build.path / 'items.jsonl'}: no items to push")
     if batch_size < 1:
         raise AnnotationError("--batch-size must be at least 1")
-    files_root = Path(files_root or default_files_root())
-    folders = image_folders(build, files_root)
+    files_root = check_files_root(Path(files_root or default_files_root()))
+    folder = serving_folder(build.path, files_root)
+    links = link_images(item_images(build), folder)
     kinds = {item_kind(it) for it in build.items}
 
     existing = client.find_project(project)
@@ -161,17 +153,15 @@ def push(
     storages = client.local_storages(pid)
     have = [Path(s["path"]) for s in storages if s.get("path")]
     added: list[str] = []
-    for folder in folders:
-        if not any(h == folder or h in folder.parents for h in have):
-            client.add_local_storage(pid, str(folder), STORAGE_TITLE)
-            have.append(folder)
-            added.append(str(folder))
+    if folder not in have:
+        client.add_local_storage(pid, str(folder), STORAGE_TITLE)
+        added.append(str(folder))
 
     known = {(t.get("data") or {}).get(ITEM_ID_FIELD) for t in client.iter_tasks(pid)}
     todo = [it for it in build.items if it.id not in known]
     imported = 0
     if todo:
-        tasks = [{"data": task_data(it, build.path, files_root)} for it in todo]
+        tasks = [{"data": task_data(it, build.path, files_root, links)} for it in todo]
         if progress:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -10,7 +10,8 @@ Rules (``overlap`` reviewers per item, 3 by default; a majority is ``overlap // 
   from the proposed one is still a ``fix`` vote, but it cannot join a fix majority.
 - One reviewer, one vote: a reviewer who annotated an item twice counts once, with their latest annotation.
 - At most ``overlap`` votes per item, the earliest ones (Label Studio accepts a fourth annotation through the API or
-  a second tab); later ones are listed in ``problems`` and ignored.
+  a second tab); later ones are listed in ``problems`` and ignored. With several rooms (one Label Studio server
+  per reviewer slot, merged by ``pull``), at most ``room_cap`` votes per room count, the earliest of that room.
 - An item with fewer than ``overlap`` votes is ``pending``: review is still going on, nothing is decided yet.
 - Otherwise: ``keep`` when a majority accepts, ``drop`` when a majority rejects, ``fix`` when a majority chose
   ``fix`` *and the same* correct answer (compared case- and space-insensitively for open answers), else
@@ -43,6 +44,9 @@ from annotation.config import (
 )
 from builders.items import Item
 
+ROOM_FIELD = "mirage_room"
+"""Set by ``pull`` on each exported task: the room (Label Studio server, 1-based) it came from."""
+
 STATUSES = ("keep", "fix", "drop", "adjudicate", "pending")
 STATUS_OF_VERDICT = {"accept": "keep", "fix": "fix", "reject": "drop"}
 VERDICT_OF_STATUS = {v: k for k, v in STATUS_OF_VERDICT.items()}
@@ -59,6 +63,12 @@ class Vote:
     issues: tuple[str, ...] = ()
     comment: str = ""
     updated_at: str = ""
+    room: int = 1  # the Label Studio server (reviewer slot) the annotation was made in
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Creation order within a room, rooms in turn (annotation ids are only unique within one server)."""
+        return (self.room, self.annotation_id)
 
 
 @dataclass
@@ -67,7 +77,7 @@ class ItemDecision:
     status: str
     votes: list[Vote]
     answer: str | None
-    task_ids: list[int] = field(default_factory=list)
+    task_ids: list[dict[str, int]] = field(default_factory=list)  # {"room", "task"}
     adjudicated: dict[str, Any] | None = None
 
     def vote_counts(self) -> dict[str, int]:
@@ -109,7 +119,7 @@ def _results_by_control(result: Iterable[Mapping[str, Any]]) -> dict[str, list[A
 
 
 def parse_annotation(
-    item: Item, annotation: Mapping[str, Any], reviewer: str, where: str
+    item: Item, annotation: Mapping[str, Any], reviewer: str, where: str, room: int = 1
 ) -> tuple[Vote | None, list[str]]:
     """A :class:`Vote` from one exported annotation, or ``None`` with the reason(s) in the problem list.
 
@@ -168,34 +178,60 @@ def parse_annotation(
         issues=tuple(sorted(set(issues))),
         comment="\n".join(comments),
         updated_at=str(annotation.get("updated_at") or annotation.get("created_at") or ""),
+        room=room,
     )
     return vote, problems
 
 
-def select_votes(votes: Sequence[Vote], overlap: int, where: str) -> tuple[list[Vote], list[str]]:
-    """One vote per reviewer (their latest), then the first ``overlap`` votes by annotation id."""
+def select_votes(
+    votes: Sequence[Vote], overlap: int, where: str, room_cap: int | None = None
+) -> tuple[list[Vote], list[str]]:
+    """One vote per reviewer (their latest), at most ``room_cap`` per room, then the first ``overlap`` in order."""
     problems: list[str] = []
     by_reviewer: dict[str, list[Vote]] = defaultdict(list)
-    for v in sorted(votes, key=lambda v: v.annotation_id):
+    for v in sorted(votes, key=lambda v: v.order):
         by_reviewer[v.reviewer].append(v)
     kept: list[Vote] = []
     for reviewer, vs in sorted(by_reviewer.items()):
         if len(vs) > 1:
-            ids = ", ".join(str(v.annotation_id) for v in vs)
+            ids = ", ".join(_ann_ref(v) for v in vs)
             problems.append(
                 f"{where}: {reviewer} annotated {len(vs)} times (annotations {ids}); only the latest "
-                f"({vs[-1].annotation_id}) counts"
+                f"({_ann_ref(vs[-1])}) counts"
             )
         kept.append(vs[-1])
-    kept.sort(key=lambda v: v.annotation_id)
+    kept.sort(key=lambda v: v.order)
+    if room_cap is not None:
+        per_room: Counter[int] = Counter()
+        capped: list[Vote] = []
+        for v in kept:
+            per_room[v.room] += 1
+            if per_room[v.room] > room_cap:
+                problems.append(
+                    f"{where}: annotation {_ann_ref(v)} by {v.reviewer} is beyond the {room_cap} wanted in room "
+                    f"{v.room}; ignored"
+                )
+            else:
+                capped.append(v)
+        kept = capped
     if len(kept) > overlap:
         for extra in kept[overlap:]:
             problems.append(
-                f"{where}: annotation {extra.annotation_id} by {extra.reviewer} is beyond the {overlap} wanted "
+                f"{where}: annotation {_ann_ref(extra)} by {extra.reviewer} is beyond the {overlap} wanted "
                 f"(vote {kept.index(extra) + 1} of {len(kept)}); ignored"
             )
         kept = kept[:overlap]
     return kept, problems
+
+
+def room_capacity(overlap: int, rooms: int) -> int:
+    """Votes one room contributes per item: ``ceil(overlap / rooms)`` (1 with three rooms and overlap 3)."""
+    return -(-overlap // max(1, rooms))
+
+
+def _ann_ref(v: Vote) -> str:
+    """An annotation as problems name it: its id, with the room when there are several."""
+    return str(v.annotation_id) if v.room == 1 else f"{v.annotation_id} (room {v.room})"
 
 
 def decide(item: Item, votes: Sequence[Vote], overlap: int = 3) -> tuple[str, str | None]:
@@ -305,32 +341,39 @@ def resolve(
     users: Mapping[int, str],
     overlap: int = 3,
     adjudications: Mapping[str, Any] | None = None,
+    rooms: int = 1,
 ) -> dict[str, Any]:
-    """The decision part of ``review.json`` (counts, kappa, reviewers, problems, items) from an export."""
+    """The decision part of ``review.json`` (counts, kappa, reviewers, problems, items) from an export.
+
+    A task may carry ``ROOM_FIELD`` (set by ``pull`` when it merges several rooms); tasks without it are room 1.
+    With ``rooms`` > 1 each room counts at most ``room_capacity(overlap, rooms)`` votes per item.
+    """
+    room_cap = room_capacity(overlap, rooms) if rooms > 1 else None
     adjudications = adjudications or {}
     by_id = {it.id: it for it in items}
     problems: list[str] = []
     raw_votes: dict[str, list[Vote]] = defaultdict(list)
-    task_ids: dict[str, list[int]] = defaultdict(list)
+    task_ids: dict[str, list[dict[str, int]]] = defaultdict(list)
     skipped: Counter[str] = Counter()
 
-    for task in sorted(tasks, key=lambda t: int(t.get("id", 0))):
+    for task in sorted(tasks, key=lambda t: (int(t.get(ROOM_FIELD, 1)), int(t.get("id", 0)))):
         tid = int(task.get("id", 0))
+        room = int(task.get(ROOM_FIELD, 1))
         iid = (task.get("data") or {}).get(ITEM_ID_FIELD)
         if not iid:
-            problems.append(f"task {tid}: no {ITEM_ID_FIELD} in its data (not pushed by Mirage); ignored")
+            problems.append(f"{_task_ref(room, tid)}: no {ITEM_ID_FIELD} in its data (not pushed by Mirage); ignored")
             continue
         item = by_id.get(iid)
         if item is None:
-            problems.append(f"task {tid}: item {iid} is not in this build; ignored")
+            problems.append(f"{_task_ref(room, tid)}: item {iid} is not in this build; ignored")
             continue
-        task_ids[iid].append(tid)
-        where = f"item {iid} (task {tid})"
+        task_ids[iid].append({"room": room, "task": tid})
+        where = f"item {iid} ({_task_ref(room, tid)})"
         for ann in sorted(task.get("annotations") or [], key=lambda a: int(a.get("id", 0))):
             reviewer = reviewer_name(ann.get("completed_by"), users)
             if ann.get("was_cancelled"):
                 skipped[reviewer] += 1
-            vote, probs = parse_annotation(item, ann, reviewer, where)
+            vote, probs = parse_annotation(item, ann, reviewer, where, room)
             problems.extend(probs)
             if vote is not None:
                 raw_votes[iid].append(vote)
@@ -338,10 +381,11 @@ def resolve(
     decisions: list[ItemDecision] = []
     for it in sorted(items, key=lambda i: i.id):
         where = f"item {it.id}"
-        if len(task_ids.get(it.id, [])) > 1:
-            ids = ", ".join(str(t) for t in task_ids[it.id])
+        rooms_seen = Counter(t["room"] for t in task_ids.get(it.id, []))
+        if any(n > 1 for n in rooms_seen.values()):
+            ids = ", ".join(str(t["task"]) + ("" if t["room"] == 1 else f" of room {t['room']}") for t in task_ids[it.id])
             problems.append(f"{where} is in {len(task_ids[it.id])} tasks ({ids}); their annotations are pooled")
-        votes, probs = select_votes(raw_votes.get(it.id, []), overlap, where)
+        votes, probs = select_votes(raw_votes.get(it.id, []), overlap, where, room_cap)
         problems.extend(probs)
         status, answer = decide(it, votes, overlap)
         decision = ItemDecision(it.id, status, votes, answer, task_ids.get(it.id, []))
@@ -351,11 +395,11 @@ def resolve(
 
     for iid in sorted(set(adjudications) - set(by_id)):
         problems.append(f"adjudications.json: item {iid} is not in this build; ignored")
-    missing = [it.id for it in items if it.id not in task_ids]
-    if missing:
-        problems.append(
-            f"{len(missing)} item(s) of the build are not in the project (first: {missing[0]}); push them"
-        )
+    for room in range(1, rooms + 1):
+        missing = [it.id for it in items if all(t["room"] != room for t in task_ids.get(it.id, []))]
+        if missing:
+            where = "the project" if rooms == 1 else f"room {room}'s project"
+            problems.append(f"{len(missing)} item(s) of the build are not in {where} (first: {missing[0]}); push them")
 
     counts = Counter(d.status for d in decisions)
     kappa_rows = [d.vote_counts() for d in decisions if d.status != "pending"]
@@ -380,6 +424,7 @@ def resolve(
             "annotations": [
                 {
                     "id": v.annotation_id,
+                    "room": v.room,
                     "reviewer": v.reviewer,
                     "verdict": v.verdict,
                     "answer": v.answer,
@@ -400,6 +445,10 @@ def resolve(
         "problems": problems,
         "items": out_items,
     }
+
+
+def _task_ref(room: int, task_id: int) -> str:
+    return f"task {task_id}" if room == 1 else f"task {task_id} of room {room}"
 
 
 def reviewed_items(items: Sequence[Item], review: Mapping[str, Any]) -> list[Item]:

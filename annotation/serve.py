@@ -7,8 +7,12 @@ environment and supervises the process:
 - bound to 127.0.0.1 by default, on a port that must be free (Label Studio itself would silently move to the
   next free port, which would make every printed link wrong);
 - version check, analytics and Sentry off, signup only through the organisation's invite link;
-- local-files serving on, so the images of a build are served by Label Studio itself to logged-in reviewers
-  (same origin: no CORS, no second server; see ``docs/annotation.md``);
+- local-files serving on, from a dedicated files root (``<data dir>/files`` by default, never ``/``) that holds
+  only the links ``push`` makes to the images tasks show (same origin: no CORS, no second server; see
+  ``docs/annotation.md``);
+- ``--rooms N`` (3 by default) starts one server per reviewer slot: the community edition has a single
+  organisation in which every member can open every project, task and annotation (Data Manager, API, export),
+  so the only way to keep reviewers from seeing each other's votes is to keep them on different servers;
 - the first admin from ``LABEL_STUDIO_USERNAME`` / ``LABEL_STUDIO_PASSWORD``; legacy API tokens enabled, so the
   admin's token from ``/api/current-user/token`` works for ``push`` and ``pull``.
 
@@ -24,9 +28,9 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping, TextIO
+from typing import Mapping, Sequence, TextIO
 
 from annotation.errors import AnnotationError
 
@@ -291,43 +295,85 @@ class Server:
         self.stop()
 
 
-def team_instructions(url: str, public_url: str | None, username: str | None, password: str | None) -> list[str]:
+def room_specs(spec: ServerSpec, rooms: int) -> list[ServerSpec]:
+    """One server per room: ``<data dir>/room-<k>`` on port ``port + k - 1`` (just ``spec`` for one room)."""
+    if rooms == 1:
+        return [spec]
+    return [
+        replace(spec, data_dir=Path(spec.data_dir) / f"room-{k}", port=spec.port + k - 1) for k in range(1, rooms + 1)
+    ]
+
+
+def team_instructions(
+    urls: Sequence[str],
+    public_urls: Sequence[str] | None,
+    username: str | None,
+    password: str | None,
+    files_root: Path,
+) -> list[str]:
     """Lines telling the maintainer how reviewers join and how to push/pull (needs the admin's credentials)."""
     from annotation.client import LabelStudioClient
 
-    shown = (public_url or url).rstrip("/")
-    lines = [f"Label Studio is running at {shown}"]
+    shown = [(p or u).rstrip("/") for u, p in zip(urls, public_urls or [None] * len(urls))]
+    several = len(urls) > 1
+    if several:
+        lines = [
+            f"Label Studio is running in {len(urls)} rooms, one server per reviewer slot (a reviewer never sees "
+            "another room's annotations): " + ", ".join(shown)
+        ]
+    else:
+        lines = [f"Label Studio is running at {shown[0]}"]
     if not (username and password):
         lines.append(
             "Set LABEL_STUDIO_USERNAME and LABEL_STUDIO_PASSWORD to have the invite link and API token printed here;"
         )
         lines.append("otherwise find them in the web UI: Organization -> Add People, and Account & Settings.")
         return lines
-    client = LabelStudioClient.login(url, username, password)
-    invite = client.invite_url()
-    token = client.legacy_token()
-    lines.append(f"Reviewers join through the invite link: {shown}{invite}")
-    lines.append("  (each signs up with their own e-mail; signup without the link is disabled)")
+    tokens = []
+    for k, (url, public) in enumerate(zip(urls, shown), 1):
+        client = LabelStudioClient.login(url, username, password)
+        invite = client.invite_url()
+        tokens.append(client.legacy_token())
+        if several:
+            lines.append(f"Reviewer slot {k} joins through the invite link: {public}{invite}")
+        else:
+            lines.append(f"Reviewers join through the invite link: {public}{invite}")
+    lines.append(
+        "  (each signs up with their own e-mail; signup without the link is disabled"
+        + ("; give each reviewer one room only)" if several else ")")
+    )
     lines.append("Maintainer, for push and pull:")
-    lines.append(f"  export LABEL_STUDIO_URL={url} LABEL_STUDIO_API_KEY={token}")
+    lines.append(
+        f"  export LABEL_STUDIO_URL={','.join(urls)} LABEL_STUDIO_API_KEY={','.join(tokens)} "
+        f"LOCAL_FILES_DOCUMENT_ROOT={files_root}"
+    )
     return lines
 
 
-def serve(spec: ServerSpec, public_url: str | None = None, out: TextIO = sys.stdout) -> int:
-    """Start the server, print how the team joins, and run until interrupted. Returns an exit status."""
-    first = not is_initialised(spec.data_dir)
+def serve(
+    spec: ServerSpec, public_url: str | None = None, out: TextIO = sys.stdout, rooms: int = 1
+) -> int:
+    """Start the server(s) (one per room), print how the team joins, and run until interrupted. Returns a status."""
+    specs = room_specs(spec, rooms)
+    publics = [u.strip() for u in public_url.split(",")] if public_url else None
+    if publics is not None and len(publics) != len(specs):
+        raise AnnotationError(f"--public-url: {len(publics)} URL(s) for {len(specs)} room(s); give one per room")
+    Path(spec.files_root).mkdir(parents=True, exist_ok=True)
     version = installed_version(spec.bin)
     if version and version != LABEL_STUDIO_VERSION:
         print(
             f"warning: Label Studio {version} found at {spec.bin}; Mirage is tested with {LABEL_STUDIO_VERSION}",
             file=sys.stderr,
         )
-    print(
-        f"Starting Label Studio {version or '?'} from {spec.bin} (data dir {spec.data_dir}, log {Path(spec.data_dir) / 'label-studio.log'})"
-        + (" - first start: migrating the database, about a minute..." if first else "..."),
-        file=sys.stderr,
-    )
-    server = Server(spec)
+    for s in specs:
+        first = not is_initialised(s.data_dir)
+        print(
+            f"Starting Label Studio {version or '?'} from {s.bin} on port {s.port} (data dir {s.data_dir}, log "
+            f"{Path(s.data_dir) / 'label-studio.log'})"
+            + (" - first start: migrating the database, about a minute..." if first else "..."),
+            file=sys.stderr,
+        )
+    servers = [Server(s) for s in specs]
     stop_requested = False
 
     def _stop(signum: int, frame: object) -> None:
@@ -337,20 +383,27 @@ def serve(spec: ServerSpec, public_url: str | None = None, out: TextIO = sys.std
     old_int = signal.signal(signal.SIGINT, _stop)
     old_term = signal.signal(signal.SIGTERM, _stop)
     try:
-        server.start()
-        for line in team_instructions(server.url, public_url, spec.username, spec.password):
+        for server in servers:
+            server.start()
+        lines = team_instructions(
+            [sv.url for sv in servers], publics, spec.username, spec.password, Path(spec.files_root)
+        )
+        for line in lines:
             print(line, file=out)
-        print("Press Ctrl-C to stop the server.", file=out)
+        print("Press Ctrl-C to stop the server" + ("s." if len(servers) > 1 else "."), file=out)
         out.flush()
         while not stop_requested:
-            if server.process is not None and server.process.poll() is not None:
-                raise AnnotationError(
-                    f"Label Studio stopped with status {server.process.returncode}: {server.last_log_line()}"
-                )
+            for server in servers:
+                if server.process is not None and server.process.poll() is not None:
+                    raise AnnotationError(
+                        f"Label Studio on port {server.spec.port} stopped with status {server.process.returncode}: "
+                        f"{server.last_log_line()}"
+                    )
             time.sleep(0.5)
         print("Stopping Label Studio...", file=sys.stderr)
         return 0
     finally:
-        server.stop()
+        for server in servers:
+            server.stop()
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)

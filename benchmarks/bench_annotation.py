@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -101,8 +102,10 @@ def main() -> int:
     else:
         from annotation.serve import Server, ServerSpec, find_label_studio_bin, free_port
 
+        (tmp / "files").mkdir()
+        os.environ["LOCAL_FILES_DOCUMENT_ROOT"] = str(tmp / "files")  # where push links the images
         spec = ServerSpec(bin=find_label_studio_bin(), data_dir=tmp / "ls", port=free_port(),
-                          username=ADMIN, password=PASSWORD)
+                          files_root=tmp / "files", username=ADMIN, password=PASSWORD)
         t = time.perf_counter()
         server = Server(spec).start(timeout=600)
         print(f"server: started with a fresh data dir in {time.perf_counter() - t:.1f} s (migrations, not timed)")

@@ -43,33 +43,46 @@ def label_studio_bin() -> Path:
         pytest.skip(f"no Label Studio server installed ({exc}); .ci/install-annotation.sh installs it")
 
 
-def _spec(bin_path: Path, data_dir: Path):
+@pytest.fixture(scope="session")
+def files_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The dedicated LOCAL_FILES_DOCUMENT_ROOT of every test server; ``push`` finds it in the environment."""
+    root = tmp_path_factory.mktemp("ls-files")
+    old = os.environ.get("LOCAL_FILES_DOCUMENT_ROOT")
+    os.environ["LOCAL_FILES_DOCUMENT_ROOT"] = str(root)
+    yield root
+    if old is None:
+        os.environ.pop("LOCAL_FILES_DOCUMENT_ROOT", None)
+    else:
+        os.environ["LOCAL_FILES_DOCUMENT_ROOT"] = old
+
+
+def _spec(bin_path: Path, data_dir: Path, files_root: Path):
     from annotation.serve import ServerSpec, free_port
 
     return ServerSpec(
         bin=bin_path,
         data_dir=data_dir,
         port=free_port(),
-        files_root=Path("/"),
+        files_root=files_root,
         username=ADMIN_EMAIL,
         password=ADMIN_PASSWORD,
     )
 
 
 @pytest.fixture(scope="session")
-def ls_template(label_studio_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def ls_template(label_studio_bin: Path, files_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir migrated once (about a minute), with the admin created; copied for every server."""
     from annotation.serve import Server
 
     data = tmp_path_factory.mktemp("ls-template") / "data"
-    server = Server(_spec(label_studio_bin, data), log_path=data.parent / "template.log")
+    server = Server(_spec(label_studio_bin, data, files_root), log_path=data.parent / "template.log")
     server.start(timeout=600)
     server.stop()
     return data
 
 
 @pytest.fixture(scope="session")
-def start_ls(label_studio_bin: Path, ls_template: Path, tmp_path_factory: pytest.TempPathFactory):
+def start_ls(label_studio_bin: Path, ls_template: Path, files_root: Path, tmp_path_factory: pytest.TempPathFactory):
     """Start a server on a fresh copy of the template: ``start_ls() -> LiveServer``; all stopped at teardown."""
     from annotation.client import LabelStudioClient
     from annotation.serve import Server
@@ -79,7 +92,7 @@ def start_ls(label_studio_bin: Path, ls_template: Path, tmp_path_factory: pytest
     def start() -> LiveServer:
         data = tmp_path_factory.mktemp("ls") / "data"
         shutil.copytree(ls_template, data)
-        server = Server(_spec(label_studio_bin, data), log_path=data.parent / "server.log")
+        server = Server(_spec(label_studio_bin, data, files_root), log_path=data.parent / "server.log")
         servers.append(server)
         server.start(timeout=300)
         admin = LabelStudioClient.login(server.url, ADMIN_EMAIL, ADMIN_PASSWORD)

@@ -88,10 +88,42 @@ def test_missing_image_is_reported_before_anything_is_sent(capsys, tmp_path):
     victim.unlink()
     from annotation.builddir import load_build
     from annotation.errors import AnnotationError
-    from annotation.push import image_folders
+    from annotation.push import item_images
 
     with pytest.raises(AnnotationError, match=f"image images/{victim.name} not found"):
-        image_folders(load_build(build), Path("/"))
+        item_images(load_build(build))
+
+
+def test_files_root_must_be_a_dedicated_folder(tmp_path):
+    from annotation.errors import AnnotationError
+    from annotation.serving import check_files_root
+
+    with pytest.raises(AnnotationError, match="file system root"):
+        check_files_root(Path("/"))
+    with pytest.raises(AnnotationError, match="no such directory"):
+        check_files_root(tmp_path / "absent")
+
+
+def test_serving_folder_holds_links_to_the_task_images_only(tmp_path):
+    """What push connects as storage: links to the item images, none of the build's review files."""
+    from annotation.builddir import load_build
+    from annotation.push import item_images
+    from annotation.serving import link_images, serving_folder
+
+    build = make_build(tmp_path, 5, external=tmp_path / "source-images")
+    for name in ("review.json", "adjudications.json", "reviews/export-x.json"):
+        (build / name).parent.mkdir(parents=True, exist_ok=True)
+        (build / name).write_text("{}")
+    root = tmp_path / "files"
+    root.mkdir()
+    images = item_images(load_build(build))
+    folder = serving_folder(build, root)
+    links = link_images(images, folder)
+    served = sorted(p for p in folder.rglob("*") if not p.is_dir())
+    assert sorted(links.values()) == served and len(served) == len(set(images))
+    assert all(p.read_bytes() == s.read_bytes() for s, p in links.items())
+    assert not any(p.suffix == ".json" for p in root.rglob("*"))
+    assert link_images(images, folder) == links  # a re-push finds them in place
 
 
 def test_serve_without_label_studio(capsys, tmp_path, monkeypatch):

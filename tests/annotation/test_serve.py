@@ -22,10 +22,19 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_serve_prints_how_to_join_and_stops_cleanly(ls_template, label_studio_bin, tmp_path):
+def _three_free_ports() -> int:
+    for _ in range(50):
+        port = free_port()
+        if port < 65000 and all(port_is_free("127.0.0.1", port + k) for k in range(3)):
+            return port
+    raise RuntimeError("no three consecutive free ports")
+
+
+def test_serve_starts_three_rooms_prints_how_to_join_and_stops_cleanly(ls_template, label_studio_bin, tmp_path):
     data = tmp_path / "data"
-    shutil.copytree(ls_template, data)
-    port = free_port()
+    for k in (1, 2, 3):
+        shutil.copytree(ls_template, data / f"room-{k}")
+    port = _three_free_ports()
     env = dict(os.environ, LABEL_STUDIO_USERNAME=ADMIN_EMAIL, LABEL_STUDIO_PASSWORD=ADMIN_PASSWORD,
                MIRAGE_LABEL_STUDIO_BIN=str(label_studio_bin))
     proc = subprocess.Popen(
@@ -43,13 +52,19 @@ def test_serve_prints_how_to_join_and_stops_cleanly(ls_template, label_studio_bi
             if line.startswith("Press Ctrl-C"):
                 break
         text = "\n".join(lines)
-        url = f"http://127.0.0.1:{port}"
-        assert f"Label Studio is running at {url}" in text, text
-        invite = re.search(r"invite link: (\S+)", text).group(1)
-        assert invite.startswith(f"{url}/user/signup/?token="), text
-        token = re.search(r"LABEL_STUDIO_API_KEY=(\S+)", text).group(1)
-        assert LabelStudioClient(url, token).whoami()["email"] == ADMIN_EMAIL
-        signup(url, invite[len(url):], "joined@mirage.test")  # the printed link works
+        urls = [f"http://127.0.0.1:{port + k}" for k in range(3)]
+        assert "Label Studio is running in 3 rooms" in text and ", ".join(urls) in text, text
+        invites = re.findall(r"Reviewer slot \d joins through the invite link: (\S+)", text)
+        assert [i.split("/user/")[0] for i in invites] == urls, text
+        exported = dict(re.findall(r"(\w+)=(\S+)", text.split("export ", 1)[1].splitlines()[0]))
+        assert exported["LABEL_STUDIO_URL"].split(",") == urls
+        assert exported["LOCAL_FILES_DOCUMENT_ROOT"] == str((data / "files").resolve())
+        tokens = exported["LABEL_STUDIO_API_KEY"].split(",")
+        assert len(tokens) == 3  # (equal here: the three rooms are copies of one template data dir)
+        for url, token in zip(urls, tokens):
+            assert LabelStudioClient(url, token).whoami()["email"] == ADMIN_EMAIL
+        url = urls[0]
+        signup(url, invites[0][len(url):], "joined@mirage.test")  # the printed link works
         # signup without the link is disabled
         import requests
 
@@ -62,7 +77,8 @@ def test_serve_prints_how_to_join_and_stops_cleanly(ls_template, label_studio_bi
 
         # a second server on the same port: one clear line, status 2
         second = subprocess.run(
-            [sys.executable, "-m", "annotation", "serve", "--data-dir", str(tmp_path / "other"), "--port", str(port)],
+            [sys.executable, "-m", "annotation", "serve", "--data-dir", str(tmp_path / "other"), "--port", str(port),
+             "--rooms", "1"],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
         )
         assert second.returncode == 2
@@ -76,7 +92,7 @@ def test_serve_prints_how_to_join_and_stops_cleanly(ls_template, label_studio_bi
             raise
     assert proc.returncode == 0
     time.sleep(0.5)
-    assert port_is_free("127.0.0.1", port)
+    assert all(port_is_free("127.0.0.1", port + k) for k in range(3))
 
 
 def test_new_data_dir_needs_admin_credentials(label_studio_bin, tmp_path, capsys, monkeypatch):
