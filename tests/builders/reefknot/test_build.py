@@ -214,3 +214,33 @@ def test_svg_scene_graphs_build(tmp_path):
     assert q["two_answers"] == q["duplicate_questions"] == q["agreement_faults"] == 0
     assert {s["set"] for s in build["skipped"] if s["category"] == "cognition"} == {"yes_no", "mcq", "vqa"}
     assert all(s["made"] == 0 for s in build["skipped"] if s["category"] == "cognition")
+
+
+def test_categories_from_an_llm_with_the_paper_prompt(tmp_path, monkeypatch):
+    """With --llm-model every relation is put to the LLM with the A.5 prompt; an unusable answer falls back to the
+    offline rule; provenance names the deciding method; answers are cached (a rerun asks nothing)."""
+    pytest.importorskip("openai")
+    from tests.support.openai_stub import StubOpenAI
+
+    asked: list[str] = []
+
+    def responder(body):
+        prompt = body["messages"][-1]["content"]
+        assert "relation term classification assistant" in prompt and "Input: on -> Perception" in prompt
+        phrase = prompt.rsplit("Input: ", 1)[1].strip()
+        asked.append(phrase)
+        if phrase == "carrying":
+            return "I am not sure."
+        return "Cognition" if phrase.startswith(("pointing", "surround")) else "Perception"
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with StubOpenAI(responder=responder) as stub:
+        args = ("--demo-images", "30", "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"),
+                "--llm-model", "stub-model", "--llm-base-url", stub.base_url)
+        assert run(*args) == 0
+        items = read_items(tmp_path / "out" / "demo-seed0" / "items.jsonl")
+        methods = {it["provenance"]["triplet"]["relation"]: it["provenance"]["category_method"] for it in items}
+        assert methods["pointing at"] == "llm:stub-model"
+        assert methods["carrying"] == "override (llm answer unusable)"
+        n = len(asked)
+        assert run(*args) == 0 and len(asked) == n  # cached
