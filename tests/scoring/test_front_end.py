@@ -146,6 +146,10 @@ def test_load_items_from_the_hub_at_a_tag(released, tmp_path: Path, monkeypatch,
         assert cards_main(["publish", str(release_dir), "--repo", "mirage-org/mioh"]) == 0
         items = load_items("mirage-org/mioh@v1.0.0", cache_dir=tmp_path / "cache")
         assert sorted(it.id for it in items) == sorted(it.id for it in by_key.values())
+        from lint.cli import main as lint_main  # the lint reads the same snapshot, manifest.json included
+
+        assert lint_main(["mirage-org/mioh@v1.0.0", "--out", str(tmp_path / "lint")]) == 0
+        assert json.loads((tmp_path / "lint" / "lint.json").read_text())["items"] == len(items)
         with pytest.raises(ConfigError, match="mirage-org/mioh@v9.9.9"):
             load_items("mirage-org/mioh@v9.9.9", cache_dir=tmp_path / "cache")
     local = {it.id: it for it in load_items(release_dir, cache_dir=tmp_path / "local")}
