@@ -42,6 +42,12 @@ def test_demo_build_has_all_three_tasks_and_passes_the_checker(demo: Path) -> No
     assert build["stats"]["tasks"]["abstract_pattern"] == 78
 
 
+def test_demo_build_lints_clean(demo: Path) -> None:
+    """Issue 16: every builder's demo build lints clean (open references: wording, duplicates, contradictions)."""
+    lint = json.loads((demo / "build.json").read_text())["lint"]
+    assert lint["clean"] and lint["items"] == len(read_items(demo / "items.jsonl")), lint["findings"]
+
+
 def test_clips_rederived_from_the_demo_scripts(demo: Path, tmp_path: Path) -> None:
     scripts = {r.id: dict(r.meta) for r in load_demo_videos(seed=0, n_videos=14, cache_dir=demo.parent.parent / "cache")}
     assert check_clips_against_scripts(demo, scripts) == []
