@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# lmms-eval for the harness-export tests (tests/scoring/test_harness_lmms_eval.py); called by .ci/install after the
-# release and services parts (it reuses their torch, datasets, pyarrow and Pillow). Idempotent: a second run only
-# checks that lmms-eval's task loader and evaluator import.
+# lmms-eval and VLMEvalKit for the harness-export tests (tests/scoring/test_harness_lmms_eval.py,
+# test_harness_vlmevalkit.py); called by .ci/install after the release and services parts (it reuses their torch,
+# datasets, pyarrow and Pillow). Idempotent: a second run only checks that what the tests use imports.
 #
 # lmms-eval goes into its own virtualenv, .venv-lmms-eval, made with --system-site-packages: it sees the project
 # env (torch, datasets, Mirage itself, installed editable) without changing it. lmms-eval 0.7.3 declares ~50
@@ -10,6 +10,11 @@
 # (TaskManager(include_path=...), simple_evaluate, the generate_until request flow) imports only the few listed
 # below, so the package is installed with --no-deps plus those. A lab's own lmms-eval env is the full
 # `pip install lmms-eval`, plus `pip install mirage-bench` for the hooks of Mirage's tasks.
+#
+# VLMEvalKit likewise, in .venv-vlmevalkit: it is not on PyPI as such; ms-vlmeval is its packaging by ModelScope
+# (module `vlmeval`, VLMEvalKit's code). Its ~60 declared dependencies cover every model and benchmark it knows;
+# `vlmeval.dataset` (build_dataset, the custom MCQ/VQA datasets, CircularEval with exact matching) imports the
+# ones listed below. qwen-vl-utils goes without its own dependencies (PyAV is needed for videos only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
@@ -35,4 +40,26 @@ if ! check 2>/dev/null; then
     | sed -e "/^lmms-eval $LMMS_EVAL_VERSION requires/d" -e "/dependency resolver does not currently take/d" >&2
   check
 fi
-echo "harness deps: lmms-eval $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("lmms_eval"))') ($VENV, $(du -sh "$VENV" | cut -f1))" >&2
+VLM_VERSION="0.0.20"   # ms-vlmeval
+VLM_VENV=".venv-vlmevalkit"
+VLM_DEPS=("tabulate" "termcolor" "validators" "sty" "portalocker" "timeout-decorator" "Levenshtein" "joblib" "jieba"
+          "nltk" "rouge" "math-verify" "pylatexenc" "imageio" "json_repair" "num2words" "scikit-learn"
+          "accelerate>=0.29.1")
+check_vlm() {
+  "$VLM_VENV/bin/python" - <<PY
+import importlib.metadata as m, warnings
+warnings.filterwarnings("ignore")
+assert m.version("ms-vlmeval") == "$VLM_VERSION", m.version("ms-vlmeval")
+from vlmeval.dataset import build_dataset  # noqa: F401
+PY
+}
+if ! check_vlm >/dev/null 2>&1; then
+  python -m venv --system-site-packages "$VLM_VENV"
+  "$VLM_VENV/bin/python" -m pip install --quiet --no-deps "ms-vlmeval==$VLM_VERSION" "qwen-vl-utils>=0.0.14"
+  "$VLM_VENV/bin/python" -m pip install --quiet "${VLM_DEPS[@]}" 2>&1 \
+    | sed -e "/^ms-vlmeval $VLM_VERSION requires/d" -e "/^qwen-vl-utils .* requires/d" \
+          -e "/dependency resolver does not currently take/d" >&2
+  check_vlm >/dev/null 2>&1 || check_vlm   # quiet when fine (vlmeval logs a missing .env), loud when not
+fi
+
+echo "harness deps: lmms-eval $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("lmms_eval"))') ($VENV, $(du -sh "$VENV" | cut -f1)), ms-vlmeval $VLM_VERSION ($VLM_VENV, $(du -sh "$VLM_VENV" | cut -f1))" >&2
