@@ -112,7 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         items, build = read_input(path, args.format, args.images)
         if not items:
             raise ConfigError(f"{path}: no items to lint")
-        report = lint(items, build, allow=allow, llm=llm, checks=checks)
+        try:
+            report = lint(items, build, allow=allow, llm=llm, checks=checks)
+        except ConfigError as exc:  # what the build promises (lint_promises) is malformed
+            raise ConfigError(f"{path}: {exc}") from None
         section = report.section()
         found |= not section["clean"]
         stdout.print(table(f"Lint of {path}: {len(items)} items, {section['flagged_items']} flagged "

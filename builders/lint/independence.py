@@ -34,6 +34,7 @@ task where it beats chance as a baseline would be flagged, the items it gets rig
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -41,6 +42,7 @@ from typing import Any, Hashable, Sequence
 
 from builders.items import Item, OPTION_LETTERS, canonical_json
 from builders.lint.base import CheckResult, LintContext, answer_text, collapse, is_mcq, is_yes_no, normalise, per_task
+from sources.errors import ConfigError
 
 MARGIN = 0.15
 MIN_ITEMS = 30
@@ -127,7 +129,11 @@ def fixed_answers(benchmark: str, context: LintContext) -> dict[str, dict[str, s
     if (build.get("benchmark") or benchmark) != benchmark:
         return {}
     promised = (build.get("lint_promises") or {}).get("fixed_answers") or {}
-    return {task: {"answer": str(p["answer"]), "why": str(p.get("why", ""))} for task, p in promised.items()}
+    if not isinstance(promised, dict) or not all(isinstance(p, dict) and isinstance(p.get("answer"), str)
+                                                 for p in promised.values()):
+        raise ConfigError(f"lint_promises.fixed_answers must map each task to "
+                          f"{{\"answer\": text, \"why\": text}}, got {json.dumps(promised)[:120]}")
+    return {task: {"answer": p["answer"], "why": str(p.get("why", ""))} for task, p in promised.items()}
 
 
 def _same_text(a: str, b: str) -> bool:

@@ -296,3 +296,16 @@ def test_a_leak_across_questions_is_still_found_with_shuffles():
     assert summary["leaking_tasks"] == ["t/shuffled (mcq)"]
     few = lint(shuffled(6, 5, answers=["red"] * 6), checks=["independence"]).results["independence"].summary
     assert few["tasks"]["t/shuffled (mcq)"]["questions"] == 6 and few["leaking_tasks"] == []
+
+
+def test_a_malformed_promise_is_a_one_line_error(tmp_path, capsys):
+    from lint.cli import main as lint_main
+    from builders.items import write_items
+
+    build = tmp_path / "b"
+    build.mkdir()
+    write_items(build / "items.jsonl", refusal_task(4))
+    (build / "build.json").write_text('{"benchmark": "t", "lint_promises": {"fixed_answers": {"beyond": "sorry"}}}')
+    assert lint_main([str(build)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{build}: lint_promises.fixed_answers must map" in err
