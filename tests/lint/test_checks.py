@@ -309,3 +309,25 @@ def test_a_malformed_promise_is_a_one_line_error(tmp_path, capsys):
     assert lint_main([str(build)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"{build}: lint_promises.fixed_answers must map" in err
+
+
+def test_a_text_only_model_finding_a_promised_answer_is_by_design(tmp_path):
+    require(have("openai"), "openai (the llm extra)", "pip install -e .[llm]")
+    from builders.llm import LLMConfig
+    from tests.support.openai_stub import StubOpenAI
+
+    def refuse(body) -> str:  # the letter of the refusal line: what a blind model learns to do on this task
+        text = body["messages"][-1]["content"]
+        return next(line[0] for line in text.splitlines() if line.endswith(REFUSAL))
+
+    results = {}
+    for promised in (False, True):
+        with StubOpenAI(responder=refuse) as stub:
+            config = LLMConfig(base_url=stub.base_url, model="stub-model", cache_dir=str(tmp_path), max_retries=0)
+            results[promised] = lint(refusal_task(), PROMISE if promised else None, llm=config,
+                                     checks=["independence"]).results["independence"]
+    assert results[False].summary["text_only_model"]["leaking_tasks"] == ["t/beyond"]
+    assert len(results[False].reasons) == 40
+    model = results[True].summary["text_only_model"]
+    assert model["leaking_tasks"] == [] and model["tasks"]["t/beyond"]["by_design"] == REFUSAL
+    assert model["tasks"]["t/beyond"]["accuracy"] == 1.0 and results[True].reasons == {}
