@@ -1,0 +1,51 @@
+"""Visual Genome as released: objects.json merged ids, objects in no relationship, endpoints missing from it,
+boxes clipped on request, and the streamed reader against a plain json.load of the same file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sources.visual_genome import ReadStats, iter_visual_genome, read_visual_genome
+from tests.builders.reefknot.vg_fixture import make_vg
+
+
+def test_objects_file_merged_ids_and_missing_endpoints(tmp_path: Path) -> None:
+    vg = make_vg(tmp_path, "1.4")
+    objects = json.loads(vg["objects"].read_text())
+    first = objects[0]["objects"][0]  # image 1's man
+    first["merged_object_ids"] = [987654]
+    vg["objects"].write_text(json.dumps(objects))
+    rels = json.loads(vg["relationships"].read_text())
+    rels[0]["relationships"][0]["subject"]["object_id"] = 987654  # a relationship names the merged id
+    vg["relationships"].write_text(json.dumps(rels))
+    stats = ReadStats()
+    images = list(iter_visual_genome(vg["relationships"], vg["images"], vg["image_data"], vg["objects"], stats=stats))
+    one = images[0]
+    assert one.relations[0].subject == str(first["object_id"])
+    assert [i.category for i in one.instances].count("man") == 1
+    twelve = next(im for im in images if im.id == "12")
+    assert [i.category for i in twelve.instances].count("dog") == 2  # the second dog is in objects.json only
+    assert stats.endpoints_missing_from_objects == 1 and stats.objects_only_instances == 1
+    assert stats.relationships == sum(len(e["relationships"]) for e in rels)
+
+
+def test_boxes_outside_the_image_are_clipped_on_request(tmp_path: Path) -> None:
+    vg = make_vg(tmp_path, "1.2")
+    rels = json.loads(vg["relationships"].read_text())
+    rels[0]["relationships"][0]["subject"].update(x=380, w=60)  # 40 px beyond the 400 px wide image
+    vg["relationships"].write_text(json.dumps(rels))
+    stats = ReadStats()
+    images = list(iter_visual_genome(vg["relationships"], vg["images"], vg["image_data"], clip_boxes=True, stats=stats))
+    box = images[0].instance(images[0].relations[0].subject).bbox
+    assert box == (380.0, 40.0, 20.0, 200.0) and stats.boxes_clipped == 1
+
+
+def test_streamed_reader_matches_a_whole_file_load(tmp_path: Path) -> None:
+    vg = make_vg(tmp_path, "1.0")
+    records = read_visual_genome(vg["relationships"], vg["images"], vg["image_data"])
+    raw = json.loads(vg["relationships"].read_text())
+    assert [im.id for im in records.images] == [str(e["id"]) for e in sorted(raw, key=lambda e: e["id"])]
+    for image, entry in zip(records.images, sorted(raw, key=lambda e: e["id"])):
+        assert [r.predicate for r in image.relations] == [" ".join(r["predicate"].lower().split())
+                                                           for r in entry["relationships"]]
