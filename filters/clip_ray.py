@@ -1,10 +1,14 @@
-"""CLIP image embeddings as a Ray Data pipeline: decode on CPU tasks, encode in (GPU or CPU) actors.
+"""CLIP image embeddings as a Ray Data pipeline: decode on CPU, encode in GPU (or CPU) actors.
 
 :class:`filters.clip.ClipScorer` hands the images its cache lacks to :func:`encode_images_on_ray` when it was
 given a :class:`sources.executors.RayExecutor`; everything else (content hashing, cache look-ups, text prompts,
 the similarity matrix) stays on the driver. The pipeline:
 
-``from_items(batches) -> map_batches(decode_batch, CPU tasks) -> map_batches(ClipImageEncoder, actors) -> driver``
+* with GPU actors: ``from_items(batches) -> map_batches(decode_batch, CPU tasks) ->
+  map_batches(ClipImageEncoder, GPU actors) -> driver``;
+* on a CPU-only cluster: ``from_items(batches) -> map_batches(ClipImageEncoder, CPU actors) -> driver``, each
+  actor decoding its own batch (Ray Data would fuse the two stages anyway when their resources are equal; doing
+  it explicitly means decode tasks can never wait for CPUs the actors hold).
 
 Choices, and why:
 
@@ -17,7 +21,7 @@ Choices, and why:
   locally). SQLite on a network file system is not safe for concurrent writers, and the vectors are small
   (512 floats an image), so no shared path is needed for the CLIP stage: only the images must be readable
   from every node (paths are sent, not pixels).
-* **Decode and preprocess run in CPU tasks**, with the driver's open_clip transform shipped to them, so GPU
+* **Decode and preprocess run on CPU**, with the driver's open_clip transform shipped to the workers, so GPU
   actors only ever run the model. Errors travel back as values: a corrupt image becomes the same one-line
   :class:`SourceError` as locally (raised on the driver, at the first batch in input order that has one;
   batches before it are cached, as locally).
@@ -107,6 +111,7 @@ class ClipImageEncoder:
         if self.fp16 and device != "cuda":
             raise ConfigError("the CLIP cache key names fp16 autocast (the driver runs CLIP on CUDA), but the Ray "
                               "encoder actors have no GPU: give --ray-gpus-per-actor, or --clip-device cpu")
+        self.preprocess = spec["preprocess"]
         self.scorer = ClipScorer(config, weights, identity, device, EmbeddingStore(None))
         self.model = self.scorer.model
         self.device = device
@@ -120,6 +125,8 @@ class ClipImageEncoder:
     def __call__(self, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         import torch
 
+        if "paths" in rows:  # CPU actors decode their own batches
+            rows = decode_batch(rows, self.preprocess)
         vectors = []
         with torch.inference_mode(), self._autocast():
             for pixels, error in zip(rows["pixels"], rows["error"]):
@@ -133,14 +140,24 @@ class ClipImageEncoder:
 
 
 def _actor_count(executor: Any, n_batches: int) -> int:
+    """``--ray-actors``, else one per GPU share, else one per ``--ray-cpus-per-task`` CPUs; never more actors
+    than batches. A layout the cluster cannot hold is a :class:`ConfigError`, not a hang."""
     s = executor.settings
+    resources = executor.cluster_resources()
+    gpus, cpus = resources.get("GPU", 0.0), resources.get("CPU", 0.0)
     if s.actors is not None:
         wanted = s.actors
     else:
-        resources = executor.cluster_resources()
-        gpus, cpus = resources.get("GPU", 0.0), resources.get("CPU", 1.0)
-        wanted = int(gpus / s.gpus_per_actor) if s.gpus_per_actor > 0 and gpus else int(cpus // 2)
-    return max(1, min(wanted, n_batches))
+        wanted = int(gpus / s.gpus_per_actor) if s.gpus_per_actor > 0 and gpus else int(cpus // s.cpus_per_task)
+    actors = max(1, min(wanted, n_batches))
+    if s.gpus_per_actor > 0 and gpus < s.gpus_per_actor:
+        raise ConfigError(f"--ray-gpus-per-actor {s.gpus_per_actor:g}: the Ray cluster has {gpus:g} GPUs")
+    if s.gpus_per_actor > 0 and cpus < s.cpus_per_task:
+        raise ConfigError(f"the Ray cluster has {cpus:g} CPUs: no decode task of {s.cpus_per_task:g} CPU fits")
+    if s.gpus_per_actor == 0 and actors * s.cpus_per_task > cpus:
+        raise ConfigError(f"the Ray cluster has {cpus:g} CPUs: {actors} CPU encoder actors of {s.cpus_per_task:g} "
+                          "CPU do not fit; lower --ray-actors or --ray-cpus-per-task")
+    return actors
 
 
 def encode_images_on_ray(
@@ -161,13 +178,14 @@ def encode_images_on_ray(
     batches = [list(todo[i : i + size]) for i in range(0, len(todo), size)]
     rows = [{"batch": k, "paths": [p for _, p in b]} for k, b in enumerate(batches)]
     spec = {"config": scorer.config, "weights": scorer._weights, "identity": scorer.identity,
-            "gpus": settings.gpus_per_actor}
+            "gpus": settings.gpus_per_actor, "preprocess": scorer.preprocess}
     actors = _actor_count(executor, len(batches))
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
     ds = ray.data.from_items(rows, override_num_blocks=len(rows))
-    ds = ds.map_batches(decode_batch, fn_kwargs={"preprocess": scorer.preprocess}, batch_size=1,
-                        batch_format="numpy", num_cpus=settings.cpus_per_task)
+    if settings.gpus_per_actor > 0:  # decode on CPU tasks, so that the GPU actors only run the model
+        ds = ds.map_batches(decode_batch, fn_kwargs={"preprocess": scorer.preprocess}, batch_size=1,
+                            batch_format="numpy", num_cpus=settings.cpus_per_task)
     # Ray Data's own fault tolerance: a dead decode task is retried, a dead actor restarted and its call retried
     ds = ds.map_batches(ClipImageEncoder, fn_constructor_kwargs={"spec": spec}, batch_size=1, batch_format="numpy",
                         compute=ray.data.ActorPoolStrategy(size=actors), num_gpus=settings.gpus_per_actor or None,

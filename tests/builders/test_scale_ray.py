@@ -45,7 +45,7 @@ def tiny_clip(tmp_path_factory):
 def ray_executor():
     from sources.executors import RayExecutor, RaySettings
 
-    return RayExecutor(RaySettings())
+    return RayExecutor(RaySettings(actors=1))
 
 
 def mioh_args(model: str, cache: Path, out: Path) -> list[str]:
@@ -93,18 +93,23 @@ def test_mioh_through_ray_is_byte_identical_and_a_rerun_is_served_from_the_cache
     assert rerun["stats"]["clip"]["stats"]["images_encoded"] == 0 and rerun_items == local_mioh
 
 
-def slow_decode(rows, preprocess):
-    """The real decode stage, slowed down so that batches are still waiting when the test kills the actor."""
-    from filters.clip_ray import decode_batch
+class SlowPreprocess:
+    """The scorer's open_clip transform, slowed down so that batches are still waiting when the test kills the
+    actor (pickled by reference: the actors import this module)."""
 
-    time.sleep(0.4)
-    return decode_batch(rows, preprocess)
+    def __init__(self, transform) -> None:
+        self.transform = transform
+
+    def __call__(self, image):
+        time.sleep(0.06)
+        return self.transform(image)
 
 
 def test_an_encoder_actor_killed_mid_stage_loses_only_its_batch(
         ray_cluster, tiny_clip, local_mioh, tmp_path, monkeypatch):
     from builders import mioh
     from filters import clip_ray
+    from filters.clip import ClipScorer
 
     killed: list[int] = []
     seen: list[int] = []
@@ -115,12 +120,14 @@ def test_an_encoder_actor_killed_mid_stage_loses_only_its_batch(
             killed.append(batch["pid"])
             os.kill(batch["pid"], signal.SIGKILL)
 
-    monkeypatch.setattr(clip_ray, "decode_batch", slow_decode)
+    real = ClipScorer.preprocess
+    monkeypatch.setattr(ClipScorer, "preprocess", property(lambda self: SlowPreprocess(real.fget(self))))
     monkeypatch.setattr(clip_ray, "batch_listeners", [kill_first_actor])
-    args = mioh_args(tiny_clip, tmp_path / "cache", tmp_path / "out") + ["--executor", "ray"]
+    args = mioh_args(tiny_clip, tmp_path / "cache", tmp_path / "out") + ["--executor", "ray", "--ray-actors", "1"]
     assert mioh.main(args) == 0
     items, build = built(tmp_path / "out")
     assert killed and len(seen) == 6
+    # one actor: a batch from another process can only come from the actor Ray Data restarted
     assert any(pid != killed[0] for pid in seen[1:]), "no batch came from a restarted actor: nothing was tested"
     assert build["stats"]["clip"]["stats"]["images_encoded"] == 48
     assert items == local_mioh
