@@ -1,4 +1,4 @@
-"""Reefknot at Visual Genome v1.4 scale: read + filter + 21,880 questions, against json.load and plain loops.
+"""Reefknot at Visual Genome v1.4 scale: read + filter + the paper's questions, against json.load and plain loops.
 
 The corpus is synthetic but shaped like VG v1.4 (108,077 images, 2.3 million relationships, ~700 MB): each image
 holds ~21 relationships between ~15 objects whose names follow a Zipf law over ~3,000 names (a few names repeat
@@ -10,7 +10,8 @@ holds empty placeholder files (only their existence is checked). It is written o
 Two runs, each in a fresh process pinned to one core (``taskset -c 0`` when available) so the peak resident
 memory (``ru_maxrss``) is that run's own:
 
-* **ours**: ``builders.reefknot.write_build`` with the paper's default counts (21,880 questions) - the streaming
+* **ours**: ``builders.reefknot.write_build`` with the paper's default counts (Table 2's cells: 21,560 questions;
+  the table's printed total, 21,880, is not the sum of its cells) - the streaming
   reader (:mod:`sources.jsonstream`), the filters, categories (spaCy), negatives, distractors and the validity
   report; ``seconds`` is that (read + filter + questions, the target), ``with writing`` adds writing the build
   directory and the shared build lint (:mod:`builders.lint`) that every build runs;
@@ -141,7 +142,8 @@ def run_ours(relationships: str, image_data: str, images: str, out: str) -> dict
     started = time.perf_counter()
     path, items, stats = write_build(config)
     seconds = time.perf_counter() - started
-    return {"seconds": stats["seconds"], "with_writing": round(seconds, 2), "items": len(items),
+    return {"seconds": stats["seconds"], "build_cpu_seconds": stats["cpu_seconds"], "with_writing": round(seconds, 2),
+            "items": len(items),
             "relations": stats["phases"]["b_filtering"]["in"],
             "kept": stats["phases"]["b_filtering"]["kept"], "made": stats["phases"]["e_questions"]["made"]}
 
@@ -238,19 +240,20 @@ def main() -> int:
     out = work / "builds"
     shutil.rmtree(out, ignore_errors=True)
     ours = in_subprocess("ours", paths, out)
-    print(f"{'':<8}{'seconds':>9}{'with writing':>14}{'CPU s (all)':>13}{'peak RSS MB':>13}{'relations':>11}{'kept':>9}"
-          f"{'questions':>11}")
-    print(f"{'ours':<8}{ours['seconds']:>9}{ours['with_writing']:>14}{ours['cpu_seconds']:>13}{ours['peak_rss_mb']:>13}"
-          f"{ours['relations']:>11}{ours['kept']:>9}{ours['items']:>11}", flush=True)
+    print(f"{'':<8}{'seconds':>9}{'CPU s':>8}{'with writing':>14}{'CPU s (all)':>13}{'peak RSS MB':>13}{'relations':>11}"
+          f"{'kept':>9}{'questions':>11}")
+    print(f"{'ours':<8}{ours['seconds']:>9}{ours['build_cpu_seconds']:>8}{ours['with_writing']:>14}{ours['cpu_seconds']:>13}"
+          f"{ours['peak_rss_mb']:>13}{ours['relations']:>11}{ours['kept']:>9}{ours['items']:>11}", flush=True)
     naive = None if args.skip_naive else in_subprocess("naive", paths, out)
     if naive:
-        print(f"{'naive':<8}{naive['seconds']:>9}{'':>14}{naive['cpu_seconds']:>13}{naive['peak_rss_mb']:>13}{naive['relations']:>11}{naive['kept']:>9}"
+        print(f"{'naive':<8}{naive['seconds']:>9}{'':>8}{'':>14}{naive['cpu_seconds']:>13}{naive['peak_rss_mb']:>13}{naive['relations']:>11}{naive['kept']:>9}"
               f"{naive['items']:>11}")
     target = TARGET_SECONDS * args.scale
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall seconds grow with it; CPU seconds "
           "less so)")
-    print(f"target: < {TARGET_SECONDS:.0f} s at scale 1 (scaled: {target:.1f} s): "
-          f"{'met' if ours['seconds'] < target else 'MISSED'}; made per set/category: {ours['made']}")
+    print(f"target: < {TARGET_SECONDS:.0f} s at scale 1 (scaled: {target:.1f} s): wall "
+          f"{'met' if ours['seconds'] < target else 'missed'}, CPU {'met' if ours['build_cpu_seconds'] < target else 'missed'}"
+          f"; made per set/category: {ours['made']}")
     return 0
 
 

@@ -124,7 +124,7 @@ def build(config: ReefknotConfig, stats: dict[str, Any] | None = None) -> Iterat
 
 
 def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) -> Iterator[Item]:
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     lex = lexicon()
     source = Source(config, task_bar)
     corpus = collect(source.images(), lex, config.min_area)
@@ -182,6 +182,7 @@ def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) ->
         skipped=shortfalls,
         quality=validity(items) if items else {},
         seconds=round(time.perf_counter() - started, 2),
+        cpu_seconds=round(time.process_time() - started_cpu, 2),
         input_hashes=source.input_hashes(),
         generated=source.generated,
     )

@@ -15,7 +15,8 @@ PAPER_COUNTS = {
     ("mcq", "perception"): 4800, ("mcq", "cognition"): 2150,
     ("vqa", "perception"): 2150, ("vqa", "cognition"): 2720,
 }
-"""Questions per (set, category) in the paper's Table 2 (21,880 in all)."""
+"""Questions per (set, category) in the paper's Table 2: 21,560 in all (the table prints 21,880 and 13,260
+perception questions, which its cells do not add up to; the cells are what we reproduce)."""
 
 
 @dataclass
