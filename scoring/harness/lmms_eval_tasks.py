@@ -10,7 +10,8 @@ Task names are ``mirage_<release>_<task>`` and the group ``mirage_<release>`` (l
 else), so they cannot collide with lmms-eval's own tasks. Metrics per task: ``accuracy``, ``acc_<pressure>`` for
 each pressure the release has, ``unparsed_rate`` and, where the task has yes/no items, ``yes_ratio`` (the share of
 the model's yes/no answers that are "yes"). The group reports ``accuracy`` and ``unparsed_rate`` over all
-tasks, weighted by task size (exact when every item has options or a yes/no answer).
+tasks, each task weighted by the number of items it scores (see :mod:`scoring.harness.lmms_eval_utils`), which
+makes them the overall numbers of ``python -m scoring``.
 
 Choices where lmms-eval leaves it open: greedy decoding (temperature 0), ``max_new_tokens: 1024`` (enough for a
 short chain of thought before the answer; extraction reads the final answer), no pre/post prompt.

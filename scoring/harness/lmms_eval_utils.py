@@ -6,10 +6,13 @@ and its numbers are the numbers of ``python -m scoring``: the harness environmen
 (``pip install mirage-bench``, or ``pip install -e`` of a checkout). Vendoring a copy of the extractor instead
 would let the two drift apart silently.
 
-Every metric gets one value per document, ``{"id", "value"}`` with ``value`` None where the metric does not apply
-(``acc_<pressure>`` of another pressure, ``yes_ratio`` of a multiple-choice item), and :func:`mean_of_values`
-averages the values that apply. One value per document keeps lmms-eval's per-task sample count equal to the
-task's size, which its group aggregation (``weight_by_size``) relies on.
+Metric values are ``{"id", "value", ...}`` (the item id rides along, so a ``--log_samples`` file maps back to
+items even though lmms-eval 0.7 saves samples without their ``doc``), ``value`` None where the metric does not
+apply (``acc_<pressure>`` of another pressure, ``yes_ratio`` of a multiple-choice item), and
+:func:`mean_of_values` averages the values that apply. ``accuracy`` is the exception: it is returned only for the
+items it scores, and last. lmms-eval takes a task's sample count from the last metric it aggregates, and its group
+weighs each task's accuracy by that count (``weight_by_size``), so the group's accuracy is over the scored items
+exactly, as ``python -m scoring`` counts them (open answers and decomposed questions left out).
 """
 
 from __future__ import annotations
@@ -86,12 +89,13 @@ def make_process_results(pressures: Sequence[str]) -> Callable[[dict[str, Any], 
         closed = answer.kind != "open" and item.question_type not in SCORED_APART
         correct = float(is_correct(answer, item)) if closed else None
         values: dict[str, Any] = {
-            "accuracy": correct,
             "unparsed_rate": float(answer.kind == "unparsed") if closed else None,
             "yes_ratio": (1.0 if answer.value == "yes" else 0.0) if answer.kind == "yes_no" else None,
         }
         for pressure, name in names.items():
             values[name] = correct if item.pressure == pressure else None
+        if closed:  # last, and only for scored items: see the module docstring
+            values["accuracy"] = correct
         shown = answer.value if closed else ""
         return {name: {"id": item.id, "value": value, "answer": shown, "kind": answer.kind}
                 for name, value in values.items()}

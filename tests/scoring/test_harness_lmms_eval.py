@@ -32,8 +32,16 @@ REPO = "mirage-org/mioh"
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 
+YES_NO_STYLES = (("Yes.", "yes"), ("No, there is none.", "no"), ("The answer is yes", "yes"),
+                 ("Hmm, notice the colours.", None), ("truth", "truth"))
+"""Outputs for yes/no items and the answer each one gives (``None``: unparsed; "truth": the item's answer)."""
+
+
 def answer_for(n: int, item) -> str:
     """Output number ``n`` of the fixed mapping: a mix of answer styles, right and wrong, and unparseable ones."""
+    if item.answer in ("yes", "no"):
+        text, _ = YES_NO_STYLES[n % len(YES_NO_STYLES)]
+        return item.answer.capitalize() + "." if text == "truth" else text
     letters = OPTION_LETTERS[: len(item.options)]
     wrong = letters[(letters.index(item.answer) + 1) % len(letters)]
     styles = [
@@ -48,6 +56,18 @@ def answer_for(n: int, item) -> str:
     return styles[n % len(styles)]
 
 
+def expected_yes_ratio(items: list, task: str) -> float:
+    """The share of "yes" among the yes/no answers the mapping gives in ``task`` (from the styles, by hand)."""
+    given = []
+    for n, it in enumerate(items):
+        if it.task == task and it.answer in ("yes", "no"):
+            _, says = YES_NO_STYLES[n % len(YES_NO_STYLES)]
+            says = it.answer if says == "truth" else says
+            if says is not None:
+                given.append(says == "yes")
+    return sum(given) / len(given)
+
+
 @pytest.fixture
 def released(tmp_path: Path, hub, monkeypatch) -> tuple[Path, list]:  # noqa: F811 - the imported fixture
     from builders import mioh
@@ -56,7 +76,7 @@ def released(tmp_path: Path, hub, monkeypatch) -> tuple[Path, list]:  # noqa: F8
     from scoring.releases import load_items
 
     out = tmp_path / "builds"
-    assert mioh.main(["--n-questions", "1", "--demo-images", "100", "--out", str(out), "--name", "small",
+    assert mioh.main(["--n-questions", "1", "--demo-images", "100", "--decomposed", "--out", str(out), "--name", "small",
                       "--cache-dir", os.environ["MIRAGE_CACHE_DIR"], "--no-progress"]) == 0
     rel = release(out / "small", "1.0.0", include_unreviewed=True, repo_id=REPO, out=tmp_path / "releases").path
     monkeypatch.setenv("HF_TOKEN", TOKEN)
@@ -116,10 +136,15 @@ def test_lmms_eval_run_equals_python_m_scoring(tmp_path, hub, released):  # noqa
         for pressure in {it.pressure for it in items if it.task == task}:
             want = table1[task][pressure]["accuracy"]
             assert got[f"{metric_name(pressure)},none"] == pytest.approx(want, abs=1e-6), (task, pressure)
+        if any(it.task == task and it.answer in ("yes", "no") for it in items):  # the decomposed questions
+            assert got["yes_ratio,none"] == pytest.approx(expected_yes_ratio(items, task), abs=1e-9), task
         cov = mirage["coverage"]["by_task"][task]
         assert got["unparsed_rate,none"] == pytest.approx(cov["unparsed"] / cov["predicted"], abs=1e-6)
     overall = results["mirage_mioh"]["accuracy,none"]
     assert overall == pytest.approx(table1["overall"]["average"]["accuracy"], abs=1e-6)
+    cov = mirage["coverage"]["all"]
+    assert results["mirage_mioh"]["unparsed_rate,none"] == pytest.approx(cov["unparsed"] / cov["predicted"], abs=1e-6)
+    assert any(it.question_type == "decomposed" for it in items)  # kept out of accuracy, as in scoring.mioh
     # the mapping is a real mix, so equal numbers are not equal by accident
     assert 0.2 < overall < 0.8 and mirage["coverage"]["all"]["unparsed"] > 0
 
@@ -132,7 +157,7 @@ def test_lmms_eval_run_equals_python_m_scoring(tmp_path, hub, released):  # noqa
             text = path.read_text(encoding="utf-8")
             # every logged metric carries the item id (lmms-eval 0.7 drops `doc` from the saved samples)
             lines = [json.loads(line) for line in text.splitlines()]
-            assert all(row["accuracy"]["id"] == ids_by_task[task][row["doc_id"]] for row in lines)
+            assert all(row["unparsed_rate"]["id"] == ids_by_task[task][row["doc_id"]] for row in lines)
             fh.write(text)
     assert {i: p.output for i, p in read_lmms_eval_samples(combined).items()} == answers
     assert score_with_mirage(release_dir, combined, tmp_path / "mirage2")["table1"] == table1
