@@ -98,6 +98,31 @@ def local_files_url(path: Path, files_root: Path) -> str:
     return LOCAL_FILES_PREFIX + quote(rel.as_posix(), safe="/")
 
 
+def builder_record(item: Item) -> str:
+    """The facts behind the proposed answer, as the builder recorded them, so a reviewer can check them one by one:
+    per image its label for the probe and its difficulty (MIOH's hard positives / negatives), and the probe.
+    Empty when the provenance records none."""
+    prov = item.provenance or {}
+    parts = []
+    probe = prov.get("probe")
+    if probe:
+        parts.append("probe: " + (" ".join(map(str, probe)) if isinstance(probe, (list, tuple)) else str(probe)))
+    images = prov.get("images")
+    if isinstance(images, list) and images and all(isinstance(i, dict) for i in images):
+        cells = []
+        for k, info in enumerate(images, 1):
+            label = info.get("label")
+            if label is None:
+                continue
+            difficulty = info.get("difficulty")
+            extra = f", {difficulty}" if difficulty and difficulty != "easy" else ""
+            signal = f" ({info['signal']})" if info.get("signal") else ""
+            cells.append(f"Image {k}: {label}{extra}{signal}")
+        if cells:
+            parts.append("; ".join(cells))
+    return " | ".join(parts)
+
+
 def item_html(item: Item) -> str:
     """The text part of a task: context, question, options, proposed answer, and what ``fix`` asks for."""
     e = html.escape
@@ -116,6 +141,9 @@ def item_html(item: Item) -> str:
     else:
         parts.append('<p class="mirage-options"><i>Open answer</i></p>')
     parts.append(f'<p class="mirage-proposed"><b>Proposed answer:</b> {e(answer_label(item))}</p>')
+    record = builder_record(item)
+    if record:
+        parts.append(f'<p class="mirage-record"><b>What the builder recorded:</b> {e(record)}</p>')
     hint = {
         MCQ: "If the proposed answer is wrong but the question is sound, choose <i>fix</i> and pick the correct option.",
         YES_NO: "If the proposed answer is wrong but the question is sound, choose <i>fix</i> and pick yes or no.",
@@ -163,6 +191,7 @@ _STYLE = """
 .mirage-context { white-space: pre-wrap; background: #fff8e1; padding: 6px; }
 .mirage-proposed { background: #e8f5e9; padding: 6px; }
 .mirage-hint { color: #666; font-size: 13px; }
+.mirage-record { color: #444; font-size: 13px; background: #f3f3f3; padding: 4px 6px; }
 .mirage-options { margin: 4px 0 8px 16px; }
 """
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -71,6 +72,15 @@ def iso_utc(t: datetime) -> str:
     return t.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+def write_shared(path: Path, data: bytes) -> None:
+    """Write atomically with the mode an ordinary file gets (``0666 & ~umask``, like the build's items), not the
+    ``0600`` of the temporary file: the review files are read by the release step and by the team."""
+    write_atomic(path, data)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
 def save_export(build_dir: Path, raw: bytes, when: datetime) -> tuple[Path, bool]:
     """Keep the raw export under ``reviews/``; never overwrite. Returns ``(path, newly written)``."""
     digest = hashlib.sha256(raw).hexdigest()
@@ -80,7 +90,7 @@ def save_export(build_dir: Path, raw: bytes, when: datetime) -> tuple[Path, bool
         if hashlib.sha256(path.read_bytes()).hexdigest() == digest:
             return path, False
         raise AnnotationError(f"{path} exists with other content; move it away")  # a 2**-48 event, or tampering
-    write_atomic(path, raw)
+    write_shared(path, raw)
     return path, True
 
 
@@ -174,8 +184,8 @@ def pull(
         **decided,
     }
     review_path = build.path / REVIEW_FILE
-    write_atomic(review_path, (json.dumps(review, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
+    write_shared(review_path, (json.dumps(review, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
     reviewed = reviewed_items(build.items, review)
     reviewed_path = build.path / REVIEWED_FILE
-    write_atomic(reviewed_path, "".join(it.to_json() + "\n" for it in reviewed).encode())
+    write_shared(reviewed_path, "".join(it.to_json() + "\n" for it in reviewed).encode())
     return PullResult(review, review_path, reviewed_path, path1, any(s[5] for s in saved))

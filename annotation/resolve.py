@@ -306,7 +306,9 @@ def reviewer_stats(items: Mapping[str, Item], decisions: Iterable[ItemDecision])
         r: {
             "annotations": counted[r],
             "decided_items": decided[r],
-            "agreement_with_majority": round(agreed[r] / decided[r], 4) if decided[r] else None,
+            # unrounded: a reader rounds once, when it shows the figure (98.947% must not become 99.0%)
+            "agreement_with_majority": agreed[r] / decided[r] if decided[r] else None,
+            "agreed_items": agreed[r],
         }
         for r in sorted(counted)
     }
@@ -406,7 +408,9 @@ def resolve(
     kappa = fleiss_kappa(kappa_rows)
     reviewers = reviewer_stats(by_id, decisions)
     for r, n in skipped.items():
-        reviewers.setdefault(r, {"annotations": 0, "decided_items": 0, "agreement_with_majority": None})
+        reviewers.setdefault(
+            r, {"annotations": 0, "decided_items": 0, "agreed_items": 0, "agreement_with_majority": None}
+        )
         reviewers[r]["skipped"] = n
     for stats in reviewers.values():
         stats.setdefault("skipped", 0)
@@ -451,8 +455,19 @@ def _task_ref(room: int, task_id: int) -> str:
     return f"task {task_id}" if room == 1 else f"task {task_id} of room {room}"
 
 
+SUPERSEDED_BY_FIX = ("answer_state", "images", "count", "challenging_images", "answer_from")
+"""Provenance keys that describe the *original* answer (MIOH's answer state, its per-image labels and difficulty,
+the count behind a counting answer, ...). A fix proves them wrong or at least unverified, so they move to
+``provenance.review.superseded`` instead of staying beside the corrected answer; structural keys (``answer_slots``,
+the template, the probe, the sources) stay."""
+
+
 def reviewed_items(items: Sequence[Item], review: Mapping[str, Any]) -> list[Item]:
-    """The items to release: ``keep`` and ``fix`` ones, the answer replaced for ``fix``, provenance recording it."""
+    """The items to release: ``keep`` and ``fix`` ones, the answer replaced for ``fix``, provenance recording it.
+
+    For a fix, the provenance keys of :data:`SUPERSEDED_BY_FIX` move to ``provenance.review.superseded``: the
+    builder derived them for the answer the reviewers overruled, and no code can re-derive them from a verdict.
+    """
     out = []
     for it in sorted(items, key=lambda i: i.id):
         entry = review["items"].get(it.id)
@@ -467,6 +482,10 @@ def reviewed_items(items: Sequence[Item], review: Mapping[str, Any]) -> list[Ite
         }
         if entry.get("adjudicated"):
             provenance["review"]["adjudicated"] = True
+        if entry["status"] == "fix":
+            stale = {k: provenance.pop(k) for k in SUPERSEDED_BY_FIX if k in provenance}
+            if stale:
+                provenance["review"]["superseded"] = stale
         # The id stays the original one even for fixes: the item is the same question, now correctly answered.
         answer = entry["answer"] if entry["status"] == "fix" else it.answer
         out.append(replace(it, answer=answer, provenance=provenance))

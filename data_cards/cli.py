@@ -138,7 +138,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from .publish import plan_operations, publish
 
     if args.dry_run:
-        plan = plan_operations(Path(args.release_dir), args.repo)
+        plan = plan_operations(Path(args.release_dir), args.repo, private=args.private)
         text = json.dumps(plan, indent=2, sort_keys=False)
         Path(args.dry_run).write_text(text + "\n", encoding="utf-8")
         print(text)

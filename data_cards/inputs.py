@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,19 +66,58 @@ def _read_items(path: Path) -> list[Item]:
         raise MirageError(f"{path}: not a valid items file ({type(exc).__name__}: {exc})") from None
 
 
-def anonymise_reviewers(reviewers: Mapping[str, Any]) -> dict[str, str]:
+def anonymise_reviewers(reviewers: Mapping[str, Any], known: Mapping[str, str] | None = None) -> dict[str, str]:
     """Map each reviewer key (an e-mail) to ``reviewer-N``.
 
-    Ordered by number of annotations (most first), ties broken by a hash of the key, so the order reveals
-    nothing about the addresses themselves.
+    A reviewer in ``known`` (the pseudonyms of earlier releases, :data:`PSEUDONYMS_FILE`) keeps theirs, so
+    reviewer-3 of 1.0.0 is reviewer-3 of 1.0.1. New reviewers take the next numbers, ordered by number of
+    annotations (most first), ties broken by a hash of the key, so the order reveals nothing about the addresses.
     """
+    known = dict(known or {})
 
     def order(key: str) -> tuple[int, str]:
         info = reviewers.get(key) or {}
         n = info.get("annotations", 0) if isinstance(info, Mapping) else 0
         return (-int(n or 0), hashlib.sha256(key.encode("utf-8")).hexdigest())
 
-    return {key: f"reviewer-{i}" for i, key in enumerate(sorted(reviewers, key=order), start=1)}
+    used = [int(v.split("-")[1]) for v in known.values() if re.fullmatch(r"reviewer-\d+", str(v))]
+    mapping = {key: known[key] for key in reviewers if key in known}
+    fresh = sorted((k for k in reviewers if k not in known), key=order)
+    start = max(used, default=0) + 1
+    mapping.update({key: f"reviewer-{i}" for i, key in enumerate(fresh, start=start)})
+    return mapping
+
+
+PSEUDONYMS_FILE = "reviewer-pseudonyms.json"
+"""Beside the versions of a release (``releases/<name>/``, never inside a published version dir): e-mail ->
+pseudonym of every reviewer of every version so far, written ``0600`` since it holds the addresses."""
+
+
+def read_pseudonyms(name_dir: Path) -> dict[str, str]:
+    path = Path(name_dir) / PSEUDONYMS_FILE
+    if not path.exists():
+        return {}
+    data = _read_json(path)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise MirageError(f"{path}: expected an object {{e-mail: reviewer-N}}")
+    return data
+
+
+def write_pseudonyms(name_dir: Path, known: Mapping[str, str], current: Mapping[str, str]) -> None:
+    """Add this version's pseudonyms to the file (atomically, readable by the maintainer only)."""
+    merged = {**known, **current}
+    path = Path(name_dir) / PSEUDONYMS_FILE
+    _write_private(path, (json.dumps(merged, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # 0600
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
 
 
 class Scrubber:
@@ -116,6 +156,8 @@ def public_review_summary(review: Mapping[str, Any], scrubber: Scrubber) -> dict
                 "id": rid,
                 "annotations": int(info.get("annotations", 0) or 0),
                 "agreement_with_majority": info.get("agreement_with_majority"),
+                "agreed_items": info.get("agreed_items"),
+                "decided_items": info.get("decided_items"),
                 "skipped": int(info.get("skipped", 0) or 0),
             }
         )
@@ -131,7 +173,9 @@ def public_review_summary(review: Mapping[str, Any], scrubber: Scrubber) -> dict
     }
 
 
-def load_inputs(build_dir: str | Path, *, include_unreviewed: bool = False) -> ReleaseInputs:
+def load_inputs(
+    build_dir: str | Path, *, include_unreviewed: bool = False, known_pseudonyms: Mapping[str, str] | None = None
+) -> ReleaseInputs:
     """Read and check a build dir and its review; choose the items to release.
 
     By default only reviewed items (``reviewed.jsonl``: kept, or fixed by the reviewers) are released and a build
@@ -167,7 +211,7 @@ def load_inputs(build_dir: str | Path, *, include_unreviewed: bool = False) -> R
             "or pass --include-unreviewed to release unreviewed items (the card will say so)"
         )
 
-    scrubber = Scrubber(anonymise_reviewers((review_raw or {}).get("reviewers") or {}))
+    scrubber = Scrubber(anonymise_reviewers((review_raw or {}).get("reviewers") or {}, known_pseudonyms))
     status: dict[str, str] = {}
     items: list[Item] = []
     excluded: dict[str, int] = {}

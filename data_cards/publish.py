@@ -76,7 +76,7 @@ def _commit_message(manifest: dict[str, Any]) -> str:
     return f"Release {manifest.get('name')} v{manifest['version']}"
 
 
-def plan_operations(release_dir: Path, repo_id: str) -> dict[str, Any]:
+def plan_operations(release_dir: Path, repo_id: str, *, private: bool = False) -> dict[str, Any]:
     """The exact operations ``publish`` would make, without touching the network (``--dry-run``)."""
     _check_repo_id(repo_id)
     manifest, files = load_release(release_dir)
@@ -84,7 +84,8 @@ def plan_operations(release_dir: Path, repo_id: str) -> dict[str, Any]:
         "repo_id": repo_id,
         "repo_type": REPO_TYPE,
         "revision": "main",
-        "create_repo_if_missing": True,
+        "create_repo_if_missing": {"private": private},
+        "private_note": "a repo that exists keeps its visibility; --private only applies when it is created",
         "commit_message": _commit_message(manifest),
         "operations": [{"op": "add", **f} for f in files],
         "delete_stale": {

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from sources.errors import MirageError
 from sources.hashing import file_sha256
 
-from .inputs import ReleaseInputs, load_inputs
+from .inputs import ReleaseInputs, load_inputs, read_pseudonyms, write_pseudonyms
 
 SEMVER_RE = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)"
@@ -95,7 +95,9 @@ def release(
     from scoring.harness import write_harness_exports
 
     parse_version(version)
-    inputs = load_inputs(build_dir, include_unreviewed=include_unreviewed)
+    name = name or _benchmark_name(Path(build_dir))
+    known = read_pseudonyms(Path(out) / name) if name else {}
+    inputs = load_inputs(build_dir, include_unreviewed=include_unreviewed, known_pseudonyms=known)
     name = name or inputs.build["benchmark"]
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name) or name.endswith(".partial"):
         raise MirageError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")
@@ -153,6 +155,8 @@ def release(
         if final.exists():  # another process released this version meanwhile
             raise MirageError(f"{final}: version {version} of {name} appeared while releasing; nothing overwritten")
         os.rename(partial, final)
+        if inputs.scrubber and inputs.scrubber.mapping:
+            write_pseudonyms(name_dir, known, inputs.scrubber.mapping)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
@@ -160,6 +164,15 @@ def release(
         path=final, version=version, name=name, num_items=len(inputs.items), files=len(manifest["files"]) + 1,
         stats=stats,
     )
+
+
+def _benchmark_name(build_dir: Path) -> str | None:
+    """The build's benchmark, read early to find the release's pseudonym file (``None``: load_inputs says why)."""
+    try:
+        value = json.loads((build_dir / "build.json").read_text(encoding="utf-8")).get("benchmark")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) and value else None
 
 
 def _previous_version(name_dir: Path, version: str) -> Path | None:

@@ -211,6 +211,9 @@ def test_review_json_format_and_pull_twice_is_identical(scenario):
     raw = build / review["raw_export"]
     assert raw.parent == build / "reviews" and raw.name.startswith("export-")
     assert len(json.loads(raw.read_bytes())) == 35
+    items_mode = (build / "items.jsonl").stat().st_mode & 0o777
+    for f in (build / "review.json", build / "reviewed.jsonl", raw):
+        assert f.stat().st_mode & 0o777 == items_mode, f  # not the 0600 of a temporary file
     exports_before = sorted((build / "reviews").iterdir())
 
     again = pull(scenario["admin"], load_build(build), "demo review")

@@ -6,6 +6,7 @@ import pytest
 
 from annotation.config import ITEM_ID_FIELD
 from annotation.resolve import (
+    ItemDecision,
     Vote,
     decide,
     fleiss_kappa,
@@ -13,6 +14,7 @@ from annotation.resolve import (
     parse_annotation,
     resolve,
     reviewed_items,
+    reviewer_stats,
     select_votes,
 )
 from builders.items import make_item
@@ -223,3 +225,45 @@ def test_adjudications_settle_only_items_without_a_majority():
     assert fixed.answer == "D" and fixed.provenance["review"]["adjudicated"] is True
     bad = resolve([MCQ], tie, USERS, adjudications={MCQ.id: {"status": "fix", "answer": "Z"}})
     assert bad["items"][MCQ.id]["status"] == "adjudicate" and "is not one of" in bad["problems"][-1]
+
+
+# ---------------------------------------------------------------- issue 15 part 5
+def test_a_fix_moves_the_provenance_of_the_original_answer_aside():
+    from dataclasses import replace
+
+    item = replace(MCQ, provenance={"template": "t", "answer_slots": 4, "answer_state": "first",
+                                    "images": [{"id": "x", "label": "pos", "difficulty": "hard_positive"}]})
+    review = {"items": {item.id: {"status": "fix", "votes": {"accept": 0, "fix": 3, "reject": 0}, "answer": "C",
+                                  "annotations": []}}}
+    (fixed,) = reviewed_items([item], review)
+    assert fixed.answer == "C"
+    assert "answer_state" not in fixed.provenance and "images" not in fixed.provenance
+    assert fixed.provenance["review"]["superseded"] == {
+        "answer_state": "first", "images": [{"id": "x", "label": "pos", "difficulty": "hard_positive"}]}
+    assert fixed.provenance["template"] == "t" and fixed.provenance["answer_slots"] == 4  # structure stays
+    review["items"][item.id]["status"] = "keep"
+    (kept,) = reviewed_items([item], review)
+    assert kept.provenance["answer_state"] == "first" and "superseded" not in kept.provenance["review"]
+
+
+def test_agreement_is_stored_unrounded():
+    # 19 items; reviewer d dissents once: 18/19 = 0.947368..., which a 4-digit rounding would turn into 0.9474
+    from dataclasses import replace
+
+    items = [replace(MCQ, id=f"{i:016x}") for i in range(19)]
+    decisions = [
+        ItemDecision(it.id, "keep", [V(1, "a", "accept"), V(2, "b", "accept"),
+                                     V(3, "d", "reject" if i == 0 else "accept")], it.answer)
+        for i, it in enumerate(items)
+    ]
+    stats = reviewer_stats({it.id: it for it in items}, decisions)
+    assert stats["d"]["agreement_with_majority"] == 18 / 19
+    assert stats["d"]["agreed_items"] == 18 and stats["d"]["decided_items"] == 19
+
+
+def test_rooms_count_one_vote_each():
+    votes = [Vote(1, "a", "accept", room=1), Vote(2, "b", "reject", room=1), Vote(1, "c", "accept", room=2),
+             Vote(7, "d", "accept", room=3)]
+    kept, problems = select_votes(votes, 3, "item x", room_cap=1)
+    assert [(v.room, v.reviewer) for v in kept] == [(1, "a"), (2, "c"), (3, "d")]
+    assert problems == ["item x: annotation 2 by b is beyond the 1 wanted in room 1; ignored"]

@@ -180,6 +180,9 @@ def test_dry_run_writes_exact_operations_without_network(tmp_path, hub_env, rele
         assert op == {"op": "add", "path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     assert plan["tag"]["name"] == "v1.0.0" and plan["repo_type"] == "dataset"
     assert plan["total_bytes"] == sum(op["size"] for op in ops.values())
+    assert plan["create_repo_if_missing"] == {"private": False}
+    rc, out, err = _publish(capsys, released, "--dry-run", str(plan_file), "--private")
+    assert rc == 0 and json.loads(plan_file.read_text())["create_repo_if_missing"] == {"private": True}
 
 
 def test_missing_token_is_one_line(hub, released, capsys):

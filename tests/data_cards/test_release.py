@@ -194,7 +194,7 @@ def test_existing_version_is_never_overwritten(tmp_path, build_dir, hf_env, caps
     assert rc == 2
     assert err.strip().count("\n") == 0 and "already exists" in err and "never overwritten" in err
     assert _tree(rel) == before
-    assert sorted(p.name for p in rel.parent.iterdir()) == ["1.0.0"]
+    assert sorted(p.name for p in rel.parent.iterdir()) == ["1.0.0", "reviewer-pseudonyms.json"]
 
 
 def test_unreviewed_build_refused_without_flag(tmp_path, hf_env, capsys):
@@ -339,3 +339,24 @@ def test_sources_found_in_a_builder_build_json_without_sources(tmp_path, hf_env)
     assert head["license"] == "unknown" and "| `coco_rem` | `unknown` |" in body
     assert str(tmp_path) not in (r2.path / "README.md").read_text()
     assert "`.../instances_valrem.json`" in body
+
+
+def test_reviewer_pseudonyms_stay_stable_between_versions(tmp_path, hf_env):
+    """Issue 15: reviewer-3 of 1.0.0 must not become reviewer-2 of 1.0.1 when annotation counts change."""
+    build = make_build(tmp_path)
+    first = json.loads((_release(tmp_path, build, "1.0.0") / "manifest.json").read_text())
+    review = json.loads((build / "review.json").read_text())
+    counts = {r: review["reviewers"][r]["annotations"] for r in REVIEWERS}
+    review["reviewers"][REVIEWERS[2]]["annotations"] = 100  # now the busiest
+    review["reviewers"]["dave@example.org"] = {"annotations": 50, "agreement_with_majority": 1.0}
+    (build / "review.json").write_text(json.dumps(review))
+    second = json.loads((_release(tmp_path, build, "1.0.1") / "manifest.json").read_text())
+    before = {r["annotations"]: r["id"] for r in first["review"]["reviewers"]}
+    after = {r["id"]: r["annotations"] for r in second["review"]["reviewers"]}
+    assert after[before[counts[REVIEWERS[2]]]] == 100  # carol kept her pseudonym
+    assert after["reviewer-4"] == 50  # a new reviewer takes the next number
+    mapping = tmp_path / "releases" / "mioh" / "reviewer-pseudonyms.json"
+    assert mapping.stat().st_mode & 0o077 == 0  # holds the e-mails: the maintainer's only, never in a version
+    texts = [p.read_text(errors="ignore") for p in (tmp_path / "releases" / "mioh" / "1.0.1").rglob("*.*")
+             if p.suffix in (".md", ".json")]
+    assert not any("example.org" in t for t in texts)
