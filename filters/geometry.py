@@ -3,7 +3,7 @@
 MIOH builds *hard positives* from "small or heavily occluded bounding box or segmentation mask" objects and keeps
 "minimum bounding box size requirements to ensure object visibility" (paper, appendix "Rule-Based Filtering
 Criteria"). This module measures the three quantities those rules need, per instance, with every mask of an image
-decoded once (``pycocotools.mask.decode``) and the arithmetic done in numpy:
+decoded at most once (``pycocotools.mask.decode``, only where instances overlap) and the arithmetic done in numpy:
 
 ``relative_area``
     visible area / image area (``Instance.area``, which is the mask area when there is a mask).
@@ -204,7 +204,13 @@ def truncation(boxes: np.ndarray, width: int, height: int, tol: float = 1.0) -> 
 
 
 def occlusion(image: ImageRecord) -> tuple[np.ndarray, list[OcclusionMethod]]:
-    """Occlusion of every instance and how it was obtained (exact from ``amodal_area``, mask proxy, or none)."""
+    """Occlusion of every instance and how it was obtained (exact from ``amodal_area``, mask proxy, or none).
+
+    Masks are decoded only where the proxy can be non-zero: for a target whose box overlaps another masked
+    instance's box, that target's mask and the overlapping ones. A target no other mask's box touches scores 0
+    from boxes alone, so an image of separate objects decodes nothing (and polygon masks of such files are never
+    even converted to RLE, see :class:`sources.jsonio.PolygonRLE`).
+    """
     insts = image.instances
     occ = np.zeros(len(insts), dtype=np.float64)
     methods: list[OcclusionMethod] = ["none"] * len(insts)
@@ -218,8 +224,7 @@ def occlusion(image: ImageRecord) -> tuple[np.ndarray, list[OcclusionMethod]]:
             need_proxy.append(k)
     with_mask = [k for k, inst in enumerate(insts) if inst.rle is not None]
     if need_proxy and with_mask:
-        masks = decode_masks([insts[k].rle for k in with_mask], image.height, image.width)  # type: ignore[misc]
-        proxy = _proxy_occlusion(insts, need_proxy, with_mask, masks, image.width, image.height)
+        proxy = _proxy_occlusion(insts, need_proxy, with_mask, image.width, image.height)
         for k, value in zip(need_proxy, proxy):
             occ[k] = value
             methods[k] = "mask_proxy"
@@ -264,7 +269,6 @@ def _proxy_occlusion(
     insts: Sequence[Instance],
     targets: Sequence[int],
     with_mask: Sequence[int],
-    masks: np.ndarray,
     width: int,
     height: int,
 ) -> list[float]:
@@ -275,6 +279,7 @@ def _proxy_occlusion(
     share of the box painted by other objects' visible masks estimates the hidden share. Details:
 
     * only other instances whose box overlaps the target's box can cover it (checked on boxes first, vectorised);
+      masks are decoded only for targets with such a neighbour and for those neighbours;
     * pixels of the target's own mask never count as covered (they are visible by definition);
     * when both draw orders (``z``) are known, only instances in front (larger ``z``) count;
     * known bias: without ``z`` a large object *behind* the target (a bed under a person) also fills the box
@@ -282,7 +287,6 @@ def _proxy_occlusion(
       hard-positive label, and reaching the 0.9 drop bound needs a target whose own mask fills < 10 % of its box.
     """
     pix = _pixel_boxes(np.array([i.bbox for i in insts], dtype=np.float64), width, height)
-    mask_col = {k: c for c, k in enumerate(with_mask)}
     wm = np.asarray(with_mask)
     # box overlap of every target with every masked instance, at once
     t = pix[np.asarray(targets)]
@@ -292,22 +296,37 @@ def _proxy_occlusion(
         & (t[:, None, 1] < o[None, :, 3]) & (o[None, :, 1] < t[:, None, 3])
     )
     z = np.array([np.nan if i.z is None else i.z for i in insts], dtype=np.float64)
-    out = []
+    selections = []
     for r, k in enumerate(targets):
         x0, y0, x1, y1 = pix[k]
-        box_area = (x1 - x0) * (y1 - y0)
         sel = overlap[r] & (wm != k)
         if not np.isnan(z[k]):
             zo = z[wm]
             sel &= np.isnan(zo) | (zo > z[k])
-        if box_area == 0 or not sel.any():
+        selections.append(sel if (x1 - x0) * (y1 - y0) > 0 and sel.any() else None)
+    # decode only the masks some target reads: its overlapping neighbours and its own
+    needed: set[int] = set()
+    for k, sel in zip(targets, selections):
+        if sel is not None:
+            needed.update(int(j) for j in wm[sel])
+            if insts[k].rle is not None:
+                needed.add(k)
+    if not needed:
+        return [0.0] * len(targets)
+    order = sorted(needed)
+    column = {k: c for c, k in enumerate(order)}
+    masks = decode_masks([insts[k].rle for k in order], height, width)  # type: ignore[misc]
+    out = []
+    for k, sel in zip(targets, selections):
+        if sel is None:
             out.append(0.0)
             continue
+        x0, y0, x1, y1 = pix[k]
         crop = masks[y0:y1, x0:x1]
-        covered = crop[:, :, sel].any(axis=2)
-        if k in mask_col:
-            covered &= ~crop[:, :, mask_col[k]]
-        out.append(float(covered.sum()) / float(box_area))
+        covered = crop[:, :, [column[int(j)] for j in wm[sel]]].any(axis=2)
+        if k in column:
+            covered &= ~crop[:, :, column[k]]
+        out.append(float(covered.sum()) / float((x1 - x0) * (y1 - y0)))
     return out
 
 

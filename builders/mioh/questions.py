@@ -27,6 +27,8 @@ the answer (a hard positive needs a positive slot), and ``most``/``fewest`` alwa
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
@@ -219,13 +221,25 @@ class Sampler:
 
     @staticmethod
     def _take(rng: np.random.Generator, pool: Sequence[int], k: int, used: set[int]) -> list[int] | None:
-        """``k`` distinct images from ``pool`` not in ``used`` (which is updated), or ``None``."""
+        """``k`` distinct images from the sorted ``pool`` not in ``used`` (which is updated), or ``None``.
+
+        The draw is ``rng.choice`` over the pool with the used images taken out; the free list is never built
+        (a pool holds up to every image of a COCO-sized source, ``used`` a handful): the used images' positions
+        are found by bisection and each drawn index is shifted past them.
+        """
         if k == 0:
             return []
-        free = [i for i in pool if i not in used] if used else list(pool)
-        if len(free) < k:
+        taken = sorted(j for j in (bisect_left(pool, u) for u in used) if j < len(pool) and pool[j] in used)
+        n_free = len(pool) - len(taken)
+        if n_free < k:
             return None
-        chosen = [free[i] for i in rng.choice(len(free), size=k, replace=False)]
+        chosen = []
+        for i in rng.choice(n_free, size=k, replace=False).tolist():
+            for j in taken:  # the i-th free position: skip every used position at or before it
+                if j > i:
+                    break
+                i += 1
+            chosen.append(pool[i])
         used.update(chosen)
         return chosen
 
