@@ -99,11 +99,11 @@ class RaySettings:
     """``None``: start or join a local instance; ``"auto"``: the cluster this machine belongs to;
     ``"ray://HOST:10001"``: a remote cluster through Ray Client."""
     actors: int | None = None
-    """CLIP encoder actors (``None``: one per GPU in the cluster, else one per two CPUs, at least one)."""
+    """CLIP encoder actors (``None``: one per GPU share in the cluster, else one per ``cpus_per_task`` CPUs)."""
     gpus_per_actor: float = 0.0
     """GPUs each CLIP encoder actor holds; fractions share a GPU (0.25: four actors per GPU). 0: CPU actors."""
     cpus_per_task: float = 1.0
-    """CPUs each decode / frame-sampling task holds."""
+    """CPUs each decode task, frame-sampling task or CPU encoder actor holds."""
     batch_size: int | None = None
     """Images per CLIP encoder call (``None``: ``--clip-batch-size``)."""
     max_retries: int = 3
@@ -267,7 +267,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser, stages: str) -> None
     g.add_argument("--ray-address", metavar="ADDR",
                    help="Ray cluster to join: auto, HOST:6379 or ray://HOST:10001 (default start a local instance)")
     g.add_argument("--ray-actors", type=int, metavar="N",
-                   help="CLIP encoder actors (default one per GPU, else one per two CPUs of the cluster)")
+                   help="CLIP encoder actors (default one per GPU share, else one per --ray-cpus-per-task CPUs)")
     g.add_argument("--ray-gpus-per-actor", type=float, metavar="X",
                    help=f"GPUs per CLIP encoder actor; a fraction shares a GPU, 0 runs CPU actors (default "
                         f"{d.ray_gpus_per_actor:g})")
