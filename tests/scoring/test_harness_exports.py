@@ -283,3 +283,18 @@ def test_circular_result_sheet_is_scored_per_rotation(released, tmp_path, capsys
         assert got["vanilla_accuracy"] == pytest.approx(vanilla, abs=1e-6)
     assert expected_a < 1.0  # always-"A" loses items once their answer rotates away from A
     assert "CircularEval" in capsys.readouterr().out
+
+
+def test_one_task_release_names_the_all_config(tmp_path):
+    """A release of one task has no per-task config: its lmms-eval task reads ``all``."""
+    from data_cards.release import release
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MPLBACKEND", "Agg")
+        rel = release(make_build(tmp_path, n_items=6, tasks=("existence",)), "0.2.0", out=tmp_path / "r").path
+    folder = rel / "harness" / "lmms_eval"
+    assert sorted(p.name for p in folder.glob("*.yaml")) == ["_group.yaml", "existence.yaml"]
+    config = load_yaml(folder / "existence.yaml")
+    assert config["dataset_name"] == "all" and config["dataset_path"] == "ORG/NAME"
+    assert config["dataset_kwargs"] == {"revision": "v0.2.0"}
+    assert load_yaml(folder / "_group.yaml")["task"] == ["mirage_mioh_existence"]
