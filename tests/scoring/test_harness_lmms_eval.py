@@ -142,6 +142,10 @@ def test_lmms_eval_run_equals_python_m_scoring(tmp_path, hub, released):  # noqa
         assert got["unparsed_rate,none"] == pytest.approx(cov["unparsed"] / cov["predicted"], abs=1e-6)
     overall = results["mirage_mioh"]["accuracy,none"]
     assert overall == pytest.approx(table1["overall"]["average"]["accuracy"], abs=1e-6)
+    yes_no_tasks = sorted({it.task for it in items if it.answer in ("yes", "no")})
+    assert yes_no_tasks == ["existence"]  # the decomposed questions: MIOH's scorer reports their yes ratio too
+    assert results["mirage_mioh_existence"]["yes_ratio,none"] == pytest.approx(mirage["decomposed"]["yes_ratio"],
+                                                                              abs=1e-6)
     cov = mirage["coverage"]["all"]
     assert results["mirage_mioh"]["unparsed_rate,none"] == pytest.approx(cov["unparsed"] / cov["predicted"], abs=1e-6)
     assert any(it.question_type == "decomposed" for it in items)  # kept out of accuracy, as in scoring.mioh
