@@ -247,6 +247,51 @@ def decode_masks(rles: Sequence[RLE], height: int, width: int) -> np.ndarray:
     return mask_utils.decode(objs).astype(bool, copy=False).reshape(height, width, len(objs))
 
 
+def rle_counts(rle: RLE) -> np.ndarray:
+    """The run lengths of a COCO RLE (column-major, starting with a run of zeros), as int64.
+
+    Compressed counts are decoded here in numpy, with pycocotools' string format (``rleFrString``): 5 bits a
+    character offset by 48, bit 0x20 continues a number, bit 0x10 of its last character is the sign, and from
+    the fourth count on each number is a difference to the count two before it."""
+    counts = rle["counts"]
+    if isinstance(counts, list):
+        return np.asarray(counts, dtype=np.int64)
+    raw = counts.encode("ascii") if isinstance(counts, str) else counts
+    c = np.frombuffer(raw, dtype=np.uint8).astype(np.int64) - 48
+    ends = np.flatnonzero((c & 0x20) == 0)
+    starts = np.empty_like(ends)
+    starts[:1] = 0
+    starts[1:] = ends[:-1] + 1
+    length = ends - starts + 1
+    shift = 5 * (np.arange(len(c)) - np.repeat(starts, length))
+    x = np.add.reduceat((c & 0x1F) << shift, starts) if len(c) else np.zeros(0, dtype=np.int64)
+    negative = (c[ends] & 0x10) != 0
+    x[negative] |= -1 << (5 * length[negative])
+    x[2::2] = np.cumsum(x[2::2])
+    x[1::2] = np.cumsum(x[1::2])
+    return x
+
+
+def decode_columns(rle: RLE, height: int, width: int, left: int, right: int) -> np.ndarray:
+    """Columns ``left:right`` of a mask as a boolean ``(height, right - left)`` array, equal to
+    ``pycocotools.mask.decode(rle)[:, left:right]``.
+
+    Why not pycocotools: its decode writes the whole image for every mask (~0.3 ms at 640x480); the occlusion
+    proxy reads only the boxes of overlapping instances, and an RLE runs down the columns, so the wanted columns
+    are one contiguous stretch of runs, expanded with one ``np.repeat``.
+    """
+    runs = rle_counts(rle)
+    ends = np.cumsum(runs)
+    lo, hi = left * height, right * height
+    first = int(np.searchsorted(ends, lo, side="right"))
+    last = int(np.searchsorted(ends, hi, side="left"))
+    lengths = runs[first:last + 1].copy()
+    lengths[0] -= lo - (ends[first] - runs[first])
+    lengths[-1] -= ends[last] - hi
+    values = (np.arange(first, last + 1) % 2).astype(bool)
+    return np.repeat(values, lengths).reshape(right - left, height).T
+
+
 def _as_compressed(rle: RLE, height: int, width: int) -> dict:
     """pycocotools wants compressed counts as bytes; COCO crowd regions come uncompressed (a list)."""
     counts = rle["counts"]
@@ -315,17 +360,21 @@ def _proxy_occlusion(
         return [0.0] * len(targets)
     order = sorted(needed)
     column = {k: c for c, k in enumerate(order)}
-    masks = decode_masks([insts[k].rle for k in order], height, width)  # type: ignore[misc]
+    read = [k for k, sel in zip(targets, selections) if sel is not None]
+    left, right = int(pix[read, 0].min()), int(pix[read, 2].max())
+    masks = [decode_columns(insts[k].rle, height, width, left, right) for k in order]  # type: ignore[arg-type]
     out = []
     for k, sel in zip(targets, selections):
         if sel is None:
             out.append(0.0)
             continue
         x0, y0, x1, y1 = pix[k]
-        crop = masks[y0:y1, x0:x1]
-        covered = crop[:, :, [column[int(j)] for j in wm[sel]]].any(axis=2)
+        window = (slice(y0, y1), slice(x0 - left, x1 - left))
+        covered = np.zeros((y1 - y0, x1 - x0), dtype=bool)
+        for j in wm[sel].tolist():
+            covered |= masks[column[j]][window]
         if k in column:
-            covered &= ~crop[:, :, column[k]]
+            covered &= ~masks[column[k]][window]
         out.append(float(covered.sum()) / float((x1 - x0) * (y1 - y0)))
     return out
 

@@ -99,15 +99,30 @@ def test_no_masks_means_no_occlusion_evidence():
 
 def test_masks_decoded_once_per_image(monkeypatch):
     calls = []
-    real = geometry.mask_utils.decode
+    real = geometry.decode_columns
 
-    def counting(objs):
-        calls.append(len(objs))
-        return real(objs)
+    def counting(rle, height, width, left, right):
+        calls.append((left, right))
+        return real(rle, height, width, left, right)
 
-    monkeypatch.setattr(geometry.mask_utils, "decode", counting)
+    monkeypatch.setattr(geometry, "decode_columns", counting)
     measure_image(image(*(inst(f"i{k}", (k, 0, 3, 3), rle(k, 0, k + 3, 3)) for k in range(5))))
-    assert calls == [5]
+    assert calls == [(0, 7)] * 5  # each of the five overlapping masks once, only the columns the boxes cover
+
+
+def test_column_decoding_equals_pycocotools():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        m = np.zeros((H, W), dtype=np.uint8, order="F")
+        x0, y0 = rng.integers(0, W), rng.integers(0, H)
+        m[y0:y0 + rng.integers(0, H), x0:x0 + rng.integers(0, W)] = 1
+        m[rng.random((H, W)) < 0.05] ^= 1
+        encoded = geometry.mask_utils.encode(m)
+        left = int(rng.integers(0, W))
+        right = int(rng.integers(left + 1, W + 1))
+        for form in (encoded, {"size": [H, W], "counts": encoded["counts"].decode("ascii")}):
+            got = geometry.decode_columns(form, H, W, left, right)
+            assert np.array_equal(got, m[:, left:right].astype(bool))
 
 
 def test_uncompressed_crowd_rle_is_accepted_and_flagged():

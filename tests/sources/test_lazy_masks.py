@@ -64,13 +64,13 @@ def _square(iid: str, x: float, y: float, size: float, triangle: bool = False) -
 
 def test_occlusion_decodes_only_masks_whose_boxes_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
     decoded: list[int] = []
-    real = geometry.decode_masks
+    real = geometry.decode_columns
 
-    def counting(rles, height, width):
-        decoded.append(len(rles))
-        return real(rles, height, width)
+    def counting(rle, height, width, left, right):
+        decoded.append(1)
+        return real(rle, height, width, left, right)
 
-    monkeypatch.setattr(geometry, "decode_masks", counting)
+    monkeypatch.setattr(geometry, "decode_columns", counting)
     apart = ImageRecord("1", "t", "x.png", 64, 48, (_square("a", 1, 1, 8), _square("b", 30, 30, 8)))
     occ, methods = geometry.occlusion(apart)
     assert decoded == [] and occ.tolist() == [0.0, 0.0] and methods == ["mask_proxy", "mask_proxy"]
@@ -80,9 +80,9 @@ def test_occlusion_decodes_only_masks_whose_boxes_overlap(monkeypatch: pytest.Mo
     overlapping = ImageRecord("2", "t", "x.png", 64, 48,
                               (_square("a", 1, 1, 10, triangle=True), _square("b", 6, 6, 10), _square("c", 40, 30, 6)))
     occ, _ = geometry.occlusion(overlapping)
-    assert decoded == [2]
+    assert decoded == [1, 1]
     # b covers the lower right of a's box, where the triangle a is not; a covers none of b's box outside b
-    masks = real([i.rle for i in overlapping.instances], 48, 64)  # type: ignore[misc]
+    masks = geometry.decode_masks([i.rle for i in overlapping.instances], 48, 64)  # type: ignore[misc]
     a, b = masks[:, :, 0], masks[:, :, 1]
     expect_a = float((b[1:11, 1:11] & ~a[1:11, 1:11]).sum()) / 100.0
     expect_b = float((a[6:16, 6:16] & ~b[6:16, 6:16]).sum()) / 100.0
