@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Sequence
 
-from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
 from data_cards.release import MANIFEST, parse_version
 from sources.errors import ConfigError
 
@@ -43,6 +43,7 @@ def parser() -> argparse.ArgumentParser:
                    help="the release version; the tasks load tag vX.Y.Z (default from manifest.json)")
     e.add_argument("--name", metavar="NAME", help="release name in task names (default from manifest.json)")
     e.add_argument("--out", metavar="DIR", help="output folder (default harness/<name>/<version>)")
+    e.add_argument("--no-progress", action="store_true", help="no progress bar (default: shown)")
     c = sub.add_parser("circular", help="score a VLMEvalKit result sheet of a *_MCQ_CIRCULAR dataset",
                        description="CircularEval with Mirage's extraction: an item is correct only when every "
                        "rotation of its options is answered correctly; unparsed answers are wrong, never guessed.")
@@ -104,7 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     try:
-        files = write_harness_exports(release_dir, release=name, version=version, repo_id=repo, out_dir=partial)
+        with progress_bar(not args.no_progress) as task:
+            update = task("encoding images", 0)
+            files = write_harness_exports(release_dir, release=name, version=version, repo_id=repo,
+                                          out_dir=partial, progress=update)
         if out.exists():
             shutil.rmtree(out)
         partial.rename(out)

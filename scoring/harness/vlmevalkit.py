@@ -34,7 +34,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from builders.items import OPTION_LETTERS
 from scoring.extract import answer_format, is_refusal
@@ -173,10 +173,14 @@ def write_tsv(path: Path, records: Sequence[dict[str, Any]]) -> Path:
     return path
 
 
-def write_vlmevalkit(out_dir: Path, tasks: Sequence[ReleaseTask], *, release: str) -> list[Path]:
-    """Write every sheet of the release into ``out_dir`` (created); returns the files written."""
+def write_vlmevalkit(out_dir: Path, tasks: Sequence[ReleaseTask], *, release: str,
+                     progress: Callable[[int, int], None] | None = None) -> list[Path]:
+    """Write every sheet of the release into ``out_dir`` (created); returns the files written.
+
+    ``progress(done, total)``: items written so far, after each task."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
+    total, done = sum(len(t.rows) for t in tasks), 0
     for task in tasks:
         for form, rows in sorted(_rows_by_form(task).items()):
             name = _sheet_name(release, task.slug, form)
@@ -185,6 +189,9 @@ def write_vlmevalkit(out_dir: Path, tasks: Sequence[ReleaseTask], *, release: st
                 written.append(write_tsv(out_dir / f"{name}_CIRCULAR.tsv", list(mcq_records(rows, circular=True))))
             else:
                 written.append(write_tsv(out_dir / f"{name}.tsv", list(plain_records(rows, form))))
+        done += len(task.rows)
+        if progress:
+            progress(done, total)
     return written
 
 

@@ -91,6 +91,8 @@ def test_release_writes_lmms_eval_folder_listed_in_manifest(released):
         has_yes_no = any(r["answer"] in ("yes", "no") for r in rows.values() if r["task"] == task)
         assert ("yes_ratio" in metrics) == has_yes_no
         assert all(m["aggregation"] == "!function utils.mean_of_values" for m in config["metric_list"])
+    readme = (released / "harness" / "README.md").read_text()
+    assert "harness/README.md" in manifest["files"] and f"{REPO}@v1.0.0" in readme and "mirage_mioh" in readme
     utils = (folder / "utils.py").read_text()
     assert "from scoring.harness.lmms_eval_utils import" in utils and "pip install mirage-bench" in utils
 
