@@ -43,7 +43,7 @@ def parser() -> argparse.ArgumentParser:
                    help="the release version; the tasks load tag vX.Y.Z (default from manifest.json)")
     e.add_argument("--name", metavar="NAME", help="release name in task names (default from manifest.json)")
     e.add_argument("--out", metavar="DIR", help="output folder (default harness/<name>/<version>)")
-    e.add_argument("--no-progress", action="store_true", help="no progress bar (default: shown)")
+    e.add_argument("--no-progress", action="store_true", help="no progress bar (default shown on stderr)")
     c = sub.add_parser("circular", help="score a VLMEvalKit result sheet of a *_MCQ_CIRCULAR dataset",
                        description="CircularEval with Mirage's extraction: an item is correct only when every "
                        "rotation of its options is answered correctly; unparsed answers are wrong, never guessed.")
