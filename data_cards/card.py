@@ -105,14 +105,60 @@ def _sorted_counter(counter: Counter, *, numeric: bool = False) -> dict[str, int
     return {str(k): counter[k] for k in keys}
 
 
-def compute_stats(items: Sequence[Item], status: Mapping[str, str]) -> dict[str, Any]:
-    """Every number the card reports, from the released items."""
+NOTA = "none of the above"
+
+
+def _is_nota_answer(it: Item) -> bool:
+    letter = it.answer.strip()
+    if len(letter) == 1 and letter in OPTION_LETTERS and OPTION_LETTERS.index(letter) < len(it.options):
+        return it.options[OPTION_LETTERS.index(letter)].strip().lower() == NOTA
+    return False
+
+
+def _image_sizes(paths: Iterable[Path]) -> dict[str, int]:
+    """``{"WxH": number of images}`` read from the image headers (PIL opens lazily: no pixel is decoded)."""
+    from PIL import Image
+
+    sizes: Counter = Counter()
+    for p in paths:
+        try:
+            with Image.open(p) as im:
+                sizes[f"{im.width}x{im.height}"] += 1
+        except (OSError, ValueError):
+            sizes["unreadable"] += 1
+    return dict(sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _answers_by_options(items: Sequence[Item]) -> dict[str, dict[str, int]]:
+    """Answer letters of multiple-choice items, one distribution per number of options (4-, 5-, 9-option
+    questions have different chance levels, so pooling them hides any imbalance)."""
+    groups: dict[int, Counter] = {}
+    for it in items:
+        if it.options:
+            groups.setdefault(len(it.options), Counter())[it.answer] += 1
+    return {str(n): _sorted_counter(c) for n, c in sorted(groups.items())}
+
+
+def compute_stats(
+    items: Sequence[Item], status: Mapping[str, str], build_dir: Path | None = None
+) -> dict[str, Any]:
+    """Every number the card reports, from the released items (image sizes read from ``build_dir``'s files)."""
     task_pressure: dict[str, Counter] = {}
     for it in items:
         task_pressure.setdefault(it.task, Counter())[it.pressure] += 1
+    unique = sorted({(Path(build_dir) / p).resolve() if build_dir else Path(p) for it in items for p in it.images})
     return {
         "num_items": len(items),
         "num_images": sum(len(it.images) for it in items),
+        "num_unique_images": len(unique),
+        "image_sizes": _image_sizes(unique) if build_dir else {},
+        "answers_by_options": _answers_by_options(items),
+        "nota": {
+            "offered": sum(1 for it in items if any(o.strip().lower() == NOTA for o in it.options)),
+            "correct": sum(1 for it in items if it.options and _is_nota_answer(it)),
+        },
+        "templates": _sorted_counter(Counter(str(it.provenance.get("template")) for it in items
+                                             if it.provenance.get("template"))),
         "tasks": _sorted_counter(Counter(it.task for it in items)),
         "pressures": _sorted_counter(Counter(it.pressure for it in items)),
         "question_types": _sorted_counter(Counter(it.question_type for it in items)),
@@ -352,6 +398,8 @@ def render_card(
     scrub=lambda v: v,
     repo_id: str | None = None,
     template_path: Path = TEMPLATE_PATH,
+    project_url: str | None = None,
+    maintainers: str | None = None,
 ) -> str:
     """The full README.md: YAML header + the prose template filled with generated numbers and tables."""
     benchmark = str(build["benchmark"])
@@ -371,10 +419,16 @@ def render_card(
     header = yaml.dump(meta, Dumper=_NoAliasDumper, sort_keys=False, allow_unicode=True, width=1000)
 
     config = scrub(dict(build.get("config") or {}))
+    unused = unused_option_prefixes(build)
+    config = {k: v for k, v in config.items() if not k.startswith(unused)}
     params = [("seed", build.get("seed")), ("code_version", build.get("code_version")), ("build", build.get("name"))]
     params += [(f"config.{k}", v) for k, v in _flatten(config)]
     params += [(f"input_hashes.{k}", v) for k, v in _flatten(scrub(build.get("input_hashes") or {}))]
     parameters_table = md_table(["parameter", "value"], [(f"`{k}`", f"`{_short(v)}`") for k, v in params])
+    if unused:
+        parameters_table += "\n\nLeft out: the " + " and ".join(
+            f"`{u}*`" for u in unused
+        ) + " options, which this build did not use (" + "; ".join(_unused_reasons(build, unused)) + ")."
     build_stats = [(k, v) for k, v in _flatten(scrub(build.get("stats") or {})) if not isinstance(v, (list, dict))]
     build_stats_table = (
         md_table(["statistic", "value"], [(f"`{k}`", _short(v)) for k, v in build_stats])
@@ -421,8 +475,21 @@ def render_card(
                 "`--include-unreviewed`; their `review_status` is `unreviewed`).\n"
             )
         counts = review.get("counts") or {}
-        kappa = review.get("fleiss_kappa")
-        kappa_text = f"{kappa:.3f}" if isinstance(kappa, (int, float)) else "not computed"
+        agreement_text = _agreement_text(review)
+        adjudicated = int(review.get("adjudicated") or 0)
+        adjudicated_text = (
+            f"**{adjudicated} item(s) had no majority and were settled by the maintainer's adjudication** "
+            "(their `review_status` is the adjudicated outcome)."
+            if adjudicated
+            else "No item was settled by adjudication."
+        )
+        tags = review.get("issue_tags") or {}
+        issues_text = (
+            "Issues the reviewers tagged (items with at least one reviewer's tag; an item can have several):\n\n"
+            + md_table(["issue", "items"], [(t, n) for t, n in tags.items()])
+            if tags
+            else "The reviewers tagged no issues."
+        )
         counts_table = md_table(
             ["outcome", "items"], [(f"`{k}`", counts[k]) for k in ("total", "keep", "fix", "drop", "adjudicate", "pending") if k in counts]
         )
@@ -446,14 +513,14 @@ def render_card(
             "(`keep`, `fix`: answer corrected, `drop`), and items without a majority go to adjudication. Only kept "
             "and fixed items are released unless the release says otherwise.\n\n"
             f"Review outcome over the build:\n\n{counts_table}\n\nIn this release:\n\n{released}\n\n{excluded_text}\n\n"
-            f"Inter-annotator agreement (Fleiss' kappa): **{kappa_text}**.\n\n{problems_text}"
+            f"{adjudicated_text}\n\n{agreement_text}\n\n{issues_text}\n\n{problems_text}"
         )
         reviewers = review.get("reviewers") or []
         rows = [
             (
                 r["id"],
                 r["annotations"],
-                f"{r['agreement_with_majority']:.3f}" if isinstance(r.get("agreement_with_majority"), (int, float)) else "-",
+                _agreement_cell(r),
             )
             for r in reviewers
         ]
@@ -489,7 +556,7 @@ def render_card(
     feats = release_features()
     fields_table = md_table(
         ["field", "type", "description"],
-        [(f"`{n}`", f"`{_feature_type(feats[n])}`", d) for n, d in COLUMNS],
+        [(f"`{n}`", f"`{_feature_type(feats[n])}`", _field_description(n, d, benchmark, stats)) for n, d in COLUMNS],
     )
     tp = stats["task_pressure"]
     pressures = list(stats["pressures"])
@@ -500,11 +567,22 @@ def render_card(
     )
     total = stats["num_items"]
     paper_authors = info["authors"]
+    year = _year(review)
+    release_key = f"mirage_{benchmark}_{version.replace('.', '_').replace('-', '_')}"
     citation = (
-        f"@misc{{mirage_{benchmark}_{version.replace('.', '_').replace('-', '_')},\n"
+        f"@misc{{{benchmark}_method,\n"
+        f"  title  = {{{info['title']}}},\n"
+        f"  author = {{{info['authors']}}},\n"
+        f"  note   = {{the construction this release follows}}\n}}\n\n"
+        f"@misc{{{release_key},\n"
         f"  title  = {{{pretty_name}, version {version}}},\n"
-        f"  note   = {{Built with Mirage (code version {build.get('code_version')}) following: {info['title']}}},\n"
-        f"  year   = {{{_year(review)}}}\n}}"
+        f"  author = {{{maintainers or 'the Mirage maintainers'}}},\n"
+        f"  note   = {{Built with Mirage (code version {build.get('code_version')}) following "
+        f"\\citet{{{benchmark}_method}}}},\n"
+        + (f"  url    = {{{project_url}}},\n" if project_url else "")
+        + (f"  howpublished = {{\\url{{https://huggingface.co/datasets/{repo_id}}}, revision v{version}}},\n"
+           if repo_id else "")
+        + f"  year   = {{{year}}}\n}}"
     )
     values = {
         "pretty_name": pretty_name,
@@ -518,6 +596,16 @@ def render_card(
         "num_tasks": len(stats["tasks"]),
         "num_images": stats["num_images"],
         "max_images": max((int(k) for k in stats["n_images"]), default=0),
+        "num_unique_images": stats.get("num_unique_images", stats["num_images"]),
+        "images_per_item": _images_per_item(stats["n_images"]),
+        "resolution_text": _resolution_text(stats.get("image_sizes") or {}),
+        "answers_by_options_text": _answers_by_options_text(stats.get("answers_by_options") or {}, total)
+        + "".join(f"\n\n![Answer letters, {n} options](plots/answers-{n}-options.png)"
+                  for n in (stats.get("answers_by_options") or {})),
+        "curated_by": maintainers or "the Mirage maintainers",
+        "project_line": f"- **Project:** {project_url}" if project_url else "",
+        "clip_rationale": _clip_rationale(build),
+        "derived_limitations": _derived_limitations(stats, build),
         "license_text": lic["text"],
         "license_note": lic["note"],
         "build_name": build.get("name"),
@@ -544,6 +632,160 @@ def render_card(
     }
     body = Template(template_path.read_text(encoding="utf-8")).substitute(values)
     return f"---\n{header}---\n\n{body.rstrip()}\n"
+
+
+def unused_option_prefixes(build: Mapping[str, Any]) -> tuple[str, ...]:
+    """Option families the build did not use: ``llm_`` without an LLM model, ``clip_`` when CLIP was skipped."""
+    config = build.get("config") or {}
+    stats = build.get("stats") or {}
+    out = []
+    if not config.get("llm_model"):
+        out.append("llm_")
+    clip = stats.get("clip") if isinstance(stats.get("clip"), Mapping) else {}
+    if config.get("no_clip") or (clip and clip.get("ran") is False) or not any(k.startswith("clip_") for k in config):
+        out.append("clip_")
+    return tuple(out)
+
+
+def _unused_reasons(build: Mapping[str, Any], unused: Sequence[str]) -> list[str]:
+    reasons = []
+    if "llm_" in unused:
+        reasons.append("no LLM model was configured: texts came from templates")
+    if "clip_" in unused:
+        reasons.append("the CLIP stage did not run")
+    return reasons
+
+
+def _clip_ran(build: Mapping[str, Any]) -> bool:
+    clip = (build.get("stats") or {}).get("clip")
+    return isinstance(clip, Mapping) and clip.get("ran") is True
+
+
+def _clip_rationale(build: Mapping[str, Any]) -> str:
+    if _clip_ran(build):
+        return "size, occlusion, co-occurrence and CLIP similarity"
+    return "size, occlusion and co-occurrence; the CLIP similarity stage did not run for this build"
+
+
+def _images_per_item(n_images: Mapping[str, int]) -> str:
+    values = sorted(int(k) for k in n_images)
+    if not values:
+        return "no"
+    if len(values) == 1:
+        return str(values[0])
+    if len(values) <= 4:
+        return ", ".join(map(str, values[:-1])) + f" or {values[-1]}"
+    return f"{values[0]} to {values[-1]}"
+
+
+def _resolution_text(sizes: Mapping[str, int]) -> str:
+    if not sizes:
+        return "image resolution not recorded"
+    if len(sizes) == 1:
+        (size,) = sizes
+        return f"every image {size} pixels"
+    shown = ", ".join(f"{k} ({v})" for k, v in list(sizes.items())[:3])
+    return f"image sizes in pixels: {shown}" + (f" and {len(sizes) - 3} other sizes" if len(sizes) > 3 else "")
+
+
+def _answers_by_options_text(groups: Mapping[str, Mapping[str, int]], total: int) -> str:
+    if not groups:
+        return ""
+    parts = ["Answer letters of the multiple-choice items, per number of options (chance differs between them):"]
+    for n, counts in groups.items():
+        m = sum(counts.values())
+        cells = ", ".join(f"{k} {v} ({100 * v / m:.1f}%)" for k, v in counts.items())
+        parts.append(f"- {n} options ({m} items; uniform {100 / int(n):.1f}% each): {cells}")
+    return "\n".join(parts)
+
+
+def _field_description(name: str, generic: str, benchmark: str, stats: Mapping[str, Any]) -> str:
+    """A column's description with the values this release actually holds (not every benchmark's examples)."""
+    def values(key: str) -> str:
+        return ", ".join(f"`{v}`" for v in stats.get(key) or {})
+
+    if name == "benchmark":
+        return f"The Mirage benchmark: `{benchmark}` in this release."
+    if name == "task":
+        return f"The task: {values('tasks')}."
+    if name == "question_type":
+        return f"How the question is asked: {values('question_types')}."
+    if name == "pressure":
+        return f"The adversarial pressure applied: {values('pressures')}."
+    if name in ("answer", "options"):
+        answers = stats.get("answers") or {}
+        kinds = []
+        if stats.get("answers_by_options"):
+            kinds.append("an option letter (multiple choice)")
+        if "yes" in answers or "no" in answers:
+            kinds.append("`yes`/`no`")
+        if "(open answer)" in answers:
+            kinds.append("the reference text (open answers)")
+        if name == "answer":
+            return "The expected answer: " + (" or ".join(kinds) or "none") + "."
+        return ("Answer options of the multiple-choice items" if stats.get("answers_by_options") else
+                "Always empty in this release (no multiple-choice items)") + "; empty for other items."
+    return generic
+
+
+def _agreement_cell(r: Mapping[str, Any]) -> str:
+    a = r.get("agreement_with_majority")
+    if not isinstance(a, (int, float)):
+        return "-"
+    agreed, decided = r.get("agreed_items"), r.get("decided_items")
+    frac = f" ({agreed}/{decided})" if isinstance(agreed, int) and isinstance(decided, int) else ""
+    return f"{100 * a:.1f}%{frac}"
+
+
+def _agreement_text(review: Mapping[str, Any]) -> str:
+    def fmt(v: Any, pct: bool = False) -> str:
+        if not isinstance(v, (int, float)):
+            return "not computed"
+        return f"{100 * v:.1f}%" if pct else f"{v:.3f}"
+
+    n = review.get("rated_items")
+    over = f" over the {n} items with all their votes" if isinstance(n, int) else ""
+    return (
+        f"Agreement between reviewers on the verdict (accept / fix / reject){over}: raw agreement "
+        f"**{fmt(review.get('raw_agreement'), True)}** (the share of reviewer pairs giving the same verdict), "
+        f"Gwet's AC1 **{fmt(review.get('gwet_ac1'))}**, Fleiss' kappa **{fmt(review.get('fleiss_kappa'))}**. "
+        "Reading them: kappa corrects for chance with the verdicts' own shares, so when nearly every verdict is "
+        "\"accept\" its chance term approaches 1 and kappa falls even though reviewers almost always agree (the kappa "
+        "paradox); AC1 (Gwet 2008) uses a chance term that shrinks in that case, so read raw agreement and AC1 "
+        "together, and kappa as a warning about the rare verdicts."
+    )
+
+
+def _derived_limitations(stats: Mapping[str, Any], build: Mapping[str, Any]) -> str:
+    """Limitations read off this release's own numbers rather than written in general."""
+    lines = []
+    nota = stats.get("nota") or {}
+    if nota.get("offered"):
+        if not nota.get("correct"):
+            lines.append(
+                f"- \"None of the above\" is offered in {nota['offered']} items but is never the correct answer: a "
+                "model that never picks it loses nothing here."
+            )
+        else:
+            lines.append(
+                f"- \"None of the above\" is offered in {nota['offered']} items and correct in {nota['correct']}."
+            )
+    small = [
+        f"{t}/{p} ({n})" for t, c in stats["task_pressure"].items() for p, n in c.items() if n < 5
+    ]
+    if small:
+        lines.append(
+            f"- {len(small)} task/pressure cell(s) hold fewer than 5 items ({', '.join(small[:8])}"
+            + (", ..." if len(small) > 8 else "")
+            + "): do not read a rate off them."
+        )
+    templates = stats.get("templates") or {}
+    if templates and max(templates.values()) > 0.5 * stats["num_items"] and len(templates) > 1:
+        top, n = max(templates.items(), key=lambda kv: kv[1])
+        lines.append(f"- One template (`{top}`) writes {n} of {stats['num_items']} items: its wording artefacts weigh.")
+    if not _clip_ran(build) and build.get("benchmark") == "mioh":
+        lines.append("- The CLIP stage did not run: hard positives and negatives were chosen without CLIP scores.")
+    return "\n".join(lines)
 
 
 def _feature_type(feature: Any) -> str:
@@ -583,5 +825,10 @@ def write_plots(out_dir: Path, stats: Mapping[str, Any]) -> list[str]:
     for fname, (key, title, xlabel) in PLOTS.items():
         path = out_dir / "plots" / f"{fname}.png"
         bar_chart(path, stats[key], title=title, xlabel=xlabel)
+        written.append(path.relative_to(out_dir).as_posix())
+    for n, counts in (stats.get("answers_by_options") or {}).items():
+        path = out_dir / "plots" / f"answers-{n}-options.png"
+        bar_chart(path, counts, title=f"Answer letters of {n}-option questions", xlabel="answer",
+                  reference=sum(counts.values()) / int(n))
         written.append(path.relative_to(out_dir).as_posix())
     return written

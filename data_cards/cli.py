@@ -6,6 +6,7 @@ Errors a user can act on are one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
+import os
 import json
 from pathlib import Path
 from typing import Sequence
@@ -51,6 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rel.add_argument("--repo", metavar="ORG/NAME", help="ORG/NAME the release is meant for, used in the card's loading examples")
     rel.add_argument("--notes", default="", metavar="TEXT", help="text for this version's CHANGELOG.md entry")
+    rel.add_argument(
+        "--project-url",
+        default=os.environ.get("MIRAGE_PROJECT_URL") or None,
+        metavar="URL",
+        help="the project's URL, for the card and its citation (default $MIRAGE_PROJECT_URL, else none)",
+    )
+    rel.add_argument(
+        "--maintainers",
+        default=os.environ.get("MIRAGE_MAINTAINERS") or None,
+        metavar="NAMES",
+        help="who curates the release, as the citation's authors ('A. One and B. Two') (default "
+        "$MIRAGE_MAINTAINERS, else 'the Mirage maintainers')",
+    )
     rel.add_argument(
         "--max-shard-size", type=int, default=500, metavar="MB", help="largest parquet shard, in MB (default 500)"
     )
@@ -118,6 +132,8 @@ def cmd_release(args: argparse.Namespace) -> int:
             license=args.license,
             repo_id=args.repo,
             notes=args.notes,
+            project_url=args.project_url,
+            maintainers=args.maintainers,
             max_shard_bytes=args.max_shard_size * 1024 * 1024,
             progress=lambda n: progress.advance(state["task"], n),
             on_total=on_total,

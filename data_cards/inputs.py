@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -161,13 +162,26 @@ def public_review_summary(review: Mapping[str, Any], scrubber: Scrubber) -> dict
                 "skipped": int(info.get("skipped", 0) or 0),
             }
         )
+    from annotation.config import ISSUE_TAGS
+    from annotation.resolve import agreement_figures
+
     counts = {k: int(v) for k, v in (review.get("counts") or {}).items() if isinstance(v, (int, float))}
+    entries = [e for e in (review.get("items") or {}).values() if isinstance(e, Mapping)]
+    rows = [e["votes"] for e in entries if e.get("status") != "pending" and isinstance(e.get("votes"), Mapping)]
+    figures = agreement_figures(rows)
+    issues = Counter(t for e in entries for t in (e.get("issues") or []) if t in ISSUE_TAGS)
     return {
         "project": scrubber.value(review.get("project")),
         "overlap": review.get("overlap"),
         "pulled_at": review.get("pulled_at"),
         "counts": counts,
-        "fleiss_kappa": review.get("fleiss_kappa"),
+        # recomputed from the per-item votes, so an older review.json gets them too (kappa as pulled)
+        "fleiss_kappa": review.get("fleiss_kappa", figures["fleiss_kappa"]),
+        "raw_agreement": figures["raw_agreement"],
+        "gwet_ac1": figures["gwet_ac1"],
+        "rated_items": len(rows),
+        "adjudicated": sum(1 for e in entries if e.get("adjudicated")),
+        "issue_tags": {t: issues[t] for t in ISSUE_TAGS if issues[t]},
         "reviewers": anon,
         "problems": [scrubber.text(str(p)) for p in (review.get("problems") or [])],
     }

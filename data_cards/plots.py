@@ -6,8 +6,11 @@ from pathlib import Path
 from typing import Mapping
 
 
-def bar_chart(path: Path, counts: Mapping[str, int], *, title: str, xlabel: str) -> None:
-    """A bar chart of ``counts`` (in the given order) written to ``path``."""
+def bar_chart(
+    path: Path, counts: Mapping[str, int], *, title: str, xlabel: str, reference: float | None = None
+) -> None:
+    """A bar chart of ``counts`` (in the given order) written to ``path``, at least 1,200 px wide (readable on
+    a Hub card without zooming); ``reference`` draws a dashed line (the uniform share of an answer letter)."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -15,13 +18,16 @@ def bar_chart(path: Path, counts: Mapping[str, int], *, title: str, xlabel: str)
 
     labels = [str(k) for k in counts]
     values = [int(v) for v in counts.values()]
-    width = max(4.0, min(14.0, 0.6 * len(labels) + 2.0))
-    fig, ax = plt.subplots(figsize=(width, 3.2), dpi=100)
+    width = max(8.0, min(16.0, 0.6 * len(labels) + 4.0))
+    fig, ax = plt.subplots(figsize=(width, 4.5), dpi=150)
     try:
         bars = ax.bar(range(len(values)), values, color="#4C72B0")
         ax.set_xticks(range(len(labels)))
         ax.set_xticklabels(labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center")
-        ax.bar_label(bars, labels=[str(v) for v in values], fontsize=8)
+        ax.bar_label(bars, labels=[str(v) for v in values], fontsize=9)
+        if reference is not None:
+            ax.axhline(reference, color="#C44E52", linestyle="--", linewidth=1, label=f"uniform ({reference:.1f})")
+            ax.legend(loc="upper right", fontsize=9)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("items")

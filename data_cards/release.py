@@ -85,6 +85,8 @@ def release(
     license: str | None = None,
     repo_id: str | None = None,
     notes: str = "",
+    project_url: str | None = None,
+    maintainers: str | None = None,
     max_shard_bytes: int | None = None,
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
@@ -123,7 +125,7 @@ def release(
             max_shard_bytes=max_shard_bytes or DEFAULT_MAX_SHARD_BYTES,
             progress=progress,
         )
-        stats = compute_stats(inputs.items, inputs.status)
+        stats = compute_stats(inputs.items, inputs.status, inputs.build_dir)
         configs = config_entries(shards)
         write_plots(partial, stats)
         # lmms-eval task folder + VLMEvalKit TSVs under harness/ (listed in the manifest like every file)
@@ -140,6 +142,8 @@ def release(
             license_override=license,
             scrub=inputs.scrubber.value if inputs.scrubber else (lambda v: v),
             repo_id=repo_id,
+            project_url=project_url,
+            maintainers=maintainers,
         )
         (partial / "README.md").write_text(card, encoding="utf-8", newline="\n")
         previous = _previous_version(name_dir, version)

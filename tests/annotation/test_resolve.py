@@ -267,3 +267,17 @@ def test_rooms_count_one_vote_each():
     kept, problems = select_votes(votes, 3, "item x", room_cap=1)
     assert [(v.room, v.reviewer) for v in kept] == [(1, "a"), (2, "c"), (3, "d")]
     assert problems == ["item x: annotation 2 by b is beyond the 1 wanted in room 1; ignored"]
+
+
+def test_raw_agreement_and_gwet_ac1_by_hand():
+    """Nine unanimous accepts and one 2-1 split: kappa is negative (the kappa paradox), AC1 is not."""
+    from annotation.resolve import agreement_figures, gwet_ac1, raw_agreement
+
+    rows = [{"accept": 3}] * 9 + [{"accept": 2, "reject": 1}]
+    # p_a = (9 + 1/3) / 10 = 28/30; pi = (29/30, 0, 1/30); p_e(AC1) = 2 * 29/900 / 2 = 29/900
+    assert raw_agreement(rows) == pytest.approx(28 / 30)
+    assert gwet_ac1(rows) == pytest.approx((840 - 29) / (900 - 29))
+    # kappa: P_e = (841 + 1) / 900 -> (840 - 842) / (900 - 842)
+    assert agreement_figures(rows)["fleiss_kappa"] == pytest.approx(-2 / 58, abs=1e-6)
+    assert gwet_ac1([{"accept": 3}, {"reject": 3}]) == pytest.approx(1.0)
+    assert raw_agreement([]) is None and gwet_ac1([{"accept": 1}]) is None

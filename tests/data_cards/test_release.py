@@ -164,9 +164,34 @@ def test_card_numbers_equal_the_data(tmp_path, build_dir, hf_env):
     assert table_counts("Answer distribution") == dict(answers)
     assert table_counts("Items per task and pressure:") == dict(tasks)
     n_images = sum(len(r["image_names"]) for r in rows)
-    assert f"with **{n_images} images** in total" in body
-    assert "Fleiss' kappa): **0.812**" in body
-    for plot in ("tasks", "pressures", "n_images", "answers"):
+    import io
+
+    import pyarrow.parquet as pq
+    from PIL import Image
+
+    blobs = {hashlib.sha256(im["bytes"]).hexdigest(): im["bytes"]
+             for p in (rel / "data").rglob("*.parquet") for ims in pq.read_table(p, columns=["images"])["images"].to_pylist()
+             for im in ims}
+    assert f"**{n_images} image slots** showing\n**{len(blobs)} distinct images**" in body
+    per_item = sorted({len(r["image_names"]) for r in rows})
+    assert f"({', '.join(map(str, per_item[:-1]))} or {per_item[-1]} images per item;" in body
+    sizes = {Image.open(io.BytesIO(b)).size for b in blobs.values()}
+    assert sizes == {(8, 8)} and "every image 8x8 pixels" in body
+    # agreement, recomputed from review.json's votes by hand: keep rows (3,0,0) x 8, fix (0,2,0), drop (0,0,3)
+    review = json.loads((build_dir / "review.json").read_text())
+    rows_votes = [e["votes"] for e in review["items"].values() if e["status"] != "pending"]
+    pa = sum((sum(v * v for v in r.values()) - sum(r.values())) / (sum(r.values()) * (sum(r.values()) - 1))
+             for r in rows_votes) / len(rows_votes)
+    assert f"raw agreement **{100 * pa:.1f}%**" in body
+    assert "Fleiss' kappa **0.812**" in body and "Gwet's AC1 **" in body and "kappa paradox" in body
+    assert "No item was settled by adjudication." in body
+    # MCQ answer letters per number of options, each with its uniform share
+    mcq = Counter(r["answer"] for r in rows if len(r["options"]) == 3)
+    assert f"- 3 options ({sum(mcq.values())} items; uniform 33.3% each)" in body
+    assert "(plots/answers-3-options.png)" in body
+    # unused options are left out, and the rationale does not cite CLIP
+    assert "llm_" not in body.split("Construction parameters", 1)[1].split("Build statistics")[0].replace("`llm_*`", "")
+    for plot in ("tasks", "pressures", "n_images", "answers", "answers-3-options"):
         assert f"(plots/{plot}.png)" in body
         assert (rel / "plots" / f"{plot}.png").read_bytes().startswith(b"\x89PNG")
 
@@ -360,3 +385,27 @@ def test_reviewer_pseudonyms_stay_stable_between_versions(tmp_path, hf_env):
     texts = [p.read_text(errors="ignore") for p in (tmp_path / "releases" / "mioh" / "1.0.1").rglob("*.*")
              if p.suffix in (".md", ".json")]
     assert not any("example.org" in t for t in texts)
+
+
+def test_card_shows_adjudications_issue_tags_citation_and_large_plots(tmp_path, hf_env, capsys):
+    from PIL import Image
+
+    build = make_build(tmp_path)
+    review = json.loads((build / "review.json").read_text())
+    entries = list(review["items"].values())
+    entries[0]["adjudicated"] = {"status": "fix", "answer": "no", "note": ""}
+    entries[3]["issues"] = ["wording", "ambiguous"]
+    entries[4]["issues"] = ["wording"]
+    (build / "review.json").write_text(json.dumps(review))
+    rc = main(["release", str(build), "--version", "1.0.0", "--out", str(tmp_path / "releases"), "--repo", "org/mioh",
+               "--project-url", "https://example.org/mirage", "--maintainers", "A. One and B. Two"])
+    assert rc == 0
+    rel = tmp_path / "releases" / "mioh" / "1.0.0"
+    _, body = split_card((rel / "README.md").read_text())
+    assert "**1 item(s) had no majority and were settled by the maintainer's adjudication**" in body
+    assert "| wording | 2 |" in body and "| ambiguous | 1 |" in body
+    assert "author = {A. One and B. Two}" in body and "url    = {https://example.org/mirage}" in body
+    assert "title  = {Towards Robust Benchmark of Object Hallucination on Multiple Images}" in body
+    assert "**Curated by:** A. One and B. Two" in body
+    for png in (rel / "plots").glob("*.png"):
+        assert Image.open(png).width >= 1200, png
