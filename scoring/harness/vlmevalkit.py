@@ -63,17 +63,16 @@ class Rotation:
     source: tuple[int, ...]
     """``source[i]``: the original position of the option shown at position i."""
 
-    def original_letter(self, letter: str) -> str:
-        """The original letter of the option shown under ``letter`` in this rotation."""
-        return OPTION_LETTERS[self.source[OPTION_LETTERS.index(letter)]]
-
 
 def rotations(options: Sequence[str], answer: str) -> list[Rotation]:
-    """Every rotation of the movable options (rotation 0 is the original order); one if fewer than 2 move."""
+    """Every rotation of the movable options (rotation 0 is the original order); one if fewer than 2 move, or if
+    the answer is not one of the options' letters (nothing to follow through the rotations)."""
     movable = [i for i, o in enumerate(options) if not is_fixed_option(o)]
-    m = len(movable)
+    m = len(movable) if answer in OPTION_LETTERS[: len(options)] else 0
+    if m < 2:
+        return [Rotation(k=0, options=tuple(options), answer=answer, source=tuple(range(len(options))))]
     out = []
-    for k in range(m if m >= 2 else 1):
+    for k in range(m):
         source = list(range(len(options)))
         for j, pos in enumerate(movable):
             source[pos] = movable[(j + k) % m]
@@ -84,7 +83,7 @@ def rotations(options: Sequence[str], answer: str) -> list[Rotation]:
 
 
 def _image_cells(row: dict[str, Any]) -> tuple[str, str]:
-    """``(image, image_path)`` cells: base64 of the release bytes (a JSON list for several) and their names."""
+    """``(image, image_path)`` cells: base64 of the release bytes (a list literal for several) and their names."""
     encoded, names = [], []
     for image, name in zip(row["images"], row.get("image_names") or [], strict=True):
         data = image["bytes"]
