@@ -47,10 +47,42 @@ FULL_IMAGES = 108_077
 FULL_RELATIONSHIPS = 2_316_104
 N_NAMES = 3000
 N_PREDICATES = 300
-BASE_PREDICATES = ("on", "has", "in", "of", "wearing", "with", "behind", "holding", "on top of", "next to",
-                   "near", "above", "under", "sitting on", "riding", "standing on", "in front of", "beside",
-                   "looking at", "carrying", "eating", "watching", "left of", "right of", "below", "inside",
-                   "parked on", "walking on", "hanging on", "covering", "playing", "using", "pulling", "feeding")
+BASE_PREDICATES = (
+    "on",
+    "has",
+    "in",
+    "of",
+    "wearing",
+    "with",
+    "behind",
+    "holding",
+    "on top of",
+    "next to",
+    "near",
+    "above",
+    "under",
+    "sitting on",
+    "riding",
+    "standing on",
+    "in front of",
+    "beside",
+    "looking at",
+    "carrying",
+    "eating",
+    "watching",
+    "left of",
+    "right of",
+    "below",
+    "inside",
+    "parked on",
+    "walking on",
+    "hanging on",
+    "covering",
+    "playing",
+    "using",
+    "pulling",
+    "feeding",
+)
 
 
 def _letters(i: int) -> str:
@@ -65,8 +97,12 @@ def _letters(i: int) -> str:
 
 def corpus_paths(work: Path, scale: float, seed: int) -> dict[str, Path]:
     folder = work / f"vg-scale{scale:g}-seed{seed}"
-    return {"folder": folder, "relationships": folder / "relationships.json", "image_data": folder / "image_data.json",
-            "images": folder / "images"}
+    return {
+        "folder": folder,
+        "relationships": folder / "relationships.json",
+        "image_data": folder / "image_data.json",
+        "images": folder / "images",
+    }
 
 
 def write_corpus(work: Path, scale: float, seed: int) -> dict[str, Path]:
@@ -86,7 +122,9 @@ def write_corpus(work: Path, scale: float, seed: int) -> dict[str, Path]:
         names[i] = word
     name_p = 1.0 / np.arange(1, N_NAMES + 1) ** 1.05
     name_p /= name_p.sum()
-    predicates = list(BASE_PREDICATES) + [f"verbing{_letters(i)} at" for i in range(N_PREDICATES - len(BASE_PREDICATES))]
+    predicates = list(BASE_PREDICATES) + [
+        f"verbing{_letters(i)} at" for i in range(N_PREDICATES - len(BASE_PREDICATES))
+    ]
     pred_p = 1.0 / np.arange(1, N_PREDICATES + 1) ** 1.1
     pred_p /= pred_p.sum()
     oid = 1
@@ -106,8 +144,10 @@ def write_corpus(work: Path, scale: float, seed: int) -> dict[str, Path]:
             for k in range(n_objects):
                 name = names[obj_names[k]]
                 shown = name.capitalize() if k % 7 == 3 else name
-                objects.append(f'{{"object_id": {oid + k}, "x": {xs[k]}, "y": {ys[k]}, "w": {ws[k]}, "h": {hs[k]}, '
-                               f'"names": ["{shown}"], "synsets": ["{name}.n.01"]}}')
+                objects.append(
+                    f'{{"object_id": {oid + k}, "x": {xs[k]}, "y": {ys[k]}, "w": {ws[k]}, "h": {hs[k]}, '
+                    f'"names": ["{shown}"], "synsets": ["{name}.n.01"]}}'
+                )
             oid += n_objects
             n_rels = int(rng.poisson(per_image))
             subj = rng.integers(0, n_objects, n_rels)
@@ -117,13 +157,27 @@ def write_corpus(work: Path, scale: float, seed: int) -> dict[str, Path]:
             for k in range(n_rels):
                 p = predicates[preds[k]]
                 shown = p.upper() if k % 5 == 1 else (p + " " if k % 5 == 2 else p)
-                rels.append(f'{{"relationship_id": {rid}, "predicate": "{shown}", "synsets": [], '
-                            f'"subject": {objects[subj[k]]}, "object": {objects[obj[k]]}}}')
+                rels.append(
+                    f'{{"relationship_id": {rid}, "predicate": "{shown}", "synsets": [], '
+                    f'"subject": {objects[subj[k]]}, "object": {objects[obj[k]]}}}'
+                )
                 rid += 1
-            rel_fh.write(("," if image > 1 else "") + f'{{"image_id": {image}, "relationships": [' + ", ".join(rels) + "]}")
-            data_fh.write(("," if image > 1 else "") + json.dumps(
-                {"image_id": image, "width": width, "height": height, "coco_id": None, "flickr_id": None,
-                 "url": f"https://cs.stanford.edu/people/rak248/VG_100K/{image}.jpg"}))
+            rel_fh.write(
+                ("," if image > 1 else "") + f'{{"image_id": {image}, "relationships": [' + ", ".join(rels) + "]}"
+            )
+            data_fh.write(
+                ("," if image > 1 else "")
+                + json.dumps(
+                    {
+                        "image_id": image,
+                        "width": width,
+                        "height": height,
+                        "coco_id": None,
+                        "flickr_id": None,
+                        "url": f"https://cs.stanford.edu/people/rak248/VG_100K/{image}.jpg",
+                    }
+                )
+            )
             (paths["images"] / "VG_100K" / f"{image}.jpg").touch()
         rel_fh.write("]")
         data_fh.write("]")
@@ -137,15 +191,26 @@ def write_corpus(work: Path, scale: float, seed: int) -> dict[str, Path]:
 def run_ours(relationships: str, image_data: str, images: str, out: str) -> dict:
     from builders.reefknot import ReefknotConfig, write_build
 
-    config = ReefknotConfig(vg_relationships=relationships, vg_image_data=image_data, vg_images=images, out=out,
-                            progress=False, cache_dir=str(Path(out) / "cache"))
+    config = ReefknotConfig(
+        vg_relationships=relationships,
+        vg_image_data=image_data,
+        vg_images=images,
+        out=out,
+        progress=False,
+        cache_dir=str(Path(out) / "cache"),
+    )
     started = time.perf_counter()
     path, items, stats = write_build(config)
     seconds = time.perf_counter() - started
-    return {"seconds": stats["seconds"], "build_cpu_seconds": stats["cpu_seconds"], "with_writing": round(seconds, 2),
-            "items": len(items),
-            "relations": stats["phases"]["b_filtering"]["in"],
-            "kept": stats["phases"]["b_filtering"]["kept"], "made": stats["phases"]["e_questions"]["made"]}
+    return {
+        "seconds": stats["seconds"],
+        "build_cpu_seconds": stats["cpu_seconds"],
+        "with_writing": round(seconds, 2),
+        "items": len(items),
+        "relations": stats["phases"]["b_filtering"]["in"],
+        "kept": stats["phases"]["b_filtering"]["kept"],
+        "made": stats["phases"]["e_questions"]["made"],
+    }
 
 
 def run_naive(relationships: str, image_data: str, images: str, out: str) -> dict:
@@ -167,18 +232,32 @@ def run_naive(relationships: str, image_data: str, images: str, out: str) -> dic
             counts[n] = counts.get(n, 0) + 1
         for rel in entry["relationships"]:
             s, o = rel["subject"], rel["object"]
-            triplets.append({"image": entry["image_id"], "s": s["names"][0].lower(), "p": " ".join(rel["predicate"].lower().split()),
-                             "o": o["names"][0].lower(), "sb": (s["x"], s["y"], s["w"], s["h"]),
-                             "ob": (o["x"], o["y"], o["w"], o["h"]), "area": w * h,
-                             "unique": counts[s["names"][0].lower()] == 1 and counts[o["names"][0].lower()] == 1})
+            triplets.append(
+                {
+                    "image": entry["image_id"],
+                    "s": s["names"][0].lower(),
+                    "p": " ".join(rel["predicate"].lower().split()),
+                    "o": o["names"][0].lower(),
+                    "sb": (s["x"], s["y"], s["w"], s["h"]),
+                    "ob": (o["x"], o["y"], o["w"], o["h"]),
+                    "area": w * h,
+                    "unique": counts[s["names"][0].lower()] == 1 and counts[o["names"][0].lower()] == 1,
+                }
+            )
     pair_counts: dict = {}
     for t in triplets:
         key = (t["s"], t["o"])
         pair_counts.setdefault(key, {})
         pair_counts[key][t["p"]] = pair_counts[key].get(t["p"], 0) + 1
-    kept = [t for t in triplets if t["unique"] and t["s"] != t["o"]
-            and t["sb"][2] * t["sb"][3] >= 0.01 * t["area"] and t["ob"][2] * t["ob"][3] >= 0.01 * t["area"]
-            and max(pair_counts[(t["s"], t["o"])].items(), key=lambda kv: kv[1])[0] != t["p"]]
+    kept = [
+        t
+        for t in triplets
+        if t["unique"]
+        and t["s"] != t["o"]
+        and t["sb"][2] * t["sb"][3] >= 0.01 * t["area"]
+        and t["ob"][2] * t["ob"][3] >= 0.01 * t["area"]
+        and max(pair_counts[(t["s"], t["o"])].items(), key=lambda kv: kv[1])[0] != t["p"]
+    ]
     vocabulary = sorted({t["p"] for t in kept})
     annotated: dict = {}
     for t in triplets:
@@ -193,8 +272,12 @@ def run_naive(relationships: str, image_data: str, images: str, out: str) -> dic
         questions.append(f"Is the {t['s']} {t['p']} the {t['o']} in this photo?")
         questions.append(f"Is the {t['s']} {wrong[0]} the {t['o']} in this photo?")
         questions.append(f"What is the relation between the {t['s']} and the {t['o']} in this photo?")
-    return {"seconds": round(time.perf_counter() - started, 2), "items": len(questions), "relations": len(triplets),
-            "kept": len(kept)}
+    return {
+        "seconds": round(time.perf_counter() - started, 2),
+        "items": len(questions),
+        "relations": len(triplets),
+        "kept": len(kept),
+    }
 
 
 def child(which: str, paths: dict[str, str], out: str) -> None:
@@ -203,18 +286,30 @@ def child(which: str, paths: dict[str, str], out: str) -> None:
     result = fn(paths["relationships"], paths["image_data"], paths["images"], out)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     result["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
-    result["cpu_seconds"] = round(usage.ru_utime + usage.ru_stime, 1)  # the process's own CPU time: fair on a busy machine
+    result["cpu_seconds"] = round(
+        usage.ru_utime + usage.ru_stime, 1
+    )  # the process's own CPU time: fair on a busy machine
     print(json.dumps(result))
 
 
 def in_subprocess(which: str, paths: dict[str, Path], out: Path) -> dict:
-    cmd = [sys.executable, __file__, "--child", which, "--paths", json.dumps({k: str(v) for k, v in paths.items()}),
-           "--out", str(out)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        which,
+        "--paths",
+        json.dumps({k: str(v) for k, v in paths.items()}),
+        "--out",
+        str(out),
+    ]
     if shutil.which("taskset"):
         cmd = ["taskset", "-c", "0", *cmd]
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     if done.returncode:
-        raise SystemExit(f"{which} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+        raise SystemExit(
+            f"{which} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
+        )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -222,7 +317,9 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scale", type=float, default=1.0, help="share of the VG v1.4 size (default 1.0)")
     p.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
-    p.add_argument("--work", default="/tmp/mirage-bench-reefknot", metavar="DIR", help="corpus and outputs (default %(default)s)")
+    p.add_argument(
+        "--work", default="/tmp/mirage-bench-reefknot", metavar="DIR", help="corpus and outputs (default %(default)s)"
+    )
     p.add_argument("--skip-naive", action="store_true", help="time only ours (the naive run needs ~5x the memory)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--paths", help=argparse.SUPPRESS)
@@ -235,25 +332,39 @@ def main() -> int:
     started = time.perf_counter()
     paths = write_corpus(work, args.scale, args.seed)
     size_mb = paths["relationships"].stat().st_size / 2**20
-    print(f"corpus: scale {args.scale:g}, {size_mb:.0f} MB relationships.json ({time.perf_counter() - started:.0f} s to "
-          f"write or find) at {paths['folder']}")
+    print(
+        f"corpus: scale {args.scale:g}, {size_mb:.0f} MB relationships.json ({time.perf_counter() - started:.0f} s to "
+        f"write or find) at {paths['folder']}"
+    )
     out = work / "builds"
     shutil.rmtree(out, ignore_errors=True)
     ours = in_subprocess("ours", paths, out)
-    print(f"{'':<8}{'seconds':>9}{'CPU s':>8}{'with writing':>14}{'CPU s (all)':>13}{'peak RSS MB':>13}{'relations':>11}"
-          f"{'kept':>9}{'questions':>11}")
-    print(f"{'ours':<8}{ours['seconds']:>9}{ours['build_cpu_seconds']:>8}{ours['with_writing']:>14}{ours['cpu_seconds']:>13}"
-          f"{ours['peak_rss_mb']:>13}{ours['relations']:>11}{ours['kept']:>9}{ours['items']:>11}", flush=True)
+    print(
+        f"{'':<8}{'seconds':>9}{'CPU s':>8}{'with writing':>14}{'CPU s (all)':>13}{'peak RSS MB':>13}{'relations':>11}"
+        f"{'kept':>9}{'questions':>11}"
+    )
+    print(
+        f"{'ours':<8}{ours['seconds']:>9}{ours['build_cpu_seconds']:>8}{ours['with_writing']:>14}{ours['cpu_seconds']:>13}"
+        f"{ours['peak_rss_mb']:>13}{ours['relations']:>11}{ours['kept']:>9}{ours['items']:>11}",
+        flush=True,
+    )
     naive = None if args.skip_naive else in_subprocess("naive", paths, out)
     if naive:
-        print(f"{'naive':<8}{naive['seconds']:>9}{'':>8}{'':>14}{naive['cpu_seconds']:>13}{naive['peak_rss_mb']:>13}{naive['relations']:>11}{naive['kept']:>9}"
-              f"{naive['items']:>11}")
+        print(
+            f"{'naive':<8}{naive['seconds']:>9}{'':>8}{'':>14}{naive['cpu_seconds']:>13}{naive['peak_rss_mb']:>13}{naive['relations']:>11}{naive['kept']:>9}"
+            f"{naive['items']:>11}"
+        )
     target = TARGET_SECONDS * args.scale
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall seconds grow with it; CPU seconds "
-          "less so)")
-    print(f"target: < {TARGET_SECONDS:.0f} s at scale 1 (scaled: {target:.1f} s): wall "
-          f"{'met' if ours['seconds'] < target else 'missed'}, CPU {'met' if ours['build_cpu_seconds'] < target else 'missed'}"
-          f"; made per set/category: {ours['made']}")
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall seconds grow with it; CPU seconds "
+        "less so)"
+    )
+    print(
+        f"target: < {TARGET_SECONDS:.0f} s at scale 1 (scaled: {target:.1f} s): wall "
+        f"{'met' if ours['seconds'] < target else 'missed'}, "
+        f"CPU {'met' if ours['build_cpu_seconds'] < target else 'missed'}"
+        f"; made per set/category: {ours['made']}"
+    )
     return 0
 
 

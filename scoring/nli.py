@@ -62,9 +62,13 @@ class NliJudge:
     def _labels(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[int]:
         out: list[int] = []
         for start in range(0, len(premises), self.batch_size):
-            batch = self.tokenizer(list(premises[start:start + self.batch_size]),
-                                   list(hypotheses[start:start + self.batch_size]),
-                                   return_tensors="pt", padding=True, truncation=True)
+            batch = self.tokenizer(
+                list(premises[start : start + self.batch_size]),
+                list(hypotheses[start : start + self.batch_size]),
+                return_tensors="pt",
+                padding=True,
+                truncation=True,
+            )
             with self.torch.no_grad():
                 logits = self.model(**{k: v.to(self.device) for k, v in batch.items()}).logits
             out.extend(int(i) for i in logits.argmax(dim=-1).tolist())

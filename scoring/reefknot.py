@@ -68,12 +68,21 @@ def llm_judge(client: Any) -> VqaJudge:
     def judge(references: Sequence[str], responses: Sequence[str]) -> list[bool]:
         from builders.llm import LLMRequest
 
-        requests = [LLMRequest(messages=[
-            {"role": "system", "content": "You compare a model's answer with a ground-truth sentence about the "
-                                          "relation between two objects. Reply with one word: yes if they state "
-                                          "the same relation, no otherwise."},
-            {"role": "user", "content": f"Ground truth: {ref}\nAnswer: {strip_thinking(resp)}\nSame relation?"},
-        ], fallback="no") for ref, resp in zip(references, responses)]
+        requests = [
+            LLMRequest(
+                messages=[
+                    {
+                        "role": "system",
+                        "content": "You compare a model's answer with a ground-truth sentence about the "
+                        "relation between two objects. Reply with one word: yes if they state "
+                        "the same relation, no otherwise.",
+                    },
+                    {"role": "user", "content": f"Ground truth: {ref}\nAnswer: {strip_thinking(resp)}\nSame relation?"},
+                ],
+                fallback="no",
+            )
+            for ref, resp in zip(references, responses)
+        ]
         return [r.text.strip().lower().startswith("yes") for r in client.complete_many(requests)]
 
     return judge
@@ -95,7 +104,9 @@ def score_items(items: Sequence[Item], outputs: Mapping[str, str], vqa_judge: Vq
         judge = vqa_judge or exact_judge
         responses = [strip_thinking(outputs[it.id]) for it in open_items]
         verdicts = judge([it.answer for it in open_items], responses)
-        scored += [Scored(it, Answer("open", r), bool(v) and bool(r)) for it, r, v in zip(open_items, responses, verdicts)]
+        scored += [
+            Scored(it, Answer("open", r), bool(v) and bool(r)) for it, r, v in zip(open_items, responses, verdicts)
+        ]
     return scored
 
 
@@ -113,14 +124,20 @@ def table3(scored: Sequence[Scored]) -> dict[str, dict[str, Any]]:
     for s in scored:
         cells[(s.item.task, s.item.question_type)].append(s)
         cells[("total", s.item.question_type)].append(s)
-    return {cat: {qset: {"halr": halr(cells[(cat, qset)]), "n": len(cells[(cat, qset)])} for qset in SETS}
-            for cat in (*CATEGORIES, "total")}
+    return {
+        cat: {qset: {"halr": halr(cells[(cat, qset)]), "n": len(cells[(cat, qset)])} for qset in SETS}
+        for cat in (*CATEGORIES, "total")
+    }
 
 
 def r_score(table: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> float | None:
     """Formula 1 as the mean of (1 - Halr) over the (set, category) cells that have items, in percent."""
-    values = [100.0 - table[cat][qset]["halr"] for cat in CATEGORIES for qset in SETS
-              if table.get(cat, {}).get(qset, {}).get("halr") is not None]
+    values = [
+        100.0 - table[cat][qset]["halr"]
+        for cat in CATEGORIES
+        for qset in SETS
+        if table.get(cat, {}).get(qset, {}).get("halr") is not None
+    ]
     return round(sum(values) / len(values), 2) if values else None
 
 
@@ -153,7 +170,8 @@ def yes_no_confusion(scored: Sequence[Scored]) -> dict[str, Any]:
     said_yes = matrix["yes"]["yes"] + matrix["no"]["yes"]
     return {
         "matrix": {t: {a: c[a] for a in ("yes", "no", "other")} for t, c in matrix.items()},
-        "no_to_yes": no_to_yes, "yes_to_no": yes_to_no,
+        "no_to_yes": no_to_yes,
+        "yes_to_no": yes_to_no,
         "error_ratio_no_to_yes_over_yes_to_no": round(no_to_yes / yes_to_no, 3) if yes_to_no else None,
         "yes_share": round(said_yes / total, 4) if total else None,
     }
@@ -179,12 +197,18 @@ def letter_preference(scored: Sequence[Scored]) -> dict[str, Any]:
 
 def coverage(items: Sequence[Item], scored: Sequence[Scored]) -> dict[str, Any]:
     kinds = Counter(s.answer.kind for s in scored)
-    return {"items": len(items), "scored": len(scored), "missing": len(items) - len(scored),
-            "unparsed": kinds["unparsed"], "refusals": kinds["refusal"]}
+    return {
+        "items": len(items),
+        "scored": len(scored),
+        "missing": len(items) - len(scored),
+        "unparsed": kinds["unparsed"],
+        "refusals": kinds["refusal"],
+    }
 
 
-def score(items: Sequence[Item], outputs: Mapping[str, str], vqa_judge: VqaJudge | None = None,
-          judge_name: str = "exact") -> dict[str, Any]:
+def score(
+    items: Sequence[Item], outputs: Mapping[str, str], vqa_judge: VqaJudge | None = None, judge_name: str = "exact"
+) -> dict[str, Any]:
     """``results.json`` content."""
     scored = score_items(items, outputs, vqa_judge)
     t3 = table3(scored)
@@ -208,11 +232,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from builders.llm import add_llm_arguments
     from scoring.nli import PAPER_MODEL
 
-    parser.add_argument("--vqa-judge", choices=("nli", "llm", "exact"), default="nli",
-                        help="VQA correctness: bidirectional entailment with an NLI model (the paper's), an LLM "
-                             "judge (--llm-model), or normalised exact match (default nli)")
-    parser.add_argument("--nli-model", metavar="DIR", default=PAPER_MODEL,
-                        help=f"NLI model directory or Hub name in the local cache (default {PAPER_MODEL})")
+    parser.add_argument(
+        "--vqa-judge",
+        choices=("nli", "llm", "exact"),
+        default="nli",
+        help="VQA correctness: bidirectional entailment with an NLI model (the paper's), an LLM "
+        "judge (--llm-model), or normalised exact match (default nli)",
+    )
+    parser.add_argument(
+        "--nli-model",
+        metavar="DIR",
+        default=PAPER_MODEL,
+        help=f"NLI model directory or Hub name in the local cache (default {PAPER_MODEL})",
+    )
     if not any(a.dest == "llm_model" for a in parser._actions):
         add_llm_arguments(parser)
 
@@ -254,28 +286,58 @@ def print_report(results: Mapping[str, Any]) -> None:
     t3 = results["table3"]
     rows = [[cat] + [_pct(t3[cat][s]["halr"]) for s in SETS] for cat in (*CATEGORIES, "total")]
     stdout.print(table("Reefknot Halr % (lower is better)", ["category", *(SET_NAMES[s] for s in SETS)], rows))
-    stdout.print(f"R_score {_pct(results['r_score'])} (item-weighted {_pct(results['r_score_micro'])}); "
-                 f"VQA judged by {results['vqa_judge']}")
+    stdout.print(
+        f"R_score {_pct(results['r_score'])} (item-weighted {_pct(results['r_score_micro'])}); "
+        f"VQA judged by {results['vqa_judge']}"
+    )
     yn = results["yes_no_confusion"]
     m = yn["matrix"]
-    stdout.print(table("Y/N confusion (rows: truth)", ["truth", "yes", "no", "other"],
-                       [[t, m[t]["yes"], m[t]["no"], m[t]["other"]] for t in ("yes", "no")]))
-    stdout.print(f"No->Yes errors {yn['no_to_yes']}, Yes->No errors {yn['yes_to_no']}, said yes "
-                 f"{_pct(None if yn['yes_share'] is None else 100 * yn['yes_share'])} %")
+    stdout.print(
+        table(
+            "Y/N confusion (rows: truth)",
+            ["truth", "yes", "no", "other"],
+            [[t, m[t]["yes"], m[t]["no"], m[t]["other"]] for t in ("yes", "no")],
+        )
+    )
+    stdout.print(
+        f"No->Yes errors {yn['no_to_yes']}, Yes->No errors {yn['yes_to_no']}, said yes "
+        f"{_pct(None if yn['yes_share'] is None else 100 * yn['yes_share'])} %"
+    )
     letters = results["mcq_letters"]
     cols = list(letters["chosen_share"])
-    stdout.print(table("MCQ letters chosen (share)", ["", *cols],
-                       [["chosen", *(_pct(None if v is None else 100 * v) for v in letters["chosen_share"].values())],
-                        ["truth", *(_pct(None if letters["truth_share"].get(c) is None else 100 * letters["truth_share"][c])
-                                    for c in cols)]]))
-    worst = sorted(((qset, rel, v) for qset, rels in results["relations"].items() for rel, v in rels.items()
-                    if v["n"] >= 5), key=lambda x: -(x[2]["halr"] or 0))[:8]
+    stdout.print(
+        table(
+            "MCQ letters chosen (share)",
+            ["", *cols],
+            [
+                ["chosen", *(_pct(None if v is None else 100 * v) for v in letters["chosen_share"].values())],
+                [
+                    "truth",
+                    *(
+                        _pct(None if letters["truth_share"].get(c) is None else 100 * letters["truth_share"][c])
+                        for c in cols
+                    ),
+                ],
+            ],
+        )
+    )
+    worst = sorted(
+        ((qset, rel, v) for qset, rels in results["relations"].items() for rel, v in rels.items() if v["n"] >= 5),
+        key=lambda x: -(x[2]["halr"] or 0),
+    )[:8]
     if worst:
-        stdout.print(table("Most hallucinated relations (n >= 5)", ["set / relation", "Halr %", "n"],
-                           [[f"{SET_NAMES[q]} {r}", _pct(v["halr"]), v["n"]] for q, r, v in worst]))
+        stdout.print(
+            table(
+                "Most hallucinated relations (n >= 5)",
+                ["set / relation", "Halr %", "n"],
+                [[f"{SET_NAMES[q]} {r}", _pct(v["halr"]), v["n"]] for q, r, v in worst],
+            )
+        )
     c = results["coverage"]
-    stdout.print(f"scored {c['scored']} of {c['items']} items (missing {c['missing']}, unparsed {c['unparsed']}, "
-                 f"refusals {c['refusals']})")
+    stdout.print(
+        f"scored {c['scored']} of {c['items']} items (missing {c['missing']}, unparsed {c['unparsed']}, "
+        f"refusals {c['refusals']})"
+    )
 
 
 def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:

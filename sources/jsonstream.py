@@ -66,12 +66,14 @@ class _Reader:
         try:
             more = self.handle.read(self.chunk)
         except UnicodeDecodeError as e:
-            raise SourceError(self.path, "", f"not UTF-8 text (near byte {self.offset + len(self.buf) + e.start})") from None
+            raise SourceError(
+                self.path, "", f"not UTF-8 text (near byte {self.offset + len(self.buf) + e.start})"
+            ) from None
         if not more:
             self.eof = True
             return False
         self.offset += self.pos
-        self.buf = self.buf[self.pos:] + more
+        self.buf = self.buf[self.pos :] + more
         self.pos = 0
         return True
 
@@ -113,7 +115,11 @@ class _Reader:
                     raise SourceError(self.path, "", f"extra data after the top-level array at {self._where()}")
                 return
             found = "end of file" if sep == "" else repr(sep)
-            raise SourceError(self.path, f"[{index - 1}]", f"malformed JSON after element: expected ',' or ']', found {found} at {self._where()}")
+            raise SourceError(
+                self.path,
+                f"[{index - 1}]",
+                f"malformed JSON after element: expected ',' or ']', found {found} at {self._where()}",
+            )
 
     def _decode(self, index: int) -> Any:
         """Decode the element at ``pos``. A decode error at the end of the buffer may only be a cut element: read
@@ -127,7 +133,9 @@ class _Reader:
             except json.JSONDecodeError as e:
                 error = (self.offset + e.pos, e.msg)
                 if self.eof or error == last or not self._grow():
-                    raise SourceError(self.path, f"[{index}]", f"malformed JSON at offset {error[0]}: {e.msg}") from None
+                    raise SourceError(
+                        self.path, f"[{index}]", f"malformed JSON at offset {error[0]}: {e.msg}"
+                    ) from None
                 last = (self.offset + e.pos, e.msg)
                 continue
             if end == len(self.buf) and not isinstance(value, (dict, list, str)) and self._grow():

@@ -58,7 +58,9 @@ def categorize(phrases: Iterable[str], client: LLMClient, stats: Counter) -> dic
     if client.backend == "template":
         out = offline
     else:
-        requests = [LLMRequest(messages=[{"role": "user", "content": prompt_text(p, t)}], fallback=None) for p in phrases]
+        requests = [
+            LLMRequest(messages=[{"role": "user", "content": prompt_text(p, t)}], fallback=None) for p in phrases
+        ]
         out = {}
         for phrase, result in zip(phrases, client.complete_many(requests)):
             word = result.text.strip().strip(".*<>\"' ").lower()

@@ -25,31 +25,70 @@ def parser() -> argparse.ArgumentParser:
     a = p.add_argument
     for qset, flag, label in (("yes_no", "yn", "Y/N"), ("mcq", "mcq", "MCQ"), ("vqa", "vqa", "VQA")):
         for cat in CATEGORIES:
-            a(f"--{flag}-{cat}", type=int, metavar="N",
-              help=f"{label} questions on {cat} relations "
-                   f"(default {d.counts()[(qset, cat)]}, the paper's Table 2; scaled down for small sources)")
+            a(
+                f"--{flag}-{cat}",
+                type=int,
+                metavar="N",
+                help=f"{label} questions on {cat} relations "
+                f"(default {d.counts()[(qset, cat)]}, the paper's Table 2; scaled down for small sources)",
+            )
     a("--seed", type=int, metavar="N", help=f"seed of every random choice (default {d.seed})")
     a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
     a("--name", metavar="NAME", help="build name (default <source>-seed<S>)")
-    a("--cache-dir", metavar="DIR", help="cache for demo scenes and LLM answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    a(
+        "--cache-dir",
+        metavar="DIR",
+        help="cache for demo scenes and LLM answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)",
+    )
     a("--config", metavar="FILE", help="YAML file of options (field names with underscores); flags override it")
     a("--demo-images", type=int, metavar="N", help=f"demo scenes when no data is given (default {d.demo_images})")
     a("--vg-relationships", metavar="FILE", help="Visual Genome relationships.json (v1.0, v1.2 or v1.4; streamed)")
     a("--vg-images", metavar="DIR", help="directory of the VG images (also searched: VG_100K/, VG_100K_2/)")
     a("--vg-image-data", metavar="FILE", help="VG image_data.json: sizes without opening images (default read headers)")
-    a("--vg-objects", metavar="FILE", help="VG objects.json: every object, for the several-instances rule "
-                                             "(default relationship endpoints only)")
+    a(
+        "--vg-objects",
+        metavar="FILE",
+        help="VG objects.json: every object, for the several-instances rule (default relationship endpoints only)",
+    )
     a("--svg", metavar="FILE", help="SVG scene graphs, JSON or JSON lines")
     a("--svg-images", metavar="DIR", help="directory of the SVG images")
-    a("--min-area", type=float, metavar="SHARE", help=f"boxes below this share of the image are minor details (default {d.min_area})")
-    a("--min-name-count", type=int, metavar="N", help=f"names seen fewer times in the source are noise (default {d.min_name_count})")
-    a("--min-predicate-count", type=int, metavar="N", help=f"predicates seen fewer times are noise (default {d.min_predicate_count})")
-    a("--prior-share", type=float, metavar="SHARE",
-      help=f"a pair's most frequent relation is image-independent when it holds at least this share of the pair's "
-           f"triplets (default {d.prior_share}: always)")
-    a("--prior-support", type=int, metavar="N",
-      help=f"...when the pair has at least this many triplets in the source (default {d.prior_support})")
-    a("--relation-cap", type=int, metavar="N", help="most triplets per relation in one set and category (default 0: no cap beyond round-robin balance)")
+    a(
+        "--min-area",
+        type=float,
+        metavar="SHARE",
+        help=f"boxes below this share of the image are minor details (default {d.min_area})",
+    )
+    a(
+        "--min-name-count",
+        type=int,
+        metavar="N",
+        help=f"names seen fewer times in the source are noise (default {d.min_name_count})",
+    )
+    a(
+        "--min-predicate-count",
+        type=int,
+        metavar="N",
+        help=f"predicates seen fewer times are noise (default {d.min_predicate_count})",
+    )
+    a(
+        "--prior-share",
+        type=float,
+        metavar="SHARE",
+        help=f"a pair's most frequent relation is image-independent when it holds at least this share of the pair's "
+        f"triplets (default {d.prior_share}: always)",
+    )
+    a(
+        "--prior-support",
+        type=int,
+        metavar="N",
+        help=f"...when the pair has at least this many triplets in the source (default {d.prior_support})",
+    )
+    a(
+        "--relation-cap",
+        type=int,
+        metavar="N",
+        help="most triplets per relation in one set and category (default 0: no cap beyond round-robin balance)",
+    )
     a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
     add_llm_arguments(p)
     return p
@@ -60,8 +99,13 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
     rows = [[f"{s}"] + [f"{e['made'][f'{s}/{c}']}/{e['planned'][f'{s}/{c}']}" for c in CATEGORIES] for s in SETS]
     stdout.print(table(f"Reefknot build: {len(items)} items -> {path}", ["set (made/planned)", *CATEGORIES], rows))
     b = stats["phases"]["b_filtering"]
-    stdout.print(table(f"Filtering: {b['in']} relations -> {b['kept']} triplets", ["dropped because", "triplets"],
-                       [[reason[:60], n] for reason, n in b["dropped"].items()]))
+    stdout.print(
+        table(
+            f"Filtering: {b['in']} relations -> {b['kept']} triplets",
+            ["dropped because", "triplets"],
+            [[reason[:60], n] for reason, n in b["dropped"].items()],
+        )
+    )
     q = stats["quality"]
     if not q:
         return
@@ -71,16 +115,25 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
         ["duplicate questions", q["duplicate_questions"]],
         ["agreement faults", q["agreement_faults"]],
         *[[f"Y/N {cat} yes / no", f"{v['yes']} / {v['no']}"] for cat, v in q["yes_no_balance"].items()],
-        *[[f"relations {k} max/min", f"{v['max']}/{v['min']} ({v['relations']} relations)"]
-          for k, v in q["relation_balance"].items()],
+        *[
+            [f"relations {k} max/min", f"{v['max']}/{v['min']} ({v['relations']} relations)"]
+            for k, v in q["relation_balance"].items()
+        ],
         ["MCQ letters chi2 p", q["answer_balance"]["p_value"]],
     ]
     if "yes_no" in base:
         y = base["yes_no"]
-        rows.append(["Y/N blind: chance / yes / prior", f"{y['chance']:.1%} / {y['always_yes']:.1%} / {y['language_prior']:.1%}"])
+        rows.append(
+            [
+                "Y/N blind: chance / yes / prior",
+                f"{y['chance']:.1%} / {y['always_yes']:.1%} / {y['language_prior']:.1%}",
+            ]
+        )
     if "mcq" in base:
         m = base["mcq"]
-        rows.append(["MCQ blind: chance / A / prior", f"{m['chance']:.1%} / {m['always_A']:.1%} / {m['language_prior']:.1%}"])
+        rows.append(
+            ["MCQ blind: chance / A / prior", f"{m['chance']:.1%} / {m['always_A']:.1%} / {m['language_prior']:.1%}"]
+        )
     stdout.print(table("Validity", ["check", "value"], rows))
     cd = stats["phases"]["cd_categories"]
     stdout.print(f"categories decided by: {', '.join(f'{k} {v}' for k, v in cd['methods'].items())}")

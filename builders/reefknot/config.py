@@ -11,9 +11,12 @@ BENCHMARK = "reefknot"
 CATEGORIES = ("perception", "cognition")
 SETS = ("yes_no", "mcq", "vqa")
 PAPER_COUNTS = {
-    ("yes_no", "perception"): 5440, ("yes_no", "cognition"): 4300,
-    ("mcq", "perception"): 4800, ("mcq", "cognition"): 2150,
-    ("vqa", "perception"): 2150, ("vqa", "cognition"): 2720,
+    ("yes_no", "perception"): 5440,
+    ("yes_no", "cognition"): 4300,
+    ("mcq", "perception"): 4800,
+    ("mcq", "cognition"): 2150,
+    ("vqa", "perception"): 2150,
+    ("vqa", "cognition"): 2720,
 }
 """Questions per (set, category) in the paper's Table 2: 21,560 in all (the table prints 21,880 and 13,260
 perception questions, which its cells do not add up to; the cells are what we reproduce)."""
@@ -54,8 +57,10 @@ class ReefknotConfig(BuildOptions):
                 raise ConfigError(f"{_flag(name)} must be >= 0, not {value}")
         for cat in CATEGORIES:
             if self.counts()[("yes_no", cat)] % 2:
-                raise ConfigError(f"--yn-{cat} must be even (a yes and a no question per triplet), not "
-                                  f"{self.counts()[('yes_no', cat)]}")
+                raise ConfigError(
+                    f"--yn-{cat} must be even (a yes and a no question per triplet), not "
+                    f"{self.counts()[('yes_no', cat)]}"
+                )
         if not 0 <= self.min_area < 1:
             raise ConfigError(f"--min-area must be within [0, 1), not {self.min_area}")
         if not 0 <= self.prior_share <= 1:
@@ -77,9 +82,12 @@ class ReefknotConfig(BuildOptions):
     def counts(self) -> dict[tuple[str, str], int]:
         """Wanted questions per (set, category)."""
         return {
-            ("yes_no", "perception"): self.yn_perception, ("yes_no", "cognition"): self.yn_cognition,
-            ("mcq", "perception"): self.mcq_perception, ("mcq", "cognition"): self.mcq_cognition,
-            ("vqa", "perception"): self.vqa_perception, ("vqa", "cognition"): self.vqa_cognition,
+            ("yes_no", "perception"): self.yn_perception,
+            ("yes_no", "cognition"): self.yn_cognition,
+            ("mcq", "perception"): self.mcq_perception,
+            ("mcq", "cognition"): self.mcq_cognition,
+            ("vqa", "perception"): self.vqa_perception,
+            ("vqa", "cognition"): self.vqa_cognition,
         }
 
     @property

@@ -19,7 +19,7 @@ import sys
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from builders.items import OPTION_LETTERS, Item, make_item
@@ -31,10 +31,17 @@ from sources.errors import SourceError
 from sources.visual_genome import find_image
 
 TYPES = {"yes/no": "yes_no", "multichoice": "mcq", "vqa": "vqa"}
-CATEGORIES = {"perception": "perception", "perceptive": "perception", "cognitive": "cognition",
-              "cognition": "cognition"}
-_OPTIONS = re.compile(r"^(?P<question>.*?)\s*A\.\s*(?P<A>.+?)\s+B\.\s*(?P<B>.+?)\s+C\.\s*(?P<C>.+?)\s+D\.\s*"
-                      r"(?P<D>.+?)\s*(?:,\s*)?(?:please choose\.?)?\s*$", re.S | re.I)
+CATEGORIES = {
+    "perception": "perception",
+    "perceptive": "perception",
+    "cognitive": "cognition",
+    "cognition": "cognition",
+}
+_OPTIONS = re.compile(
+    r"^(?P<question>.*?)\s*A\.\s*(?P<A>.+?)\s+B\.\s*(?P<B>.+?)\s+C\.\s*(?P<C>.+?)\s+D\.\s*"
+    r"(?P<D>.+?)\s*(?:,\s*)?(?:please choose\.?)?\s*$",
+    re.S | re.I,
+)
 
 
 def split_options(prompt: str) -> tuple[str, tuple[str, ...]] | None:
@@ -73,8 +80,11 @@ def import_release(path: str | Path, images_dir: str | Path) -> list[Item]:
             raise SourceError(p, rec, f"'relation_type' must be perception or cognitive, got {row['relation_type']!r}")
         image = find_image(images_dir, f"{int(image_id)}.jpg")
         if image is None:
-            raise SourceError(p, rec, f"image file not found: {Path(images_dir, f'{int(image_id)}.jpg')} "
-                                      "(nor under VG_100K/, VG_100K_2/)")
+            raise SourceError(
+                p,
+                rec,
+                f"image file not found: {Path(images_dir, f'{int(image_id)}.jpg')} (nor under VG_100K/, VG_100K_2/)",
+            )
         question, options, answer = prompt, (), label
         if kind == "yes_no":
             answer = label.lower().strip(". ")
@@ -88,13 +98,25 @@ def import_release(path: str | Path, images_dir: str | Path) -> list[Item]:
             answer = _letter(label, options)
             if answer is None:
                 raise SourceError(p, rec, f"MCQ 'label' {label!r} is neither a letter A-D nor one of the options")
-        items.append(make_item(
-            benchmark=BENCHMARK, task=category, question_type=kind, pressure="none", images=[image],
-            question=question, options=options, answer=answer,
-            provenance={"source": "reefknot-release", "line": number, "image_id": image_id,
-                        "original": {k: row[k] for k in ("query_prompt", "label", "type", "relation_type")},
-                        **({"answer_slots": 4} if kind == "mcq" else {})},
-        ))
+        items.append(
+            make_item(
+                benchmark=BENCHMARK,
+                task=category,
+                question_type=kind,
+                pressure="none",
+                images=[image],
+                question=question,
+                options=options,
+                answer=answer,
+                provenance={
+                    "source": "reefknot-release",
+                    "line": number,
+                    "image_id": image_id,
+                    "original": {k: row[k] for k in ("query_prompt", "label", "type", "relation_type")},
+                    **({"answer_slots": 4} if kind == "mcq" else {}),
+                },
+            )
+        )
     if not items:
         raise SourceError(p, "", "release file holds no questions")
     return _unique_ids(items)
@@ -122,12 +144,23 @@ def _letter(label: str, options: tuple[str, ...]) -> str | None:
 
 
 def parser() -> ArgumentParser:
-    p = ArgumentParser(prog="python -m builders.reefknot.importer",
-                       description="Import the official Reefknot release (JSON lines) as a Mirage build.")
+    p = ArgumentParser(
+        prog="python -m builders.reefknot.importer",
+        description="Import the official Reefknot release (JSON lines) as a Mirage build.",
+    )
     p.add_argument("release", metavar="FILE", help="the release's JSON lines file")
-    p.add_argument("--images", required=True, metavar="DIR",
-                   help="directory of the Visual Genome images (also searched: VG_100K/, VG_100K_2/)")
-    p.add_argument("--out", default="builds/reefknot", metavar="DIR", help="parent directory of the build (default builds/reefknot)")
+    p.add_argument(
+        "--images",
+        required=True,
+        metavar="DIR",
+        help="directory of the Visual Genome images (also searched: VG_100K/, VG_100K_2/)",
+    )
+    p.add_argument(
+        "--out",
+        default="builds/reefknot",
+        metavar="DIR",
+        help="parent directory of the build (default builds/reefknot)",
+    )
     p.add_argument("--name", default="official-release", metavar="NAME", help="build name (default official-release)")
     return p
 
@@ -139,23 +172,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     quality = validity(items)
     with open_build(args.out, args.name) as out:
         n = out.write_items(items)
-        out.write_json("build.json", {
-            "benchmark": BENCHMARK, "name": args.name, "seed": None, "code_version": code_version(),
-            "config": {"release": args.release, "images": args.images, "importer": True},
-            "input_hashes": {args.release: "sha256:" + file_sha256(args.release)},
-            "sources": [{"name": "reefknot-release", "path": args.release,
-                         "license_note": "see the Reefknot release (github.com/JackChen-seu/Reefknot)"}],
-            "items": n, "stats": {"quality": quality}, "skipped": [],
-        })
+        out.write_json(
+            "build.json",
+            {
+                "benchmark": BENCHMARK,
+                "name": args.name,
+                "seed": None,
+                "code_version": code_version(),
+                "config": {"release": args.release, "images": args.images, "importer": True},
+                "input_hashes": {args.release: "sha256:" + file_sha256(args.release)},
+                "sources": [
+                    {
+                        "name": "reefknot-release",
+                        "path": args.release,
+                        "license_note": "see the Reefknot release (github.com/JackChen-seu/Reefknot)",
+                    }
+                ],
+                "items": n,
+                "stats": {"quality": quality},
+                "skipped": [],
+            },
+        )
         path = out.final
     cells = Counter((it.question_type, it.task) for it in items)
-    stdout.print(table(f"Imported {n} Reefknot items -> {path}", ["set", "perception", "cognition"],
-                       [[s, cells[(s, "perception")], cells[(s, "cognition")]] for s in ("yes_no", "mcq", "vqa")]))
-    stdout.print(table("Release checks", ["check", "value"], [
-        ["(image, question) with two answers", quality["two_answers"]],
-        ["duplicate questions", quality["duplicate_questions"]],
-        *[[f"Y/N {c} yes / no", f"{v['yes']} / {v['no']}"] for c, v in quality["yes_no_balance"].items()],
-    ]))
+    stdout.print(
+        table(
+            f"Imported {n} Reefknot items -> {path}",
+            ["set", "perception", "cognition"],
+            [[s, cells[(s, "perception")], cells[(s, "cognition")]] for s in ("yes_no", "mcq", "vqa")],
+        )
+    )
+    stdout.print(
+        table(
+            "Release checks",
+            ["check", "value"],
+            [
+                ["(image, question) with two answers", quality["two_answers"]],
+                ["duplicate questions", quality["duplicate_questions"]],
+                *[[f"Y/N {c} yes / no", f"{v['yes']} / {v['no']}"] for c, v in quality["yes_no_balance"].items()],
+            ],
+        )
+    )
     return 0
 
 

@@ -23,9 +23,11 @@ class CollocationRule:
     objects: frozenset[str] | None
 
     def matches(self, subject: str, predicate: str, obj: str) -> bool:
-        return ((self.subjects is None or subject in self.subjects)
-                and (self.predicates is None or predicate in self.predicates)
-                and (self.objects is None or obj in self.objects))
+        return (
+            (self.subjects is None or subject in self.subjects)
+            and (self.predicates is None or predicate in self.predicates)
+            and (self.objects is None or obj in self.objects)
+        )
 
 
 class Lexicon:
@@ -39,7 +41,10 @@ class Lexicon:
         self.collocations = tuple(
             CollocationRule(
                 rule["name"],
-                *(frozenset(str(v) for v in rule[k]) if rule.get(k) else None for k in ("subjects", "predicates", "objects")),
+                *(
+                    frozenset(str(v) for v in rule[k]) if rule.get(k) else None
+                    for k in ("subjects", "predicates", "objects")
+                ),
             )
             for rule in data["self_evident"]
         )
@@ -68,8 +73,11 @@ class Lexicon:
         return name in self.noisy_names or not _WORD.match(name) or name.count(" ") >= MAX_NAME_WORDS
 
     def noisy_predicate(self, predicate: str) -> bool:
-        return (predicate in self.noisy_predicates or not _WORD.match(predicate)
-                or predicate.count(" ") >= MAX_PREDICATE_WORDS)
+        return (
+            predicate in self.noisy_predicates
+            or not _WORD.match(predicate)
+            or predicate.count(" ") >= MAX_PREDICATE_WORDS
+        )
 
     def collocation(self, subject: str, predicate: str, obj: str) -> str | None:
         """The name of the self-evident collocation rule the triplet matches, if any."""

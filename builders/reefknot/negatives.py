@@ -73,8 +73,15 @@ class FalseRelation:
 class FalseRelations:
     """Finds false relations of one category for kept triplets."""
 
-    def __init__(self, corpus: Corpus, lex: Lexicon, vocabulary: dict[str, Sequence[str]], exhaustive: bool,
-                 prior_share: float, prior_support: int) -> None:
+    def __init__(
+        self,
+        corpus: Corpus,
+        lex: Lexicon,
+        vocabulary: dict[str, Sequence[str]],
+        exhaustive: bool,
+        prior_share: float,
+        prior_support: int,
+    ) -> None:
         self.corpus = corpus
         self.lex = lex
         self.vocabulary = {k: sorted(v) for k, v in vocabulary.items()}
@@ -132,8 +139,11 @@ class FalseRelations:
         words = self._vocab_sets[t.category]
         prior = self._prior(t)
         seen: set[str] = set()
-        tables = [("pair", self.pairs.get((t.subject, t.object), {})), ("subject", self.subjects.get(t.subject, {})),
-                  ("object", self.objects.get(t.object, {}))]
+        tables = [
+            ("pair", self.pairs.get((t.subject, t.object), {})),
+            ("subject", self.subjects.get(t.subject, {})),
+            ("object", self.objects.get(t.object, {})),
+        ]
         if t.category == "perception":
             tables.append(("vocabulary", dict.fromkeys(self.vocabulary[t.category], 0)))
         for level, table in tables:
@@ -152,8 +162,13 @@ class FalseRelations:
         """Every usable false relation, most plausible first."""
         return [f for level in self.levels(t) for f in level]
 
-    def negative(self, t: Triplet, rng: np.random.Generator, taken: set[str] = frozenset(),
-                 need: Callable[[str], tuple[int, ...]] | None = None) -> FalseRelation | None:
+    def negative(
+        self,
+        t: Triplet,
+        rng: np.random.Generator,
+        taken: set[str] = frozenset(),
+        need: Callable[[str], tuple[int, ...]] | None = None,
+    ) -> FalseRelation | None:
         """One false relation: the one ``need`` ranks highest (the caller's yes/no balance), then the most plausible
         level, then at random."""
         best, best_key = None, None
@@ -175,10 +190,12 @@ class FalseRelations:
             # within a level, draw in proportion to support (frequent relations of the pair are the tempting wrong
             # answers); Efraimidis-Spirakis keys u**(1/w) give a weighted order without replacement
             keys = rng.random(len(options))
-            order = sorted(range(len(options)), key=lambda i: -keys[i] ** (1.0 / max(options[i].support, 1)))
+            order = sorted(range(len(options)), key=lambda i: -(keys[i] ** (1.0 / max(options[i].support, 1))))
             for i in order:
                 f = options[i]
-                if self.lex.similar(f.predicate, t.predicate) or any(self.lex.similar(f.predicate, c.predicate) for c in chosen):
+                if self.lex.similar(f.predicate, t.predicate) or any(
+                    self.lex.similar(f.predicate, c.predicate) for c in chosen
+                ):
                     continue
                 chosen.append(f)
                 if len(chosen) == n:

@@ -53,8 +53,13 @@ class Wording:
     def fields(self, t: Triplet) -> dict[str, str]:
         be = "are" if self.lex.is_plural(t.subject) else "is"
         subject, obj = f"the {t.subject}", f"the {t.object}"
-        return {"subject": subject, "Subject": subject[:1].upper() + subject[1:], "object": obj, "be": be,
-                "Be": be.capitalize()}
+        return {
+            "subject": subject,
+            "Subject": subject[:1].upper() + subject[1:],
+            "object": obj,
+            "be": be,
+            "Be": be.capitalize(),
+        }
 
     def yes_no(self, t: Triplet, relation: str) -> str:
         return render(self.t["yes_no"], relation=relation, **self.fields(t))
@@ -99,8 +104,16 @@ def plan(wanted: dict[tuple[str, str], int], available: Counter) -> tuple[dict[t
 class QuestionSets:
     """Draws and words the three sets for one build."""
 
-    def __init__(self, corpus: Corpus, lex: Lexicon, false: FalseRelations, categories: dict[str, tuple[str, str]],
-                 seed: int, source: str, relation_cap: int = 0) -> None:
+    def __init__(
+        self,
+        corpus: Corpus,
+        lex: Lexicon,
+        false: FalseRelations,
+        categories: dict[str, tuple[str, str]],
+        seed: int,
+        source: str,
+        relation_cap: int = 0,
+    ) -> None:
         self.corpus = corpus
         self.lex = lex
         self.false = false
@@ -217,8 +230,10 @@ class QuestionSets:
         """How much a relation is owed a "no": by its question text (subject, relation, object) across images,
         then by the relation alone. Preferring the most owed keeps a question's wording from predicting its answer
         (the lint's and a text-only model's language prior)."""
+
         def need(q: str) -> tuple[int, int]:
             return self.yes_minus_no[(t.subject, q, t.object)], self.yes_minus_no[q]
+
         return need
 
     # ------------------------------------------------------------------------------------------------- items
@@ -229,8 +244,10 @@ class QuestionSets:
             "source": self.source,
             "image_id": t.image_id,
             "triplet": {"subject": t.subject, "relation": t.predicate, "object": t.object},
-            "subject_id": t.subject_id, "object_id": t.object_id,
-            "subject_box": list(t.subject_box), "object_box": list(t.object_box),
+            "subject_id": t.subject_id,
+            "object_id": t.object_id,
+            "subject_box": list(t.subject_box),
+            "object_box": list(t.object_box),
             "image_size": [t.width, t.height],
             "category": t.category,
             "category_method": t.category_method,
@@ -258,16 +275,39 @@ class QuestionSets:
         out = []
         for relation, answer, pressure, extra in (
             (t.predicate, "yes", "none", {}),
-            (negative.predicate, "no", "adversarial",
-             {"negative": {"relation": negative.predicate, "rule": negative.rule,
-                           "plausibility": negative.plausibility, "support": negative.support}}),
+            (
+                negative.predicate,
+                "no",
+                "adversarial",
+                {
+                    "negative": {
+                        "relation": negative.predicate,
+                        "rule": negative.rule,
+                        "plausibility": negative.plausibility,
+                        "support": negative.support,
+                    }
+                },
+            ),
         ):
-            out.append(make_item(
-                benchmark=BENCHMARK, task=t.category, question_type="yes_no", pressure=pressure, images=[t.file],
-                question=self.wording.yes_no(t, relation), options=(), answer=answer,
-                provenance=self._provenance(t, asked_relation=relation, template="reefknot/yes_no",
-                                            prior_answer="yes" if relation == prior else "no", **extra),
-            ))
+            out.append(
+                make_item(
+                    benchmark=BENCHMARK,
+                    task=t.category,
+                    question_type="yes_no",
+                    pressure=pressure,
+                    images=[t.file],
+                    question=self.wording.yes_no(t, relation),
+                    options=(),
+                    answer=answer,
+                    provenance=self._provenance(
+                        t,
+                        asked_relation=relation,
+                        template="reefknot/yes_no",
+                        prior_answer="yes" if relation == prior else "no",
+                        **extra,
+                    ),
+                )
+            )
         return out
 
     def _mcq(self, t: Triplet, distractors: list[FalseRelation], slot: int) -> Item:
@@ -276,19 +316,37 @@ class QuestionSets:
         counts = self._other_counts(t, options)
         prior_choice = letter(counts.index(max(counts)))
         return make_item(
-            benchmark=BENCHMARK, task=t.category, question_type="mcq", pressure="none", images=[t.file],
-            question=self.wording.mcq(t), options=options, answer=letter(slot),
+            benchmark=BENCHMARK,
+            task=t.category,
+            question_type="mcq",
+            pressure="none",
+            images=[t.file],
+            question=self.wording.mcq(t),
+            options=options,
+            answer=letter(slot),
             provenance=self._provenance(
-                t, template="reefknot/mcq", answer_slots=4, prior_answer=prior_choice,
-                distractors=[{"relation": d.predicate, "rule": d.rule, "plausibility": d.plausibility,
-                              "support": d.support} for d in distractors]),
+                t,
+                template="reefknot/mcq",
+                answer_slots=4,
+                prior_answer=prior_choice,
+                distractors=[
+                    {"relation": d.predicate, "rule": d.rule, "plausibility": d.plausibility, "support": d.support}
+                    for d in distractors
+                ],
+            ),
         )
 
     def _vqa(self, t: Triplet) -> Item:
         question, reference = self.wording.vqa(t)
         return make_item(
-            benchmark=BENCHMARK, task=t.category, question_type="vqa", pressure="none", images=[t.file],
-            question=question, options=(), answer=reference,
+            benchmark=BENCHMARK,
+            task=t.category,
+            question_type="vqa",
+            pressure="none",
+            images=[t.file],
+            question=question,
+            options=(),
+            answer=reference,
             provenance=self._provenance(t, template="reefknot/vqa"),
         )
 

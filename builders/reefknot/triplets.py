@@ -143,8 +143,9 @@ def collect(images: Iterable[ImageRecord], lex: Lexicon, min_area: float) -> Cor
     return corpus
 
 
-def _image_triplets(image: ImageRecord, memo: _Memo, min_area: float, corpus: Corpus,
-                    pairs: dict[tuple[str, str, str], int]) -> list[Triplet]:
+def _image_triplets(
+    image: ImageRecord, memo: _Memo, min_area: float, corpus: Corpus, pairs: dict[tuple[str, str, str], int]
+) -> list[Triplet]:
     names: dict[str, tuple[str, bool]] = {}
     boxes: dict[str, BBox] = {}
     per_name: dict[str, int] = {}
@@ -208,13 +209,28 @@ def _image_triplets(image: ImageRecord, memo: _Memo, min_area: float, corpus: Co
         seen.add((s, p, o))
         if (s, o) not in frozen:
             frozen[(s, o)] = frozenset(annotated[(s, o)])
-        out.append(Triplet(image.id, image.file, image.width, image.height, s, p, o, sb, ob, rel.subject,
-                           rel.object, frozen[(s, o)]))
+        out.append(
+            Triplet(
+                image.id,
+                image.file,
+                image.width,
+                image.height,
+                s,
+                p,
+                o,
+                sb,
+                ob,
+                rel.subject,
+                rel.object,
+                frozen[(s, o)],
+            )
+        )
     return out
 
 
-def apply_corpus_rules(corpus: Corpus, min_name_count: int, min_predicate_count: int, prior_share: float,
-                       prior_support: int) -> None:
+def apply_corpus_rules(
+    corpus: Corpus, min_name_count: int, min_predicate_count: int, prior_share: float, prior_support: int
+) -> None:
     """The rules of phase (b) that need the whole source: rare names and predicates, image-independent triplets."""
     kept = []
     dropped = corpus.dropped

@@ -52,8 +52,11 @@ def validity(items: Sequence[Item]) -> dict[str, Any]:
         key = (it.images, it.question, it.options)
         keys[key].add(it.answer)
         asked[key] += 1
-    faults = Counter(f for f in map(agreement_fault, items) if f) if all("triplet" in it.provenance for it in items) \
+    faults = (
+        Counter(f for f in map(agreement_fault, items) if f)
+        if all("triplet" in it.provenance for it in items)
         else Counter()
+    )
     yes_no = Counter((it.task, it.answer) for it in items if it.question_type == "yes_no")
     relations: dict[str, Counter] = defaultdict(Counter)
     for it in items:
@@ -64,12 +67,18 @@ def validity(items: Sequence[Item]) -> dict[str, Any]:
         "duplicate_questions": sum(n - 1 for n in asked.values() if n > 1),
         "agreement_faults": sum(faults.values()),
         "agreement_fault_kinds": dict(sorted(faults.items())),
-        "yes_no_balance": {cat: {"yes": yes_no[(cat, "yes")], "no": yes_no[(cat, "no")]}
-                           for cat in sorted({c for c, _ in yes_no})},
+        "yes_no_balance": {
+            cat: {"yes": yes_no[(cat, "yes")], "no": yes_no[(cat, "no")]} for cat in sorted({c for c, _ in yes_no})
+        },
         "relation_balance": {
-            k: {"relations": len(c), "max": max(c.values()), "min": min(c.values()),
-                "max_over_min": round(max(c.values()) / min(c.values()), 3)}
-            for k, c in sorted(relations.items()) if c
+            k: {
+                "relations": len(c),
+                "max": max(c.values()),
+                "min": min(c.values()),
+                "max_over_min": round(max(c.values()) / min(c.values()), 3),
+            }
+            for k, c in sorted(relations.items())
+            if c
         },
         "answer_balance": quality.answer_balance(items),
         "blind_baselines": blind_baselines(items),
@@ -90,7 +99,9 @@ def blind_baselines(items: Sequence[Item]) -> dict[str, dict[str, float]]:
     if mcq:
         base = quality.blind_baselines(mcq)
         out["mcq"] = {
-            "chance": base["chance"], "always_A": base["always_A"], "longest_option": base["longest_option"],
+            "chance": base["chance"],
+            "always_A": base["always_A"],
+            "longest_option": base["longest_option"],
             "language_prior": _share(it.provenance.get("prior_answer") == it.answer for it in mcq),
         }
     return out

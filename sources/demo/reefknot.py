@@ -90,8 +90,10 @@ def load_reefknot_demo(
     elif progress is not None:
         progress(n_images, n_images)
     return DemoFiles(
-        relationships=str(target / "relationships.json"), image_data=str(target / "image_data.json"),
-        objects=str(target / "objects.json"), images_dir=str(target / "images"),
+        relationships=str(target / "relationships.json"),
+        image_data=str(target / "image_data.json"),
+        objects=str(target / "objects.json"),
+        images_dir=str(target / "images"),
         path=f"reefknot-demo:seed={seed},n={n_images},v={VERSION}",
     )
 
@@ -131,13 +133,22 @@ class _Layout:
                 return float(cx), float(cy)
         return None
 
-    def add(self, category: str, cx: float, cy: float, r: float, rotation: float = 0.0, over: ShapeSpec | None = None) -> ShapeSpec:
+    def add(
+        self, category: str, cx: float, cy: float, r: float, rotation: float = 0.0, over: ShapeSpec | None = None
+    ) -> ShapeSpec:
         taken = {over.colour} if over is not None else set()
         colours = [c for c in COLOURS if c not in taken]
-        spec = ShapeSpec(category=category, colour=colours[int(self.rng.integers(len(colours)))],
-                         pattern=PATTERNS[int(self.rng.integers(len(PATTERNS)))] if over is None else "solid",
-                         cx=cx, cy=cy, r=r, rotation=rotation, z=len(self.specs),
-                         size_class="medium" if r < 30 else "large")
+        spec = ShapeSpec(
+            category=category,
+            colour=colours[int(self.rng.integers(len(colours)))],
+            pattern=PATTERNS[int(self.rng.integers(len(PATTERNS)))] if over is None else "solid",
+            cx=cx,
+            cy=cy,
+            r=r,
+            rotation=rotation,
+            z=len(self.specs),
+            size_class="medium" if r < 30 else "large",
+        )
         self.specs.append(spec)
         self.used.add(category)
         return spec
@@ -208,9 +219,15 @@ def sample_layout(seed: int, index: int, width: int = 320, height: int = 240) ->
     for _ in range(1 + int(rng.integers(3))):
         layout.plain((20.0, 30.0))
     theme = THEMES[int(rng.integers(len(THEMES)))]
-    scene = Scene(index=index, theme=theme.name, background=theme.background,
-                  gradient_angle=float(rng.uniform(0, 2 * math.pi)), width=width, height=height,
-                  shapes=tuple(layout.specs))
+    scene = Scene(
+        index=index,
+        theme=theme.name,
+        background=theme.background,
+        gradient_angle=float(rng.uniform(0, 2 * math.pi)),
+        width=width,
+        height=height,
+        shapes=tuple(layout.specs),
+    )
     return scene, layout.headings
 
 
@@ -218,8 +235,12 @@ def sample_layout(seed: int, index: int, width: int = 320, height: int = 240) ->
 
 
 def _inside(inner: tuple[float, ...], outer: tuple[float, ...]) -> bool:
-    return (inner[0] > outer[0] and inner[1] > outer[1] and inner[0] + inner[2] < outer[0] + outer[2]
-            and inner[1] + inner[3] < outer[1] + outer[3])
+    return (
+        inner[0] > outer[0]
+        and inner[1] > outer[1]
+        and inner[0] + inner[2] < outer[0] + outer[2]
+        and inner[1] + inner[3] < outer[1] + outer[3]
+    )
 
 
 def _first_hit(arrow: dict[str, Any], others: list[dict[str, Any]], hx: int, hy: int) -> dict[str, Any] | None:
@@ -286,27 +307,63 @@ def _write_scenes(directory: Path, seed: int, n_images: int, progress: Progress 
             spec = shape.spec
             ys, xs = np.nonzero(shape.visible)
             box = (float(xs.min()), float(ys.min()), float(xs.max() - xs.min() + 1), float(ys.max() - ys.min() + 1))
-            entry: dict[str, Any] = {"id": object_id, "category": spec.category, "box": box, "z": spec.z,
-                                     "colour": spec.colour, "pattern": spec.pattern}
-            original_z = next(k for k, s in enumerate(scene.shapes) if (s.cx, s.cy, s.category) == (spec.cx, spec.cy, spec.category))
+            entry: dict[str, Any] = {
+                "id": object_id,
+                "category": spec.category,
+                "box": box,
+                "z": spec.z,
+                "colour": spec.colour,
+                "pattern": spec.pattern,
+            }
+            original_z = next(
+                k for k, s in enumerate(scene.shapes) if (s.cx, s.cy, s.category) == (spec.cx, spec.cy, spec.category)
+            )
             if original_z in headings:
                 entry["heading"] = headings[original_z]
             shapes.append(entry)
             geometries.append(Geometry(bbox=box, z=spec.z, amodal_rle=_rle(shape.amodal_in_image)))
             object_id += 1
-        spatial = [(a["id"], p, b["id"]) for a, ga in zip(shapes, geometries) for b, gb in zip(shapes, geometries)
-                   if a["id"] != b["id"] for p in relations_between(ga, gb)]
+        spatial = [
+            (a["id"], p, b["id"])
+            for a, ga in zip(shapes, geometries)
+            for b, gb in zip(shapes, geometries)
+            if a["id"] != b["id"]
+            for p in relations_between(ga, gb)
+        ]
         triples = spatial + cognitive_relations(shapes, set(spatial))
         by_id = {s["id"]: s for s in shapes}
-        relationships.append({"image_id": image_id, "relationships": [
-            {"relationship_id": 100 * object_id + k, "predicate": p, "synsets": [],
-             "subject": _vg_object(by_id[s]), "object": _vg_object(by_id[o])}
-            for k, (s, p, o) in enumerate(triples)
-        ]})
-        objects.append({"image_id": image_id, "image_url": f"demo://reefknot/{name}",
-                        "objects": [_vg_object(s, with_extras=True) for s in shapes]})
-        image_data.append({"image_id": image_id, "width": scene.width, "height": scene.height,
-                           "url": f"demo://reefknot/{name}", "coco_id": None, "flickr_id": None})
+        relationships.append(
+            {
+                "image_id": image_id,
+                "relationships": [
+                    {
+                        "relationship_id": 100 * object_id + k,
+                        "predicate": p,
+                        "synsets": [],
+                        "subject": _vg_object(by_id[s]),
+                        "object": _vg_object(by_id[o]),
+                    }
+                    for k, (s, p, o) in enumerate(triples)
+                ],
+            }
+        )
+        objects.append(
+            {
+                "image_id": image_id,
+                "image_url": f"demo://reefknot/{name}",
+                "objects": [_vg_object(s, with_extras=True) for s in shapes],
+            }
+        )
+        image_data.append(
+            {
+                "image_id": image_id,
+                "width": scene.width,
+                "height": scene.height,
+                "url": f"demo://reefknot/{name}",
+                "coco_id": None,
+                "flickr_id": None,
+            }
+        )
         if progress is not None:
             progress(index + 1, n_images)
     for file_name, data in zip(FILES, (relationships, image_data, objects)):
@@ -315,8 +372,15 @@ def _write_scenes(directory: Path, seed: int, n_images: int, progress: Progress 
 
 def _vg_object(shape: dict[str, Any], with_extras: bool = False) -> dict[str, Any]:
     x, y, w, h = shape["box"]
-    out: dict[str, Any] = {"object_id": shape["id"], "x": int(x), "y": int(y), "w": int(w), "h": int(h),
-                           "names": [shape["category"]], "synsets": []}
+    out: dict[str, Any] = {
+        "object_id": shape["id"],
+        "x": int(x),
+        "y": int(y),
+        "w": int(w),
+        "h": int(h),
+        "names": [shape["category"]],
+        "synsets": [],
+    }
     if with_extras:
         out.update(attributes=[shape["colour"], shape["pattern"]], z=shape["z"])
         if "heading" in shape:

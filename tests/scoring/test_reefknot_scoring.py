@@ -15,30 +15,52 @@ from tests.conftest import require
 
 
 def _item(qset: str, cat: str, answer: str, relation: str = "on", options=()) -> object:
-    return make_item(benchmark="reefknot", task=cat, question_type=qset, pressure="none", images=["1.jpg"],
-                     question=f"{qset} {cat} {answer} {relation} {len(options)}", options=options, answer=answer,
-                     provenance={"triplet": {"subject": "cup", "relation": relation, "object": "table"}})
+    return make_item(
+        benchmark="reefknot",
+        task=cat,
+        question_type=qset,
+        pressure="none",
+        images=["1.jpg"],
+        question=f"{qset} {cat} {answer} {relation} {len(options)}",
+        options=options,
+        answer=answer,
+        provenance={"triplet": {"subject": "cup", "relation": relation, "object": "table"}},
+    )
 
 
 def _cases():
     opts = ("on", "under", "left of", "near")
     items = [
-        _item("yes_no", "perception", "yes"), _item("yes_no", "perception", "no", "under"),
-        _item("yes_no", "perception", "yes", "near"), _item("yes_no", "perception", "no", "left of"),
-        _item("mcq", "perception", "A", options=opts), _item("mcq", "perception", "C", "left of", opts),
+        _item("yes_no", "perception", "yes"),
+        _item("yes_no", "perception", "no", "under"),
+        _item("yes_no", "perception", "yes", "near"),
+        _item("yes_no", "perception", "no", "left of"),
+        _item("mcq", "perception", "A", options=opts),
+        _item("mcq", "perception", "C", "left of", opts),
         _item("vqa", "perception", "The cup is on the table."),
-        _item("yes_no", "cognition", "yes", "holding"), _item("yes_no", "cognition", "no", "eating"),
+        _item("yes_no", "cognition", "yes", "holding"),
+        _item("yes_no", "cognition", "no", "eating"),
         _item("mcq", "cognition", "B", "holding", ("eating", "holding", "riding", "watching")),
         _item("vqa", "cognition", "The man is riding the horse.", "riding"),
     ]
-    outputs = dict(zip([it.id for it in items], [
-        "Yes", "Yes, it is.", "No", "no",            # perception Y/N: right, wrong (no->yes), wrong (yes->no), right
-        "A", "The answer is D.",                     # perception MCQ: right, wrong
-        "the cup is on the table",                   # perception VQA: right (exact after normalising)
-        "yes", "maybe",                              # cognition Y/N: right, unparsed (wrong)
-        "B",                                         # cognition MCQ: right
-        "The man is feeding the horse.",             # cognition VQA: wrong
-    ]))
+    outputs = dict(
+        zip(
+            [it.id for it in items],
+            [
+                "Yes",
+                "Yes, it is.",
+                "No",
+                "no",  # perception Y/N: right, wrong (no->yes), wrong (yes->no), right
+                "A",
+                "The answer is D.",  # perception MCQ: right, wrong
+                "the cup is on the table",  # perception VQA: right (exact after normalising)
+                "yes",
+                "maybe",  # cognition Y/N: right, unparsed (wrong)
+                "B",  # cognition MCQ: right
+                "The man is feeding the horse.",  # cognition VQA: wrong
+            ],
+        )
+    )
     return items, outputs
 
 
@@ -92,13 +114,22 @@ def _tiny_deberta(directory: Path, favour: str) -> Path:
     words = "[PAD] [UNK] [CLS] [SEP] the cat is on under laptop man riding horse feeding . a".split()
     tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
-                                   cls_token="[CLS]", sep_token="[SEP]")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]"
+    )
     fast.save_pretrained(directory)
     labels = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}
-    config = DebertaV2Config(vocab_size=len(words), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                             intermediate_size=37, max_position_embeddings=64, num_labels=3, id2label=labels,
-                             label2id={v: k for k, v in labels.items()})
+    config = DebertaV2Config(
+        vocab_size=len(words),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=37,
+        max_position_embeddings=64,
+        num_labels=3,
+        id2label=labels,
+        label2id={v: k for k, v in labels.items()},
+    )
     torch.manual_seed(0)
     model = DebertaV2ForSequenceClassification(config)
     with torch.no_grad():
@@ -112,6 +143,7 @@ def _tiny_deberta(directory: Path, favour: str) -> Path:
 def test_nli_judge_loads_a_saved_deberta_v2(tmp_path):
     try:
         import transformers  # noqa: F401
+
         available = True
     except ImportError:
         available = False
@@ -122,7 +154,10 @@ def test_nli_judge_loads_a_saved_deberta_v2(tmp_path):
     assert yes.entail == 2
     assert yes.judge(["the cat is on the laptop ."], ["the cat is under the laptop ."]) == [True]
     no = NliJudge(str(_tiny_deberta(tmp_path / "contradict", "CONTRADICTION")))
-    assert no.judge(["the man is riding the horse .", "a cat"], ["the man is feeding the horse .", "a cat"]) == [False, False]
+    assert no.judge(["the man is riding the horse .", "a cat"], ["the man is feeding the horse .", "a cat"]) == [
+        False,
+        False,
+    ]
     items, outputs = _cases()
     res = rk.score(items, outputs, yes.judge, "nli:tiny")
     assert res["table3"]["cognition"]["vqa"]["halr"] == 0.0  # the always-entailing model accepts the wrong VQA answer
@@ -144,8 +179,12 @@ def test_scoring_a_demo_build_with_a_stand_in_model(tmp_path, capsys):
     from builders import reefknot
     from scoring.__main__ import main
 
-    assert reefknot.main(["--demo-images", "30", "--out", str(tmp_path), "--no-progress",
-                          "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert (
+        reefknot.main(
+            ["--demo-images", "30", "--out", str(tmp_path), "--no-progress", "--cache-dir", str(tmp_path / "cache")]
+        )
+        == 0
+    )
     build = tmp_path / "demo-seed0"
     items = [json.loads(line) for line in (build / "items.jsonl").read_text().splitlines()]
     preds = tmp_path / "preds.jsonl"
@@ -153,8 +192,22 @@ def test_scoring_a_demo_build_with_a_stand_in_model(tmp_path, capsys):
         for it in items:
             out = {"yes_no": "Yes.", "mcq": "A", "vqa": it["answer"]}[it["question_type"]]
             fh.write(json.dumps({"id": it["id"], "output": out, "model": "stand-in"}) + "\n")
-    assert main(["reefknot", "--release", str(build), "--predictions", str(preds), "--vqa-judge", "exact",
-                 "--out", str(tmp_path / "scores")]) == 0
+    assert (
+        main(
+            [
+                "reefknot",
+                "--release",
+                str(build),
+                "--predictions",
+                str(preds),
+                "--vqa-judge",
+                "exact",
+                "--out",
+                str(tmp_path / "scores"),
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "scores" / "confusion.png").stat().st_size > 0  # Fig. 5
     res = json.loads((tmp_path / "scores" / "results.json").read_text())
     n_a = sum(it["answer"] == "A" for it in items if it["question_type"] == "mcq")

@@ -37,7 +37,9 @@ def _expected(objects: list[dict], in_front: set[tuple[int, int]]) -> set[tuple[
                 if hits:
                     out.add((a["object_id"], predicate, min(hits)[1]))
         for b in objects:
-            inside = b is not a and ax < b["x"] and ay < b["y"] and b["x"] + b["w"] < ax + aw and b["y"] + b["h"] < ay + ah
+            inside = (
+                b is not a and ax < b["x"] and ay < b["y"] and b["x"] + b["w"] < ax + aw and b["y"] + b["h"] < ay + ah
+            )
             if not inside:
                 continue
             name = a["names"][0]
@@ -55,7 +57,9 @@ def test_cognitive_relations_follow_their_rules(tmp_path: Path) -> None:
     objects = {e["image_id"]: e["objects"] for e in json.loads(Path(files.objects).read_text())}
     kinds = Counter()
     for entry in rels:
-        triples = {(r["subject"]["object_id"], r["predicate"], r["object"]["object_id"]) for r in entry["relationships"]}
+        triples = {
+            (r["subject"]["object_id"], r["predicate"], r["object"]["object_id"]) for r in entry["relationships"]
+        }
         in_front = {(s, o) for s, p, o in triples if p == "in front of"}
         cognitive = {t for t in triples if t[1] in COGNITIVE_PREDICATES}
         assert cognitive == _expected(objects[entry["image_id"]], in_front), entry["image_id"]

@@ -47,5 +47,6 @@ def test_streamed_reader_matches_a_whole_file_load(tmp_path: Path) -> None:
     raw = json.loads(vg["relationships"].read_text())
     assert [im.id for im in records.images] == [str(e["id"]) for e in sorted(raw, key=lambda e: e["id"])]
     for image, entry in zip(records.images, sorted(raw, key=lambda e: e["id"])):
-        assert [r.predicate for r in image.relations] == [" ".join(r["predicate"].lower().split())
-                                                           for r in entry["relationships"]]
+        assert [r.predicate for r in image.relations] == [
+            " ".join(r["predicate"].lower().split()) for r in entry["relationships"]
+        ]

@@ -34,8 +34,13 @@ def _norm(text: str) -> str:
 
 
 class Checker:
-    def __init__(self, relationships: str | Path, image_data: str | Path | None = None,
-                 objects: str | Path | None = None, exhaustive: bool = False) -> None:
+    def __init__(
+        self,
+        relationships: str | Path,
+        image_data: str | Path | None = None,
+        objects: str | Path | None = None,
+        exhaustive: bool = False,
+    ) -> None:
         lists = yaml.safe_load(LISTS.read_text())
         self.aliases = {str(k): str(v) for k, v in lists["predicate_aliases"].items()}
         self.articles = set(lists["name_articles"])
@@ -135,8 +140,12 @@ class Checker:
         cx, cy = sx + sw / 2, sy + sh / 2
         gap = max(ox - sx - sw, sx - ox - ow, oy - sy - sh, sy - oy - oh)
         return {
-            "left": cx >= ox + ow, "right": cx <= ox, "above": cy >= oy + oh, "below": cy <= oy,
-            "inside": gap > 0, "contact": gap > 0 and gap >= 0.25 * min(max(sw, sh), max(ow, oh)),
+            "left": cx >= ox + ow,
+            "right": cx <= ox,
+            "above": cy >= oy + oh,
+            "below": cy <= oy,
+            "inside": gap > 0,
+            "contact": gap > 0 and gap >= 0.25 * min(max(sw, sh), max(ow, oh)),
             "near": gap >= max(sw, sh, ow, oh),
         }[kind]
 
@@ -147,7 +156,7 @@ class Checker:
         for s in names:
             for o in names:
                 if text.startswith(s + " ") and text.endswith(" the " + o):
-                    out.append((s, text[len(s) + 1: len(text) - len(o) - 5], o))
+                    out.append((s, text[len(s) + 1 : len(text) - len(o) - 5], o))
         return out
 
     def expected(self, item: dict) -> str | None:
@@ -173,8 +182,12 @@ class Checker:
         if not m:
             return "!question does not parse"
         names = {n for n, _ in image["objects"].values()}
-        pairs = [(s, o) for s in names for o in names
-                 if f"the {s} and the {o} in this photo?" in q and q.startswith(f"What is the relation between the {s} and")]
+        pairs = [
+            (s, o)
+            for s in names
+            for o in names
+            if f"the {s} and the {o} in this photo?" in q and q.startswith(f"What is the relation between the {s} and")
+        ]
         pairs = [p for p in pairs if self._pair(image, *p) is not None]
         if len(pairs) != 1:
             return f"!{len(pairs)} readings of the question"
@@ -185,17 +198,19 @@ class Checker:
             if len(true) != 1:
                 return f"!{len(true)} true options"
             for i, a in enumerate(item["options"]):
-                for b in item["options"][i + 1:]:
+                for b in item["options"][i + 1 :]:
                     if self.similar(a, b):
                         return f"!options {a!r} and {b!r} are near-synonyms"
-            if not all(self.false_in_image(opt, annotated, sb, ob) for i, opt in enumerate(item["options"]) if i != true[0]):
+            if not all(
+                self.false_in_image(opt, annotated, sb, ob) for i, opt in enumerate(item["options"]) if i != true[0]
+            ):
                 return "!a distractor is not provably false"
             return LETTERS[true[0]]
         be = "are" if self.plural_name(s) else "is"
         subject = f"The {s} {be} "
         if not item["answer"].startswith(subject) or not item["answer"].endswith(f" the {o}."):
             return "!reference does not agree with the question"
-        relation = item["answer"][len(subject): -len(f" the {o}.")]
+        relation = item["answer"][len(subject) : -len(f" the {o}.")]
         if relation not in annotated:
             return "!reference relation not annotated"
         if f"Please answer in the following format: The {s} {be} <relation> the {o}." not in q:

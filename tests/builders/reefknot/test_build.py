@@ -89,8 +89,17 @@ def test_builds_are_byte_identical_for_a_seed(tmp_path, cache_dir):
 @pytest.mark.parametrize("version", ["1.0", "1.2", "1.4"])
 def test_visual_genome_layouts_pass_the_checker(version, tmp_path):
     vg = make_vg(tmp_path / "vg", version)
-    args = ["--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]),
-            "--vg-image-data", str(vg["image_data"]), "--out", str(tmp_path / "out"), *FIXTURE_OPTIONS]
+    args = [
+        "--vg-relationships",
+        str(vg["relationships"]),
+        "--vg-images",
+        str(vg["images"]),
+        "--vg-image-data",
+        str(vg["image_data"]),
+        "--out",
+        str(tmp_path / "out"),
+        *FIXTURE_OPTIONS,
+    ]
     if version != "1.0":
         args += ["--vg-objects", str(vg["objects"])]
     assert run(*args) == 0
@@ -108,8 +117,18 @@ def test_visual_genome_layouts_pass_the_checker(version, tmp_path):
 
 def test_visual_genome_without_image_data_reads_image_headers(tmp_path):
     vg = make_vg(tmp_path / "vg", "1.2")
-    assert run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]),
-               "--out", str(tmp_path / "out"), *FIXTURE_OPTIONS) == 0
+    assert (
+        run(
+            "--vg-relationships",
+            str(vg["relationships"]),
+            "--vg-images",
+            str(vg["images"]),
+            "--out",
+            str(tmp_path / "out"),
+            *FIXTURE_OPTIONS,
+        )
+        == 0
+    )
     items = read_items(tmp_path / "out" / "visual_genome-seed0" / "items.jsonl")
     assert Checker(vg["relationships"], vg["image_data"]).check(items) == []
 
@@ -125,18 +144,26 @@ BAD_INPUTS = {
     "relationships not an array": (lambda p: p["relationships"].write_text('{"a": 1}'), "top level must be an array"),
     "truncated file": (lambda p: p["relationships"].write_text(p["relationships"].read_text()[:-40]), "malformed JSON"),
     "empty file": (lambda p: p["relationships"].write_text(""), "empty"),
-    "missing predicate": (lambda p: _edit(p["relationships"], lambda d: d[0]["relationships"][0].pop("predicate")),
-                          "predicate"),
-    "negative box": (lambda p: _edit(p["relationships"], lambda d: d[0]["relationships"][0]["subject"].update(w=-5)),
-                     "non-positive size"),
-    "empty names list": (lambda p: _edit(p["relationships"], lambda d: d[1]["relationships"][0]["object"].update(names=[])),
-                         "'names' is empty"),
+    "missing predicate": (
+        lambda p: _edit(p["relationships"], lambda d: d[0]["relationships"][0].pop("predicate")),
+        "predicate",
+    ),
+    "negative box": (
+        lambda p: _edit(p["relationships"], lambda d: d[0]["relationships"][0]["subject"].update(w=-5)),
+        "non-positive size",
+    ),
+    "empty names list": (
+        lambda p: _edit(p["relationships"], lambda d: d[1]["relationships"][0]["object"].update(names=[])),
+        "'names' is empty",
+    ),
     "image missing from image_data": (lambda p: _edit(p["image_data"], lambda d: d.pop(2)), "not in"),
     "duplicate image id": (lambda p: _edit(p["relationships"], lambda d: d.append(d[0])), "duplicate image id"),
     "objects entry not an object": (lambda p: _edit(p["objects"], lambda d: d.__setitem__(0, [1])), "must be"),
     "image file missing": (lambda p: (p["images"] / "VG_100K" / "1.jpg").unlink(), "image file not found"),
-    "predicate not a string": (lambda p: _edit(p["relationships"], lambda d: d[0]["relationships"][1].update(predicate=7)),
-                               "predicate"),
+    "predicate not a string": (
+        lambda p: _edit(p["relationships"], lambda d: d[0]["relationships"][1].update(predicate=7)),
+        "predicate",
+    ),
     "relationships file missing": (lambda p: p["relationships"].unlink(), "not found"),
 }
 
@@ -147,9 +174,19 @@ def test_bad_input_is_one_line_exit_2_and_no_build(case, tmp_path, capsys):
     edit, words = BAD_INPUTS[case]
     edit(vg)
     out = tmp_path / "out"
-    code = run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]),
-               "--vg-image-data", str(vg["image_data"]), "--vg-objects", str(vg["objects"]), "--out", str(out),
-               *FIXTURE_OPTIONS)
+    code = run(
+        "--vg-relationships",
+        str(vg["relationships"]),
+        "--vg-images",
+        str(vg["images"]),
+        "--vg-image-data",
+        str(vg["image_data"]),
+        "--vg-objects",
+        str(vg["objects"]),
+        "--out",
+        str(out),
+        *FIXTURE_OPTIONS,
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert len(err) == 1 and err[0].startswith("error: ") and words in err[0], err
@@ -157,13 +194,16 @@ def test_bad_input_is_one_line_exit_2_and_no_build(case, tmp_path, capsys):
     assert not out.exists() or not any(out.iterdir())
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--yn-perception", "3"], "even"),
-    (["--min-area", "2"], "--min-area"),
-    (["--vg-relationships", "x.json"], "go together"),
-    (["--prior-share", "5"], "--prior-share"),
-    (["--vg-objects", "o.json"], "need --vg-relationships"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--yn-perception", "3"], "even"),
+        (["--min-area", "2"], "--min-area"),
+        (["--vg-relationships", "x.json"], "go together"),
+        (["--prior-share", "5"], "--prior-share"),
+        (["--vg-objects", "o.json"], "need --vg-relationships"),
+    ],
+)
 def test_bad_options_are_one_line_exit_2(argv, words, tmp_path, capsys):
     assert run(*argv, "--out", str(tmp_path)) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -206,8 +246,20 @@ def test_svg_scene_graphs_build(tmp_path):
     from tests.fixtures.real_formats import make_svg
 
     fx = make_svg(tmp_path / "svg")
-    assert run("--svg", str(fx.annotations), "--svg-images", str(fx.images_dir), "--out", str(tmp_path / "out"),
-               "--min-area", "0", *FIXTURE_OPTIONS) == 0
+    assert (
+        run(
+            "--svg",
+            str(fx.annotations),
+            "--svg-images",
+            str(fx.images_dir),
+            "--out",
+            str(tmp_path / "out"),
+            "--min-area",
+            "0",
+            *FIXTURE_OPTIONS,
+        )
+        == 0
+    )
     build = json.loads((tmp_path / "out" / "svg-seed0" / "build.json").read_text())
     q = build["stats"]["quality"]
     assert q["yes_no_balance"]["perception"]["yes"] == q["yes_no_balance"]["perception"]["no"] > 0
@@ -235,8 +287,18 @@ def test_categories_from_an_llm_with_the_paper_prompt(tmp_path, monkeypatch):
 
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     with StubOpenAI(responder=responder) as stub:
-        args = ("--demo-images", "30", "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"),
-                "--llm-model", "stub-model", "--llm-base-url", stub.base_url)
+        args = (
+            "--demo-images",
+            "30",
+            "--out",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--llm-model",
+            "stub-model",
+            "--llm-base-url",
+            stub.base_url,
+        )
         assert run(*args) == 0
         items = read_items(tmp_path / "out" / "demo-seed0" / "items.jsonl")
         methods = {it["provenance"]["triplet"]["relation"]: it["provenance"]["category_method"] for it in items}

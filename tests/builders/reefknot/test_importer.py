@@ -12,19 +12,51 @@ from builders.reefknot.importer import main, split_options
 from tests.builders.reefknot.vg_fixture import make_vg
 
 RELEASE = [
-    {"image_id": "1", "query_prompt": "Is the man riding horse in this photo?", "label": "yes", "type": "Yes/No",
-     "relation_type": "cognitive"},
-    {"image_id": "1", "query_prompt": "Is the man riding horse in this photo?", "label": "no", "type": "Yes/No",
-     "relation_type": "cognitive"},
-    {"image_id": "2", "query_prompt": "Is the cup on table in this photo?", "label": "Yes", "type": "Yes/No",
-     "relation_type": "perception"},
-    {"image_id": "2", "query_prompt": "What is the relation with cup and table in this photo? A. on B. beside "
-     "C. below D. on left of, please choose.", "label": "A", "type": "Multichoice", "relation_type": "perception"},
-    {"image_id": "5", "query_prompt": "What is the relation with cat and table in this photo? A. under B. on "
-     "C. eating D. near, please choose.", "label": "on", "type": "Multichoice", "relation_type": "perception"},
-    {"image_id": "3", "query_prompt": "What is the relation with man and dog in this photo? Please answer in the "
-     "following format: man is <relation> dog.", "label": "man is watching dog", "type": "VQA",
-     "relation_type": "cognitive"},
+    {
+        "image_id": "1",
+        "query_prompt": "Is the man riding horse in this photo?",
+        "label": "yes",
+        "type": "Yes/No",
+        "relation_type": "cognitive",
+    },
+    {
+        "image_id": "1",
+        "query_prompt": "Is the man riding horse in this photo?",
+        "label": "no",
+        "type": "Yes/No",
+        "relation_type": "cognitive",
+    },
+    {
+        "image_id": "2",
+        "query_prompt": "Is the cup on table in this photo?",
+        "label": "Yes",
+        "type": "Yes/No",
+        "relation_type": "perception",
+    },
+    {
+        "image_id": "2",
+        "query_prompt": "What is the relation with cup and table in this photo? A. on B. beside "
+        "C. below D. on left of, please choose.",
+        "label": "A",
+        "type": "Multichoice",
+        "relation_type": "perception",
+    },
+    {
+        "image_id": "5",
+        "query_prompt": "What is the relation with cat and table in this photo? A. under B. on "
+        "C. eating D. near, please choose.",
+        "label": "on",
+        "type": "Multichoice",
+        "relation_type": "perception",
+    },
+    {
+        "image_id": "3",
+        "query_prompt": "What is the relation with man and dog in this photo? Please answer in the "
+        "following format: man is <relation> dog.",
+        "label": "man is watching dog",
+        "type": "VQA",
+        "relation_type": "cognitive",
+    },
 ]
 
 
@@ -35,7 +67,9 @@ def _write(path: Path, rows) -> Path:
 
 def test_split_options():
     assert split_options("What is it? A. on B. beside C. below D. on left of, please choose.") == (
-        "What is it?", ("on", "beside", "below", "on left of"))
+        "What is it?",
+        ("on", "beside", "below", "on left of"),
+    )
     assert split_options("Is the cup on table?") is None
 
 
@@ -57,19 +91,37 @@ def test_import_counts_faults_and_scores(tmp_path, capsys):
 
     preds = tmp_path / "preds.jsonl"
     preds.write_text("".join(json.dumps({"id": it["id"], "output": it["answer"]}) + "\n" for it in items))
-    assert score(["reefknot", "--release", str(build), "--predictions", str(preds), "--vqa-judge", "exact",
-                  "--out", str(tmp_path / "s"), "--no-plots"]) == 0
+    assert (
+        score(
+            [
+                "reefknot",
+                "--release",
+                str(build),
+                "--predictions",
+                str(preds),
+                "--vqa-judge",
+                "exact",
+                "--out",
+                str(tmp_path / "s"),
+                "--no-plots",
+            ]
+        )
+        == 0
+    )
     res = json.loads((tmp_path / "s" / "results.json").read_text())
     assert res["table3"]["total"]["mcq"]["halr"] == 0.0 and res["table3"]["total"]["vqa"]["halr"] == 0.0
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"type": "Essay"}, "'type'"),
-    ({"relation_type": "spatial"}, "'relation_type'"),
-    ({"image_id": "abc"}, "digits"),
-    ({"label": "maybe"}, "yes or no"),
-    ({"image_id": "999"}, "image file not found"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"type": "Essay"}, "'type'"),
+        ({"relation_type": "spatial"}, "'relation_type'"),
+        ({"image_id": "abc"}, "digits"),
+        ({"label": "maybe"}, "yes or no"),
+        ({"image_id": "999"}, "image file not found"),
+    ],
+)
 def test_bad_release_line_is_one_line_exit_2(change, words, tmp_path, capsys):
     vg = make_vg(tmp_path / "vg")
     release = _write(tmp_path / "reefknot.jsonl", [RELEASE[0], {**RELEASE[2], **change}])

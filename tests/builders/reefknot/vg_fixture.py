@@ -17,9 +17,16 @@ from PIL import Image, ImageDraw
 
 WIDTH, HEIGHT = 400, 300
 PLACES = {
-    "man": (10, 40, 70, 200), "woman": (10, 40, 70, 200), "horse": (150, 120, 160, 120),
-    "dog": (320, 220, 60, 60), "frisbee": (330, 20, 50, 40), "table": (150, 170, 160, 100),
-    "cup": (200, 120, 40, 45), "bench": (120, 230, 100, 60), "cat": (260, 30, 60, 60), "book": (90, 10, 50, 30),
+    "man": (10, 40, 70, 200),
+    "woman": (10, 40, 70, 200),
+    "horse": (150, 120, 160, 120),
+    "dog": (320, 220, 60, 60),
+    "frisbee": (330, 20, 50, 40),
+    "table": (150, 170, 160, 100),
+    "cup": (200, 120, 40, 45),
+    "bench": (120, 230, 100, 60),
+    "cat": (260, 30, 60, 60),
+    "book": (90, 10, 50, 30),
 }
 SCENES: list[list[tuple[str, str, str]]] = [
     [("man", "riding", "horse"), ("man", "left of", "horse"), ("dog", "near", "horse")],
@@ -59,17 +66,31 @@ def make_vg(directory: Path, version: str = "1.4") -> dict[str, Path]:
             next_id += 1
         rels = []
         for k, (s, p, o) in enumerate(scene):
-            rels.append({"relationship_id": n * 100 + k, "predicate": p,
-                         "synsets": [] if k % 2 else ["along.r.01"],
-                         "subject": _obj(ids[s], s, version, k), "object": _obj(ids[o], o, version, k + 1)})
+            rels.append(
+                {
+                    "relationship_id": n * 100 + k,
+                    "predicate": p,
+                    "synsets": [] if k % 2 else ["along.r.01"],
+                    "subject": _obj(ids[s], s, version, k),
+                    "object": _obj(ids[o], o, version, k + 1),
+                }
+            )
         key = "id" if version == "1.0" else "image_id"
         rel_data.append({key: n, "relationships": rels})
         if n == 3:
             objects = objects[:-1]  # the frisbee of image 3 is only a relationship endpoint
         obj_data.append({key: n, "objects": objects})
         folder = "VG_100K_2" if n % 2 == 0 else "VG_100K"
-        image_data.append({key: n, "width": WIDTH, "height": HEIGHT, "coco_id": None, "flickr_id": None,
-                           "url": f"https://cs.stanford.edu/people/rak248/{folder}/{n}.jpg"})
+        image_data.append(
+            {
+                key: n,
+                "width": WIDTH,
+                "height": HEIGHT,
+                "coco_id": None,
+                "flickr_id": None,
+                "url": f"https://cs.stanford.edu/people/rak248/{folder}/{n}.jpg",
+            }
+        )
         _draw(images / folder / f"{n}.jpg", [o for o in objects])
     paths = {}
     for name, data in (("relationships", rel_data), ("objects", obj_data), ("image_data", image_data)):
@@ -82,8 +103,14 @@ def make_vg(directory: Path, version: str = "1.4") -> dict[str, Path]:
 def _obj(oid: int, name: str, version: str, variant: int = 0) -> dict[str, Any]:
     x, y, w, h = PLACES[name]
     shown = name.capitalize() if variant % 3 == 2 else name
-    out: dict[str, Any] = {"object_id": oid, "x": x, "y": y, "w": w, "h": h,
-                           "synsets": [] if variant % 2 else [f"{name}.n.01"]}
+    out: dict[str, Any] = {
+        "object_id": oid,
+        "x": x,
+        "y": y,
+        "w": w,
+        "h": h,
+        "synsets": [] if variant % 2 else [f"{name}.n.01"],
+    }
     if version == "1.4":
         out["names"] = [shown]
     else:
@@ -98,5 +125,7 @@ def _draw(path: Path, objects: list[dict[str, Any]]) -> None:
     im = Image.new("RGB", (WIDTH, HEIGHT), (210, 210, 210))
     draw = ImageDraw.Draw(im)
     for k, o in enumerate(objects):
-        draw.rectangle([o["x"], o["y"], o["x"] + o["w"] - 1, o["y"] + o["h"] - 1], outline=(40 * k % 255, 80, 160), width=3)
+        draw.rectangle(
+            [o["x"], o["y"], o["x"] + o["w"] - 1, o["y"] + o["h"] - 1], outline=(40 * k % 255, 80, 160), width=3
+        )
     im.save(path, quality=90)
