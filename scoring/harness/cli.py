@@ -106,7 +106,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     shutil.rmtree(partial, ignore_errors=True)
     try:
         with progress_bar(not args.no_progress) as task:
-            update = task("encoding images", 0)
+            bars: list = []  # the bar appears with the first update: a release that cannot be read shows none
+
+            def update(done: int, total: int) -> None:
+                if not bars:
+                    bars.append(task("encoding images", total))
+                bars[0](done, total)
+
             files = write_harness_exports(release_dir, release=name, version=version, repo_id=repo,
                                           out_dir=partial, progress=update)
         if out.exists():

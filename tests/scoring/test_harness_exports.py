@@ -300,3 +300,14 @@ def test_one_task_release_names_the_all_config(tmp_path):
     assert config["dataset_name"] == "all" and config["dataset_path"] == "ORG/NAME"
     assert config["dataset_kwargs"] == {"revision": "v0.2.0"}
     assert load_yaml(folder / "_group.yaml")["task"] == ["mirage_mioh_existence"]
+
+
+def test_export_of_a_corrupt_release_is_one_line(tmp_path, capsys):
+    shard = tmp_path / "rel" / "data" / "test-00000-of-00001.parquet"
+    shard.parent.mkdir(parents=True)
+    shard.write_bytes(b"not a parquet file")
+    argv = ["export", str(tmp_path / "rel"), "--version", "1.0.0", "--name", "x", "--out", str(tmp_path / "out")]
+    assert export_main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert str(shard) in err and "cannot read the release shard" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists() and not (tmp_path / "out.partial").exists()
