@@ -127,6 +127,14 @@ def test_lmms_eval_run_equals_python_m_scoring(tmp_path, hub, released):  # noqa
         assert len(seen[it.id]["images"]) == len(it.images) and seen[it.id]["prompt"] == prompt_text(it)
         assert seen[it.id]["gen_kwargs"]["temperature"] == 0
 
+    # a chat model (lmms-eval builds its messages from doc_to_visual + doc_to_text) sees the same and scores the same
+    chat_seen = json.loads((tmp_path / "lmms" / "requests_chat.json").read_text())
+    assert {i: (len(s["images"]), s["prompt"]) for i, s in chat_seen.items()} == {
+        i: (len(s["images"]), s["prompt"]) for i, s in seen.items()}
+    chat_results = json.loads((tmp_path / "lmms" / "results_chat.json").read_text())["results"]
+    assert {t: {k: v for k, v in r.items() if k != "alias"} for t, r in chat_results.items()} == {
+        t: {k: v for k, v in r.items() if k != "alias"} for t, r in lmms["results"].items()}
+
     table1, results = mirage["table1"], lmms["results"]
     tasks = sorted({it.task for it in items})
     assert {f"mirage_mioh_{t}" for t in tasks} | {"mirage_mioh"} <= set(results)

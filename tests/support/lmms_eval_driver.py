@@ -7,7 +7,8 @@ the task for the document's images (``doc_to_visual``) and gets the prompt lmms-
 run goes through lmms-eval's own API: ``TaskManager(include_path=...)`` indexes the folder, ``simple_evaluate``
 loads the dataset the YAMLs name (``load_dataset(repo, config, revision=tag)``), and an ``EvaluationTracker`` writes
 the ``--log_samples`` files exactly as ``lmms-eval --log_samples`` does. Written to OUT_DIR: ``results.json``
-(lmms-eval's ``results`` and ``groups``), ``requests.json`` (what the stand-in saw per item) and the samples.
+(lmms-eval's ``results`` and ``groups``), ``requests.json`` (what the stand-in saw per item) and the samples; then
+the same through the chat protocol: ``results_chat.json`` and ``requests_chat.json``.
 """
 
 from __future__ import annotations
@@ -52,6 +53,27 @@ class StandIn(lmms):
         raise NotImplementedError
 
 
+class ChatStandIn(StandIn):
+    """The same answers through lmms-eval's chat protocol (``is_simple = False``): the request carries
+    ``doc_to_messages``, which lmms-eval builds from the task's ``doc_to_visual`` and ``doc_to_text``."""
+
+    is_simple = False
+
+    def generate_until(self, requests) -> list[str]:
+        out = []
+        for request in requests:
+            context, doc_to_messages, gen_kwargs, doc_id, task, split = request.args
+            doc = self.task_dict[task][split][doc_id]
+            content = doc_to_messages(doc)[-1]["content"]
+            self.seen[doc["id"]] = {
+                "task": task, "doc_id": doc_id, "gen_kwargs": gen_kwargs,
+                "prompt": "".join(part["text"] for part in content if part["type"] == "text"),
+                "images": [part["type"] for part in content if part["type"] != "text"],
+            }
+            out.append(self.answers[doc["id"]])
+        return out
+
+
 def main(include_path: str, task: str, answers_path: str, out_dir: str) -> int:
     out = Path(out_dir)
     model = StandIn(json.loads(Path(answers_path).read_text(encoding="utf-8")))
@@ -68,6 +90,13 @@ def main(include_path: str, task: str, answers_path: str, out_dir: str) -> int:
         json.dumps({"results": results["results"], "groups": results.get("groups", {}),
                     "tasks": manager.all_tasks}, default=str, indent=1), encoding="utf-8")
     (out / "requests.json").write_text(json.dumps(model.seen, indent=1), encoding="utf-8")
+
+    chat = ChatStandIn(model.answers)
+    results = simple_evaluate(model=chat, tasks=[task], task_manager=TaskManager(include_path=include_path,
+                              include_defaults=False), log_samples=False, bootstrap_iters=0, process_docs_parallel=1)
+    (out / "results_chat.json").write_text(json.dumps({"results": results["results"]}, default=str, indent=1),
+                                           encoding="utf-8")
+    (out / "requests_chat.json").write_text(json.dumps(chat.seen, indent=1), encoding="utf-8")
     return 0
 
 
