@@ -188,9 +188,29 @@ def test_decord_and_opencv_return_identical_frames(tmp_path, fourcc, suffix):
         assert a.shape == b.shape and np.array_equal(a, b)
 
 
-def test_auto_backend_prefers_decord():
-    assert video_backends.resolve_backend("auto") == ("decord" if have_decord() else "opencv")
-    with pytest.raises(ConfigError, match="valid: auto, decord, opencv"):
+@pytest.mark.parametrize("fourcc, suffix", [("FFV1", ".avi"), ("MJPG", ".avi")])
+def test_torchcodec_returns_the_frames_opencv_and_decord_do(tmp_path, fourcc, suffix):
+    if not video_backends.have_torchcodec():
+        pytest.skip("torchcodec is not usable here (pip install torchcodec; it needs its torch and FFmpeg's "
+                    "libraries: apt-get install ffmpeg)")
+    path = make_video(tmp_path / f"v{suffix}", 230, fourcc=fourcc)
+    wanted = Robotics().indices(230, 25.0) + [229, 1]
+    by_torchcodec = read_frames(path, wanted, backend="torchcodec")
+    assert [frame_number(f) for f in by_torchcodec] == wanted
+    others = [read_frames(path, wanted, backend="opencv")]
+    if have_decord():
+        others.append(read_frames(path, wanted, backend="decord"))
+    for frames in others:
+        for a, b in zip(by_torchcodec, frames):
+            assert a.shape == b.shape == (HEIGHT, WIDTH, 3) and np.array_equal(a, b)
+    with pytest.raises(SourceError, match="past the end"):
+        read_frames(path, [230], backend="torchcodec")
+
+
+def test_auto_backend_prefers_torchcodec_then_decord():
+    expected = ("torchcodec" if video_backends.have_torchcodec() else "decord" if have_decord() else "opencv")
+    assert video_backends.resolve_backend("auto") == expected
+    with pytest.raises(ConfigError, match="valid: auto, torchcodec, decord, opencv"):
         video_backends.resolve_backend("ffmpeg")
 
 
