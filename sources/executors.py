@@ -207,6 +207,7 @@ def _connect(address: str | None) -> tuple[Any, bool]:
         pass
     if ray.is_initialized():
         return ray, False
+    _check_reachable(address)
     try:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="WARNING",
                  configure_logging=True)
@@ -214,6 +215,23 @@ def _connect(address: str | None) -> tuple[Any, bool]:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise RayUnavailable(f"--ray-address {address or '(local)'}: cannot connect to Ray: {first}") from e
     return ray, True
+
+
+def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
+    """A one-line :class:`RayUnavailable` when ``HOST:PORT`` (or ``ray://HOST:PORT``) does not answer: Ray itself
+    keeps retrying an unreachable GCS for minutes before it gives up."""
+    if not address or address == "auto" or address == "local":
+        return
+    import socket
+
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    if not host or not port.isdigit():
+        raise RayUnavailable(f"--ray-address {address}: expected auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise RayUnavailable(f"--ray-address {address}: nothing answers there ({e.strerror or e}); is the Ray "
+                             "head running (ray start --head) and its port open?") from e
 
 
 # --- options ----------------------------------------------------------------------------------------------

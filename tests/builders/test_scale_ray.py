@@ -219,3 +219,19 @@ def test_executor_options_are_checked():
         MementosConfig(executor="dask")
     with pytest.raises(ConfigError, match="--ray-gpus-per-actor"):
         MementosConfig(executor="ray", ray_gpus_per_actor=-1)
+
+
+def test_an_address_where_nothing_answers_is_one_line_not_minutes_of_retries():
+    import socket
+
+    from sources.executors import RayUnavailable, _check_reachable
+
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(RayUnavailable, match=f"--ray-address 127.0.0.1:{port}: nothing answers there") as info:
+        _check_reachable(f"127.0.0.1:{port}", timeout=2)
+    assert "\n" not in str(info.value)
+    with pytest.raises(RayUnavailable, match="expected auto, HOST:PORT or ray://HOST:PORT"):
+        _check_reachable("head-node")
+    _check_reachable("auto")  # Ray finds the cluster itself
