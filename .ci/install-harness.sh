@@ -18,9 +18,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
-LMMS_EVAL_VERSION="0.7.3"   # keep in step with tests/scoring/test_harness_lmms_eval.py LMMS_EVAL_VERSION
+LMMS_EVAL_VERSION="0.7.3"
 VENV=".venv-lmms-eval"
-EVALUATOR_DEPS=("loguru>=0.7" "pytz" "accelerate>=0.29.1" "tenacity>=8.3.0" "evaluate>=0.4.0" "sacrebleu>=1.5.0")
+PIP_FILTER=(-e "/^[A-Za-z0-9_.-]+ [^ ]+ requires /d" -e "/dependency resolver does not currently take/d")
+# pinned to the versions the tests last passed with (lmms-eval itself pins none of them)
+EVALUATOR_DEPS=("loguru==0.7.3" "pytz==2026.6" "accelerate==1.15.0" "tenacity==9.2.1" "evaluate==0.4.6"
+                "sacrebleu==2.6.0")
 
 check() {
   "$VENV/bin/python" - <<PY
@@ -35,16 +38,17 @@ PY
 if ! check 2>/dev/null; then
   python -m venv --system-site-packages "$VENV"
   "$VENV/bin/python" -m pip install --quiet --no-deps "lmms-eval==$LMMS_EVAL_VERSION"
-  # pip then lists every declared dependency left out ("lmms-eval 0.7.3 requires ..."): expected, filtered
-  "$VENV/bin/python" -m pip install --quiet "${EVALUATOR_DEPS[@]}" 2>&1 \
-    | sed -e "/^lmms-eval $LMMS_EVAL_VERSION requires/d" -e "/dependency resolver does not currently take/d" >&2
+  # pip then lists every declared dependency left out ("lmms-eval 0.7.3 requires ..."), and those of the project
+  # env's packages it sees: expected, filtered (PIP_FILTER)
+  "$VENV/bin/python" -m pip install --quiet "${EVALUATOR_DEPS[@]}" 2>&1 | sed -E "${PIP_FILTER[@]}" >&2
   check
 fi
 VLM_VERSION="0.0.20"   # ms-vlmeval
 VLM_VENV=".venv-vlmevalkit"
-VLM_DEPS=("tabulate" "termcolor" "validators" "sty" "portalocker" "timeout-decorator" "Levenshtein" "joblib" "jieba"
-          "nltk" "rouge" "math-verify" "pylatexenc" "imageio" "json_repair" "num2words" "scikit-learn"
-          "accelerate>=0.29.1")
+VLM_DEPS=("tabulate==0.10.0" "termcolor==3.3.0" "validators==0.36.0" "sty==1.0.6" "portalocker==4.4.2"
+          "timeout-decorator==0.5.0" "Levenshtein==0.27.5" "joblib==1.6.0" "jieba==0.42.1" "nltk==3.10.4"
+          "rouge==1.0.1" "math-verify==0.9.0" "pylatexenc==2.11" "imageio==2.38.1" "json_repair==0.64.6"
+          "num2words==0.5.14" "scikit-learn==1.9.1" "accelerate==1.15.0")
 check_vlm() {
   "$VLM_VENV/bin/python" - <<PY
 import importlib.metadata as m, warnings
@@ -55,10 +59,8 @@ PY
 }
 if ! check_vlm >/dev/null 2>&1; then
   python -m venv --system-site-packages "$VLM_VENV"
-  "$VLM_VENV/bin/python" -m pip install --quiet --no-deps "ms-vlmeval==$VLM_VERSION" "qwen-vl-utils>=0.0.14"
-  "$VLM_VENV/bin/python" -m pip install --quiet "${VLM_DEPS[@]}" 2>&1 \
-    | sed -e "/^ms-vlmeval $VLM_VERSION requires/d" -e "/^qwen-vl-utils .* requires/d" \
-          -e "/dependency resolver does not currently take/d" >&2
+  "$VLM_VENV/bin/python" -m pip install --quiet --no-deps "ms-vlmeval==$VLM_VERSION" "qwen-vl-utils==0.0.14"
+  "$VLM_VENV/bin/python" -m pip install --quiet "${VLM_DEPS[@]}" 2>&1 | sed -E "${PIP_FILTER[@]}" >&2
   check_vlm >/dev/null 2>&1 || check_vlm   # quiet when fine (vlmeval logs a missing .env), loud when not
 fi
 
