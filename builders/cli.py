@@ -40,6 +40,42 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def builder_parser(benchmark: str, description: str) -> ArgumentParser:
+    """The parser of ``python -m builders.<benchmark>``. ``argument_default=None`` keeps options that were not
+    given out of the namespace's values, so :func:`parse_config` lets the config file and the dataclass
+    defaults speak for them."""
+    return ArgumentParser(prog=f"python -m builders.{benchmark}", description=description, argument_default=None)
+
+
+def add_build_arguments(
+    parser: argparse.ArgumentParser, defaults: Any, *, seed_of: str, name: str, cache_of: str,
+    demo: tuple[str, str] | None = None,
+) -> None:
+    """The options every builder has, worded one way: ``--seed``, ``--out``, ``--name``, ``--cache-dir``,
+    ``--config``, ``--demo-<what>`` and ``--no-progress``.
+
+    ``defaults`` is the builder's default config (fields ``seed``, ``out`` and, with ``demo``, ``demo_<what>``);
+    ``seed_of`` says what the seed draws, ``name`` the default build name, ``cache_of`` what the cache holds;
+    ``demo`` is ``(what, help)``, e.g. ``("images", "size of the demo world when no data is given")``."""
+    a = parser.add_argument
+    a("--seed", type=int, metavar="N", help=f"seed of {seed_of} (default {defaults.seed})")
+    a("--out", metavar="DIR", help=f"parent directory of the build (default {defaults.out})")
+    a("--name", metavar="NAME", help=f"build name (default {name})")
+    a("--cache-dir", metavar="DIR", help=f"cache of {cache_of} (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    a("--config", metavar="FILE", help="YAML file of options (field names with underscores); flags override it")
+    if demo is not None:
+        what, text = demo
+        a(f"--demo-{what}", type=int, metavar="N", help=f"{text} (default {getattr(defaults, 'demo_' + what)})")
+    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
+
+
+def print_reason_counts(title: str, counts: Mapping[str, int], console: Console | None = None,
+                        what: str = "videos") -> None:
+    """A table of how many ``what`` were left out for each reason (nothing when none were)."""
+    if counts:
+        (console or stderr).print(table(title, ["why", what], list(counts.items())))
+
+
 class EmptyBuildError(ConfigError):
     """A build that yielded no items. ``skipped`` (cells, tasks or videos with their reasons) is printed as a
     table by :func:`run_builder` before the one-line error, so the user sees why without a build.json."""

@@ -18,8 +18,9 @@ import os
 import shutil
 import subprocess
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from builders.items import Item, write_items
 from sources.hashing import file_sha256  # noqa: F401  (re-exported: builders hash their inputs)
@@ -66,6 +67,11 @@ class BuildDir:
 
     def write_items(self, items: Iterable[Item]) -> int:
         return write_items(self.path / "items.jsonl", items)
+
+    def localise(self, items: Iterable[Item]) -> list[Item]:
+        """Copy the images Mirage made for ``items`` (demo scenes) into ``images/`` and point the items at
+        ``images/<name>``; the user's own images are not copied by builders that leave them where they are."""
+        return [replace(it, images=tuple(self.add_image(p) for p in it.images)) for it in items]
 
     def write_json(self, name: str, data: Mapping[str, Any]) -> None:
         text = json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, default=_jsonable)
@@ -132,3 +138,31 @@ def build_record(benchmark: str, config: Any, stats: Mapping[str, Any], sources:
         "stats": {k: v for k, v in stats.items() if k not in hidden},
         "skipped": stats["skipped"],
     }
+
+
+def write_items_build(
+    config: Any, benchmark: str, items: Sequence[Item], stats: Mapping[str, Any], sources: Iterable[Mapping[str, str]],
+    *, localise: bool, internal: Iterable[str] = (), extra: Mapping[str, Any] | None = None,
+) -> tuple[Path, list[Item]]:
+    """Write a build whose only files are items.jsonl, build.json (:func:`build_record`, plus ``extra`` keys) and
+    the generated images (copied in when ``localise``); returns the build's path and the items as written."""
+    with open_build(config.out, config.build_name()) as out:
+        written = out.localise(items) if localise else list(items)
+        n = out.write_items(written)
+        out.write_json("build.json", {**build_record(benchmark, config, stats, sources, n, internal), **(extra or {})})
+    return out.final, written
+
+
+class Planned(Protocol):
+    """What a builder's ``plan(config)`` returns when it computes everything before writing (images included)."""
+
+    items: list[Item]
+    stats: dict[str, Any]
+
+
+def planned_items(planned: Planned, stats: dict[str, Any] | None) -> Iterator[Item]:
+    """``build(config, stats)`` of a builder that plans first: the plan's statistics into ``stats``, then its
+    items."""
+    if stats is not None:
+        stats.update(planned.stats)
+    yield from planned.items

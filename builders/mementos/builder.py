@@ -22,7 +22,7 @@ from builders.mementos.config import (
     Draft,
     MementosConfig,
 )
-from builders.run import code_version, file_sha256, open_build
+from builders.run import build_record, file_sha256, open_build, planned_items
 from builders.seeding import rng
 from sources.records import VideoRecord
 from templates.loader import load_templates
@@ -280,10 +280,7 @@ def _mean(values: Sequence[int]) -> float:
 def build(config: MementosConfig, stats: dict[str, Any] | None = None) -> Iterator[Item]:
     """Yield the items of a Mementos build (frames sampled into the cache; the build dir is not written).
     Sampled frames are referred to by their ``images/<name>`` path in the build; :func:`write_build` copies them."""
-    result = plan(config)
-    if stats is not None:
-        stats.update(result.stats)
-    yield from result.items
+    yield from planned_items(plan(config), stats)
 
 
 def write_build(config: MementosConfig) -> tuple[Path, list[Item], dict[str, Any]]:
@@ -297,18 +294,8 @@ def write_build(config: MementosConfig) -> tuple[Path, list[Item], dict[str, Any
             out.add_image(src, Path(rel).name)
         n = out.write_items(result.items)
         stats = result.stats
-        out.write_json("build.json", {
-            "benchmark": BENCHMARK,
-            "name": config.build_name(),
-            "seed": config.seed,
-            "config": config.as_record(),
-            "code_version": code_version(),
-            "input_hashes": stats["input_hashes"],
-            "sources": [{"name": s, "path": _source_path(config, s)} for s in stats["sources"]],
-            "items": n,
-            "stats": {k: v for k, v in stats.items() if k not in ("input_hashes", "skipped")},
-            "skipped": stats["skipped"],
-        })
+        sources = [{"name": s, "path": _source_path(config, s)} for s in stats["sources"]]
+        out.write_json("build.json", build_record(BENCHMARK, config, stats, sources, n))
         path = out.final
     return path, result.items, result.stats
 

@@ -9,7 +9,8 @@ from typing import Any, Sequence
 
 from rich.console import Console
 
-from builders.cli import ArgumentParser, exit_on_error, run_builder, stderr, stdout, table
+from builders.cli import (add_build_arguments, builder_parser, exit_on_error, print_reason_counts, run_builder,
+    stderr, stdout, table)
 from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.mementos.builder import write_build
@@ -22,20 +23,16 @@ from sources.executors import add_executor_arguments
 def parser() -> argparse.ArgumentParser:
     from sources.video import BACKENDS, policy_names
 
-    p = ArgumentParser(
-        prog="python -m builders.mementos",
-        description="Build Mementos (descriptions of image sequences; object and behaviour hallucination). Runs on "
+    p = builder_parser(
+        "mementos",
+        "Build Mementos (descriptions of image sequences; object and behaviour hallucination). Runs on "
         "the demo world's videos unless NExT-QA, robot or comics data is given.",
-        argument_default=None,
     )
     d = MementosConfig()
     a = p.add_argument
-    a("--seed", type=int, metavar="N", help=f"seed of the demo world and of --max-videos sampling (default {d.seed})")
-    a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
-    a("--name", metavar="NAME", help="build name (default demo-seed<S> or data-seed<S>)")
-    a("--cache-dir", metavar="DIR", help="cache of frames, demo videos and LLM answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    a("--config", metavar="FILE", help="YAML file of options (field names with underscores); flags override it")
-    a("--demo-videos", type=int, metavar="N", help=f"number of demo videos when no data is given (default {d.demo_videos})")
+    add_build_arguments(p, d, seed_of="the demo world and of --max-videos sampling", name="demo-seed<S> or data-seed<S>",
+                        cache_of="frames, demo videos and LLM answers",
+                        demo=("videos", "number of demo videos when no data is given"))
     a("--nextqa", metavar="FILE", help="NExT-QA question CSV (val.csv / test.csv / train.csv): daily-life domain")
     a("--videos", metavar="DIR", help="directory of the NExT-QA videos")
     a("--nextqa-map", metavar="FILE", help="map_vid_vidorID.json (default looked up beside the CSV and the videos)")
@@ -47,7 +44,6 @@ def parser() -> argparse.ArgumentParser:
     a("--on-error", choices=("skip", "fail"), help="an unreadable video is skipped with its reason, or stops the build "
                                                    f"(default {d.on_error})")
     a("--max-videos", type=int, metavar="N", help="a seeded sample of at most N videos per source (default all)")
-    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
     add_executor_arguments(p, "frame sampling tasks")
     add_llm_arguments(p)
     return p
@@ -69,8 +65,7 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
 
 def print_skipped(stats: dict[str, Any], console: Console = stderr) -> None:
     """The videos skipped, counted by reason (nothing if none)."""
-    if stats["skipped_by_reason"]:
-        console.print(table("Skipped videos", ["why", "videos"], list(stats["skipped_by_reason"].items())))
+    print_reason_counts("Skipped videos", stats["skipped_by_reason"], console)
 
 
 @exit_on_error

@@ -46,7 +46,7 @@ from builders.mioh.render import (
     context_text,
     prioritize,
 )
-from builders.run import code_version, file_sha256, open_build
+from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
 from filters.base import FilterStats
 from filters.clip import ClipUnavailable, load_scorer
@@ -519,30 +519,8 @@ def write_build(config: MiohConfig) -> tuple[Path, list[Item], dict[str, Any]]:
                               "too small?)", stats)
     if stats["nota"]["warning"]:
         stderr.print(f"warning: {stats['nota']['warning']}", markup=False, style="yellow")
-    with open_build(config.out, config.build_name()) as out:
-        if stats["generated_sources"]:
-            items = [_localise(out, it) for it in items]
-        n = out.write_items(items)
-        out.write_json("build.json", {
-            "benchmark": BENCHMARK,
-            "name": config.build_name(),
-            "seed": config.seed,
-            "config": config.as_record(),
-            "code_version": code_version(),
-            "input_hashes": stats["input_hashes"],
-            "sources": [{"name": name, "path": info["path"], "license_note": info["license"]}
-                        for name, info in stats["sources"].items()],
-            "items": n,
-            "stats": {k: v for k, v in stats.items() if k not in ("input_hashes", "skipped")},
-            "skipped": stats["skipped"],
-        })
-        path = out.final
+    sources = [{"name": name, "path": info["path"], "license_note": info["license"]}
+               for name, info in stats["sources"].items()]
+    path, items = write_items_build(config, BENCHMARK, items, stats, sources, localise=stats["generated_sources"])
     return path, items, stats
-
-
-def _localise(out, item: Item) -> Item:
-    """Copy generated images into the build and point the item at ``images/<name>``."""
-    from dataclasses import replace
-
-    return replace(item, images=tuple(out.add_image(p) for p in item.images))
 

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from rich.console import Console
 
-from builders.cli import ArgumentParser, exit_on_error, run_builder, stderr, stdout, table
+from builders.cli import add_build_arguments, builder_parser, exit_on_error, run_builder, stderr, stdout, table
 from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.mioh.builder import write_build
@@ -28,12 +28,11 @@ from sources.executors import add_executor_arguments
 
 
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(
-        prog="python -m builders.mioh",
-        description="Build MIOH (multi-image object hallucination): 4 tasks x 3 question types x adversarial "
+    p = builder_parser(
+        "mioh",
+        "Build MIOH (multi-image object hallucination): 4 tasks x 3 question types x adversarial "
         "pressures, multiple-choice with 'None of the above'. Runs on the embedded demo world unless COCO-ReM / "
         "PACO / SVG (Synthetic Visual Genome) files are given.",
-        argument_default=None,
     )
     d = MiohConfig()
     a = p.add_argument
@@ -48,12 +47,8 @@ def parser() -> argparse.ArgumentParser:
            "right option (all, differs, which, total, exact), not in hard_positive cells (a hard positive needs a "
            "present object). Scheduled per cell and question form, so cells of few questions round it, down to "
            f"none with --n-questions 2 (the build warns) (default {d.nota_share})")
-    a("--seed", type=int, metavar="N", help=f"seed of every random choice (default {d.seed})")
-    a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
-    a("--name", metavar="NAME", help="build name (default n<N>-seed<S>)")
-    a("--cache-dir", metavar="DIR", help="cache for demo scenes and model outputs (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    a("--config", metavar="FILE", help="YAML file of options (field names as below with underscores); flags override it")
-    a("--demo-images", type=int, metavar="N", help=f"size of the demo world when no data is given (default {d.demo_images})")
+    add_build_arguments(p, d, seed_of="every random choice", name="n<N>-seed<S>", cache_of="demo scenes and model outputs",
+                        demo=("images", "size of the demo world when no data is given"))
     a("--coco-rem", metavar="FILE", help="COCO-ReM instances JSON (existence, counting)")
     a("--coco-images", metavar="DIR", help="directory of the COCO images the JSON names")
     a("--paco", metavar="FILE", help="PACO (LVIS-style) annotations JSON (attribute)")
@@ -83,7 +78,6 @@ def parser() -> argparse.ArgumentParser:
     a("--max-attempts", type=int, metavar="N", help=f"samples tried per question before giving up (default {d.max_attempts})")
     a("--decomposed", action="store_true", help="also ask every comprehensive existence question image by image, "
       "'Is there a {object} in this image?' (the Sec. 5.5 ablation; scored by python -m scoring mioh) (default off)")
-    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
     add_clip_arguments(p)
     add_executor_arguments(p, "CLIP image embeddings")
     add_llm_arguments(p)

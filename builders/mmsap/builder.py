@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -19,7 +18,7 @@ from builders.mmsap.questions import DEMO_BASIC_TYPES, Question
 from builders.mmsap.report import mmsap_quality
 from builders.mmsap.scenes import Scene, basic_makers, beyond_makers, sample, scenes_of
 from builders.mmsap.vqa import basic_questions, intern_corpus, type_map
-from builders.run import build_record, file_sha256, open_build
+from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
 from filters.geometry import GeometryThresholds
 from sources.errors import ConfigError, SourceError
@@ -185,14 +184,8 @@ def write_build(config: MmsapConfig) -> tuple[Path, list[Item], dict[str, Any]]:
     items = list(build(config, stats))
     if not items:
         raise ConfigError("the build produced no items: see the skipped subsets (no source given?)")
-    with open_build(config.out, config.build_name()) as out:
-        if stats["generated"]:
-            items = [replace(it, images=tuple(out.add_image(p) for p in it.images)) for it in items]
-        n = out.write_items(items)
-        record = build_record(BENCHMARK, config, stats, stats["sources"], n, internal=("sources", "generated"))
-        promises = lint_promises(it.task for it in items)
-        if promises:
-            record["lint_promises"] = promises
-        out.write_json("build.json", record)
-        path = out.final
+    promises = lint_promises(it.task for it in items)
+    path, items = write_items_build(config, BENCHMARK, items, stats, stats["sources"], localise=stats["generated"],
+                                    internal=("sources", "generated"),
+                                    extra={"lint_promises": promises} if promises else None)
     return path, items, stats

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import ArgumentParser, exit_on_error, run_builder, stdout, table
+from builders.cli import add_build_arguments, builder_parser, exit_on_error, run_builder, stdout, table
 from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.mmsap.builder import write_build
@@ -16,12 +16,11 @@ from builders.mmsap.questions import SUBSET_NAMES
 
 
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(
-        prog="python -m builders.mmsap",
-        description="Build MM-SAP (self-awareness in perception): BasicVisQA, KnowVisQA and BeyondVisQA, every "
+    p = builder_parser(
+        "mmsap",
+        "Build MM-SAP (self-awareness in perception): BasicVisQA, KnowVisQA and BeyondVisQA, every "
         "question with 4 options and the refusal \"Sorry, I can't help with it\". Runs on the embedded demo world "
         "(and the shipped authored knowledge file) unless VQAv2 / COCO files are given.",
-        argument_default=None,
     )
     d = MmsapConfig()
     a = p.add_argument
@@ -39,13 +38,8 @@ def parser() -> argparse.ArgumentParser:
     a("--authored", metavar="FILE",
       help="authored questions, YAML or JSON lines (KnowVisQA and hand-made BasicVisQA) "
            "(default the shipped demo knowledge file on the demo world, none otherwise)")
-    a("--seed", type=int, metavar="N", help=f"seed of every random choice (default {d.seed})")
-    a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
-    a("--name", metavar="NAME", help="build name (default demo-seed<S> or real-seed<S>)")
-    a("--cache-dir", metavar="DIR", help="cache for demo scenes (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    a("--config", metavar="FILE", help="YAML file of options (field names with underscores); flags override it")
-    a("--demo-images", type=int, metavar="N", help=f"size of the demo world (default {d.demo_images})")
-    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
+    add_build_arguments(p, d, seed_of="every random choice", name="demo-seed<S> or real-seed<S>", cache_of="demo scenes",
+                        demo=("images", "size of the demo world"))
     add_llm_arguments(p)
     return p
 

@@ -19,7 +19,7 @@ from builders.predictive.config import (
     QUESTION_TYPE,
     PredictiveConfig,
 )
-from builders.run import code_version, file_sha256, open_build
+from builders.run import build_record, file_sha256, open_build, planned_items
 from templates.loader import load_templates, render
 
 GENERATOR = "mirage.predictive.patterns"
@@ -241,10 +241,7 @@ def plan(config: PredictiveConfig) -> Plan:
 def build(config: PredictiveConfig, stats: dict[str, Any] | None = None) -> Iterator[Item]:
     """Yield the items of a build (images are referred to by their ``images/<name>`` path; :func:`write_build`
     draws and copies them)."""
-    result = plan(config)
-    if stats is not None:
-        stats.update(result.stats)
-    yield from result.items
+    yield from planned_items(plan(config), stats)
 
 
 def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, Any]]:
@@ -262,15 +259,8 @@ def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, A
                 update(n, len(result.writers))
         n_items = out.write_items(result.items)
         stats = result.stats
-        out.write_json("build.json", {
-            "benchmark": BENCHMARK, "name": config.build_name(), "seed": config.seed, "config": config.as_record(),
-            "code_version": code_version(),
-            "input_hashes": _input_hashes(config),
-            "sources": _sources(config),
-            "items": n_items,
-            "stats": {k: v for k, v in stats.items() if k != "skipped"},
-            "skipped": stats["skipped"],
-        })
+        record_stats = {**stats, "input_hashes": _input_hashes(config)}  # hashed here: plan() does not read them
+        out.write_json("build.json", build_record(BENCHMARK, config, record_stats, _sources(config), n_items))
         path = out.final
     return path, result.items, result.stats
 

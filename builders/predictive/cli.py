@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from builders.cli import ArgumentParser, exit_on_error, run_builder, stdout, table
+from builders.cli import (add_build_arguments, builder_parser, exit_on_error, print_reason_counts, run_builder,
+    stdout, table)
 from builders.items import Item
 from builders.predictive.builder import write_build
 from builders.predictive.config import TASKS, PredictiveConfig
@@ -17,30 +18,25 @@ from filters.clip import add_clip_arguments
 def parser() -> argparse.ArgumentParser:
     from sources.video import BACKENDS
 
-    p = ArgumentParser(
-        prog="python -m builders.predictive",
-        description="Build the predictive-reasoning benchmark (Giraffe-Bench): abstract pattern sequences from the "
-                    "pattern generator (and hand-made entries), human activity and physical interaction from the "
-                    "demo videos.",
-        argument_default=None,
+    p = builder_parser(
+        "predictive",
+        "Build the predictive-reasoning benchmark (Giraffe-Bench): abstract pattern sequences from the "
+        "pattern generator (and hand-made entries), human activity and physical interaction from the "
+        "demo videos.",
     )
     d = PredictiveConfig()
     a = p.add_argument
-    a("--seed", type=int, metavar="N", help=f"seed of the generator and the demo videos (default {d.seed})")
-    a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
-    a("--name", metavar="NAME", help="build name (default demo-seed<N>)")
-    a("--cache-dir", metavar="DIR", help="cache of demo videos and frames (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    a("--config", metavar="FILE.yaml", help="YAML file of options (field names with underscores); flags override it")
+    add_build_arguments(p, d, seed_of="the generator and the demo videos", name="demo-seed<N>",
+                        cache_of="demo videos and frames",
+                        demo=("videos", "demo videos for activity and physics items"))
     a("--tasks", nargs="+", metavar="TASK", help=f"tasks to build, of {', '.join(TASKS)} (default all)")
     a("--patterns", type=int, metavar="N", help=f"generated pattern sequences (default {d.patterns})")
     a("--icons", metavar="DIR", help="icon folder in Icon645's layout: one folder per category of transparent PNG "
                                      "icons (default the built-in procedural icons)")
     a("--authored", metavar="FILE", help="hand-made pattern entries: JSONL of {id, images, pattern, pred} "
                                                "(default none)")
-    a("--demo-videos", type=int, metavar="N", help=f"demo videos for activity and physics items (default {d.demo_videos})")
     a("--context-frames", type=int, metavar="N", help=f"frames shown before the held-out event (default {d.context_frames})")
     a("--backend", choices=BACKENDS, help=f"video decoder (default {d.backend}: decord where installed)")
-    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
     g = p.add_argument_group("the paper's datasets (replace the demo videos when given)").add_argument
     g("--activitynet", metavar="FILE.json", help="ActivityNet Captions file (train.json, val_1.json, ...) (default none)")
     g("--charades", metavar="FILE.csv", help="Charades CSV (Charades_v1_test.csv) (default none)")
@@ -79,8 +75,7 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
     if stats.get("sources"):
         stdout.print(table("Sources", ["source", "read", "items", "skipped"],
                            [(k, v["read"], v["items"], v["skipped"]) for k, v in stats["sources"].items()]))
-    if stats["skipped_by_reason"]:
-        stdout.print(table("Videos without an item", ["why", "videos"], list(stats["skipped_by_reason"].items())))
+    print_reason_counts("Videos without an item", stats["skipped_by_reason"], stdout)
 
 
 @exit_on_error

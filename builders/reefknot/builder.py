@@ -19,7 +19,7 @@ from builders.reefknot.negatives import FalseRelations
 from builders.reefknot.questions import QuestionSets, plan
 from builders.reefknot.triplets import apply_corpus_rules, collect
 from builders.reefknot.validity import validity
-from builders.run import build_record, file_sha256, open_build
+from builders.run import file_sha256, write_items_build
 from sources.errors import ConfigError, SourceError
 from sources.records import ImageRecord
 
@@ -238,21 +238,9 @@ def write_build(config: ReefknotConfig) -> tuple[Path, list[Item], dict[str, Any
     items = list(build(config, stats))
     if not items:
         raise ConfigError("the build produced no items: the source holds no usable triplet (see the filters)")
-    with open_build(config.out, config.build_name()) as out:
-        if stats["generated"]:
-            items = [replace(it, images=tuple(out.add_image(p) for p in it.images)) for it in items]
-        n = out.write_items(items)
-        source = stats["source"]
-        out.write_json(
-            "build.json",
-            build_record(
-                BENCHMARK,
-                config,
-                stats,
-                [{"name": source["name"], "path": source["path"], "license_note": source["license"]}],
-                n,
-                internal=("generated",),
-            ),
-        )
-        path = out.final
+    source = stats["source"]
+    sources = [{"name": source["name"], "path": source["path"], "license_note": source["license"]}]
+    path, items = write_items_build(
+        config, BENCHMARK, items, stats, sources, localise=stats["generated"], internal=("generated",)
+    )
     return path, items, stats

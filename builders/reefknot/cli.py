@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import ArgumentParser, exit_on_error, run_builder, stdout, table
+from builders.cli import add_build_arguments, builder_parser, exit_on_error, run_builder, stdout, table
 from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.reefknot.builder import write_build
@@ -14,12 +14,11 @@ from builders.reefknot.config import CATEGORIES, SETS, ReefknotConfig
 
 
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(
-        prog="python -m builders.reefknot",
-        description="Build Reefknot (relation hallucination): triplets from scene graphs, filtered, split into "
+    p = builder_parser(
+        "reefknot",
+        "Build Reefknot (relation hallucination): triplets from scene graphs, filtered, split into "
         "perceptive and cognitive relations, asked as Y/N (1:1 yes/no), MCQ (1 + 3) and VQA questions. Runs on the "
         "embedded demo scenes unless Visual Genome (--vg-relationships, --vg-images) or SVG files are given.",
-        argument_default=None,
     )
     d = ReefknotConfig()
     a = p.add_argument
@@ -32,16 +31,14 @@ def parser() -> argparse.ArgumentParser:
                 help=f"{label} questions on {cat} relations "
                 f"(default {d.counts()[(qset, cat)]}, the paper's Table 2; scaled down for small sources)",
             )
-    a("--seed", type=int, metavar="N", help=f"seed of every random choice (default {d.seed})")
-    a("--out", metavar="DIR", help=f"parent directory of the build (default {d.out})")
-    a("--name", metavar="NAME", help="build name (default <source>-seed<S>)")
-    a(
-        "--cache-dir",
-        metavar="DIR",
-        help="cache for demo scenes and LLM answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)",
+    add_build_arguments(
+        p,
+        d,
+        seed_of="every random choice",
+        name="<source>-seed<S>",
+        cache_of="demo scenes and LLM answers",
+        demo=("images", "demo scenes when no data is given"),
     )
-    a("--config", metavar="FILE", help="YAML file of options (field names with underscores); flags override it")
-    a("--demo-images", type=int, metavar="N", help=f"demo scenes when no data is given (default {d.demo_images})")
     a("--vg-relationships", metavar="FILE", help="Visual Genome relationships.json (v1.0, v1.2 or v1.4; streamed)")
     a("--vg-images", metavar="DIR", help="directory of the VG images (also searched: VG_100K/, VG_100K_2/)")
     a("--vg-image-data", metavar="FILE", help="VG image_data.json: sizes without opening images (default read headers)")
@@ -89,7 +86,6 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="most triplets per relation in one set and category (default 0: no cap beyond round-robin balance)",
     )
-    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
     add_llm_arguments(p)
     return p
 

@@ -87,3 +87,54 @@ def test_open_build_is_atomic(tmp_path):
     with open_build(tmp_path, "b") as out:
         (out.path / "items.jsonl").write_text("three\n")
     assert (tmp_path / "b" / "items.jsonl").read_text() == "three\n"
+
+
+def test_build_arguments_are_parsed_into_the_config(tmp_path):
+    """The shared --seed/--out/--name/--cache-dir/--config/--demo-*/--no-progress reach the config like any other
+    option: flags over the config file over the dataclass defaults."""
+    from dataclasses import dataclass
+
+    from builders.cli import add_build_arguments, builder_parser, parse_config
+    from builders.options import BuildOptions
+
+    @dataclass
+    class Config(BuildOptions):
+        out: str = "builds/x"
+        demo_images: int = 7
+
+    p = builder_parser("x", "a test builder")
+    add_build_arguments(p, Config(), seed_of="everything", name="x-seed<S>", cache_of="nothing",
+                        demo=("images", "demo size"))
+    helps = {a.option_strings[0]: a.help for a in p._actions if a.option_strings}
+    assert helps["--demo-images"] == "demo size (default 7)" and helps["--out"].endswith("(default builds/x)")
+    config_file = tmp_path / "c.yaml"
+    config_file.write_text("seed: 3\ndemo_images: 5\n")
+    config = parse_config(Config, p, ["--config", str(config_file), "--demo-images", "9", "--no-progress"])
+    assert (config.seed, config.demo_images, config.progress, config.out) == (3, 9, False, "builds/x")
+    assert p.prog == "python -m builders.x"
+
+
+def test_write_items_build_copies_generated_images_and_writes_the_record(tmp_path):
+    from dataclasses import dataclass
+
+    from builders.options import BuildOptions
+    from builders.run import write_items_build
+
+    @dataclass
+    class Config(BuildOptions):
+        out: str = str(tmp_path / "builds")
+
+        def build_name(self) -> str:
+            return "b"
+
+    picture = tmp_path / "scene.png"
+    picture.write_bytes(b"png")
+    item = make_item(benchmark="x", task="t", question_type="q", pressure="easy", images=[str(picture)],
+                     question="Q?", options=[], answer="yes")
+    stats = {"input_hashes": {"a": "generated"}, "skipped": [], "n": 1}
+    path, written = write_items_build(Config(), "x", [item], stats, [{"name": "demo", "path": ""}], localise=True,
+                                      extra={"lint_promises": {"p": 1}})
+    assert written[0].images == ("images/scene.png",) and (path / "images" / "scene.png").read_bytes() == b"png"
+    record = json.loads((path / "build.json").read_text())
+    assert record["stats"] == {"n": 1} and record["input_hashes"] == {"a": "generated"}
+    assert record["lint_promises"] == {"p": 1} and record["items"] == 1 and record["name"] == "b"
