@@ -142,34 +142,42 @@ def read_lmms_eval_samples(
 # ------------------------------------------------------------------------------------------------ VLMEvalKit
 
 
-def read_vlmevalkit_sheet(
-    path: str | Path, index_to_id: Mapping[int, str] | None = None, model: str = ""
-) -> dict[str, Prediction]:
-    """Predictions from a VLMEvalKit result sheet (``.xlsx`` needs openpyxl; ``.tsv``, ``.csv`` do not)."""
+def read_sheet(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The columns and rows (every cell as text) of a VLMEvalKit result sheet: ``.xlsx`` (needs openpyxl),
+    ``.tsv`` or ``.csv``; a missing, unreadable or unknown file is a one-line ``ConfigError``. The one sheet
+    reader of Mirage: the predictions below and the circular scorer read sheets alike."""
     import pandas as pd
 
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: result sheet not found")
     suffix = path.suffix.lower()
+    if suffix not in (".xlsx", ".tsv", ".csv"):
+        raise ConfigError(f"{path}: unknown result sheet format (expected .xlsx, .tsv or .csv)")
     try:
         if suffix == ".xlsx":
             frame = pd.read_excel(path, dtype=str, keep_default_na=False)
-        elif suffix in (".tsv", ".csv"):
-            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
         else:
-            raise ConfigError(f"{path}: unknown result sheet format (expected .xlsx, .tsv or .csv)")
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
     except ImportError:
         raise ConfigError(f"{path}: reading .xlsx needs openpyxl: pip install openpyxl") from None
     except (ValueError, OSError) as exc:
         raise ConfigError(f"{path}: cannot read the result sheet ({exc})") from None
-    if "prediction" not in frame.columns:
-        raise ConfigError(f"{path}: no 'prediction' column (columns: {', '.join(map(str, frame.columns))})")
-    id_column = next((c for c in ("id", "item_id") if c in frame.columns), None)
-    if id_column is None and (index_to_id is None or "index" not in frame.columns):
+    return [str(c) for c in frame.columns], frame.to_dict("records")
+
+
+def read_vlmevalkit_sheet(
+    path: str | Path, index_to_id: Mapping[int, str] | None = None, model: str = ""
+) -> dict[str, Prediction]:
+    """Predictions from a VLMEvalKit result sheet (``.xlsx`` needs openpyxl; ``.tsv``, ``.csv`` do not)."""
+    columns, rows = read_sheet(path)
+    if "prediction" not in columns:
+        raise ConfigError(f"{path}: no 'prediction' column (columns: {', '.join(columns)})")
+    id_column = next((c for c in ("id", "item_id") if c in columns), None)
+    if id_column is None and (index_to_id is None or "index" not in columns):
         raise ConfigError(f"{path}: no 'id' column and no index-to-id mapping for its 'index' column")
     out: dict[str, Prediction] = {}
-    for n, row in enumerate(frame.to_dict("records"), 2):  # line 1 is the header
+    for n, row in enumerate(rows, 2):  # line 1 is the header
         if id_column is not None:
             item_id = str(row[id_column])
         else:
