@@ -72,7 +72,8 @@ def decode_batch(rows: dict[str, np.ndarray], preprocess: Callable[[Any], Any]) 
             except Exception as e:  # a broken file must name itself, whatever PIL raised
                 error, error_at = f"cannot decode image: {type(e).__name__}: {e}", i
                 break
-        pixels = np.stack(tensors).astype(np.float32, copy=False) if tensors and not error else np.zeros((0,), np.float32)
+        empty = error or not tensors
+        pixels = np.zeros((0,), np.float32) if empty else np.stack(tensors).astype(np.float32, copy=False)
         out["batch"].append(int(batch))
         out["pixels"].append(pixels)
         out["error"].append(error)
@@ -107,10 +108,7 @@ class ClipImageEncoder:
                 json.dump(identity["arch"], fh)
             open_clip.add_model_config(path)
         device = "cuda" if spec["gpus"] > 0 and torch.cuda.is_available() else "cpu"
-        self.fp16 = identity["precision"] == "fp16-autocast"
-        if self.fp16 and device != "cuda":
-            raise ConfigError("the CLIP cache key names fp16 autocast (the driver runs CLIP on CUDA), but the Ray "
-                              "encoder actors have no GPU: give --ray-gpus-per-actor, or --clip-device cpu")
+        self.fp16 = identity["precision"] == "fp16-autocast"  # checked on the driver: then the actor has a GPU
         self.preprocess = spec["preprocess"]
         self.scorer = ClipScorer(config, weights, identity, device, EmbeddingStore(None))
         self.model = self.scorer.model
@@ -169,8 +167,8 @@ def encode_images_on_ray(
 ) -> None:
     """Encode ``todo`` (``(sha256, path)`` pairs) on the cluster; store and return the vectors like
     ``ClipScorer._encode_images`` does (cache, ``found``, stats, progress)."""
-    ray = executor.ray
-    import ray.data
+    executor.ray  # noqa: B018 - connects (starts or joins the cluster) before Ray Data plans anything
+    from ray import data as ray_data
 
     settings = executor.settings
     t0 = time.perf_counter()
@@ -179,16 +177,19 @@ def encode_images_on_ray(
     rows = [{"batch": k, "paths": [p for _, p in b]} for k, b in enumerate(batches)]
     spec = {"config": scorer.config, "weights": scorer._weights, "identity": scorer.identity,
             "gpus": settings.gpus_per_actor, "preprocess": scorer.preprocess}
+    if scorer.identity["precision"] == "fp16-autocast" and not settings.gpus_per_actor:
+        raise ConfigError("the CLIP cache key names fp16 autocast (the driver runs CLIP on CUDA), but the Ray "
+                          "encoder actors have no GPU: give --ray-gpus-per-actor, or --clip-device cpu")
     actors = _actor_count(executor, len(batches))
-    ctx = ray.data.DataContext.get_current()
+    ctx = ray_data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
-    ds = ray.data.from_items(rows, override_num_blocks=len(rows))
+    ds = ray_data.from_items(rows, override_num_blocks=len(rows))
     if settings.gpus_per_actor > 0:  # decode on CPU tasks, so that the GPU actors only run the model
         ds = ds.map_batches(decode_batch, fn_kwargs={"preprocess": scorer.preprocess}, batch_size=1,
                             batch_format="numpy", num_cpus=settings.cpus_per_task)
     # Ray Data's own fault tolerance: a dead decode task is retried, a dead actor restarted and its call retried
     ds = ds.map_batches(ClipImageEncoder, fn_constructor_kwargs={"spec": spec}, batch_size=1, batch_format="numpy",
-                        compute=ray.data.ActorPoolStrategy(size=actors), num_gpus=settings.gpus_per_actor or None,
+                        compute=ray_data.ActorPoolStrategy(size=actors), num_gpus=settings.gpus_per_actor or None,
                         num_cpus=0 if settings.gpus_per_actor else settings.cpus_per_task)
     done, pids = 0, set()
     for out in ds.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=2):
@@ -204,7 +205,7 @@ def encode_images_on_ray(
             done += len(keys)
             scorer.stats.images_encoded += len(keys)
             pids.add(int(pid))
-            for listener in list(batch_listeners):
+            for listener in batch_listeners:
                 listener({"batch": int(batch), "pid": int(pid), "images": len(keys)})
             if on_progress is not None:
                 on_progress(done, len(todo))

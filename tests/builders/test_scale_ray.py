@@ -147,7 +147,7 @@ def test_a_corrupt_image_is_the_same_one_line_error_as_locally(ray_cluster, tiny
     for executor in (None, ray_executor()):
         scorer, progress = load_scorer(config, executor), []
         with pytest.raises(SourceError) as info:
-            scorer.image_embeddings(paths, on_progress=lambda *a: progress.append(a))
+            scorer.image_embeddings(paths, on_progress=lambda *a, seen=progress: seen.append(a))
         kept = scorer.store.get_many(scorer.key, "image", [scorer._digest(p) for p in paths[:8]])
         outcomes.append((str(info.value), progress, np.stack([kept[scorer._digest(p)] for p in paths[:8]])))
     (local_error, local_progress, local_vectors), (ray_error, ray_progress, ray_vectors) = outcomes
