@@ -1,19 +1,26 @@
-"""A thin client for the few Label Studio REST endpoints Mirage needs, with one-line errors.
+"""The Label Studio client of Mirage: the official ``label-studio-sdk`` (2.x) behind one-line errors.
 
-Plain ``requests`` rather than ``label-studio-sdk``: the endpoints used here (projects, import, export, local-files
-storage, users, invite) have been stable for years, while the SDK's generated client changed shape between major
-versions and pulls in a large dependency tree (pandas, OpenCV, NLTK, ...). Every failure becomes a
-:class:`~annotation.errors.ServerError` whose message is one line naming the server, the request and the cause.
+Every call with an API token goes through ``label_studio_sdk.client.LabelStudio`` (projects, task import and
+listing, the JSON export, local-files storages, users, annotations, the current user and its token). Hand-written
+HTTP (``requests``) remains only where the SDK has no equivalent:
 
-Authentication: a legacy API token (``Authorization: Token ...``), a personal access token (a JWT refresh token,
-exchanged for short-lived access tokens), or a browser-like session (``login``; used by ``serve`` and the tests).
+- the browser-like session login (``login``): the SDK authenticates with tokens only, while ``serve`` and the
+  reviewer-side tests act as a person who signs in with an e-mail and a password (session cookie + CSRF);
+- the calls such a session makes (its whoami, users, export, annotations, invite link and legacy token), since
+  the SDK cannot carry a session cookie (it always sends an ``Authorization`` header, which Django REST framework
+  checks first and rejects);
+- the personal-access-token check at construction, so a wrong token fails at once with one line (the SDK
+  refreshes lazily, on the first call).
+
+Every failure becomes a :class:`~annotation.errors.ServerError` whose message is one line naming the server, the
+request and the cause, whichever path made the call.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 from urllib.parse import urlencode
 
 from annotation.errors import ServerError
@@ -46,11 +53,15 @@ class LabelStudioClient:
         self._token = token
         self._jwt_access: str | None = None
         self._csrf = False
+        self.sdk: Any = None
         if token:
             if _looks_like_jwt(token):
                 self._refresh_access()
             else:
                 self.session.headers["Authorization"] = f"Token {token}"
+            from label_studio_sdk.client import LabelStudio
+
+            self.sdk = LabelStudio(base_url=self.url, api_key=token, timeout=timeout, max_retries=0)
 
     # ------------------------------------------------------------------ plumbing
     @classmethod
@@ -159,27 +170,60 @@ class LabelStudioClient:
         try:
             return r.json()
         except ValueError:
+            raise self._not_json(method, path, r.status_code, r.headers.get("Content-Type")) from None
+
+    def _not_json(self, method: str, path: str, status: int, ctype: str | None) -> ServerError:
+        return ServerError(
+            f"Label Studio at {self.url} answered {method} {path.split('?')[0]} with something that is not JSON "
+            f"(HTTP {status}, {ctype or 'no content type'}): is {self.url} really Label Studio?",
+            status,
+        )
+
+    def _sdk(self, method: str, path: str, call: Callable[[Any], Any], timeout: float | None = None) -> Any:
+        """Run ``call(sdk)`` (an SDK call standing for ``method path``), mapping its failures to one line."""
+        import httpx
+        from label_studio_sdk.core.api_error import ApiError
+
+        options = {"timeout": timeout or self.timeout, "max_retries": 0}
+        try:
+            return call(options)
+        except ApiError as exc:
+            status = int(exc.status_code or 0)
+            if status < 400:  # a 2xx whose body did not parse: the SDK wraps the text in an ApiError
+                ctype = (exc.headers or {}).get("content-type") if hasattr(exc, "headers") else None
+                raise self._not_json(method, path, status, ctype) from None
+            raise self._status_error(method, path, status, exc.body) from None
+        except httpx.TimeoutException:
             raise ServerError(
-                f"Label Studio at {self.url} answered {method} {path.split('?')[0]} with something that is not JSON "
-                f"(HTTP {r.status_code}, {r.headers.get('Content-Type', 'no content type')}): is {self.url} really "
-                "Label Studio?",
-                r.status_code,
+                f"Label Studio did not answer within {timeout or self.timeout:g} s ({method} {self.url}{path})"
             ) from None
+        except httpx.TransportError as exc:
+            if isinstance(exc, httpx.ConnectError):
+                raise ServerError(
+                    f"cannot reach Label Studio at {self.url} ({method} {self.url}{path}): is it running? "
+                    "Start one with: python -m annotation serve"
+                ) from None
+            raise ServerError(f"request to Label Studio failed ({method} {self.url}{path}): {_one_line(exc)}") from None
+        except ValueError as exc:  # a body that is not JSON where the SDK parses it itself
+            raise self._not_json(method, path, 200, None) from exc
 
     def _http_error(self, method: str, path: str, r: Any) -> ServerError:
-        where = f"{method} {path.split('?')[0]}"
-        status = r.status_code
-        detail = ""
         try:
-            body = r.json()
-            if isinstance(body, Mapping):
-                detail = body.get("detail") or body.get("validation_errors") or body.get("message") or body
-            else:
-                detail = body
-            if not isinstance(detail, str):
-                detail = json.dumps(detail, ensure_ascii=False)
+            body: Any = r.json()
         except ValueError:
-            detail = "" if "html" in r.headers.get("Content-Type", "") else r.text
+            body = "" if "html" in r.headers.get("Content-Type", "") else r.text
+        return self._status_error(method, path, r.status_code, body)
+
+    def _status_error(self, method: str, path: str, status: int, body: Any) -> ServerError:
+        where = f"{method} {path.split('?')[0]}"
+        if isinstance(body, Mapping):
+            detail = body.get("detail") or body.get("validation_errors") or body.get("message") or body
+        elif isinstance(body, str) and "<html" in body.lower():
+            detail = ""
+        else:
+            detail = body
+        if not isinstance(detail, str):
+            detail = json.dumps(detail, ensure_ascii=False, default=str)
         detail = _one_line(detail, 200)
         if status in (401, 403) and not self._csrf:
             how = "no API token given: pass --token or set LABEL_STUDIO_API_KEY" if not self._token else (
@@ -216,32 +260,31 @@ class LabelStudioClient:
 
     def whoami(self) -> dict:
         """The user the credentials belong to (checks the token early, with a clear message)."""
-        return self.get("/api/current-user/whoami")
+        if self.sdk is None:
+            return self.get("/api/current-user/whoami")
+        path = "/api/current-user/whoami"
+        return _plain(self._sdk("GET", path, lambda o: self.sdk.users.whoami(request_options=o)))
 
     def legacy_token(self) -> str:
-        return self.get("/api/current-user/token")["token"]
+        if self.sdk is None:
+            return self.get("/api/current-user/token")["token"]
+        return self._sdk("GET", "/api/current-user/token", lambda o: self.sdk.users.get_token(request_options=o)).token
 
     def invite_url(self) -> str:
         """The organisation's invite path (``/user/signup/?token=...``), relative to the server URL."""
-        invite = self.get("/api/invite")
-        url = invite.get("invite_url") or f"/user/signup/?token={invite['token']}"
-        return url
+        invite = self.get("/api/invite")  # asked by `serve` in the admin's session
+        return invite.get("invite_url") or f"/user/signup/?token={invite['token']}"
 
     def users(self) -> list[dict]:
-        body = self.get("/api/users/", params={"page_size": 10000})
-        return body["results"] if isinstance(body, Mapping) and "results" in body else list(body)
+        if self.sdk is None:
+            body = self.get("/api/users/", params={"page_size": 10000})
+            return body["results"] if isinstance(body, Mapping) and "results" in body else list(body)
+        return [_plain(u) for u in self._sdk("GET", "/api/users/", lambda o: self.sdk.users.list(request_options=o))]
 
     def projects(self) -> list[dict]:
-        out: list[dict] = []
-        page = 1
-        while True:
-            body = self.get("/api/projects/", params={"page": page, "page_size": 100})
-            if isinstance(body, list):
-                return body
-            out.extend(body.get("results", []))
-            if not body.get("next"):
-                return out
-            page += 1
+        return self._sdk(
+            "GET", "/api/projects/", lambda o: [_plain(p) for p in self.sdk.projects.list(page_size=100, request_options=o)]
+        )
 
     def find_project(self, title: str) -> dict | None:
         matches = [p for p in self.projects() if p.get("title") == title]
@@ -251,68 +294,91 @@ class LabelStudioClient:
         return matches[0] if matches else None
 
     def create_project(self, body: Mapping[str, Any]) -> dict:
-        return self.post("/api/projects/", dict(body))
+        return _plain(self._sdk("POST", "/api/projects/", lambda o: self.sdk.projects.create(**body, request_options=o)))
 
     def update_project(self, project_id: int, body: Mapping[str, Any]) -> dict:
-        return self.patch(f"/api/projects/{project_id}/", dict(body))
+        path = f"/api/projects/{project_id}/"
+        return _plain(self._sdk("PATCH", path, lambda o: self.sdk.projects.update(project_id, **body, request_options=o)))
 
     def local_storages(self, project_id: int) -> list[dict]:
-        return self.get("/api/storages/localfiles/", params={"project": project_id})
+        return [
+            _plain(s)
+            for s in self._sdk(
+                "GET", "/api/storages/localfiles/",
+                lambda o: self.sdk.import_storage.local.list(project=project_id, request_options=o),
+            )
+        ]
 
     def add_local_storage(self, project_id: int, path: str, title: str) -> dict:
-        return self.post(
-            "/api/storages/localfiles/",
-            {
-                "project": project_id,
-                "path": path,
-                "title": title,
-                # this storage only authorises serving the images of pushed tasks; a "Sync" in the UI must not
-                # turn every file under it into a task, so the filter matches nothing
-                "regex_filter": "(?!)",
-                "use_blob_urls": True,
-            },
-        )
+        # this storage only authorises serving the images of pushed tasks; a "Sync" in the UI must not turn every
+        # file under it into a task, so the filter matches nothing
+        return _plain(self._sdk(
+            "POST", "/api/storages/localfiles/",
+            lambda o: self.sdk.import_storage.local.create(
+                project=project_id, path=path, title=title, regex_filter="(?!)", use_blob_urls=True, request_options=o
+            ),
+        ))
 
     def iter_tasks(self, project_id: int, page_size: int = 1000) -> Iterator[dict]:
-        """Every task of a project (``id`` and ``data``), page by page."""
-        page = 1
+        """Every task of a project (``id`` and ``data``), page by page (the SDK's pager)."""
+        pager = self._sdk(
+            "GET", "/api/tasks/",
+            lambda o: self.sdk.tasks.list(project=project_id, fields="task_only", page_size=page_size, request_options=o),
+        )
+        pages = iter(pager.iter_pages()) if hasattr(pager, "iter_pages") else iter([pager])
+        seen = 0
         while True:
             try:
-                body = self.get(
-                    "/api/tasks/",
-                    params={"project": project_id, "page": page, "page_size": page_size, "fields": "task_only"},
-                )
+                page = self._sdk("GET", "/api/tasks/", lambda o: next(pages, None))
             except ServerError as exc:
-                if exc.status == 404 and page > 1:  # past the last page
+                if exc.status == 404 and seen:  # Label Studio answers 404 "Invalid page" past the last page
                     return
                 raise
-            tasks = body.get("tasks", []) if isinstance(body, Mapping) else body
-            yield from tasks
-            total = body.get("total") if isinstance(body, Mapping) else None
-            if not tasks or len(tasks) < page_size or (total is not None and page * page_size >= total):
+            if page is None:
                 return
-            page += 1
+            items = page.items or []
+            seen += 1
+            for t in items:
+                yield {"id": t.id, "data": t.data}
+            if len(items) < page_size:  # the last page: no request for the one after
+                return
 
     def import_tasks(self, project_id: int, tasks: Iterable[Mapping[str, Any]]) -> dict:
-        return self.post(
-            f"/api/projects/{project_id}/import",
-            list(tasks),
-            params={"commit_to_project": "true", "return_task_ids": "true"},
+        return _plain(self._sdk(
+            "POST", f"/api/projects/{project_id}/import",
+            lambda o: self.sdk.projects.import_tasks(
+                project_id, request=list(tasks), commit_to_project=True, return_task_ids=True, request_options=o
+            ),
             timeout=max(self.timeout, 300.0),
-        )
+        ))
 
     def export_raw(self, project_id: int) -> bytes:
         """The full JSON export of a project (every task, every annotation), as the bytes the server sent."""
-        r = self._request(
-            "GET",
-            f"/api/projects/{project_id}/export",
-            params={"exportType": "JSON", "download_all_tasks": "true"},
-            expect_json=False,
+        path = f"/api/projects/{project_id}/export"
+        if self.sdk is None:
+            r = self._request("GET", path, params={"exportType": "JSON", "download_all_tasks": "true"},
+                              expect_json=False, timeout=max(self.timeout, EXPORT_TIMEOUT))
+            return r.content
+        return self._sdk(
+            "GET", path,
+            lambda o: b"".join(self.sdk.projects.exports.download_sync(
+                project_id, export_type="JSON", download_all_tasks=True, request_options=o
+            )),
             timeout=max(self.timeout, EXPORT_TIMEOUT),
         )
-        return r.content
 
     def create_annotation(self, task_id: int, result: list, **extra: Any) -> dict:
         body = {"result": result, "was_cancelled": False, "ground_truth": False}
         body.update(extra)
-        return self.post(f"/api/tasks/{task_id}/annotations/", body)
+        if self.sdk is None:
+            return self.post(f"/api/tasks/{task_id}/annotations/", body)
+        path = f"/api/tasks/{task_id}/annotations/"
+        return _plain(self._sdk("POST", path, lambda o: self.sdk.annotations.create(task_id, **body, request_options=o)))
+
+
+def _plain(model: Any) -> Any:
+    """An SDK response model as the plain JSON dict the REST API sent (unset fields left out)."""
+    if model is None or isinstance(model, (dict, list, str, int, float)):
+        return model
+    dump = getattr(model, "model_dump", None) or getattr(model, "dict")
+    return dump(mode="json", exclude_unset=True) if getattr(model, "model_dump", None) else dump(exclude_unset=True)

@@ -247,6 +247,28 @@ def labeling_config(kinds: Iterable[str]) -> str:
 """
 
 
+def config_interface(config: str) -> Any:
+    """The labeling config parsed and validated by ``label_studio_sdk.label_interface.LabelInterface`` (the SDK's
+    schema, unique names and ``toName`` checks, as the server applies them); a broken config is an error here,
+    before any project is touched."""
+    from label_studio_sdk.label_interface import LabelInterface
+
+    try:
+        interface = LabelInterface(config)
+        interface.validate()
+    except Exception as exc:  # the SDK raises its own validation errors and lxml's parse errors
+        from annotation.errors import AnnotationError
+
+        raise AnnotationError(f"the labeling config does not validate: {str(exc).splitlines()[0]}") from None
+    return interface
+
+
+def annotation_errors(interface: Any, result: list) -> list[str]:
+    """What ``LabelInterface`` finds wrong in an annotation's result: unknown controls, values outside a control's
+    static labels, wrong value types (dynamic choices, read from each task, are Mirage's own check)."""
+    return list(interface.validate_prediction({"result": list(result or [])}, return_errors=True) or [])
+
+
 INSTRUCTIONS = """<p><b>Mirage review.</b> Judge each question on its own, without looking at other reviewers' answers.</p>
 <ul>
 <li><b>accept</b>: the question is clear, answerable from the images, and the proposed answer is correct.</li>

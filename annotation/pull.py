@@ -108,7 +108,7 @@ def load_adjudications(build_dir: Path) -> dict[str, Any]:
     return data
 
 
-def _export_room(client: LabelStudioClient, project: str, room: int) -> tuple[int, bytes, list[dict]]:
+def _export_room(client: LabelStudioClient, project: str, room: int) -> tuple[int, bytes, list[dict], str]:
     """``(project id, raw export, tasks)`` of one room; every task tagged with its room and every annotation's
     ``completed_by`` resolved to the reviewer's e-mail (user ids are only unique within one server)."""
     proj = client.find_project(project)
@@ -128,7 +128,7 @@ def _export_room(client: LabelStudioClient, project: str, room: int) -> tuple[in
         t[ROOM_FIELD] = room
         for a in t.get("annotations") or []:
             a["completed_by"] = {"email": reviewer_name(a.get("completed_by"), users)}
-    return pid, raw, tasks
+    return pid, raw, tasks, str(proj.get("label_config") or "")
 
 
 def pull(
@@ -151,7 +151,7 @@ def pull(
     tasks: list[dict] = []
     exports = []
     for k, client in enumerate(rooms, 1):
-        pid, raw, room_tasks = _export_room(client, project, k)
+        pid, raw, room_tasks, config = _export_room(client, project, k)
         tasks.extend(room_tasks)
         exports.append((k, client.url, pid, raw, snapshot_time(room_tasks)))
 
@@ -161,7 +161,7 @@ def pull(
     for k, url, pid, raw, room_when in exports:
         path, is_new = save_export(build.path, raw, room_when or when)
         saved.append((k, url, pid, raw, path, is_new))
-    decided = resolve(build.items, tasks, {}, overlap, adjudications, rooms=len(rooms))
+    decided = resolve(build.items, tasks, {}, overlap, adjudications, rooms=len(rooms), label_config=config or None)
     _, url1, pid1, raw1, path1, new1 = saved[0]
     review = {
         "project": project,

@@ -27,6 +27,7 @@ from annotation.client import LabelStudioClient
 from annotation.config import (
     CORRECT_OPTION,
     CORRECT_TEXT,
+    config_interface,
     INSTRUCTIONS,
     ITEM_ID_FIELD,
     MCQ,
@@ -133,12 +134,15 @@ def push(
     created = False
     config_updated = False
     if existing is None:
-        proj = client.create_project(project_settings(project, build, labeling_config(kinds), overlap))
+        config = labeling_config(kinds)
+        config_interface(config)
+        proj = client.create_project(project_settings(project, build, config, overlap))
         created = True
         log(f"created project {project!r} (id {proj['id']})")
     else:
         proj = existing
         wanted = labeling_config(kinds | kinds_in_config(proj.get("label_config", "")))
+        config_interface(wanted)
         changes = {}
         if proj.get("label_config", "").strip() != wanted.strip():
             changes["label_config"] = wanted

@@ -38,6 +38,7 @@ from annotation.config import (
     VERDICTS,
     ISSUES,
     VQA,
+    annotation_errors,
     answer_label,
     correction_choices,
     item_kind,
@@ -119,7 +120,7 @@ def _results_by_control(result: Iterable[Mapping[str, Any]]) -> dict[str, list[A
 
 
 def parse_annotation(
-    item: Item, annotation: Mapping[str, Any], reviewer: str, where: str, room: int = 1
+    item: Item, annotation: Mapping[str, Any], reviewer: str, where: str, room: int = 1, interface: Any = None
 ) -> tuple[Vote | None, list[str]]:
     """A :class:`Vote` from one exported annotation, or ``None`` with the reason(s) in the problem list.
 
@@ -155,6 +156,11 @@ def parse_annotation(
     if len(picked) > 1:
         return None, [f"{who}: {len(picked)} correct options {picked}; annotation ignored"]
 
+    if interface is not None:
+        sdk_errors = annotation_errors(interface, annotation.get("result") or [])
+        if sdk_errors:
+            return None, [f"{who}: does not fit the labeling config ({_clip(sdk_errors[0])}); annotation ignored"]
+
     answer: str | None = None
     if verdict == "fix":
         if item_kind(item) == VQA:
@@ -181,6 +187,11 @@ def parse_annotation(
         room=room,
     )
     return vote, problems
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def select_votes(
@@ -386,6 +397,7 @@ def resolve(
     overlap: int = 3,
     adjudications: Mapping[str, Any] | None = None,
     rooms: int = 1,
+    label_config: str | None = None,
 ) -> dict[str, Any]:
     """The decision part of ``review.json`` (counts, kappa, reviewers, problems, items) from an export.
 
@@ -393,6 +405,11 @@ def resolve(
     With ``rooms`` > 1 each room counts at most ``room_capacity(overlap, rooms)`` votes per item.
     """
     room_cap = room_capacity(overlap, rooms) if rooms > 1 else None
+    interface = None
+    if label_config:  # every annotation is also checked against the project's config by the SDK
+        from annotation.config import config_interface
+
+        interface = config_interface(label_config)
     adjudications = adjudications or {}
     by_id = {it.id: it for it in items}
     problems: list[str] = []
@@ -417,7 +434,7 @@ def resolve(
             reviewer = reviewer_name(ann.get("completed_by"), users)
             if ann.get("was_cancelled"):
                 skipped[reviewer] += 1
-            vote, probs = parse_annotation(item, ann, reviewer, where, room)
+            vote, probs = parse_annotation(item, ann, reviewer, where, room, interface)
             problems.extend(probs)
             if vote is not None:
                 raw_votes[iid].append(vote)

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import have, require
 
 require(have("requests"), "requests (the annotation extra)", "pip install -e '.[annotation]'")
+require(have("label_studio_sdk"), "label-studio-sdk (the annotation extra)", "bash .ci/install-annotation.sh")
 
 from annotation.client import LabelStudioClient  # noqa: E402
 from annotation.errors import ServerError  # noqa: E402

@@ -69,3 +69,32 @@ def test_labeling_config_is_xml_with_the_controls_each_kind_needs():
         verdict = next(el for el in root.iter("Choices") if el.get("name") == "verdict")
         assert [c.get("value") for c in verdict] == ["accept", "fix", "reject"]
         assert ">" not in root.find("Style").text  # Label Studio escapes it
+
+
+def test_the_sdk_validates_the_config_and_checks_annotations():
+    """label_studio_sdk's LabelInterface accepts every config Mirage builds and flags what does not fit it."""
+    import pytest
+
+    from tests.conftest import have, require
+
+    require(have("label_studio_sdk"), "label-studio-sdk (the annotation extra)", "bash .ci/install-annotation.sh")
+    from annotation.config import MCQ, VQA, YES_NO, annotation_errors, config_interface, labeling_config
+    from annotation.errors import AnnotationError
+    from annotation.resolve import parse_annotation
+    from builders.items import make_item
+    from tests.annotation.lshelpers import result
+
+    for kinds in ({MCQ}, {YES_NO}, {VQA}, {MCQ, YES_NO, VQA}):
+        config_interface(labeling_config(kinds))
+    with pytest.raises(AnnotationError, match="does not validate"):
+        config_interface(labeling_config({MCQ}).replace('toName="item"', 'toName="nowhere"', 1))
+    interface = config_interface(labeling_config({MCQ, YES_NO, VQA}))
+    it = make_item(benchmark="b", task="t", question_type="selective", pressure="easy", images=["a.png"],
+                   question="q", options=["x", "y"], answer="A")
+    assert annotation_errors(interface, result(it, "fix", "B", issues=("wording",), comment="c")) == []
+    stray = result(it, "accept") + [{"from_name": "mood", "to_name": "item", "type": "choices",
+                                     "value": {"choices": ["happy"]}}]
+    assert annotation_errors(interface, stray)
+    vote, problems = parse_annotation(it, {"id": 7, "result": stray}, "r@x", "item i", interface=interface)
+    assert vote is None and "does not fit the labeling config" in problems[0] and "\n" not in problems[0]
+    assert parse_annotation(it, {"id": 7, "result": stray}, "r@x", "item i")[0] is not None  # without the SDK check
