@@ -210,5 +210,6 @@ def encode_images_on_ray(
             if on_progress is not None:
                 on_progress(done, len(todo))
     scorer.stats.encode_seconds += time.perf_counter() - t0
-    executor.notes["clip"] = {"batches": len(batches), "batch_size": size, "actors": actors,
-                              "actor_processes_seen": len(pids), "gpus_per_actor": settings.gpus_per_actor}
+    executor.notes.setdefault("clip", []).append({  # one entry per pipeline (MIOH runs one per source)
+        "images": len(todo), "batches": len(batches), "batch_size": size, "actors": actors,
+        "actor_processes_seen": len(pids), "gpus_per_actor": settings.gpus_per_actor})

@@ -84,7 +84,7 @@ def test_mioh_through_ray_is_byte_identical_and_a_rerun_is_served_from_the_cache
     items, build = built(tmp_path / "a")
     clip = build["stats"]["clip"]
     assert clip["stats"]["images_encoded"] == 48  # encoded on the cluster, not served from another cache
-    assert clip["executor"]["executor"] == "ray" and clip["executor"]["clip"]["batches"] == 6
+    assert clip["executor"]["executor"] == "ray" and clip["executor"]["clip"][0]["batches"] == 6
     assert items == local_mioh
     assert build["config"]["executor"] == "ray"
     # a rerun (local this time) finds every embedding the Ray run wrote
