@@ -1,14 +1,20 @@
 """How close the CLIP scoring stage comes to the bare model, and what a warm cache buys.
 
-Three timings, same model (ViT-B-32 with random weights, so nothing is downloaded), same batch size, same device:
+Four timings, same model (ViT-B-32 with random weights, so nothing is downloaded), same batch size, same device
+(``--device``: CUDA with fp16 autocast where present, else CPU):
 
-* **bare forward** - ``model.encode_image`` over tensors already decoded, preprocessed and stacked: the ceiling.
-* **stage, cold** - ``ClipScorer.image_embeddings`` on PNG files with an empty cache: content hashing, decode and
-  preprocessing in DataLoader workers, encoding, normalisation and the cache write. Target: >= 0.8x bare.
+* **bare forward** - ``model.encode_image`` over tensors already decoded, preprocessed and stacked, moved to the
+  device inside the timing (the host-to-device copy is part of any real run): the ceiling.
+* **decode only** - the stage's decode + preprocessing path alone: on CUDA batched ``decode_jpeg`` on the GPU with
+  resize and normalisation there (:func:`filters.clip.decode_batch_on_device`); on CPU PIL (reduced-scale JPEG
+  decoding) in DataLoader workers.
+* **stage, cold** - ``ClipScorer.image_embeddings`` on the files with an empty cache: content hashing, decode and
+  preprocessing, encoding, normalisation and the cache write. Target (issue #17, on a GPU): >= 0.8x bare.
 * **stage, warm** - the same call from a fresh scorer on the filled cache (the rerun of a build). Target: >= 50x
   faster than cold.
 
-Run: ``python benchmarks/bench_clip.py [--images 128] [--batch-size 32] [--size 480x360] [--workers N] [--repeat 3]``.
+Run: ``python benchmarks/bench_clip.py [--images 128] [--batch-size 32] [--size 640x480] [--format jpg|png]
+[--device auto|cpu|cuda] [--workers N] [--repeat 3]``.
 """
 
 from __future__ import annotations
@@ -27,8 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from filters.clip import ClipConfig, load_scorer  # noqa: E402
 
 
-def make_pngs(folder: Path, n: int, size: tuple[int, int], seed: int = 0) -> list[str]:
-    """Photo-like PNGs (smooth gradients, shapes, mild noise): decode cost like real images, not like noise."""
+def make_pngs(folder: Path, n: int, size: tuple[int, int], seed: int = 0, fmt: str = "png") -> list[str]:
+    """Photo-like images (smooth gradients, shapes, mild noise) as PNG or JPEG (quality 90): decode cost like real
+    images, not like noise."""
     from PIL import Image, ImageDraw
 
     rng = np.random.default_rng(seed)
@@ -46,8 +53,8 @@ def make_pngs(folder: Path, n: int, size: tuple[int, int], seed: int = 0) -> lis
             box = (x0, y0, x0 + rng.integers(10, w // 3), y0 + rng.integers(10, h // 3))
             fill = tuple(int(v) for v in rng.integers(0, 256, 3))
             (draw.ellipse if rng.random() < 0.5 else draw.rectangle)(box, fill=fill)
-        p = folder / f"img{i:05d}.png"
-        im.save(p)
+        p = folder / f"img{i:05d}.{fmt}"
+        im.save(p, quality=90) if fmt == "jpg" else im.save(p)
         paths.append(str(p))
     return paths
 
@@ -61,22 +68,57 @@ def ready_batches(scorer, paths: list[str], batch_size: int) -> list:
     return [torch.stack(tensors[i : i + batch_size]) for i in range(0, len(tensors), batch_size)]
 
 
-def bare_forward(model, batches: list) -> float:
-    """Seconds for encode_image (+ the same normalisation the stage does) over ready tensors."""
+def _sync(device: str) -> None:
     import torch
 
-    with torch.inference_mode():
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def bare_forward(scorer, batches: list) -> float:
+    """Seconds for the host-to-device copy, encode_image (fp16 autocast on CUDA) and the same normalisation the
+    stage does, over ready CPU tensors."""
+    import torch
+
+    model, device = scorer.model, scorer.device
+    with torch.inference_mode(), scorer._autocast():
+        _sync(device)
         t0 = time.perf_counter()
         for b in batches:
-            torch.nn.functional.normalize(model.encode_image(b).float(), dim=-1).numpy()
+            feats = model.encode_image(b.to(device, non_blocking=True))
+            torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy()
+        _sync(device)
         return time.perf_counter() - t0
+
+
+def decode_only(scorer, paths: list[str], batch_size: int, workers: int) -> float:
+    """Seconds for the stage's decode + preprocessing path alone (no model)."""
+    from torch.utils.data import DataLoader
+
+    from filters.clip import _collate, _ImageFiles, _model_input_side, decode_batch_on_device, open_for_model
+
+    cfg, preprocess, device = scorer.preprocess_cfg, scorer.preprocess, scorer.device
+    _sync(device)
+    t0 = time.perf_counter()
+    if scorer.identity.get("decode") == "nvjpeg":
+        for i in range(0, len(paths), batch_size):
+            decode_batch_on_device(paths[i:i + batch_size], device, cfg, lambda p: preprocess(open_for_model(p, None)))
+    else:
+        loader = DataLoader(_ImageFiles(paths, preprocess, _model_input_side(cfg)), batch_size=batch_size,
+                            num_workers=workers, collate_fn=_collate, prefetch_factor=4 if workers else None)
+        for _ in loader:
+            pass
+    _sync(device)
+    return time.perf_counter() - t0
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images", type=int, default=128)
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--size", default="480x360", help="WxH of the generated PNGs")
+    ap.add_argument("--size", default="640x480", help="WxH of the generated images (default 640x480)")
+    ap.add_argument("--format", choices=("jpg", "png"), default="jpg", help="image format (default jpg)")
+    ap.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto: CUDA where present)")
     ap.add_argument("--model", default="ViT-B-32")
     ap.add_argument("--workers", type=int, default=None, help="DataLoader workers (default: the scorer's choice)")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved repetitions; the best of each is shown")
@@ -87,32 +129,35 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="bench_clip_") as tmp:
         root = Path(tmp)
         (root / "imgs").mkdir()
-        paths = make_pngs(root / "imgs", args.images, (w, h))
+        paths = make_pngs(root / "imgs", args.images, (w, h), fmt=args.format)
         mb = sum(os.path.getsize(p) for p in paths) / 1e6
 
         def scorer(cache: str):
             return load_scorer(ClipConfig(model=args.model, pretrained=None, cache_dir=str(root / cache),
-                                          batch_size=args.batch_size, num_workers=args.workers))
+                                          batch_size=args.batch_size, num_workers=args.workers,
+                                          device=args.device))
 
         # Interleaved repetitions, best of each: on a shared machine other tenants' load comes and goes, and
         # the minimum is the run least disturbed by it (the usual rule for timing under noise).
         probe = scorer("probe")
         batches = ready_batches(probe, paths, args.batch_size)
         model = probe.model
-        with torch.inference_mode():
-            model.encode_image(batches[0])  # warm-up for both
-        bares, stages = [], []
+        with torch.inference_mode(), probe._autocast():
+            model.encode_image(batches[0].to(probe.device))  # warm-up for both
+        workers = probe._workers_for(len(paths))
+        bares, stages, decodes = [], [], []
         for rep in range(args.repeat):
-            bares.append(bare_forward(model, batches))
+            bares.append(bare_forward(probe, batches))
+            decodes.append(decode_only(probe, paths, args.batch_size, workers))
             cold = scorer(f"cache{rep}")
-            with torch.inference_mode():
-                cold.model.encode_image(batches[0])  # built and warmed up outside the timing, like the bare model
+            with torch.inference_mode(), cold._autocast():
+                cold.model.encode_image(batches[0].to(cold.device))  # built and warmed up outside the timing
             t0 = time.perf_counter()
             emb = cold.image_embeddings(paths)
             stages.append(time.perf_counter() - t0)
             assert cold.stats.images_encoded == len(paths)
             cold.close()
-        bare, stage = min(bares), min(stages)
+        bare, stage, decode = min(bares), min(stages), min(decodes)
 
         warm_scorer = scorer(f"cache{args.repeat - 1}")
         t0 = time.perf_counter()
@@ -122,11 +167,13 @@ def main(argv: list[str] | None = None) -> None:
         np.testing.assert_array_equal(emb, emb2)
 
     n = len(paths)
-    print(f"CLIP scoring: {args.model} (random weights), {n} PNGs {w}x{h} ({mb:.1f} MB), batch {args.batch_size}, "
-          f"device {cold.device}, torch threads {torch.get_num_threads()}, CPUs {os.cpu_count()}, "
-          f"decode workers {cold._workers_for(n)}")
-    rows = [("bare forward (ready tensors)", bare), ("stage, cold cache", stage), ("stage, warm cache", warm)]
+    print(f"CLIP scoring: {args.model} (random weights), {n} {args.format.upper()}s {w}x{h} ({mb:.1f} MB), batch "
+          f"{args.batch_size}, device {cold.device} ({cold.identity['precision']}, decode {cold.identity['decode']}), "
+          f"torch threads {torch.get_num_threads()}, CPUs {os.cpu_count()}, decode workers {cold._workers_for(n)}")
+    rows = [("bare forward (ready tensors)", bare), ("decode + preprocess only", decode),
+            ("stage, cold cache", stage), ("stage, warm cache", warm)]
     print("all runs (s): bare " + " ".join(f"{t:.2f}" for t in bares)
+          + " | decode " + " ".join(f"{t:.2f}" for t in decodes)
           + " | stage " + " ".join(f"{t:.2f}" for t in stages))
     print(f"{'':32}{'seconds':>10}{'images/s':>12}{'vs bare':>10}{'vs cold':>10}")
     for name, sec in rows:
