@@ -275,9 +275,49 @@ def check_image_file(path: str, file: str | Path, record: str) -> str:
     return path
 
 
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_JPEG_FRAME_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}  # SOF0..SOF15 (not DHT, JPG, DAC)
+
+
+def _header_size(path: str) -> tuple[int, int] | None:
+    """``(width, height)`` from a PNG's IHDR or a JPEG's frame header, read with a few small reads; ``None``
+    for anything else or anything unexpected (the caller asks PIL then).
+
+    Why: a COCO-train-sized source checks 118,000 image headers; ``PIL.Image.open`` costs ~60 us an image
+    (plugin lookup, object set-up), this ~10 us, and both read the same header fields."""
+    with open(path, "rb") as f:
+        head = f.read(26)
+        if head[:8] == _PNG_SIGNATURE and head[12:16] == b"IHDR":
+            return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+        if head[:2] != b"\xff\xd8":
+            return None
+        f.seek(2)
+        for _ in range(256):  # markers before the frame header: APPn, DQT, DHT, COM, ...
+            marker = f.read(4)
+            if len(marker) < 4 or marker[0] != 0xFF:
+                return None
+            kind, length = marker[1], int.from_bytes(marker[2:4], "big")
+            if kind in _JPEG_FRAME_MARKERS:
+                frame = f.read(5)
+                if len(frame) < 5:
+                    return None
+                return int.from_bytes(frame[3:5], "big"), int.from_bytes(frame[1:3], "big")
+            if length < 2 or kind == 0xD9:
+                return None
+            f.seek(length - 2, os.SEEK_CUR)
+    return None
+
+
 def image_size_from_file(path: str, file: str | Path, record: str) -> tuple[int, int]:
-    """``(width, height)`` read from the image header only, for formats whose JSON lacks the size."""
+    """``(width, height)`` read from the image header only (PNG and JPEG parsed here, other formats by PIL)."""
     from PIL import Image, UnidentifiedImageError
+
+    try:
+        size = _header_size(path)
+    except OSError:
+        size = None
+    if size is not None and size[0] > 0 and size[1] > 0:
+        return size
 
     try:
         with Image.open(path) as im:

@@ -88,3 +88,23 @@ def test_occlusion_decodes_only_masks_whose_boxes_overlap(monkeypatch: pytest.Mo
     expect_b = float((a[6:16, 6:16] & ~b[6:16, 6:16]).sum()) / 100.0
     assert occ.tolist() == [expect_a, expect_b, 0.0]
     assert expect_a > 0.15 and expect_b == 0.0
+
+
+def test_image_header_sizes_match_pil(tmp_path: Path) -> None:
+    """The PNG/JPEG header parser behind the declared-size check reads what PIL reads; other formats go to PIL."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for w, h in ((64, 48), (17, 33), (1000, 3)):
+        arr = rng.integers(0, 255, (h, w, 3), dtype=np.uint8)
+        for name, fmt, kw in (("a.png", "png", {}), ("b.jpg", "jpeg", {}), ("c.jpg", "jpeg", {"progressive": True}),
+                              ("d.jpg", "jpeg", {"exif": Image.Exif().tobytes()}), ("e.gif", "gif", {})):
+            path = tmp_path / f"{w}-{name}"
+            Image.fromarray(arr).save(path, format=fmt, **kw)
+            expected = None if fmt == "gif" else (w, h)
+            assert jsonio._header_size(str(path)) == expected, path
+            assert jsonio.image_size_from_file(str(path), "f.json", "images[0]") == (w, h)
+    (tmp_path / "cut.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with pytest.raises(Exception, match="cannot read image size"):
+        jsonio.image_size_from_file(str(tmp_path / "cut.png"), "f.json", "images[0]")
