@@ -22,7 +22,10 @@ Choices, and why:
   (512 floats an image), so no shared path is needed for the CLIP stage: only the images must be readable
   from every node (paths are sent, not pixels).
 * **Decode and preprocess run on CPU**, with the driver's open_clip transform shipped to the workers, so GPU
-  actors only ever run the model. Errors travel back as values: a corrupt image becomes the same one-line
+  actors only ever run the model - by the decode path the cache key names, as locally: ``pil-draft``
+  (:func:`filters.clip.open_for_model`) when the driver has no GPU; when the driver runs CLIP on CUDA the key
+  names ``nvjpeg``, and the GPU actors decode their batches on the device
+  (:func:`filters.clip.decode_batch_on_device`) instead. Errors travel back as values: a corrupt image becomes the same one-line
   :class:`SourceError` as locally (raised on the driver, at the first batch in input order that has one;
   batches before it are cached, as locally).
 * **Encoder actors** hold ``--ray-gpus-per-actor`` GPUs (a fraction shares one GPU between several actors) or
@@ -46,6 +49,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from filters.clip import _model_input_side
 from sources.errors import ConfigError, SourceError
 
 __all__ = ["ClipImageEncoder", "batch_listeners", "decode_batch", "encode_images_on_ray"]
@@ -55,20 +59,21 @@ batch_listeners: list[Callable[[dict[str, Any]], None]] = []
 for monitoring, and for the fault tests, which kill the reporting actor by its process id."""
 
 
-def decode_batch(rows: dict[str, np.ndarray], preprocess: Callable[[Any], Any]) -> dict[str, np.ndarray]:
-    """Ray Data CPU stage: decode and preprocess each row's images into one ``[n, 3, H, W]`` float32 array.
+def decode_batch(rows: dict[str, np.ndarray], preprocess: Callable[[Any], Any], side: int | None = None
+                 ) -> dict[str, np.ndarray]:
+    """Ray Data CPU stage: decode and preprocess each row's images into one ``[n, 3, H, W]`` float32 array, the
+    way the local DataLoader does (:func:`filters.clip.open_for_model`: the ``pil-draft`` decode path).
 
     A file that cannot be decoded ends the row's decoding: its position and the one-line reason travel on
     (the driver raises it, as the local DataLoader path does)."""
-    from PIL import Image
+    from filters.clip import open_for_model
 
     out: dict[str, list[Any]] = {"batch": [], "pixels": [], "error": [], "error_at": []}
     for batch, paths in zip(rows["batch"], rows["paths"]):
         tensors, error, error_at = [], "", -1
         for i, path in enumerate(paths):
             try:
-                with Image.open(path) as im:
-                    tensors.append(preprocess(im.convert("RGB")).numpy())
+                tensors.append(preprocess(open_for_model(path, side)).numpy())
             except Exception as e:  # a broken file must name itself, whatever PIL raised
                 error, error_at = f"cannot decode image: {type(e).__name__}: {e}", i
                 break
@@ -109,11 +114,26 @@ class ClipImageEncoder:
             open_clip.add_model_config(path)
         device = "cuda" if spec["gpus"] > 0 and torch.cuda.is_available() else "cpu"
         self.fp16 = identity["precision"] == "fp16-autocast"  # checked on the driver: then the actor has a GPU
-        self.preprocess = spec["preprocess"]
+        self.preprocess, self.side = spec["preprocess"], spec["side"]
+        self.on_device = identity.get("decode") == "nvjpeg"  # the driver's key names GPU decoding: do it here
         self.scorer = ClipScorer(config, weights, identity, device, EmbeddingStore(None))
         self.model = self.scorer.model
         self.device = device
         self.pid = os.getpid()
+
+    def _decode_on_device(self, rows: dict[str, np.ndarray]) -> dict[str, Any]:
+        """The ``nvjpeg`` decode path of the local CUDA executor (:func:`filters.clip.decode_batch_on_device`)."""
+        from filters.clip import decode_batch_on_device, open_for_model
+
+        out: dict[str, list[Any]] = {"batch": [], "pixels": [], "error": [], "error_at": []}
+        for batch, paths in zip(rows["batch"], rows["paths"]):
+            pixels, errors = decode_batch_on_device(list(paths), self.device, self.scorer.preprocess_cfg,
+                                                    lambda p: self.preprocess(open_for_model(p, None)))
+            out["batch"].append(batch)
+            out["pixels"].append(None if errors else pixels)
+            out["error"].append(errors[0][1] if errors else "")
+            out["error_at"].append(errors[0][0] if errors else -1)
+        return out
 
     def _autocast(self) -> contextlib.AbstractContextManager[Any]:
         import torch
@@ -123,15 +143,18 @@ class ClipImageEncoder:
     def __call__(self, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         import torch
 
-        if "paths" in rows:  # CPU actors decode their own batches
-            rows = decode_batch(rows, self.preprocess)
+        if "paths" in rows and self.on_device:
+            rows = self._decode_on_device(rows)
+        elif "paths" in rows:  # CPU actors decode their own batches
+            rows = decode_batch(rows, self.preprocess, self.side)
         vectors = []
         with torch.inference_mode(), self._autocast():
             for pixels, error in zip(rows["pixels"], rows["error"]):
                 if error:
                     vectors.append(np.zeros((0,), np.float32))
                     continue
-                feats = self.model.encode_image(torch.tensor(pixels).to(self.device))  # a copy: Ray's is read-only
+                batch = pixels if torch.is_tensor(pixels) else torch.tensor(pixels)  # a copy: Ray's is read-only
+                feats = self.model.encode_image(batch.to(self.device))
                 vectors.append(torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy())
         return {"batch": rows["batch"], "vectors": _ragged(vectors), "error": rows["error"],
                 "error_at": rows["error_at"], "pid": np.full(len(vectors), self.pid, dtype=np.int64)}
@@ -175,8 +198,10 @@ def encode_images_on_ray(
     size = settings.batch_size or scorer.config.batch_size
     batches = [list(todo[i : i + size]) for i in range(0, len(todo), size)]
     rows = [{"batch": k, "paths": [p for _, p in b]} for k, b in enumerate(batches)]
+    side = _model_input_side(scorer.preprocess_cfg)
     spec = {"config": scorer.config, "weights": scorer._weights, "identity": scorer.identity,
-            "gpus": settings.gpus_per_actor, "preprocess": scorer.preprocess}
+            "gpus": settings.gpus_per_actor, "preprocess": scorer.preprocess, "side": side}
+    decode_in_tasks = settings.gpus_per_actor > 0 and scorer.identity.get("decode") != "nvjpeg"
     if scorer.identity["precision"] == "fp16-autocast" and not settings.gpus_per_actor:
         raise ConfigError("the CLIP cache key names fp16 autocast (the driver runs CLIP on CUDA), but the Ray "
                           "encoder actors have no GPU: give --ray-gpus-per-actor, or --clip-device cpu")
@@ -184,8 +209,8 @@ def encode_images_on_ray(
     ctx = ray_data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
     ds = ray_data.from_items(rows, override_num_blocks=len(rows))
-    if settings.gpus_per_actor > 0:  # decode on CPU tasks, so that the GPU actors only run the model
-        ds = ds.map_batches(decode_batch, fn_kwargs={"preprocess": scorer.preprocess}, batch_size=1,
+    if decode_in_tasks:  # decode on CPU tasks, so that the GPU actors only run the model
+        ds = ds.map_batches(decode_batch, fn_kwargs={"preprocess": scorer.preprocess, "side": side}, batch_size=1,
                             batch_format="numpy", num_cpus=settings.cpus_per_task)
     # Ray Data's own fault tolerance: a dead decode task is retried, a dead actor restarted and its call retried
     ds = ds.map_batches(ClipImageEncoder, fn_constructor_kwargs={"spec": spec}, batch_size=1, batch_format="numpy",

@@ -138,7 +138,13 @@ def test_a_corrupt_image_is_the_same_one_line_error_as_locally(ray_cluster, tiny
     from sources.errors import SourceError
     from tests.support.tiny_clip import write_images
 
-    paths = write_images(tmp_path / "img", 10) + write_images(tmp_path / "copy", 2)  # two share content
+    from PIL import Image
+
+    jpegs = []  # large enough for the pil-draft decode path (reduced-scale JPEG decoding) to kick in
+    for i, arr in enumerate(np.random.default_rng(1).integers(0, 256, (4, 120, 160, 3), dtype=np.uint8)):
+        Image.fromarray(arr).save(tmp_path / f"photo{i}.jpg", quality=90)
+        jpegs.append(str(tmp_path / f"photo{i}.jpg"))
+    paths = jpegs + write_images(tmp_path / "img", 6) + write_images(tmp_path / "copy", 2)  # two share content
     bad = tmp_path / "img" / "broken.png"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n not really a png")
     paths.insert(9, str(bad))
