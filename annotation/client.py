@@ -300,6 +300,16 @@ class LabelStudioClient:
         path = f"/api/projects/{project_id}/"
         return _plain(self._sdk("PATCH", path, lambda o: self.sdk.projects.update(project_id, **body, request_options=o)))
 
+    def create_view(
+        self, project_id: int, title: str, hidden_data_fields: Iterable[str], hidden_columns: Iterable[str] = ()
+    ) -> dict:
+        """A Data Manager tab hiding these task-data fields and task columns (in the table and the labeling list)."""
+        hidden = [f"tasks:data.{f}" for f in hidden_data_fields] + [f"tasks:{c}" for c in hidden_columns]
+        data = {"title": title, "hiddenColumns": {"explore": hidden, "labeling": hidden}}
+        return _plain(self._sdk(
+            "POST", "/api/dm/views/", lambda o: self.sdk.views.create(project=project_id, data=data, request_options=o)
+        ))
+
     def local_storages(self, project_id: int) -> list[dict]:
         return [
             _plain(s)

@@ -161,30 +161,81 @@ def task_data(
     kind = item_kind(item)
     links = links or {}
     images = []
-    for i, p in enumerate(item.images):
+    for title, p in zip(image_titles(item), item.images):
         path = resolve_image(build_dir, p)
-        images.append({"url": local_files_url(links.get(path, path), files_root), "title": f"Image {i + 1}"})
+        url = local_files_url(links.get(path, path), files_root)
+        size = _image_size(path)
+        images.append({
+            "url": url,
+            "title": title,
+            "link": f'<a class="mirage-native" href="{html.escape(url)}" target="_blank" rel="noopener">'
+            f'{html.escape(title)} at native size{f" ({size[0]}x{size[1]})" if size else ""}</a>',
+        })
+    # key order is the Data Manager's column order: what a reviewer scans first comes first
     return {
-        ITEM_ID_FIELD: item.id,
-        "benchmark": item.benchmark,
+        "question": item.question,
+        "proposed_answer": answer_label(item),
         "task": item.task,
-        "question_type": item.question_type,
         "pressure": item.pressure,
+        "question_type": item.question_type,
         "kind": KIND_NAMES[kind],
         "n_images": len(item.images),
+        "benchmark": item.benchmark,
+        ITEM_ID_FIELD: item.id,
         "header": f"{item.benchmark} / {item.task} / {item.question_type} / {KIND_NAMES[kind]} / "
         f"{len(item.images)} image{'s' if len(item.images) != 1 else ''} / item {item.id}",
         "images": images,
         "item_html": item_html(item),
-        "proposed_answer": answer_label(item),
         "choices": [{"value": v} for v in correction_choices(item)],
     }
 
 
+def image_titles(item: Item) -> list[str]:
+    """How each image is named to the reviewer: "Image k", or "Frame k (t = s)" for frames sampled from a video
+    (provenance ``frame_indices`` and ``fps``; "Frame k (frame i)" without the rate)."""
+    prov = item.provenance or {}
+    frames = prov.get("frame_indices")
+    if isinstance(frames, list) and len(frames) == len(item.images):
+        fps = prov.get("fps")
+        if isinstance(fps, (int, float)) and fps > 0:
+            return [f"Frame {k} (t = {f / fps:.2f} s)" for k, f in enumerate(frames, 1)]
+        return [f"Frame {k} (frame {f})" for k, f in enumerate(frames, 1)]
+    return [f"Image {k}" for k in range(1, len(item.images) + 1)]
+
+
+def _image_size(path: Path) -> tuple[int, int] | None:
+    try:
+        from PIL import Image
+
+        with Image.open(path) as im:
+            return im.size
+    except (OSError, ValueError):
+        return None
+
+
+DM_HIDDEN_COLUMNS = ("item_html", "images", "choices", "header")
+"""Task-data fields the Data Manager hides (raw HTML and JSON); question, proposed answer, task, pressure, kind and
+item id stay as columns."""
+
+DM_HIDDEN_META = (
+    "inner_id", "annotations_results", "annotations_ids", "predictions_score", "predictions_model_versions",
+    "predictions_results", "file_upload", "storage_filename", "created_at", "updated_at", "updated_by",
+    "avg_lead_time", "draft_exists", "total_predictions",
+)
+"""Label Studio's own columns that push the data columns off screen and mean nothing for a review."""
+
+HOTKEYS = {"accept": "1", "fix": "2", "reject": "3"}
+"""One hotkey scheme for every project: the verdicts on 1-3, the issue tags on q, w, e, r, t, y."""
+TAG_HOTKEYS = "qwerty"
+
 # no ">" in the CSS: Label Studio escapes it. The Repeater wraps each repetition in two anonymous divs, which
 # "display: contents" takes out of the layout so the cells become the grid's children.
 _STYLE = """
-.mirage-grid { display: grid; grid-template-columns: repeat(4, minmax(0, 1fr)); gap: 8px; }
+.mirage-layout { display: flex; gap: 16px; align-items: flex-start; }
+.mirage-left { flex: 3 1 0; min-width: 0; }
+.mirage-right { flex: 2 1 0; min-width: 340px; position: sticky; top: 0; max-height: 100vh; overflow-y: auto; }
+.mirage-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 8px; }
+.mirage-native { font-size: 12px; }
 .mirage-grid div:has(.mirage-cell) { display: contents; }
 .mirage-cell { border: 1px solid #ddd; padding: 4px; box-sizing: border-box; }
 .mirage-item { font-size: 15px; line-height: 1.45; }
@@ -216,33 +267,40 @@ def labeling_config(kinds: Iterable[str]) -> str:
             f'    <TextArea name="{CORRECT_TEXT}" toName="{OBJECT}" rows="2" maxSubmissions="1" editable="true" '
             'placeholder="The correct answer"/>'
         )
-    verdicts = "\n".join(f'    <Choice value="{v}"/>' for v in VERDICTS)
-    tags = "\n".join(f'    <Choice value="{t}"/>' for t in ISSUE_TAGS)
+    verdicts = "\n".join(f'    <Choice value="{v}" hotkey="{HOTKEYS[v]}"/>' for v in VERDICTS)
+    tags = "\n".join(f'    <Choice value="{t}" hotkey="{k}"/>' for t, k in zip(ISSUE_TAGS, TAG_HOTKEYS))
     return f"""<View>
   <Style>{_STYLE}</Style>
   <Header value="$header" size="6"/>
+  <View className="mirage-layout">
+  <View className="mirage-left">
   <View className="mirage-grid">
     <Repeater on="$images" indexFlag="{{{{idx}}}}">
       <View className="mirage-cell">
         <Header value="$images[{{{{idx}}}}].title" size="5"/>
         <Image name="image_{{{{idx}}}}" value="$images[{{{{idx}}}}].url" zoom="true" zoomControl="true" maxWidth="100%"/>
+        <HyperText name="native_{{{{idx}}}}" value="$images[{{{{idx}}}}].link" inline="true"/>
       </View>
     </Repeater>
   </View>
+  </View>
+  <View className="mirage-right">
   <HyperText name="{OBJECT}" value="$item_html" inline="true"/>
-  <Header value="Verdict" size="5"/>
+  <Header value="Verdict (keys 1 2 3)" size="5"/>
   <Choices name="{VERDICT}" toName="{OBJECT}" choice="single-radio" showInline="true" required="true" requiredMessage="Choose accept, fix or reject">
 {verdicts}
   </Choices>
   <View visibleWhen="choice-selected" whenTagName="{VERDICT}" whenChoiceValue="fix">
 {chr(10).join(correction)}
   </View>
-  <Header value="Issues (any that apply)" size="5"/>
+  <Header value="Issues (any that apply; keys q w e r t y)" size="5"/>
   <Choices name="{ISSUES}" toName="{OBJECT}" choice="multiple" showInline="true">
 {tags}
   </Choices>
   <Header value="Comment" size="5"/>
   <TextArea name="{COMMENT}" toName="{OBJECT}" rows="2" maxSubmissions="1" editable="true" placeholder="Optional: what is wrong, or why"/>
+  </View>
+  </View>
 </View>
 """
 

@@ -27,6 +27,8 @@ from annotation.client import LabelStudioClient
 from annotation.config import (
     CORRECT_OPTION,
     CORRECT_TEXT,
+    DM_HIDDEN_COLUMNS,
+    DM_HIDDEN_META,
     config_interface,
     INSTRUCTIONS,
     ITEM_ID_FIELD,
@@ -137,6 +139,7 @@ def push(
         config = labeling_config(kinds)
         config_interface(config)
         proj = client.create_project(project_settings(project, build, config, overlap))
+        client.create_view(int(proj["id"]), "Mirage review", DM_HIDDEN_COLUMNS, DM_HIDDEN_META)
         created = True
         log(f"created project {project!r} (id {proj['id']})")
     else:

@@ -109,3 +109,66 @@ def test_reviewer_sees_eight_images_and_submits_a_fix(ls_server, chromium, tmp_p
     assert entry["annotations"][0]["answer"] == "B"
     assert entry["comments"] == ["the circles are in image 2"]
     assert out.review["problems"] == []
+
+
+def test_screen_at_1440x900_shows_images_proposed_answer_and_verdict_together(ls_server, chromium, tmp_path):
+    """Issue 15 part 3: images and controls side by side; nothing the reviewer must compare needs scrolling."""
+    build_path = make_build(tmp_path, 3)
+    admin = ls_server.client()
+    res = push(admin, load_build(build_path), "screen review", progress=False)
+    build = load_build(build_path)
+    eight = next(it for it in build.items if len(it.images) == 8)
+    task_id = next(t["id"] for t in admin.iter_tasks(res.project_id) if t["data"][ITEM_ID_FIELD] == eight.id)
+
+    from tests.annotation.lshelpers import signup
+
+    signup(ls_server.url, ls_server.invite, "screen-reviewer@mirage.test", PASSWORD)
+    page = chromium.new_page()
+    page.context.clear_cookies()
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(ls_server.url + "/user/login/")
+    page.fill("input[name=email]", "screen-reviewer@mirage.test")
+    page.fill("input[name=password]", PASSWORD)
+    page.locator("button[type=submit], input[type=submit]").first.click()
+    page.wait_for_load_state("networkidle")
+    page.goto(f"{ls_server.url}/projects/{res.project_id}/data?task={task_id}")
+    page.wait_for_function(
+        "document.querySelectorAll('.mirage-cell img').length >= 8 && "
+        "Array.from(document.querySelectorAll('.mirage-cell img')).every(i => i.complete && i.naturalWidth > 0)",
+        timeout=60_000,
+    )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "annotation-1440x900.png"))
+
+    def box(locator):
+        b = locator.bounding_box()
+        assert b is not None, locator
+        return b
+
+    first_image = box(page.locator(".mirage-cell img").first)
+    proposed = box(page.locator(".mirage-proposed"))
+    verdict = box(page.locator(".lsf-choice__item label", has_text="reject").first)
+    # side by side: the images on the left, question / proposed answer / verdict on the right, all in view
+    for name, b in (("first image", first_image), ("proposed answer", proposed), ("verdict", verdict)):
+        assert b["y"] >= 0 and b["y"] + b["height"] <= 900, (name, b)
+    assert first_image["x"] + first_image["width"] <= proposed["x"], (first_image, proposed)
+    assert first_image["width"] >= 280, first_image  # was 215 px in a 4-column grid under the text
+    # every image links to itself at native size
+    links = page.locator(".mirage-cell a.mirage-native")
+    assert links.count() == 8 and "native size (96x72)" in links.first.inner_text()
+    # one hotkey scheme: 2 chooses fix, which shows the correct-option choices
+    page.locator(".mirage-proposed").click()
+    page.keyboard.press("2")
+    page.locator(".lsf-choice__item label", has_text="B. Image 2").first.wait_for(timeout=10_000)
+    page.screenshot(path=str(ARTIFACTS / "annotation-1440x900-fix.png"))
+
+    # the Data Manager shows question, proposed answer, task and pressure, not the raw HTML / JSON fields
+    page.goto(f"{ls_server.url}/projects/{res.project_id}/data")
+    page.get_by_text(eight.question).first.wait_for(timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "annotation-data-manager.png"))
+    for column in ("question", "proposed_answer", "task", "pressure"):
+        b = box(page.get_by_text(column, exact=True).first)
+        assert b["x"] + b["width"] <= 1440 and b["y"] < 300, (column, b)  # a visible header cell, on screen
+    for column in ("item_html", "choices", "images", "Annotation results"):
+        assert page.get_by_text(column, exact=True).count() == 0, column
+    page.close()

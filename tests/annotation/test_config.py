@@ -49,11 +49,14 @@ def test_task_data_images_are_local_file_urls_relative_to_the_files_root(tmp_pat
               context="I think & so", options=["a", "b"], answer="A")
     data = task_data(it, build, Path("/"))
     assert data[ITEM_ID_FIELD] == it.id
-    assert data["images"] == [
+    assert [{k: v for k, v in im.items() if k != "link"} for im in data["images"]] == [
         {"url": "/data/local-files/?d=" + str(build / "images" / "a%20b.png").lstrip("/").replace(" ", "%20"),
          "title": "Image 1"},
         {"url": "/data/local-files/?d=data/coco/val2017/0001.jpg", "title": "Image 2"},
     ]
+    assert 'href="/data/local-files/?d=data/coco/val2017/0001.jpg"' in data["images"][1]["link"]
+    assert "Image 2 at native size" in data["images"][1]["link"]  # (no size: the file does not exist here)
+
     assert "&lt;b&gt;Is&lt;/b&gt; it?" in data["item_html"] and "I think &amp; so" in data["item_html"]
     assert "A. a" in data["item_html"] and data["proposed_answer"] == "A. a"
     assert data["choices"] == [{"value": "A. a"}, {"value": "B. b"}]
@@ -98,3 +101,12 @@ def test_the_sdk_validates_the_config_and_checks_annotations():
     vote, problems = parse_annotation(it, {"id": 7, "result": stray}, "r@x", "item i", interface=interface)
     assert vote is None and "does not fit the labeling config" in problems[0] and "\n" not in problems[0]
     assert parse_annotation(it, {"id": 7, "result": stray}, "r@x", "item i")[0] is not None  # without the SDK check
+
+
+def test_sequence_frames_are_titled_with_their_time():
+    from annotation.config import image_titles
+
+    it = item(images=["f0.png", "f8.png"], provenance={"frame_indices": [0, 8], "fps": 16.0})
+    assert image_titles(it) == ["Frame 1 (t = 0.00 s)", "Frame 2 (t = 0.50 s)"]
+    it = item(images=["f0.png", "f8.png"], provenance={"frame_indices": [0, 8]})
+    assert image_titles(it) == ["Frame 1 (frame 0)", "Frame 2 (frame 8)"]
