@@ -289,8 +289,9 @@ class Sampler:
         """
         probes = self.pools.probes(task)
         order = rng.permutation(len(probes))
+        order = order[self._decidable(task, images)[order]]  # the others would be skipped below anyway
         picked, spare = [], []
-        for idx in order:
+        for idx in order.tolist():
             probe = probes[idx]
             if probe in exclude:
                 continue
@@ -305,6 +306,40 @@ class Sampler:
                 spare.append(probe)
         picked += spare[: k - len(picked)]
         return picked if len(picked) == k else None
+
+    def _decidable(self, task: str, images: Sequence[int]) -> np.ndarray:
+        """Over ``pools.probes(task)``: False where some image surely has no label for the probe, because a
+        category it names is neither shown there nor verified absent (a necessary condition of every
+        ``Pools.decide_*``; for positions: both shown, or either verified absent).
+
+        Why: with a paper-scale vocabulary a task has tens of thousands of probes (SVG relation triples), and
+        asking :meth:`Pools.label` for each one per question dominated a build; this is one numpy expression."""
+        pools = self.pools
+        columns = self._probe_columns(task)
+        verified = pools.attribute_verified_absent if task == "attribute" else pools.verified_absent
+        ok = np.ones(len(columns[0]), dtype=bool)
+        for img in images:
+            shown, known = pools.incidence[img], verified[img]
+            if task == "position":
+                s, o = columns
+                ok &= (shown[s] & shown[o]) | known[s] | known[o]
+            else:
+                ok &= shown[columns[0]] | known[columns[0]]
+        return ok
+
+    def _probe_columns(self, task: str) -> tuple[np.ndarray, ...]:
+        """Category columns of every probe of ``task`` (positions: subject and object), computed once."""
+        cache = self.__dict__.setdefault("_columns", {})
+        if task not in cache:
+            index, probes = self.pools.category_index, self.pools.probes(task)
+            if task == "position":
+                cache[task] = (np.array([index(p[0]) for p in probes], dtype=np.int64),
+                               np.array([index(p[2]) for p in probes], dtype=np.int64))
+            elif task == "attribute":
+                cache[task] = (np.array([index(p[1]) for p in probes], dtype=np.int64),)
+            else:
+                cache[task] = (np.array([index(p) for p in probes], dtype=np.int64),)
+        return cache[task]
 
     # ------------------------------------------------------------------------------------- set-fact tasks
 
