@@ -126,6 +126,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=250, metavar="N", help="tasks per import request (default 250)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+    a = sub.add_parser(
+        "author",
+        help="people write what a builder cannot derive: descriptions of robot episodes and comics",
+        description="push: every robot episode (--robot) or comic (--comics) without a description becomes a task "
+        "showing its frames (as the Mementos builder samples them) with a text box; pull: each submitted description "
+        "is validated and written where the reader looks for it (<folder>/description.txt, <video>.txt), never "
+        "over an existing file. Then build Mementos and review the build as usual.",
+    )
+    a.add_argument("action", choices=("push", "pull"), metavar="ACTION", help="push or pull")
+    a.add_argument("--project", required=True, metavar="NAME", help="Label Studio project title")
+    a.add_argument("--robot", type=Path, default=None, metavar="DIR", help="robot episodes, as builders.mementos --robot (default none)")
+    a.add_argument("--comics", type=Path, default=None, metavar="DIR", help="comics, as builders.mementos --comics (default none)")
+    a.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
+                   help="where sampled frames are cached (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    a.add_argument("--files-root", type=Path, default=None, metavar="DIR",
+                   help="the server's LOCAL_FILES_DOCUMENT_ROOT (default $LOCAL_FILES_DOCUMENT_ROOT, else "
+                   ".cache/label-studio/files)")
+    a.add_argument("--min-words", type=int, default=8, metavar="N", help="shortest description accepted (default 8)")
+    _add_server_options(a)
+
     q = sub.add_parser(
         "pull",
         help="export the annotations, resolve each item, write review.json and reviewed.jsonl",
@@ -230,6 +250,27 @@ def cmd_push(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_author(args: argparse.Namespace) -> int:
+    from annotation.author import pull_descriptions, push_descriptions, sequences_to_describe
+    from annotation.push import default_files_root
+
+    client = _clients(args)[0]
+    if args.action == "push":
+        if not (args.robot or args.comics):
+            raise AnnotationError("author push needs --robot DIR and/or --comics DIR")
+        seqs = sequences_to_describe(args.robot, args.comics, args.cache_dir)
+        imported, there = push_descriptions(client, seqs, args.project, args.files_root or default_files_root())
+        print(f"{len(seqs)} sequence(s) without a description: {imported} imported, {there} already in {args.project!r}")
+        return 0
+    report = pull_descriptions(client, args.project, min_words=args.min_words,
+                               log=lambda line: print(f"  {line}", file=sys.stderr))
+    print(f"{len(report['written'])} description(s) written, {len(report['unchanged'])} unchanged, "
+          f"{len(report['problems'])} problem(s)")
+    for path in report["written"]:
+        print(f"  {path}")
+    return 0
+
+
 def cmd_pull(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -284,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m annotation``."""
     args = build_parser().parse_args(argv)
     try:
-        return {"serve": cmd_serve, "push": cmd_push, "pull": cmd_pull}[args.command](args)
+        return {"serve": cmd_serve, "push": cmd_push, "pull": cmd_pull, "author": cmd_author}[args.command](args)
     except ModuleNotFoundError as exc:
         if exc.name in ("requests", "rich"):
             raise AnnotationError(f"{exc.name} is missing: pip install 'mirage-bench[annotation]'") from None

@@ -1,0 +1,208 @@
+"""Authoring: people write the reference descriptions of sequences a builder cannot describe by itself.
+
+Mementos' robot and comic sequences need a description written by a person (the paper's descriptions were), and
+``builders.mementos`` skips a sequence without one ("no description (write description.txt beside it)"). This
+module turns that dead end into a Label Studio round:
+
+- ``author push``: every robot episode or comic without a description (read by the same readers the builder uses,
+  ``sources.robot.read_robot_episodes`` and ``sources.comics.read_comics``) becomes a task showing its frames, as
+  the builder will sample them (the Mementos policy of the source; every panel of a comic), titled
+  "Frame k (t = s)", with a required text box; images are served through the same folder of links as reviews;
+- ``author pull``: each submitted description is validated (one paragraph, at least ``min_words`` words) and
+  written to exactly the file the reader looks for: ``<folder>/description.txt`` beside a frame folder or comic,
+  ``<video>.txt`` beside a video file (``sources.video.description_beside``). An existing file is never
+  overwritten; a different text for it is reported.
+
+What was authored then goes through the ordinary three-reviewer validation: build Mementos, then
+``annotation push``/``pull`` the build like any other.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from annotation.client import LabelStudioClient
+from annotation.config import config_interface, local_files_url
+from annotation.errors import AnnotationError
+from annotation.serving import check_files_root, link_images, serving_folder
+
+AUTHOR_ID_FIELD = "mirage_author_id"
+DESCRIPTION = "description"
+OBJECT = "sequence"
+MIN_WORDS = 8
+"""A description shorter than this cannot name the objects and the behaviours Mementos extracts keywords from."""
+
+GUIDE = (
+    "Describe what happens across the frames, in order, in one paragraph: the objects, what each does and how "
+    "things change. Only what the frames show: no guesses about what came before or after."
+)
+
+
+@dataclass(frozen=True)
+class SequenceToDescribe:
+    """One sequence to describe: its key, the file the reader will look for, and the frames to show."""
+
+    key: str
+    source: str
+    target: Path
+    frames: tuple[Path, ...]
+    titles: tuple[str, ...]
+
+
+def description_config() -> str:
+    """The labeling config of a description project (validated by the SDK's LabelInterface before use)."""
+    return f"""<View>
+  <Style>.mirage-grid {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 8px; }}
+.mirage-grid div:has(.mirage-cell) {{ display: contents; }} .mirage-cell {{ border: 1px solid #ddd; padding: 4px; }}</Style>
+  <Header value="$header" size="6"/>
+  <View className="mirage-grid">
+    <Repeater on="$images" indexFlag="{{{{idx}}}}">
+      <View className="mirage-cell">
+        <Header value="$images[{{{{idx}}}}].title" size="5"/>
+        <Image name="frame_{{{{idx}}}}" value="$images[{{{{idx}}}}].url" zoom="true" zoomControl="true" maxWidth="100%"/>
+      </View>
+    </Repeater>
+  </View>
+  <HyperText name="{OBJECT}" value="$guide" inline="true"/>
+  <TextArea name="{DESCRIPTION}" toName="{OBJECT}" rows="5" maxSubmissions="1" editable="true" required="true"
+            requiredMessage="Write the description" placeholder="What happens across the frames, in order"/>
+</View>
+"""
+
+
+def _frames_of(record: Any, source: str, cache_dir: Path | None) -> tuple[tuple[Path, ...], tuple[str, ...]]:
+    from sources.video import sample_video
+
+    if source == "comics":
+        panels = tuple(Path(p) for p in record.meta["panels"])
+        return panels, tuple(f"Panel {k}" for k in range(1, len(panels) + 1))
+    sampled = sample_video(record, "robotics", cache_dir, on_error="fail")
+    fps = sampled.fps
+    titles = tuple(
+        f"Frame {k} (t = {i / fps:.2f} s)" if fps else f"Frame {k} (frame {i})"
+        for k, i in enumerate(sampled.indices, 1)
+    )
+    return tuple(Path(p) for p in sampled.frames), titles
+
+
+def sequences_to_describe(
+    robot: Path | None = None, comics: Path | None = None, cache_dir: Path | None = None
+) -> list[SequenceToDescribe]:
+    """The robot episodes and comics that have no description yet, with the frames the builder would show."""
+    from sources.comics import read_comics
+    from sources.robot import read_robot_episodes
+    from sources.video import DESCRIPTION_FILE
+
+    out: list[SequenceToDescribe] = []
+    for source, root, reader in (("robot", robot, read_robot_episodes), ("comics", comics, read_comics)):
+        if root is None:
+            continue
+        for rec in reader(root):
+            if rec.meta.get("description"):
+                continue
+            path = Path(rec.file)
+            target = path / DESCRIPTION_FILE if path.is_dir() else path.with_suffix(".txt")
+            frames, titles = _frames_of(rec, source, cache_dir)
+            out.append(SequenceToDescribe(f"{source}/{rec.id}", source, target.resolve(), frames, titles))
+    return out
+
+
+def push_descriptions(
+    client: LabelStudioClient, sequences: Sequence[SequenceToDescribe], project: str, files_root: Path
+) -> tuple[int, int]:
+    """Create or reuse the description project and import the sequences it lacks; ``(imported, already there)``."""
+    if not sequences:
+        raise AnnotationError("every sequence already has a description: nothing to author")
+    root = check_files_root(files_root)
+    folder = serving_folder(Path("/authoring") / re.sub(r"\W+", "-", project), root)
+    links = link_images([f for s in sequences for f in s.frames], folder)
+    config = description_config()
+    config_interface(config)
+    proj = client.find_project(project)
+    if proj is None:
+        proj = client.create_project({"title": project, "label_config": config, "maximum_annotations": 1,
+                                      "expert_instruction": f"<p>{html.escape(GUIDE)}</p>", "show_instruction": True,
+                                      "show_skip_button": True})
+    pid = int(proj["id"])
+    if str(folder) not in {s.get("path") for s in client.local_storages(pid)}:
+        client.add_local_storage(pid, str(folder), "Mirage frames (serving only; do not sync)")
+    known = {(t.get("data") or {}).get(AUTHOR_ID_FIELD) for t in client.iter_tasks(pid)}
+    todo = [s for s in sequences if s.key not in known]
+    tasks = [{"data": {
+        AUTHOR_ID_FIELD: s.key,
+        "target": str(s.target),
+        "header": f"{s.source} / {s.key} / {len(s.frames)} frames: write the description",
+        "guide": f"<p>{html.escape(GUIDE)}</p>",
+        "images": [{"url": local_files_url(links[f.resolve()], root), "title": t} for f, t in zip(s.frames, s.titles)],
+    }} for s in todo]
+    if tasks:
+        client.import_tasks(pid, tasks)
+    return len(tasks), len(sequences) - len(tasks)
+
+
+def validate_description(text: str, min_words: int = MIN_WORDS) -> str | None:
+    """Why a description cannot be used, or ``None``: empty, shorter than ``min_words`` words, several paragraphs."""
+    if not text.strip():
+        return "empty"
+    if "\n\n" in text.strip():
+        return "several paragraphs (write one)"
+    words = len(re.findall(r"\w+", text))
+    if words < min_words:
+        return f"{words} word(s), fewer than {min_words}"
+    return None
+
+
+def pull_descriptions(
+    client: LabelStudioClient,
+    project: str,
+    *,
+    min_words: int = MIN_WORDS,
+    log: Callable[[str], None] = print,
+) -> dict[str, list[str]]:
+    """Write each submitted, valid description where the reader looks for it; ``{written, unchanged, problems}``."""
+    import json
+
+    from annotation.pull import write_shared
+    from annotation.resolve import reviewer_name
+
+    proj = client.find_project(project)
+    if proj is None:
+        raise AnnotationError(f"no project {project!r} on {client.url}: run `annotation author push` first")
+    tasks = json.loads(client.export_raw(int(proj["id"])))
+    users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
+    report: dict[str, list[str]] = {"written": [], "unchanged": [], "problems": []}
+    for task in sorted(tasks, key=lambda t: int(t["id"])):
+        data = task.get("data") or {}
+        key, target = data.get(AUTHOR_ID_FIELD), data.get("target")
+        if not key or not target:
+            continue
+        submitted = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
+        if not submitted:
+            continue
+        ann = max(submitted, key=lambda a: int(a["id"]))
+        texts = [str(t) for r in ann.get("result") or [] if r.get("from_name") == DESCRIPTION
+                 for t in ((r.get("value") or {}).get("text") or [])]
+        text = " ".join(" ".join(texts).split(" ")).strip()
+        who = reviewer_name(ann.get("completed_by"), users)
+        problem = validate_description(text, min_words)
+        if problem:
+            report["problems"].append(f"{key} (task {task['id']}, by {who}): description {problem}; not written")
+            continue
+        path = Path(target)
+        body = text + "\n"
+        if path.exists():
+            if path.read_text(encoding="utf-8") == body:
+                report["unchanged"].append(str(path))
+            else:
+                report["problems"].append(f"{key}: {path} exists with another text; left alone (delete it to replace)")
+            continue
+        write_shared(path, body.encode("utf-8"))
+        report["written"].append(str(path))
+    for line in report["problems"]:
+        log(line)
+    return report
+

@@ -1,0 +1,84 @@
+"""Authoring round trip against a real Label Studio: sequences without a description are pushed, a person writes
+one, pull validates it and writes the file the Mementos reader looks for, and the Mementos build then includes
+the sequence it skipped before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from annotation.author import (
+    AUTHOR_ID_FIELD,
+    DESCRIPTION,
+    OBJECT,
+    pull_descriptions,
+    push_descriptions,
+    sequences_to_describe,
+    validate_description,
+)
+from annotation.client import LabelStudioClient
+from tests.annotation.builds import draw_png
+from tests.annotation.lshelpers import REVIEWER_PASSWORD, signup
+
+pytestmark = pytest.mark.slow
+WRITER = "writer@mirage.test"
+TEXT = ("A red ball rolls from the left edge to the middle of the table, hits a blue cup and the cup falls over "
+        "onto its side.")
+
+
+def _comics(root: Path) -> Path:
+    for name, n in (("c1-rolling", 3), ("c2-described", 2)):
+        for k in range(n):
+            draw_png(root / name / f"panel{k + 1}.png", 10 * len(name) + k, size=(160, 120))
+    (root / "c2-described" / "description.txt").write_text("A cat sleeps on a chair while the sun moves across.\n")
+    return root
+
+
+def test_validate_description():
+    assert validate_description("") == "empty"
+    assert "fewer than 8" in validate_description("a ball rolls")
+    assert "paragraphs" in validate_description(TEXT + "\n\n" + TEXT)
+    assert validate_description(TEXT) is None
+
+
+def test_author_descriptions_round_trip_into_a_mementos_build(ls_server, files_root, tmp_path, capsys):
+    comics = _comics(tmp_path / "comics")
+    seqs = sequences_to_describe(comics=comics, cache_dir=tmp_path / "cache")
+    assert [s.key for s in seqs] == ["comics/c1-rolling"]  # the described comic is not asked again
+    assert seqs[0].target == (comics / "c1-rolling" / "description.txt").resolve()
+    assert seqs[0].titles == ("Panel 1", "Panel 2", "Panel 3")
+
+    admin = ls_server.client()
+    assert push_descriptions(admin, seqs, "describe comics", files_root) == (1, 0)
+    assert push_descriptions(admin, seqs, "describe comics", files_root) == (0, 1)  # idempotent
+    pid = admin.find_project("describe comics")["id"]
+    (task,) = [t for t in admin.iter_tasks(pid) if t["data"][AUTHOR_ID_FIELD] == "comics/c1-rolling"]
+
+    signup(ls_server.url, ls_server.invite, WRITER)
+    writer = LabelStudioClient.login(ls_server.url, WRITER, REVIEWER_PASSWORD)
+    url = writer.get(f"/api/tasks/{task['id']}")["data"]["images"][0]["url"]
+    assert writer.session.get(ls_server.url + url, timeout=30).status_code == 200  # the person sees the panels
+    short = [{"from_name": DESCRIPTION, "to_name": OBJECT, "type": "textarea", "value": {"text": ["a ball"]}}]
+    writer.create_annotation(task["id"], short)
+    report = pull_descriptions(admin, "describe comics", log=lambda s: None)
+    assert report["written"] == [] and "fewer than 8" in report["problems"][0]
+    assert not seqs[0].target.exists()  # nothing half-right is written
+
+    good = [{"from_name": DESCRIPTION, "to_name": OBJECT, "type": "textarea", "value": {"text": [TEXT]}}]
+    writer.create_annotation(task["id"], good)
+    report = pull_descriptions(admin, "describe comics", log=lambda s: None)
+    assert report["written"] == [str(seqs[0].target)]
+    assert seqs[0].target.read_text() == TEXT + "\n"
+    assert pull_descriptions(admin, "describe comics", log=lambda s: None)["unchanged"] == [str(seqs[0].target)]
+
+    # the builder reads exactly that file: the comic it skipped is now an item with the person's description
+    from builders.mementos import main as mementos
+
+    out = tmp_path / "builds"
+    assert mementos(["--comics", str(comics), "--out", str(out), "--cache-dir", str(tmp_path / "cache")]) == 0
+    capsys.readouterr()
+    items = [json.loads(line) for p in out.rglob("items.jsonl") for line in p.read_text().splitlines()]
+    assert TEXT in {it["answer"] for it in items}
+    assert sequences_to_describe(comics=comics, cache_dir=tmp_path / "cache") == []
