@@ -128,13 +128,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser(
         "author",
-        help="people write what a builder cannot derive: descriptions of robot episodes and comics",
+        help="people write what a builder cannot derive: Mementos descriptions, MM-SAP questions",
         description="push: every robot episode (--robot) or comic (--comics) without a description becomes a task "
         "showing its frames (as the Mementos builder samples them) with a text box; pull: each submitted description "
         "is validated and written where the reader looks for it (<folder>/description.txt, <video>.txt), never "
         "over an existing file. Then build Mementos and review the build as usual.",
     )
     a.add_argument("action", choices=("push", "pull"), metavar="ACTION", help="push or pull")
+    a.add_argument("--kind", choices=("descriptions", "questions"), default="descriptions",
+                   help="descriptions of robot episodes / comics (Mementos), or MM-SAP questions about images, "
+                   "written to the authored-questions JSONL builders.mmsap --authored reads (default descriptions)")
+    a.add_argument("--images", type=Path, default=None, metavar="DIR",
+                   help="questions push: the images to write questions about (default none)")
+    a.add_argument("--out", type=Path, default=None, metavar="FILE",
+                   help="questions pull: the authored-questions JSONL to write; put it beside the images or pass "
+                   "--coco-images to the builder (default none)")
     a.add_argument("--project", required=True, metavar="NAME", help="Label Studio project title")
     a.add_argument("--robot", type=Path, default=None, metavar="DIR", help="robot episodes, as builders.mementos --robot (default none)")
     a.add_argument("--comics", type=Path, default=None, metavar="DIR", help="comics, as builders.mementos --comics (default none)")
@@ -255,6 +263,8 @@ def cmd_author(args: argparse.Namespace) -> int:
     from annotation.push import default_files_root
 
     client = _clients(args)[0]
+    if args.kind == "questions":
+        return _author_questions(args, client)
     if args.action == "push":
         if not (args.robot or args.comics):
             raise AnnotationError("author push needs --robot DIR and/or --comics DIR")
@@ -268,6 +278,26 @@ def cmd_author(args: argparse.Namespace) -> int:
           f"{len(report['problems'])} problem(s)")
     for path in report["written"]:
         print(f"  {path}")
+    return 0
+
+
+def _author_questions(args: argparse.Namespace, client) -> int:
+    from annotation.author import pull_questions, push_question_images
+    from annotation.push import default_files_root
+
+    if args.action == "push":
+        if args.images is None or not args.images.is_dir():
+            raise AnnotationError("author push --kind questions needs --images DIR (a folder of images)")
+        images = sorted(p for p in args.images.iterdir() if p.suffix.lower() in (".png", ".jpg", ".jpeg", ".webp"))
+        n = push_question_images(client, images, args.project, args.files_root or default_files_root())
+        print(f"{n} image(s) imported into {args.project!r} ({len(images) - n} already there)")
+        return 0
+    if args.out is None:
+        raise AnnotationError("author pull --kind questions needs --out FILE.jsonl")
+    report = pull_questions(client, args.project, args.out)
+    for line in report["problems"]:
+        print(f"  {line}", file=sys.stderr)
+    print(f"{len(report['written'])} question(s) written to {args.out}, {len(report['problems'])} left out")
     return 0
 
 

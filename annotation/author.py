@@ -206,3 +206,120 @@ def pull_descriptions(
         log(line)
     return report
 
+
+
+# ------------------------------------------------------------------------------------------- MM-SAP questions
+QUESTION, ANSWER, SUBSET, TYPE, DISTRACTORS = "question", "answer", "subset", "type", "distractors"
+IMAGE_OBJECT = "image"
+
+
+def question_types() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(know types, basic types)`` exactly as ``builders.mmsap`` validates an authored record's ``type``."""
+    from builders.mmsap.questions import DEMO_BASIC_TYPES, KNOW_DOMAINS
+    from builders.mmsap.vqa import type_map
+
+    return tuple(KNOW_DOMAINS), tuple(dict.fromkeys((*type_map().names, *DEMO_BASIC_TYPES)))
+
+
+def question_config() -> str:
+    """One image; the person writes a question, its answer, picks subset and type, and may give distractors."""
+    know, basic = question_types()
+    types = "\n".join(f'    <Choice value="{t}"/>' for t in (*know, *basic))
+    return f"""<View>
+  <Header value="$header" size="6"/>
+  <Image name="{IMAGE_OBJECT}" value="$image" zoom="true" zoomControl="true" maxWidth="100%"/>
+  <Header value="Question (answerable from this image; for know: needs world knowledge)" size="5"/>
+  <TextArea name="{QUESTION}" toName="{IMAGE_OBJECT}" rows="2" maxSubmissions="1" editable="true" required="true"/>
+  <Header value="Answer (short)" size="5"/>
+  <TextArea name="{ANSWER}" toName="{IMAGE_OBJECT}" rows="1" maxSubmissions="1" editable="true" required="true"/>
+  <Header value="Subset" size="5"/>
+  <Choices name="{SUBSET}" toName="{IMAGE_OBJECT}" choice="single-radio" showInline="true" required="true">
+    <Choice value="know"/>
+    <Choice value="basic"/>
+  </Choices>
+  <Header value="Type (know: {', '.join(know)}; basic: {', '.join(basic)})" size="5"/>
+  <Choices name="{TYPE}" toName="{IMAGE_OBJECT}" choice="single-radio" showInline="true" required="true">
+{types}
+  </Choices>
+  <Header value="Wrong options (up to 3, one per line; optional)" size="5"/>
+  <TextArea name="{DISTRACTORS}" toName="{IMAGE_OBJECT}" rows="3" maxSubmissions="1" editable="true"/>
+</View>
+"""
+
+
+def push_question_images(client: LabelStudioClient, images: Sequence[Path], project: str, files_root: Path) -> int:
+    """One authoring task per image (idempotent by file name); returns how many were imported."""
+    if not images:
+        raise AnnotationError("no images to write questions about")
+    root = check_files_root(files_root)
+    folder = serving_folder(Path("/authoring") / re.sub(r"\W+", "-", project), root)
+    links = link_images(images, folder)
+    config = question_config()
+    config_interface(config)
+    proj = client.find_project(project) or client.create_project(
+        {"title": project, "label_config": config, "maximum_annotations": 1, "show_skip_button": True})
+    pid = int(proj["id"])
+    if str(folder) not in {s.get("path") for s in client.local_storages(pid)}:
+        client.add_local_storage(pid, str(folder), "Mirage images (serving only; do not sync)")
+    known = {(t.get("data") or {}).get(AUTHOR_ID_FIELD) for t in client.iter_tasks(pid)}
+    tasks = [{"data": {AUTHOR_ID_FIELD: Path(p).name, "header": f"write a question about {Path(p).name}",
+                       "image": local_files_url(links[Path(p).resolve()], root)}}
+             for p in images if Path(p).name not in known]
+    if tasks:
+        client.import_tasks(pid, tasks)
+    return len(tasks)
+
+
+def pull_questions(client: LabelStudioClient, project: str, out: Path) -> dict[str, list[str]]:
+    """Write the submitted questions as the authored-questions JSONL ``builders.mmsap --authored`` reads, each record
+    validated by the builder's own reader (``builders.mmsap.authored.read_authored``); invalid ones are reported and
+    left out. ``out`` is written whole (atomically), sorted by image and question."""
+    import json
+    import tempfile
+
+    from annotation.pull import write_shared
+    from annotation.resolve import reviewer_name
+    from builders.mmsap.answers import answer_table
+    from builders.mmsap.authored import read_authored
+    from builders.mmsap.layout import refusal_wording
+    from sources.errors import SourceError
+
+    proj = client.find_project(project)
+    if proj is None:
+        raise AnnotationError(f"no project {project!r} on {client.url}: run `annotation author questions push` first")
+    tasks = json.loads(client.export_raw(int(proj["id"])))
+    users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
+    know, basic = question_types()
+    table, refusal = answer_table(), refusal_wording()
+    records, problems = [], []
+    for task in sorted(tasks, key=lambda t: int(t["id"])):
+        image = (task.get("data") or {}).get(AUTHOR_ID_FIELD)
+        submitted = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
+        if not image or not submitted:
+            continue
+        ann = max(submitted, key=lambda a: int(a["id"]))
+        values: dict[str, list[str]] = {}
+        for r in ann.get("result") or []:
+            v = r.get("value") or {}
+            values.setdefault(r.get("from_name"), []).extend(v.get("text") or v.get("choices") or [])
+        record = {
+            "image": image,
+            "question": " ".join(" ".join(values.get(QUESTION, [])).split()),
+            "answer": " ".join(" ".join(values.get(ANSWER, [])).split()),
+            "subset": (values.get(SUBSET) or [""])[0],
+            "type": (values.get(TYPE) or [""])[0],
+            "distractors": [d.strip() for t in values.get(DISTRACTORS, []) for d in str(t).splitlines() if d.strip()],
+        }
+        who = reviewer_name(ann.get("completed_by"), users)
+        with tempfile.TemporaryDirectory() as tmp:  # the builder's reader is the validator
+            one = Path(tmp) / "one.jsonl"
+            one.write_text(json.dumps(record) + "\n", encoding="utf-8")
+            try:
+                read_authored(one, basic, refusal, table)
+            except SourceError as exc:
+                problems.append(f"{image} (task {task['id']}, by {who}): {exc.problem}; left out")
+                continue
+        records.append(record)
+    records.sort(key=lambda r: (r["image"], r["question"]))
+    write_shared(Path(out), "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode())
+    return {"written": [f"{r['image']}: {r['question']}" for r in records], "problems": problems}

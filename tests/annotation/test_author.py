@@ -82,3 +82,54 @@ def test_author_descriptions_round_trip_into_a_mementos_build(ls_server, files_r
     items = [json.loads(line) for p in out.rglob("items.jsonl") for line in p.read_text().splitlines()]
     assert TEXT in {it["answer"] for it in items}
     assert sequences_to_describe(comics=comics, cache_dir=tmp_path / "cache") == []
+
+
+def test_author_mmsap_questions_round_trip_into_a_build(ls_server, files_root, tmp_path, capsys):
+    from annotation.author import (
+        ANSWER, DISTRACTORS, IMAGE_OBJECT, QUESTION, SUBSET, TYPE, pull_questions, push_question_images,
+    )
+
+    images = tmp_path / "images"
+    for k in (1, 2):
+        draw_png(images / f"photo{k}.png", 40 + k, size=(160, 120))
+    admin = ls_server.client()
+    paths = sorted(images.glob("*.png"))
+    assert push_question_images(admin, paths, "mmsap questions", files_root) == 2
+    assert push_question_images(admin, paths, "mmsap questions", files_root) == 0
+    pid = admin.find_project("mmsap questions")["id"]
+    tasks = {t["data"][AUTHOR_ID_FIELD]: t["id"] for t in admin.iter_tasks(pid)}
+
+    signup(ls_server.url, ls_server.invite, "qwriter@mirage.test")
+    writer = LabelStudioClient.login(ls_server.url, "qwriter@mirage.test", REVIEWER_PASSWORD)
+
+    def write(image, question, answer, subset, kind, wrong):
+        res = [{"from_name": QUESTION, "to_name": IMAGE_OBJECT, "type": "textarea", "value": {"text": [question]}},
+               {"from_name": ANSWER, "to_name": IMAGE_OBJECT, "type": "textarea", "value": {"text": [answer]}},
+               {"from_name": SUBSET, "to_name": IMAGE_OBJECT, "type": "choices", "value": {"choices": [subset]}},
+               {"from_name": TYPE, "to_name": IMAGE_OBJECT, "type": "choices", "value": {"choices": [kind]}},
+               {"from_name": DISTRACTORS, "to_name": IMAGE_OBJECT, "type": "textarea", "value": {"text": [wrong]}}]
+        writer.create_annotation(tasks[image], res)
+
+    write("photo1.png", "Which company makes the console on the table?", "Nintendo", "know", "brands_products",
+          "Sony\nMicrosoft\nSega")
+    write("photo2.png", "What colour is the circle?", "red", "know", "color", "")  # color is not a know type
+    out = images / "authored.jsonl"
+    report = pull_questions(admin, "mmsap questions", out)
+    assert len(report["written"]) == 1 and len(report["problems"]) == 1
+    assert "photo2.png" in report["problems"][0] and "'type' 'color' is not a know subtask" in report["problems"][0]
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record == {"image": "photo1.png", "question": "Which company makes the console on the table?",
+                      "answer": "Nintendo", "subset": "know", "type": "brands_products",
+                      "distractors": ["Sony", "Microsoft", "Sega"]}
+
+    from builders.mmsap import main as mmsap
+
+    build_out = tmp_path / "builds"
+    code = mmsap(["--authored", str(out), "--demo-images", "200", "--out", str(build_out),
+                  "--cache-dir", str(tmp_path / "cache")])
+    capsys.readouterr()
+    assert code == 0
+    items = [json.loads(line) for p in build_out.rglob("items.jsonl") for line in p.read_text().splitlines()]
+    mine = [it for it in items if it["question"] == record["question"]]
+    assert mine and all(it["options"][ord(it["answer"]) - 65] == "Nintendo" for it in mine)
+    assert all({"Sony", "Microsoft", "Sega"} <= set(it["options"]) for it in mine)
