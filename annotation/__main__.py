@@ -135,14 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
         "over an existing file. Then build Mementos and review the build as usual.",
     )
     a.add_argument("action", choices=("push", "pull"), metavar="ACTION", help="push or pull")
-    a.add_argument("--kind", choices=("descriptions", "questions"), default="descriptions",
-                   help="descriptions of robot episodes / comics (Mementos), or MM-SAP questions about images, "
-                   "written to the authored-questions JSONL builders.mmsap --authored reads (default descriptions)")
+    a.add_argument("--kind", choices=("descriptions", "questions", "patterns"), default="descriptions",
+                   help="descriptions of robot episodes / comics (Mementos); MM-SAP questions about images (the "
+                   "JSONL builders.mmsap --authored reads); or predictive pattern entries for folders of 3-5 "
+                   "images (the JSONL builders.predictive --authored reads) (default descriptions)")
     a.add_argument("--images", type=Path, default=None, metavar="DIR",
-                   help="questions push: the images to write questions about (default none)")
+                   help="questions push: the images to write questions about; patterns push: a folder of "
+                   "sequence folders, 3 to 5 images each (default none)")
     a.add_argument("--out", type=Path, default=None, metavar="FILE",
-                   help="questions pull: the authored-questions JSONL to write; put it beside the images or pass "
-                   "--coco-images to the builder (default none)")
+                   help="questions / patterns pull: the JSONL to write; put it beside the images (default none)")
     a.add_argument("--project", required=True, metavar="NAME", help="Label Studio project title")
     a.add_argument("--robot", type=Path, default=None, metavar="DIR", help="robot episodes, as builders.mementos --robot (default none)")
     a.add_argument("--comics", type=Path, default=None, metavar="DIR", help="comics, as builders.mementos --comics (default none)")
@@ -265,6 +266,8 @@ def cmd_author(args: argparse.Namespace) -> int:
     client = _clients(args)[0]
     if args.kind == "questions":
         return _author_questions(args, client)
+    if args.kind == "patterns":
+        return _author_patterns(args, client)
     if args.action == "push":
         if not (args.robot or args.comics):
             raise AnnotationError("author push needs --robot DIR and/or --comics DIR")
@@ -298,6 +301,25 @@ def _author_questions(args: argparse.Namespace, client) -> int:
     for line in report["problems"]:
         print(f"  {line}", file=sys.stderr)
     print(f"{len(report['written'])} question(s) written to {args.out}, {len(report['problems'])} left out")
+    return 0
+
+
+def _author_patterns(args: argparse.Namespace, client) -> int:
+    from annotation.author import pull_patterns, push_patterns
+    from annotation.push import default_files_root
+
+    if args.action == "push":
+        if args.images is None or not args.images.is_dir():
+            raise AnnotationError("author push --kind patterns needs --images DIR (a folder of sequence folders)")
+        n = push_patterns(client, args.images, args.project, args.files_root or default_files_root())
+        print(f"{n} sequence(s) imported into {args.project!r}")
+        return 0
+    if args.out is None:
+        raise AnnotationError("author pull --kind patterns needs --out FILE.jsonl")
+    report = pull_patterns(client, args.project, args.out)
+    for line in report["problems"]:
+        print(f"  {line}", file=sys.stderr)
+    print(f"{len(report['written'])} entr(y/ies) written to {args.out}, {len(report['problems'])} left out")
     return 0
 
 

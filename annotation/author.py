@@ -323,3 +323,132 @@ def pull_questions(client: LabelStudioClient, project: str, out: Path) -> dict[s
     records.sort(key=lambda r: (r["image"], r["question"]))
     write_shared(Path(out), "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode())
     return {"written": [f"{r['image']}: {r['question']}" for r in records], "problems": problems}
+
+
+# ----------------------------------------------------------------------------------- predictive pattern entries
+PATTERN, PRED, DIMENSION = "pattern", "pred", "dimension"
+PATTERN_OBJECT = "sequence"
+
+
+def pattern_config() -> str:
+    """3 to 5 images in order; the person writes the pattern, the prediction, and picks the dimension."""
+    from builders.predictive.patterns.base import DIMENSIONS
+
+    dims = "\n".join(f'    <Choice value="{d}"/>' for d in DIMENSIONS)
+    return f"""<View>
+  <Header value="$header" size="6"/>
+  <View style="display: grid; grid-template-columns: repeat(auto-fill, minmax(240px, 1fr)); gap: 8px;">
+    <Repeater on="$images" indexFlag="{{{{idx}}}}">
+      <View>
+        <Header value="$images[{{{{idx}}}}].title" size="5"/>
+        <Image name="img_{{{{idx}}}}" value="$images[{{{{idx}}}}].url" zoom="true" maxWidth="100%"/>
+      </View>
+    </Repeater>
+  </View>
+  <HyperText name="{PATTERN_OBJECT}" value="$guide" inline="true"/>
+  <Header value="Pattern: what changes from image to image" size="5"/>
+  <TextArea name="{PATTERN}" toName="{PATTERN_OBJECT}" rows="3" maxSubmissions="1" editable="true" required="true"/>
+  <Header value="Prediction: what the next image will show" size="5"/>
+  <TextArea name="{PRED}" toName="{PATTERN_OBJECT}" rows="2" maxSubmissions="1" editable="true" required="true"/>
+  <Header value="Dimension" size="5"/>
+  <Choices name="{DIMENSION}" toName="{PATTERN_OBJECT}" choice="single-radio" showInline="true">
+{dims}
+  </Choices>
+</View>
+"""
+
+
+def pattern_sequences(root: Path) -> list[tuple[str, tuple[Path, ...]]]:
+    """``(id, images in natural order)`` for each sub-folder of ``root`` holding 3 to 5 images."""
+    from builders.predictive.authored import MAX_IMAGES, MIN_IMAGES
+    from sources.video import frame_images, natural_key
+
+    out = []
+    for folder in sorted((p for p in Path(root).iterdir() if p.is_dir()), key=lambda p: natural_key(p.name)):
+        frames = tuple(Path(f) for f in frame_images(folder))
+        if MIN_IMAGES <= len(frames) <= MAX_IMAGES:
+            out.append((folder.name, frames))
+    return out
+
+
+def push_patterns(client: LabelStudioClient, root: Path, project: str, files_root: Path) -> int:
+    """One task per sequence folder of ``root`` (idempotent by folder name); returns how many were imported."""
+    seqs = pattern_sequences(root)
+    if not seqs:
+        raise AnnotationError(f"{root}: no sub-folder with 3 to 5 images")
+    base = check_files_root(files_root)
+    folder = serving_folder(Path("/authoring") / re.sub(r"\W+", "-", project), base)
+    links = link_images([f for _, frames in seqs for f in frames], folder)
+    config = pattern_config()
+    config_interface(config)
+    proj = client.find_project(project) or client.create_project(
+        {"title": project, "label_config": config, "maximum_annotations": 1, "show_skip_button": True})
+    pid = int(proj["id"])
+    if str(folder) not in {s.get("path") for s in client.local_storages(pid)}:
+        client.add_local_storage(pid, str(folder), "Mirage images (serving only; do not sync)")
+    known = {(t.get("data") or {}).get(AUTHOR_ID_FIELD) for t in client.iter_tasks(pid)}
+    guide = ("<p>Write the rule the images follow (the pattern) and what the next image will show (the "
+             "prediction), as in the predictive-reasoning paper's authored entries.</p>")
+    tasks = [{"data": {
+        AUTHOR_ID_FIELD: key, "files": [str(f.resolve()) for f in frames], "guide": guide,
+        "header": f"{key}: {len(frames)} images in order",
+        "images": [{"url": local_files_url(links[f.resolve()], base), "title": f"Image {k}"}
+                   for k, f in enumerate(frames, 1)],
+    }} for key, frames in seqs if key not in known]
+    if tasks:
+        client.import_tasks(pid, tasks)
+    return len(tasks)
+
+
+def pull_patterns(client: LabelStudioClient, project: str, out: Path) -> dict[str, list[str]]:
+    """Write the submitted entries as the JSONL ``builders.predictive --authored`` reads (image paths relative to
+    ``out`` where possible), each validated by ``builders.predictive.authored.read_authored``; invalid ones are
+    listed and left out."""
+    import json
+    import os
+    import tempfile
+
+    from annotation.pull import write_shared
+    from annotation.resolve import reviewer_name
+    from builders.predictive.authored import read_authored
+    from sources.errors import SourceError
+
+    proj = client.find_project(project)
+    if proj is None:
+        raise AnnotationError(f"no project {project!r} on {client.url}: run `annotation author push` first")
+    tasks = json.loads(client.export_raw(int(proj["id"])))
+    users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
+    out = Path(out).resolve()
+    entries, problems = [], []
+    for task in sorted(tasks, key=lambda t: int(t["id"])):
+        data = task.get("data") or {}
+        submitted = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
+        if not data.get(AUTHOR_ID_FIELD) or not submitted:
+            continue
+        ann = max(submitted, key=lambda a: int(a["id"]))
+        values: dict[str, list[str]] = {}
+        for r in ann.get("result") or []:
+            v = r.get("value") or {}
+            values.setdefault(r.get("from_name"), []).extend(v.get("text") or v.get("choices") or [])
+        entry = {
+            "id": data[AUTHOR_ID_FIELD],
+            "images": [os.path.relpath(f, out.parent) for f in data.get("files") or []],
+            "pattern": " ".join(" ".join(values.get(PATTERN, [])).split()),
+            "pred": " ".join(" ".join(values.get(PRED, [])).split()),
+        }
+        if values.get(DIMENSION):
+            entry["dimension"] = values[DIMENSION][0]
+        who = reviewer_name(ann.get("completed_by"), users)
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", dir=out.parent, delete=False) as fh:
+            fh.write(json.dumps(entry) + "\n")
+        try:
+            read_authored(fh.name)
+        except SourceError as exc:
+            problems.append(f"{entry['id']} (task {task['id']}, by {who}): {exc.problem}; left out")
+            continue
+        finally:
+            os.unlink(fh.name)
+        entries.append(entry)
+    entries.sort(key=lambda e: e["id"])
+    write_shared(out, "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in entries).encode())
+    return {"written": [e["id"] for e in entries], "problems": problems}

@@ -133,3 +133,45 @@ def test_author_mmsap_questions_round_trip_into_a_build(ls_server, files_root, t
     mine = [it for it in items if it["question"] == record["question"]]
     assert mine and all(it["options"][ord(it["answer"]) - 65] == "Nintendo" for it in mine)
     assert all({"Sony", "Microsoft", "Sega"} <= set(it["options"]) for it in mine)
+
+
+def test_author_predictive_entries_round_trip_into_a_build(ls_server, files_root, tmp_path, capsys):
+    from annotation.author import DIMENSION, PATTERN, PATTERN_OBJECT, PRED, pull_patterns, push_patterns
+
+    seqs = tmp_path / "sequences"
+    for name in ("ball-rolls", "cup-fills"):
+        for k in range(4):
+            draw_png(seqs / name / f"{k + 1}.png", 60 + 7 * k + len(name), size=(120, 90))
+    admin = ls_server.client()
+    assert push_patterns(admin, seqs, "predictive entries", files_root) == 2
+    assert push_patterns(admin, seqs, "predictive entries", files_root) == 0
+    pid = admin.find_project("predictive entries")["id"]
+    tasks = {t["data"][AUTHOR_ID_FIELD]: t["id"] for t in admin.iter_tasks(pid)}
+    signup(ls_server.url, ls_server.invite, "pwriter@mirage.test")
+    writer = LabelStudioClient.login(ls_server.url, "pwriter@mirage.test", REVIEWER_PASSWORD)
+
+    def text(name, value):
+        return {"from_name": name, "to_name": PATTERN_OBJECT, "type": "textarea", "value": {"text": [value]}}
+
+    pattern = "A red ball moves one step to the right in each image."
+    pred = "In the next image the ball will be one more step to the right."
+    writer.create_annotation(tasks["ball-rolls"], [
+        text(PATTERN, pattern), text(PRED, pred),
+        {"from_name": DIMENSION, "to_name": PATTERN_OBJECT, "type": "choices", "value": {"choices": ["spatial_movement"]}},
+    ])
+    writer.create_annotation(tasks["cup-fills"], [text(PATTERN, "The cup fills up.")])  # no prediction
+    out = seqs / "authored.jsonl"
+    report = pull_patterns(admin, "predictive entries", out)
+    assert report["written"] == ["ball-rolls"] and "'pred' must be a non-empty string" in report["problems"][0]
+    (entry,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert entry == {"id": "ball-rolls", "images": [f"ball-rolls/{k}.png" for k in range(1, 5)],
+                     "pattern": pattern, "pred": pred, "dimension": "spatial_movement"}
+
+    from builders.predictive import main as predictive
+
+    build_out = tmp_path / "builds"
+    code = predictive(["--authored", str(out), "--out", str(build_out), "--cache-dir", str(tmp_path / "cache")])
+    capsys.readouterr()
+    assert code == 0
+    items = [json.loads(line) for p in build_out.rglob("items.jsonl") for line in p.read_text().splitlines()]
+    assert pred in {it["answer"] for it in items}
