@@ -83,6 +83,40 @@ def test_author_descriptions_round_trip_into_a_mementos_build(ls_server, files_r
     assert TEXT in {it["answer"] for it in items}
     assert sequences_to_describe(comics=comics, cache_dir=tmp_path / "cache") == []
 
+    # then the usual validation by three reviewers other than the author, and a release
+    from annotation.builddir import load_build
+    from annotation.config import ITEM_ID_FIELD
+    from annotation.pull import pull
+    from annotation.push import push
+    from tests.annotation.lshelpers import result
+
+    (build_dir,) = [p.parent for p in out.rglob("items.jsonl")]
+    build = load_build(build_dir)
+    res = push(admin, build, "comics review", progress=False)
+    ids = {t["data"][ITEM_ID_FIELD]: t["id"] for t in admin.iter_tasks(res.project_id)}
+    authored = next(it for it in build.items if it.answer == TEXT)
+    for k in range(3):
+        email = f"checker{k}@mirage.test"
+        signup(ls_server.url, ls_server.invite, email)
+        rev = LabelStudioClient.login(ls_server.url, email, REVIEWER_PASSWORD)
+        for it in build.items:
+            rev.create_annotation(ids[it.id], result(it, "accept"))
+    review = pull(admin, build, "comics review").review
+    entry = review["items"][authored.id]
+    assert entry["status"] == "keep" and WRITER not in {a["reviewer"] for a in entry["annotations"]}
+
+    from tests.conftest import require_release_extra
+
+    require_release_extra()
+    from data_cards.cli import main as data_cards
+
+    assert data_cards(["release", str(build_dir), "--version", "1.0.0", "--out", str(tmp_path / "releases")]) == 0
+    capsys.readouterr()
+    import pyarrow.parquet as pq
+
+    rows = [r for p in (tmp_path / "releases").rglob("*.parquet") for r in pq.read_table(p, columns=["id", "answer"]).to_pylist()]
+    assert {"id": authored.id, "answer": TEXT} in rows
+
 
 def test_author_mmsap_questions_round_trip_into_a_build(ls_server, files_root, tmp_path, capsys):
     from annotation.author import (
