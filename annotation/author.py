@@ -13,8 +13,10 @@ module turns that dead end into a Label Studio round:
   ``<video>.txt`` beside a video file (``sources.video.description_beside``). An existing file is never
   overwritten; a different text for it is reported.
 
-What was authored then goes through the ordinary three-reviewer validation: build Mementos, then
-``annotation push``/``pull`` the build like any other.
+Pull also records who wrote each text in the sidecar ``<file>.authors.json`` (:mod:`builders.authorship`); the
+builders copy it into the item's ``provenance.author``. What was authored then goes through the ordinary
+three-reviewer validation (build, then ``annotation push``/``pull`` the build like any other), and ``pull`` does not
+count the author's own vote on it (:func:`annotation.resolve.resolve`).
 """
 
 from __future__ import annotations
@@ -168,6 +170,7 @@ def pull_descriptions(
 
     from annotation.pull import write_shared
     from annotation.resolve import reviewer_name
+    from builders.authorship import authors_json, authors_sidecar
 
     proj = client.find_project(project)
     if proj is None:
@@ -197,10 +200,13 @@ def pull_descriptions(
         if path.exists():
             if path.read_text(encoding="utf-8") == body:
                 report["unchanged"].append(str(path))
+                if not authors_sidecar(path).exists():
+                    write_shared(authors_sidecar(path), authors_json({path.name: who}))
             else:
                 report["problems"].append(f"{key}: {path} exists with another text; left alone (delete it to replace)")
             continue
         write_shared(path, body.encode("utf-8"))
+        write_shared(authors_sidecar(path), authors_json({path.name: who}))  # its author stays out of its review
         report["written"].append(str(path))
     for line in report["problems"]:
         log(line)
@@ -279,6 +285,7 @@ def pull_questions(client: LabelStudioClient, project: str, out: Path) -> dict[s
 
     from annotation.pull import write_shared
     from annotation.resolve import reviewer_name
+    from builders.authorship import authors_json, authors_sidecar, question_key
     from builders.mmsap.answers import answer_table
     from builders.mmsap.authored import read_authored
     from builders.mmsap.layout import refusal_wording
@@ -292,6 +299,7 @@ def pull_questions(client: LabelStudioClient, project: str, out: Path) -> dict[s
     know, basic = question_types()
     table, refusal = answer_table(), refusal_wording()
     records, problems = [], []
+    authors: dict[str, str] = {}
     for task in sorted(tasks, key=lambda t: int(t["id"])):
         image = (task.get("data") or {}).get(AUTHOR_ID_FIELD)
         submitted = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
@@ -320,8 +328,10 @@ def pull_questions(client: LabelStudioClient, project: str, out: Path) -> dict[s
                 problems.append(f"{image} (task {task['id']}, by {who}): {exc.problem}; left out")
                 continue
         records.append(record)
+        authors[question_key(record["image"], record["question"])] = who
     records.sort(key=lambda r: (r["image"], r["question"]))
     write_shared(Path(out), "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode())
+    write_shared(authors_sidecar(out), authors_json(authors))  # who wrote each record: kept out of its review
     return {"written": [f"{r['image']}: {r['question']}" for r in records], "problems": problems}
 
 
@@ -410,6 +420,7 @@ def pull_patterns(client: LabelStudioClient, project: str, out: Path) -> dict[st
 
     from annotation.pull import write_shared
     from annotation.resolve import reviewer_name
+    from builders.authorship import authors_json, authors_sidecar
     from builders.predictive.authored import read_authored
     from sources.errors import SourceError
 
@@ -420,6 +431,7 @@ def pull_patterns(client: LabelStudioClient, project: str, out: Path) -> dict[st
     users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
     out = Path(out).resolve()
     entries, problems = [], []
+    authors: dict[str, str] = {}
     for task in sorted(tasks, key=lambda t: int(t["id"])):
         data = task.get("data") or {}
         submitted = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
@@ -449,6 +461,8 @@ def pull_patterns(client: LabelStudioClient, project: str, out: Path) -> dict[st
         finally:
             os.unlink(fh.name)
         entries.append(entry)
+        authors[entry["id"]] = who
     entries.sort(key=lambda e: e["id"])
     write_shared(out, "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in entries).encode())
+    write_shared(authors_sidecar(out), authors_json(authors))  # who wrote each entry: kept out of its review
     return {"written": [e["id"] for e in entries], "problems": problems}

@@ -9,6 +9,9 @@ Rules (``overlap`` reviewers per item, 3 by default; a majority is ``overlap // 
   in ``problems``; the reviewer should correct it in Label Studio). A ``fix`` without a correct answer different
   from the proposed one is still a ``fix`` vote, but it cannot join a fix majority.
 - One reviewer, one vote: a reviewer who annotated an item twice counts once, with their latest annotation.
+- An author does not review their own work: an annotation by the person an item's ``provenance.author`` names
+  (what ``annotation author pull`` recorded, e-mails compared case-insensitively) is not a vote; it is listed in
+  ``problems`` and counted per reviewer in ``refused_own_work``.
 - At most ``overlap`` votes per item, the earliest ones (Label Studio accepts a fourth annotation through the API or
   a second tab); later ones are listed in ``problems`` and ignored. With several rooms (one Label Studio server
   per reviewer slot, merged by ``pull``), at most ``room_cap`` votes per room count, the earliest of that room.
@@ -416,6 +419,7 @@ def resolve(
     raw_votes: dict[str, list[Vote]] = defaultdict(list)
     task_ids: dict[str, list[dict[str, int]]] = defaultdict(list)
     skipped: Counter[str] = Counter()
+    own_work: Counter[str] = Counter()  # votes refused because the reviewer wrote the item (provenance.author)
 
     for task in sorted(tasks, key=lambda t: (int(t.get(ROOM_FIELD, 1)), int(t.get("id", 0)))):
         tid = int(task.get("id", 0))
@@ -430,10 +434,16 @@ def resolve(
             continue
         task_ids[iid].append({"room": room, "task": tid})
         where = f"item {iid} ({_task_ref(room, tid)})"
+        author = str(item.provenance.get("author") or "").strip().lower()
         for ann in sorted(task.get("annotations") or [], key=lambda a: int(a.get("id", 0))):
             reviewer = reviewer_name(ann.get("completed_by"), users)
             if ann.get("was_cancelled"):
                 skipped[reviewer] += 1
+            elif author and reviewer.strip().lower() == author:
+                own_work[reviewer] += 1
+                problems.append(f"{where}: annotation {ann.get('id')} by {reviewer}, who wrote this item's text; "
+                                "not counted (an author does not review their own work)")
+                continue
             vote, probs = parse_annotation(item, ann, reviewer, where, room, interface)
             problems.extend(probs)
             if vote is not None:
@@ -505,6 +515,7 @@ def resolve(
         "counts": {"total": len(items), **{s: counts.get(s, 0) for s in STATUSES}},
         **figures,
         "reviewers": reviewers,
+        "refused_own_work": dict(sorted(own_work.items())),
         "problems": problems,
         "items": out_items,
     }

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from builders.authorship import description_author
 from builders.cli import EmptyBuildError, progress_bar
 from builders.items import Item, make_item
 from builders.llm import make_client
@@ -214,6 +215,9 @@ def make_items(seqs: list[Draft]) -> tuple[list[Item], dict[str, str]]:
         }
         if s.qa_ids:
             provenance["qa_ids"] = list(s.qa_ids)
+        author = description_author(s.record.file) if s.description_from == "human" else None
+        if author:
+            provenance["author"] = author
         items.append(make_item(benchmark=BENCHMARK, task=s.domain, question_type=QUESTION_TYPE, pressure=PRESSURE,
                                images=images, question=question, options=(), answer=s.description,
                                provenance=provenance))

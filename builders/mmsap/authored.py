@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
+from builders.authorship import question_key, read_authors
 from builders.mmsap.answers import AnswerTable
 from builders.mmsap.distractors import N_WRONG
 from builders.mmsap.questions import KNOW_DOMAINS, Question
@@ -128,6 +129,7 @@ def authored_questions(path: str | Path, records: Sequence[AuthoredRecord], reso
                        table: AnswerTable, seed: int, generate: Generate | None = None) -> list[Question]:
     """Questions of the records; missing distractors come from ``generate`` (when given) and then from the answers
     of the other records of the same subset and type."""
+    authors = read_authors(path)  # who wrote each record, when `annotation author pull` wrote the file
     out = []
     for rec in records:
         file, image_id = resolve(rec)
@@ -137,9 +139,12 @@ def authored_questions(path: str | Path, records: Sequence[AuthoredRecord], reso
         wrong += by_llm
         if len(wrong) < N_WRONG:
             wrong += _fill(path, rec, records, table, seed, N_WRONG - len(wrong), taken=wrong)
-        out.append(Question(rec.subset, rec.type, file, rec.question, rec.answer, tuple(wrong),
-                            {"source": "authored", "file": Path(path).name, "record": rec.where, "image_id": image_id,
-                             "generated_distractors": generated, "llm_distractors": len(by_llm)}))
+        provenance = {"source": "authored", "file": Path(path).name, "record": rec.where, "image_id": image_id,
+                      "generated_distractors": generated, "llm_distractors": len(by_llm)}
+        author = authors.get(question_key(rec.image, rec.question))
+        if author:
+            provenance["author"] = author
+        out.append(Question(rec.subset, rec.type, file, rec.question, rec.answer, tuple(wrong), provenance))
     return out
 
 

@@ -71,11 +71,13 @@ def pattern_items(config: PredictiveConfig, task_bar: Any, plan: Plan) -> None:
 
 
 def authored_items(config: PredictiveConfig, plan: Plan) -> None:
+    from builders.authorship import read_authors
     from builders.predictive.authored import read_authored
 
     assert config.authored
     question = queries()["abstract_pattern"]["image"]
     entries = read_authored(config.authored)
+    authors = read_authors(config.authored)  # who wrote each entry, when `annotation author pull` wrote the file
     for e in entries:
         images = []
         for f in e.images:
@@ -85,6 +87,8 @@ def authored_items(config: PredictiveConfig, plan: Plan) -> None:
         provenance = {"source": "authored", "generator": "authored", "authored_id": e.id, "line": e.line,
                       "dimension": e.dimension, "n_images": len(images), "pattern": e.pattern, "pred": e.pred,
                       "files": [str(f) for f in e.images]}
+        if authors.get(e.id):
+            provenance["author"] = authors[e.id]
         plan.items.append(make_item(benchmark=BENCHMARK, task="abstract_pattern", question_type=QUESTION_TYPE,
                                     pressure=PRESSURE, images=images, question=question, options=(),
                                     answer=e.pred, provenance=provenance))

@@ -84,38 +84,56 @@ def test_author_descriptions_round_trip_into_a_mementos_build(ls_server, files_r
     assert sequences_to_describe(comics=comics, cache_dir=tmp_path / "cache") == []
 
     # then the usual validation by three reviewers other than the author, and a release
+    (build_dir,) = [p.parent for p in out.rglob("items.jsonl")]
+    rows = _validate_and_release(ls_server, build_dir, "comics review", "checker", WRITER, tmp_path, capsys)
+    assert TEXT in {r["answer"] for r in rows}
+
+
+def _validate_and_release(ls_server, build_dir: Path, project: str, prefix: str, author: str, tmp_path: Path,
+                          capsys) -> list[dict]:
+    """Push the build, let its author and then three other reviewers accept the authored items, pull, release; the
+    released rows (id, answer) of those items. Asserts the author's vote is refused and the three others decide."""
     from annotation.builddir import load_build
     from annotation.config import ITEM_ID_FIELD
     from annotation.pull import pull
     from annotation.push import push
     from tests.annotation.lshelpers import result
 
-    (build_dir,) = [p.parent for p in out.rglob("items.jsonl")]
+    admin = ls_server.client()
     build = load_build(build_dir)
-    res = push(admin, build, "comics review", progress=False)
+    mine = [it for it in build.items if it.provenance.get("author")]
+    assert mine and {it.provenance["author"] for it in mine} == {author}  # the sidecar reached the provenance
+    res = push(admin, build, project, progress=False)
     ids = {t["data"][ITEM_ID_FIELD]: t["id"] for t in admin.iter_tasks(res.project_id)}
-    authored = next(it for it in build.items if it.answer == TEXT)
+    own = LabelStudioClient.login(ls_server.url, author, REVIEWER_PASSWORD)
+    own.create_annotation(ids[mine[0].id], result(mine[0], "accept"))  # the author votes for their own text
     for k in range(3):
-        email = f"checker{k}@mirage.test"
+        email = f"{prefix}{k}@mirage.test"
         signup(ls_server.url, ls_server.invite, email)
         rev = LabelStudioClient.login(ls_server.url, email, REVIEWER_PASSWORD)
-        for it in build.items:
+        for it in mine:
             rev.create_annotation(ids[it.id], result(it, "accept"))
-    review = pull(admin, build, "comics review").review
-    entry = review["items"][authored.id]
-    assert entry["status"] == "keep" and WRITER not in {a["reviewer"] for a in entry["annotations"]}
+    review = pull(admin, build, project).review
+    assert review["refused_own_work"] == {author: 1}
+    assert any(author in p and "wrote this item" in p for p in review["problems"])
+    for it in mine:
+        entry = review["items"][it.id]
+        assert entry["status"] == "keep" and entry["votes"]["accept"] == 3
+        assert author not in {a["reviewer"] for a in entry["annotations"]}
 
     from tests.conftest import require_release_extra
 
     require_release_extra()
     from data_cards.cli import main as data_cards
 
-    assert data_cards(["release", str(build_dir), "--version", "1.0.0", "--out", str(tmp_path / "releases")]) == 0
+    releases = tmp_path / "releases"
+    assert data_cards(["release", str(build_dir), "--version", "1.0.0", "--out", str(releases)]) == 0
     capsys.readouterr()
     import pyarrow.parquet as pq
 
-    rows = [r for p in (tmp_path / "releases").rglob("*.parquet") for r in pq.read_table(p, columns=["id", "answer"]).to_pylist()]
-    assert {"id": authored.id, "answer": TEXT} in rows
+    wanted = {it.id for it in mine}
+    rows = [r for p in releases.rglob("*.parquet") for r in pq.read_table(p, columns=["id", "answer", "options"]).to_pylist()]
+    return [r for r in rows if r["id"] in wanted]
 
 
 def test_author_mmsap_questions_round_trip_into_a_build(ls_server, files_root, tmp_path, capsys):
@@ -167,6 +185,14 @@ def test_author_mmsap_questions_round_trip_into_a_build(ls_server, files_root, t
     mine = [it for it in items if it["question"] == record["question"]]
     assert mine and all(it["options"][ord(it["answer"]) - 65] == "Nintendo" for it in mine)
     assert all({"Sony", "Microsoft", "Sega"} <= set(it["options"]) for it in mine)
+    assert json.loads((images / "authored.jsonl.authors.json").read_text()) == {
+        "authors": {"photo1.png | which company makes the console on the table?": "qwriter@mirage.test"}}
+
+    (build_dir,) = [p.parent for p in build_out.rglob("items.jsonl")]
+    rows = _validate_and_release(ls_server, build_dir, "mmsap review", "qchecker", "qwriter@mirage.test", tmp_path,
+                                 capsys)
+    assert len(rows) == len(mine)
+    assert all(list(r["options"])[ord(r["answer"]) - 65] == "Nintendo" for r in rows)  # what the person wrote
 
 
 def test_author_predictive_entries_round_trip_into_a_build(ls_server, files_root, tmp_path, capsys):
@@ -209,3 +235,8 @@ def test_author_predictive_entries_round_trip_into_a_build(ls_server, files_root
     assert code == 0
     items = [json.loads(line) for p in build_out.rglob("items.jsonl") for line in p.read_text().splitlines()]
     assert pred in {it["answer"] for it in items}
+
+    (build_dir,) = [p.parent for p in build_out.rglob("items.jsonl")]
+    rows = _validate_and_release(ls_server, build_dir, "predictive review", "pchecker", "pwriter@mirage.test",
+                                 tmp_path, capsys)
+    assert [r["answer"] for r in rows] == [pred]
