@@ -281,3 +281,20 @@ def test_raw_agreement_and_gwet_ac1_by_hand():
     assert agreement_figures(rows)["fleiss_kappa"] == pytest.approx(-2 / 58, abs=1e-6)
     assert gwet_ac1([{"accept": 3}, {"reject": 3}]) == pytest.approx(1.0)
     assert raw_agreement([]) is None and gwet_ac1([{"accept": 1}]) is None
+
+
+def test_an_author_vote_on_their_own_item_is_refused():
+    from dataclasses import replace
+
+    authored = replace(VQA, provenance={"author": "A@X"})  # e-mails compare case-insensitively
+    anns = [ann(1, 1, result(authored, "accept")), ann(2, 2, result(authored, "reject")),
+            ann(3, 3, result(authored, "reject")), ann(4, 4, result(authored, "accept"))]
+    out = resolve([authored], [task(1, authored, *anns)], USERS)
+    entry = out["items"][authored.id]
+    assert [a["reviewer"] for a in entry["annotations"]] == ["b@x", "c@x", "d@x"]  # a@x's vote is not one of them
+    assert entry["status"] == "drop" and out["refused_own_work"] == {"a@x": 1}
+    assert any("annotation 1 by a@x, who wrote this item's text" in p for p in out["problems"])
+    # without a recorded author the same votes count: the first three decide
+    plain = resolve([VQA], [task(1, VQA, *[ann(a["id"], a["completed_by"], result(VQA, v)) for a, v in
+                                           zip(anns, ("accept", "reject", "reject", "accept"))])], USERS)
+    assert plain["refused_own_work"] == {} and plain["items"][VQA.id]["votes"] == {"accept": 1, "fix": 0, "reject": 2}
