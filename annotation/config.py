@@ -123,6 +123,31 @@ def builder_record(item: Item) -> str:
     return " | ".join(parts)
 
 
+OPTION_CELL = {"present": "yes", "absent": "no", "undecidable": "?"}
+
+
+def option_table(item: Item) -> str:
+    """Per option probe and per image, the label and difficulty the builder recorded (MIOH's ``option_labels``), as a
+    compact grey table: where the hard negatives are distractors, it shows which image makes which option hard.
+    Empty when the provenance records none (options that are not probes, other benchmarks)."""
+    rows = (item.provenance or {}).get("option_labels")
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and r.get("images") for r in rows):
+        return ""
+    e = html.escape
+    n = max(len(r["images"]) for r in rows)
+    head = "".join(f"<th>Image {k}</th>" for k in range(1, n + 1))
+    body = []
+    for r in rows:
+        cells = []
+        for c in r["images"]:
+            text = OPTION_CELL.get(c.get("label"), str(c.get("label")))
+            hard = c.get("difficulty") not in (None, "easy")
+            cells.append(f'<td class="mirage-hard">{e(text)}, hard</td>' if hard else f"<td>{e(text)}</td>")
+        body.append(f"<tr><th>{e(str(r.get('option', '')))}</th>{''.join(cells)}</tr>")
+    return (f'<table class="mirage-record mirage-option-labels"><caption>Does each option hold in each image '
+            f'(yes / no / ? undecidable; hard: hard to see)</caption><tr><th></th>{head}</tr>{"".join(body)}</table>')
+
+
 def item_html(item: Item) -> str:
     """The text part of a task: context, question, options, proposed answer, and what ``fix`` asks for."""
     e = html.escape
@@ -144,6 +169,7 @@ def item_html(item: Item) -> str:
     record = builder_record(item)
     if record:
         parts.append(f'<p class="mirage-record"><b>What the builder recorded:</b> {e(record)}</p>')
+    parts.append(option_table(item))
     hint = {
         MCQ: "If the proposed answer is wrong but the question is sound, choose <i>fix</i> and pick the correct option.",
         YES_NO: "If the proposed answer is wrong but the question is sound, choose <i>fix</i> and pick yes or no.",
@@ -243,6 +269,10 @@ _STYLE = """
 .mirage-proposed { background: #e8f5e9; padding: 6px; }
 .mirage-hint { color: #666; font-size: 13px; }
 .mirage-record { color: #444; font-size: 13px; background: #f3f3f3; padding: 4px 6px; }
+.mirage-option-labels { border-collapse: collapse; margin: 4px 0; }
+.mirage-option-labels caption { text-align: left; font-size: 12px; }
+.mirage-option-labels th, .mirage-option-labels td { padding: 0 6px; font-size: 12px; text-align: left; }
+.mirage-option-labels td.mirage-hard { font-weight: bold; }
 .mirage-options { margin: 4px 0 8px 16px; }
 """
 

@@ -525,11 +525,11 @@ def _task_ref(room: int, task_id: int) -> str:
     return f"task {task_id}" if room == 1 else f"task {task_id} of room {room}"
 
 
-SUPERSEDED_BY_FIX = ("answer_state", "images", "count", "challenging_images", "answer_from")
-"""Provenance keys that describe the *original* answer (MIOH's answer state, its per-image labels and difficulty,
-the count behind a counting answer, ...). A fix proves them wrong or at least unverified, so they move to
-``provenance.review.superseded`` instead of staying beside the corrected answer; structural keys (``answer_slots``,
-the template, the probe, the sources) stay."""
+SUPERSEDED_BY_FIX = ("answer_state", "images", "option_labels", "count", "challenging_images", "answer_from")
+"""Provenance keys that describe the *original* answer (MIOH's answer state, its per-image and per-option labels
+and difficulty, the count behind a counting answer, ...). A fix proves them wrong or at least unverified, so they
+move to ``provenance.review.superseded`` instead of staying beside the corrected answer; structural keys
+(``answer_slots``, the template, the probe, the sources) stay."""
 
 
 def reviewed_items(items: Sequence[Item], review: Mapping[str, Any]) -> list[Item]:

@@ -15,7 +15,7 @@ from builders import quality
 from builders.cli import EmptyBuildError, progress_bar, stderr
 from builders.items import Item, make_item
 from builders.llm import make_client
-from builders.mcq import BalancedCycle, ShareSchedule
+from builders.mcq import BalancedCycle, ShareSchedule, letter
 from builders.mioh.clip import compute_signals
 from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
 from builders.mioh.llm_context import rewrite_contexts
@@ -162,14 +162,33 @@ class MiohBuilder:
             record = self.pools.facts[img].image
             entry: dict[str, Any] = {"id": record.id}
             if lab is not None:
-                difficulty = "easy" if not lab.hard else ("hard_positive" if lab.status == "pos" else "hard_negative")
-                entry.update(label=lab.status, difficulty=difficulty, signal=lab.signal,
+                entry.update(label=lab.status, difficulty=label_difficulty(lab), signal=lab.signal,
                              score=None if lab.score is None else round(float(lab.score), 6))
                 if lab.clip_z is not None:
                     entry["clip_z"] = round(float(lab.clip_z), 4)
             if self.task == "counting":
                 entry["count"] = self.pools.count(img, spec.probe)
             out.append(entry)
+        return out
+
+    def option_provenance(self, spec: Spec) -> list[dict[str, Any]]:
+        """Per option probe (the ``all``/``differs`` variants, whose options are probes): its label and difficulty in
+        every image, in image order, so a reviewer can see which image makes which distractor hard. ``images`` in
+        the provenance only describes the question's own probe. Labels are written as a reviewer reads them
+        (``present``/``absent``/``undecidable``); empty for variants whose options are not probes."""
+        if spec.variant not in ("all", "differs"):
+            return []
+        out = []
+        for k, probe in enumerate(spec.options):
+            cells = []
+            for img in spec.images:
+                lab = self.pools.label(self.task, img, probe)
+                if lab is None:
+                    cells.append({"label": "undecidable", "difficulty": None})
+                else:
+                    cells.append({"label": "present" if lab.status == "pos" else "absent",
+                                  "difficulty": label_difficulty(lab)})
+            out.append({"option": letter(k), "probe": _jsonable_probe(probe), "images": cells})
         return out
 
     def to_item(self, spec: Spec, key: Key, pressure: str, cell_rng: np.random.Generator, extra: dict[str, Any]) -> Item | None:
@@ -184,6 +203,7 @@ class MiohBuilder:
             "pair": list(spec.pair) if spec.pair is not None else None,
             "count": spec.count,
             "images": self.image_provenance(spec),
+            "option_labels": self.option_provenance(spec),
             "answer_state": key.state,
             "answer_slots": answer_slots(spec),
             "n_images": len(spec.images),
@@ -294,6 +314,11 @@ class MiohBuilder:
             members.append(item)
         self.seen.update(it.id for it in members)
         return members
+
+
+def label_difficulty(lab: Label) -> str:
+    """``easy``, ``hard_positive`` or ``hard_negative``: how hard a decided label is to see."""
+    return "easy" if not lab.hard else ("hard_positive" if lab.status == "pos" else "hard_negative")
 
 
 def _jsonable_probe(probe: Any) -> Any:

@@ -110,3 +110,20 @@ def test_sequence_frames_are_titled_with_their_time():
     assert image_titles(it) == ["Frame 1 (t = 0.00 s)", "Frame 2 (t = 0.50 s)"]
     it = item(images=["f0.png", "f8.png"], provenance={"frame_indices": [0, 8]})
     assert image_titles(it) == ["Frame 1 (frame 0)", "Frame 2 (frame 8)"]
+
+
+def test_the_reviewer_sees_each_options_label_per_image():
+    """Where the distractors are probes, which image makes which option hard is shown, option by option."""
+    cells = [{"label": "absent", "difficulty": "hard_negative"}, {"label": "present", "difficulty": "easy"}]
+    labels = [{"option": "A", "probe": "cat", "images": cells},
+              {"option": "B", "probe": "dog", "images": [{"label": "undecidable", "difficulty": None}] * 2}]
+    it = item(images=["images/a.png", "images/b.png"], options=["cat", "dog", "None of the above"], answer="C",
+              provenance={"probe": "cat", "option_labels": labels})
+    html_text = task_data(it, Path("/b"), Path("/"))["item_html"]
+    table = html_text[html_text.index('<table class="mirage-record mirage-option-labels">'):html_text.index("</table>")]
+    rows = table.split("<tr>")[1:]
+    assert "<th>Image 1</th><th>Image 2</th>" in rows[0]
+    assert rows[1] == '<th>A</th><td class="mirage-hard">no, hard</td><td>yes</td></tr>'
+    assert rows[2] == "<th>B</th><td>?</td><td>?</td></tr>"
+    plain = item(options=["cat", "dog", "None of the above"], answer="C", provenance={"option_labels": []})
+    assert "mirage-option-labels" not in task_data(plain, Path("/b"), Path("/"))["item_html"]

@@ -28,7 +28,7 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("module, name, sha256", [
-    ("mioh", "n4-seed0", "4f6bfe985c4339ec496867db46719506b7b740d3858f4333a39cec50412907b5"),
+    ("mioh", "n4-seed0", "c08e23ebc12afa68049ffb3241ae66c786f8a1867389109b3e7584befcc87c70"),
     ("mementos", "demo-seed0", "16024503d6452c0983b4a2cfa5159713e7aceda5dd36c55518878c4d95ce6caf"),
 ])
 def test_demo_build_lints_clean(tmp_path, capsys, module, name, sha256):

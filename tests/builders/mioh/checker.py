@@ -401,6 +401,35 @@ class Checker:
             problems.append(f"answer should be {LETTERS[answer]} ({item['options'][answer]!r}), item says {item['answer']}")
         problems += self._pressure(item, task, variant, ids, probe, options)
         problems += self._context(item, task, ids)
+        problems += self._option_labels(item, task, variant, ids, options)
+        return problems
+
+    def _option_labels(self, item, task, variant, ids, options) -> list[str]:
+        """The per-option, per-image labels a reviewer is shown, re-derived from the truth."""
+        recorded = item["provenance"].get("option_labels")
+        if recorded is None:
+            return ["provenance has no option_labels"]
+        if variant not in ("all", "differs"):
+            return [] if recorded == [] else [f"{variant} item records option labels (its options are not probes)"]
+        if len(recorded) != len(options):
+            return ["option_labels and option probes differ in number"]
+        problems = []
+        for k, (entry, p) in enumerate(zip(recorded, options)):
+            if entry["option"] != LETTERS[k] or _probe(entry["probe"]) != p:
+                problems.append(f"option_labels[{k}] is not option {LETTERS[k]} {p}")
+            if len(entry["images"]) != len(ids):
+                problems.append(f"option {LETTERS[k]}: labels for {len(entry['images'])} of {len(ids)} images")
+                continue
+            for n, (cell, iid) in enumerate(zip(entry["images"], ids), 1):
+                f = self.fact(task, iid, p)
+                if f is None:
+                    want = ("undecidable", None)
+                else:
+                    want = ("present" if f[0] else "absent",
+                            "easy" if not f[1] else ("hard_positive" if f[0] else "hard_negative"))
+                if (cell["label"], cell["difficulty"]) != want:
+                    problems.append(f"option {LETTERS[k]} in Image {n}: recorded {cell['label']}/{cell['difficulty']}, "
+                                    f"truth {want[0]}/{want[1]}")
         return problems
 
     def _pressure(self, item, task, variant, ids, probe, options) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import glob
 import json
 from collections import Counter
@@ -87,6 +88,26 @@ def test_checker_catches_a_wrong_answer(demo_build, demo_checker):
     item = read_items(demo_build)[0]
     wrong = dict(item, answer="A" if item["answer"] != "A" else "B")
     assert any("answer should be" in p for p in demo_checker.check(wrong))
+
+
+def test_checker_catches_a_wrong_option_label(demo_build, demo_checker):
+    """Each distractor's recorded label in each image is re-derived: a flipped label or difficulty is reported."""
+    items = [it for it in read_items(demo_build) if it["provenance"]["option_labels"]]
+    assert items, "the demo build has items whose options are probes"
+    hard = [it for it in items if any(c["difficulty"] == "hard_negative"
+                                      for o in it["provenance"]["option_labels"] for c in o["images"])]
+    assert hard, "some distractor option is recorded hard in some image"
+    for item, flip in ((items[0], {"present": "absent", "absent": "present", "undecidable": "present"}), (hard[0], None)):
+        wrong = copy.deepcopy(item)
+        cell = wrong["provenance"]["option_labels"][-1]["images"][-1]
+        if flip is None:
+            cell = next(c for o in wrong["provenance"]["option_labels"] for c in o["images"]
+                        if c["difficulty"] == "hard_negative")
+            cell["difficulty"] = "easy"
+        else:
+            cell["label"] = flip[cell["label"]]
+        assert demo_checker.check(item) == []
+        assert any(" in Image " in p and "recorded" in p for p in demo_checker.check(wrong))
 
 
 def test_builds_are_byte_identical_for_a_seed(tmp_path, cache_dir):
