@@ -10,6 +10,7 @@ from builders.cli import progress_bar
 from builders.items import Item
 from builders.llm import make_client
 from builders.mmsap.answers import answer_table
+from builders.authorship import authors_sidecar
 from builders.mmsap.authored import AuthoredRecord, authored_questions, read_authored
 from builders.mmsap.config import BENCHMARK, MmsapConfig
 from builders.mmsap.layout import lint_promises, refusal_wording, to_items
@@ -87,6 +88,8 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
         stats["authored"] = {"file": authored, "questions": len(made),
                              "generated_distractors": sum(q.provenance["generated_distractors"] for q in made)}
         inputs[authored] = "sha256:" + file_sha256(authored)
+        if authors_sidecar(authored).is_file():  # who wrote each record (provenance.author)
+            inputs[str(authors_sidecar(authored))] = "sha256:" + file_sha256(authors_sidecar(authored))
     else:
         skipped.append({"subset": "know", "reason": "no authored-questions file given (--authored)"})
     if client is not None:

@@ -199,6 +199,21 @@ def real(tmp_path_factory):
             "authored": authored, "argv": argv}
 
 
+def test_the_author_recorded_beside_the_authored_file_lands_in_provenance(tmp_path, real):
+    authored = tmp_path / "authored.jsonl"  # a copy: the module's fixture stays without a sidecar
+    authored.write_bytes(real["authored"].read_bytes())
+    first = json.loads(authored.read_text().splitlines()[0])
+    key = f"{first['image']} | {first['question'].lower()}"  # the sidecar's key, written out by hand
+    Path(str(authored) + ".authors.json").write_text(json.dumps({"authors": {key: "writer@mirage.test"}}))
+    assert main([*real["argv"], "--authored", str(authored), "--out", str(tmp_path / "out")]) == 0
+    items = read_items(tmp_path / "out" / "real-seed0")
+    by_author = {it["question"]: it["provenance"].get("author") for it in items if it["task"] == "know"}
+    assert by_author.pop(first["question"]) == "writer@mirage.test"
+    assert set(by_author.values()) == {None}  # only the record the sidecar names
+    build = json.loads((tmp_path / "out" / "real-seed0" / "build.json").read_text())
+    assert any(k.endswith("authored.jsonl.authors.json") for k in json.dumps(build).split('"'))
+
+
 def test_build_from_vqav2_coco_and_an_authored_file(tmp_path, real):
     assert main([*real["argv"], "--authored", str(real["authored"]), "--out", str(tmp_path)]) == 0
     items = read_items(tmp_path / "real-seed0")
@@ -287,6 +302,11 @@ BAD_INPUTS = {
     "authored answer is the refusal": (_authored({**GOOD, "answer": "Sorry, I can't help with it"}), "refusal"),
     "authored too few answers to fill distractors": (_authored({**GOOD, "distractors": []}), "needs 3 more"),
     "authored malformed line": (lambda files: files["authored"].write_text("{not json\n"), "line 1"),
+    "authors sidecar malformed": (lambda files: Path(str(files["authored"]) + ".authors.json").write_text("{no"),
+                                  "authored.jsonl.authors.json"),
+    "authors sidecar not a mapping of names": (
+        lambda files: Path(str(files["authored"]) + ".authors.json").write_text('{"authors": {"x": 1}}'),
+        "record key: author name"),
 }
 
 
