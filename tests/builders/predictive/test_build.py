@@ -195,6 +195,16 @@ def test_authored_entries_become_items(tmp_path: Path) -> None:
     assert len(items) == 1 and items[0].answer == GOOD["pred"] and items[0].provenance["source"] == "authored"
     assert items[0].provenance["pattern"] == GOOD["pattern"] and len(items[0].images) == 4
     assert all((tmp_path / "out" / "demo-seed0" / rel).is_file() for rel in items[0].images)
+    assert "author" not in items[0].provenance  # no sidecar, no recorded author
+
+
+def test_the_author_recorded_beside_the_authored_file_lands_in_provenance(tmp_path: Path) -> None:
+    path = authored_file(tmp_path / "auth", [GOOD, {**GOOD, "id": "other"}])
+    Path(str(path) + ".authors.json").write_text(json.dumps({"authors": {"cube": "pwriter@mirage.test"}}))
+    assert run(tmp_path, "--tasks", "abstract_pattern", "--patterns", "0", "--authored", str(path)) == 0
+    items = read_items(tmp_path / "out" / "demo-seed0" / "items.jsonl")
+    assert {it.provenance["authored_id"]: it.provenance.get("author") for it in items} == {
+        "cube": "pwriter@mirage.test", "other": None}
 
 
 @pytest.mark.parametrize("change, message", [
