@@ -152,6 +152,8 @@ def test_paper_sources_offline(tmp_path: Path) -> None:
     write_folder(tmp_path / "robot" / "ep_0", 25, "The robot arm picks up the cup and places it on the table.")
     write_folder(tmp_path / "robot" / "ep_1", 25, None)
     write_folder(tmp_path / "comics" / "c1", 3, "A cat chases a mouse and the mouse hides in a box.")
+    sidecar = tmp_path / "comics" / "c1" / "description.txt.authors.json"  # as `annotation author pull` writes it
+    sidecar.write_text(json.dumps({"authors": {"description.txt": "writer@mirage.test"}}))
     assert run(tmp_path, "--nextqa", str(csv_path), "--videos", str(tmp_path / "nextqa" / "videos"),
                "--robot", str(tmp_path / "robot"), "--comics", str(tmp_path / "comics")) == 0
     build = tmp_path / "out" / "data-seed0"
@@ -173,6 +175,7 @@ def test_paper_sources_offline(tmp_path: Path) -> None:
 
     comic = items["c1"]
     assert comic.task == "comics" and comic.provenance["policy"] == "panels"
+    assert comic.provenance["author"] == "writer@mirage.test" and "author" not in robot.provenance
     assert comic.images == tuple(str(tmp_path / "comics" / "c1" / f"frame{i}.png") for i in range(3))
 
     record = json.loads((build / "build.json").read_text())
