@@ -344,6 +344,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
         ["progress", f"{done}/{counts['total']} items fully reviewed ({100 * done / max(1, counts['total']):.0f}%)"],
         *([status, counts[status]] for status in ("keep", "fix", "drop", "adjudicate", "pending")),
         ["settled by adjudication", sum(1 for e in review["items"].values() if e.get("adjudicated"))],
+        ["votes refused (own work)", sum(review.get("refused_own_work", {}).values())],
         ["raw agreement (verdicts)", "n/a" if (ra := review.get("raw_agreement")) is None else f"{ra:.1%}"],
         ["Gwet's AC1 (verdicts)", "n/a" if (ac1 := review.get("gwet_ac1")) is None else f"{ac1:.3f}"],
         ["Fleiss' kappa (verdicts)", "n/a" if kappa is None else f"{kappa:.3f}"],

@@ -233,6 +233,7 @@ def test_cli_pull_reports_progress(scenario, capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert code == 0
     assert "10/35 items fully reviewed" in out
+    assert "votes refused (own work)" in out  # 0 here: no item of the demo build records an author
     assert "4 problem(s)" in err
 
 
