@@ -6,11 +6,11 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from builders.authorship import authors_sidecar
 from builders.cli import progress_bar
 from builders.items import Item
 from builders.llm import make_client
 from builders.mmsap.answers import answer_table
-from builders.authorship import authors_sidecar
 from builders.mmsap.authored import AuthoredRecord, authored_questions, read_authored
 from builders.mmsap.config import BENCHMARK, MmsapConfig
 from builders.mmsap.layout import lint_promises, refusal_wording, to_items
