@@ -86,7 +86,7 @@ def _main(module: str) -> Callable[[list[str]], int]:
     ("scoring.mementos", "python -m scoring.mementos", ["--items", "x"], "required: --predictions"),
     ("scoring.synonyms", "python -m scoring.synonyms import-pickle", ["import-pickle", "a.pkl", "--out", "d",
                                                                       "--kind", "verbs"], "choose from 'objects'"),
-    ("annotation.__main__", "python -m annotation", ["pul"], "(choose from 'serve', 'push', 'pull')"),
+    ("annotation.__main__", "python -m annotation", ["pul"], "(choose from 'serve', 'push', 'author', 'pull')"),
     ("data_cards.cli", "python -m data_cards release", ["release", "b", "--version", "1.0.0", "--max-shard-size",
                                                         "big"], "invalid int value: 'big'"),
 ])
@@ -194,12 +194,12 @@ def test_annotation_pull_at_80_columns(tmp_path: Path, monkeypatch: pytest.Monke
     review = {"counts": {"total": 480, "pending": 20, "keep": 400, "fix": 30, "drop": 25, "adjudicate": 5},
               "fleiss_kappa": 0.8123, "raw_export": str(long / "reviews" / "export-2026-11-22T23-00-00.json"),
               "reviewers": {"alice.long-address@example.org": {"annotations": 480, "agreement_with_majority": 0.95}},
-              "problems": []}
+              "items": {}, "problems": []}
     result = SimpleNamespace(review=review, review_path=long / "review.json", export_is_new=True,
                              reviewed_path=long / "reviewed.jsonl")
     monkeypatch.setattr(annotation.builddir, "load_build", lambda path: SimpleNamespace(path=long, label="mioh"))
     monkeypatch.setattr(annotation.pull, "pull", lambda *a, **k: result)
-    monkeypatch.setattr(cli, "_client", lambda args: SimpleNamespace(url="http://127.0.0.1:8080"))
+    monkeypatch.setattr(cli, "_clients", lambda args: [SimpleNamespace(url="http://127.0.0.1:8080")])
     monkeypatch.setenv("COLUMNS", "80")
     assert cli.main(["pull", str(long), "--project", "MIOH n8 review", "--token", "t"]) == 0
     text = capsys.readouterr().out
