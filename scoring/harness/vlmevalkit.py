@@ -198,29 +198,16 @@ def write_vlmevalkit(out_dir: Path, tasks: Sequence[ReleaseTask], *, release: st
 
 
 def read_result_sheet(path: str | Path) -> list[dict[str, str]]:
-    """The rows of a VLMEvalKit result sheet (``.xlsx`` needs openpyxl; ``.tsv``/``.csv`` do not), as text."""
-    import pandas as pd
+    """The rows of a VLMEvalKit result sheet of a Mirage circular TSV, as text (read by
+    :func:`scoring.predictions.read_sheet`, the one sheet reader; this adds the circular sheet's column check)."""
+    from scoring.predictions import read_sheet
 
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".xlsx", ".tsv", ".csv"):
-        raise ConfigError(f"{path}: unknown result sheet format (expected .xlsx, .tsv or .csv)")
-    try:
-        if suffix == ".xlsx":
-            frame = pd.read_excel(path, dtype=str, keep_default_na=False)
-        else:
-            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
-    except ImportError:
-        raise ConfigError(f"{path}: reading .xlsx needs openpyxl: pip install openpyxl") from None
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: result sheet not found") from None
-    except (ValueError, OSError) as exc:
-        raise ConfigError(f"{path}: cannot read the result sheet ({exc})") from None
-    missing = [c for c in ("index", "id", "answer", "prediction") if c not in frame.columns]
+    columns, rows = read_sheet(path)
+    missing = [c for c in ("index", "id", "answer", "prediction") if c not in columns]
     if missing:
         raise ConfigError(f"{path}: no {', '.join(missing)} column(s): not the result sheet of a Mirage circular "
                           "TSV (python -m scoring.harness export)")
-    return frame.to_dict("records")
+    return rows
 
 
 def score_circular(rows: Sequence[dict[str, str]], source: str = "sheet") -> dict[str, Any]:
