@@ -113,36 +113,60 @@ def sequences_to_describe(
     return out
 
 
+@dataclass(frozen=True)
+class AuthoringProject:
+    """An authoring project ready for new tasks: its id, where each image is served from, and the
+    ``AUTHOR_ID_FIELD`` values its tasks already have (pushes are idempotent by that key)."""
+
+    id: int
+    root: Path
+    links: dict[Path, Path]
+    known: set[str]
+
+    def url(self, image: Path) -> str:
+        return local_files_url(self.links[Path(image).resolve()], self.root)
+
+
+def open_authoring_project(
+    client: LabelStudioClient, project: str, config: str, images: Sequence[Path], files_root: Path,
+    storage_title: str, **settings: Any,
+) -> AuthoringProject:
+    """Find or create ``project`` with ``config`` (validated first), serve exactly ``images`` from a folder of
+    its own under the files root and connect only that folder: the part every authoring push shares."""
+    root = check_files_root(files_root)
+    folder = serving_folder(Path("/authoring") / re.sub(r"\W+", "-", project), root)
+    links = link_images(images, folder)
+    config_interface(config)
+    proj = client.find_project(project) or client.create_project(
+        {"title": project, "label_config": config, "maximum_annotations": 1, "show_skip_button": True, **settings})
+    pid = int(proj["id"])
+    if str(folder) not in {s.get("path") for s in client.local_storages(pid)}:
+        client.add_local_storage(pid, str(folder), storage_title)
+    known = {(t.get("data") or {}).get(AUTHOR_ID_FIELD) for t in client.iter_tasks(pid)}
+    return AuthoringProject(pid, root, links, known)
+
+
 def push_descriptions(
     client: LabelStudioClient, sequences: Sequence[SequenceToDescribe], project: str, files_root: Path
 ) -> tuple[int, int]:
     """Create or reuse the description project and import the sequences it lacks; ``(imported, already there)``."""
     if not sequences:
         raise AnnotationError("every sequence already has a description: nothing to author")
-    root = check_files_root(files_root)
-    folder = serving_folder(Path("/authoring") / re.sub(r"\W+", "-", project), root)
-    links = link_images([f for s in sequences for f in s.frames], folder)
-    config = description_config()
-    config_interface(config)
-    proj = client.find_project(project)
-    if proj is None:
-        proj = client.create_project({"title": project, "label_config": config, "maximum_annotations": 1,
-                                      "expert_instruction": f"<p>{html.escape(GUIDE)}</p>", "show_instruction": True,
-                                      "show_skip_button": True})
-    pid = int(proj["id"])
-    if str(folder) not in {s.get("path") for s in client.local_storages(pid)}:
-        client.add_local_storage(pid, str(folder), "Mirage frames (serving only; do not sync)")
-    known = {(t.get("data") or {}).get(AUTHOR_ID_FIELD) for t in client.iter_tasks(pid)}
-    todo = [s for s in sequences if s.key not in known]
+    ap = open_authoring_project(
+        client, project, description_config(), [f for s in sequences for f in s.frames], files_root,
+        "Mirage frames (serving only; do not sync)",
+        expert_instruction=f"<p>{html.escape(GUIDE)}</p>", show_instruction=True,
+    )
+    todo = [s for s in sequences if s.key not in ap.known]
     tasks = [{"data": {
         AUTHOR_ID_FIELD: s.key,
         "target": str(s.target),
         "header": f"{s.source} / {s.key} / {len(s.frames)} frames: write the description",
         "guide": f"<p>{html.escape(GUIDE)}</p>",
-        "images": [{"url": local_files_url(links[f.resolve()], root), "title": t} for f, t in zip(s.frames, s.titles)],
+        "images": [{"url": ap.url(f), "title": t} for f, t in zip(s.frames, s.titles)],
     }} for s in todo]
     if tasks:
-        client.import_tasks(pid, tasks)
+        client.import_tasks(ap.id, tasks)
     return len(tasks), len(sequences) - len(tasks)
 
 
@@ -257,22 +281,13 @@ def push_question_images(client: LabelStudioClient, images: Sequence[Path], proj
     """One authoring task per image (idempotent by file name); returns how many were imported."""
     if not images:
         raise AnnotationError("no images to write questions about")
-    root = check_files_root(files_root)
-    folder = serving_folder(Path("/authoring") / re.sub(r"\W+", "-", project), root)
-    links = link_images(images, folder)
-    config = question_config()
-    config_interface(config)
-    proj = client.find_project(project) or client.create_project(
-        {"title": project, "label_config": config, "maximum_annotations": 1, "show_skip_button": True})
-    pid = int(proj["id"])
-    if str(folder) not in {s.get("path") for s in client.local_storages(pid)}:
-        client.add_local_storage(pid, str(folder), "Mirage images (serving only; do not sync)")
-    known = {(t.get("data") or {}).get(AUTHOR_ID_FIELD) for t in client.iter_tasks(pid)}
+    ap = open_authoring_project(client, project, question_config(), images, files_root,
+                                "Mirage images (serving only; do not sync)")
     tasks = [{"data": {AUTHOR_ID_FIELD: Path(p).name, "header": f"write a question about {Path(p).name}",
-                       "image": local_files_url(links[Path(p).resolve()], root)}}
-             for p in images if Path(p).name not in known]
+                       "image": ap.url(p)}}
+             for p in images if Path(p).name not in ap.known]
     if tasks:
-        client.import_tasks(pid, tasks)
+        client.import_tasks(ap.id, tasks)
     return len(tasks)
 
 
@@ -386,27 +401,17 @@ def push_patterns(client: LabelStudioClient, root: Path, project: str, files_roo
     seqs = pattern_sequences(root)
     if not seqs:
         raise AnnotationError(f"{root}: no sub-folder with 3 to 5 images")
-    base = check_files_root(files_root)
-    folder = serving_folder(Path("/authoring") / re.sub(r"\W+", "-", project), base)
-    links = link_images([f for _, frames in seqs for f in frames], folder)
-    config = pattern_config()
-    config_interface(config)
-    proj = client.find_project(project) or client.create_project(
-        {"title": project, "label_config": config, "maximum_annotations": 1, "show_skip_button": True})
-    pid = int(proj["id"])
-    if str(folder) not in {s.get("path") for s in client.local_storages(pid)}:
-        client.add_local_storage(pid, str(folder), "Mirage images (serving only; do not sync)")
-    known = {(t.get("data") or {}).get(AUTHOR_ID_FIELD) for t in client.iter_tasks(pid)}
+    ap = open_authoring_project(client, project, pattern_config(), [f for _, frames in seqs for f in frames],
+                                files_root, "Mirage images (serving only; do not sync)")
     guide = ("<p>Write the rule the images follow (the pattern) and what the next image will show (the "
              "prediction), as in the predictive-reasoning paper's authored entries.</p>")
     tasks = [{"data": {
         AUTHOR_ID_FIELD: key, "files": [str(f.resolve()) for f in frames], "guide": guide,
         "header": f"{key}: {len(frames)} images in order",
-        "images": [{"url": local_files_url(links[f.resolve()], base), "title": f"Image {k}"}
-                   for k, f in enumerate(frames, 1)],
-    }} for key, frames in seqs if key not in known]
+        "images": [{"url": ap.url(f), "title": f"Image {k}"} for k, f in enumerate(frames, 1)],
+    }} for key, frames in seqs if key not in ap.known]
     if tasks:
-        client.import_tasks(pid, tasks)
+        client.import_tasks(ap.id, tasks)
     return len(tasks)
 
 
