@@ -56,8 +56,8 @@ def load_demo(
     seed: int = 0,
     n_images: int = 600,
     cache_dir: str | Path | None = None,
-    width: int = 320,
-    height: int = 240,
+    width: int = 640,
+    height: int = 480,
     progress: Progress | None = None,
 ) -> RecordSet:
     """The demo world for ``seed``: ``n_images`` rendered scenes with their records.

@@ -40,6 +40,8 @@ SMALL_AREA_FRACTION = 0.01
 MIN_VISIBLE_PIXELS = 20
 MIN_OVERLAP_PIXELS = 8
 MIN_OVERLAP_FRACTION = 0.03
+REFERENCE_AREA = 320 * 240
+"""The image area the pixel-count limits are stated for (the demo world's first size)."""
 
 DARK_INK = (35, 35, 35)
 LIGHT_INK = (250, 250, 250)
@@ -206,7 +208,7 @@ def _apply_visibility_limits(layers: list[_Layer], width: int, height: int) -> t
                           int(np.count_nonzero(in_image)))
         if not _visible_enough(amodal_area, int(np.count_nonzero(visible)), width * height):
             continue
-        if any(_sliver_overlap(candidate, other) for other in kept):
+        if any(_sliver_overlap(candidate, other, width * height) for other in kept):
             continue
         kept.append(candidate)
         covered |= in_image
@@ -233,17 +235,24 @@ class _Kept:
 def _visible_enough(amodal_area: int, visible_area: int, image_area: int) -> bool:
     small = amodal_area < SMALL_AREA_FRACTION * image_area
     limit = MIN_VISIBLE_FRACTION_SMALL if small else MIN_VISIBLE_FRACTION
-    return visible_area >= MIN_VISIBLE_PIXELS and visible_area >= limit * amodal_area
+    return visible_area >= MIN_VISIBLE_PIXELS * area_scale(image_area) and visible_area >= limit * amodal_area
 
 
-def _sliver_overlap(shape: _Kept, in_front: _Kept) -> bool:
+def area_scale(image_area: int) -> float:
+    """How many times :data:`REFERENCE_AREA` an image is: the pixel-count limits above are set for 320x240 and
+    grow with the image, so a larger rendering of a seed keeps (nearly) the same scenes, hence the same items."""
+    return image_area / REFERENCE_AREA
+
+
+def _sliver_overlap(shape: _Kept, in_front: _Kept, image_area: int) -> bool:
     """True when ``shape`` overlaps ``in_front`` by a few pixels only (counted inside the image)."""
     x0, y0 = max(shape.region[0], in_front.region[0]), max(shape.region[1], in_front.region[1])
     x1, y1 = min(shape.region[2], in_front.region[2]), min(shape.region[3], in_front.region[3])
     if x0 >= x1 or y0 >= y1:
         return False
     overlap = int(np.count_nonzero(shape.in_image[y0:y1, x0:x1] & in_front.in_image[y0:y1, x0:x1]))
-    limit = max(MIN_OVERLAP_PIXELS, MIN_OVERLAP_FRACTION * min(shape.in_image_area, in_front.in_image_area))
+    smaller = min(shape.in_image_area, in_front.in_image_area)
+    limit = max(MIN_OVERLAP_PIXELS * area_scale(image_area), MIN_OVERLAP_FRACTION * smaller)
     return 0 < overlap < limit
 
 

@@ -1,7 +1,7 @@
 """Demo videos: short clips of the demo world's shapes moving, with the script of what happens as ground truth.
 
 They stand in for NExT-QA and robot videos when a user gives no data (the Mementos builder runs on them by
-default) and serve as the fixture of its tests. A video is 60..150 frames of 160x120 pixels at 15 fps (4-10 s: the
+default) and serve as the fixture of its tests. A video is 60..150 frames of 320x240 pixels at 15 fps (4-10 s: the
 ``robotics``, ``uniform:N`` for ``N <= 60`` and ``last_per_second`` policies all apply; ``daily_life`` asks for 400+
 frames and deliberately does not). Shapes look exactly as in the stills - same categories, colours, patterns,
 rasteriser and painter (:mod:`sources.demo.render`) - and one to three of them act out a script:
@@ -50,14 +50,17 @@ from .world import COLOURS, PATTERNS, PATTERN_WEIGHTS, THEMES, WORLD_VERSION, Sc
 
 __all__ = ["load_demo_videos", "VIDEO_VERSION", "WIDTH", "HEIGHT", "FPS", "BEHAVIOUR_LEMMAS", "object_name"]
 
-VIDEO_VERSION = 1
+VIDEO_VERSION = 2
 """Bump whenever the script sampler or the rendering of videos changes what a seed produces."""
 SOURCE = "demo"
-WIDTH, HEIGHT, FPS = 160, 120, 15.0
+WIDTH, HEIGHT, FPS = 320, 240, 15.0
+SCALE = 2
+"""Lengths in pixels (radii, moves, jumps, pushes, margins) were first chosen for 160x120 frames; they are drawn
+the same way and multiplied by this, so a video shows the same script at a size a person can judge."""
 MIN_FRAMES, MAX_FRAMES = 60, 150
 OBJECT_COUNTS, OBJECT_WEIGHTS = (1, 2, 3), (0.3, 0.45, 0.25)
 ACTIONS_PER_OBJECT = (1, 2, 3)
-RADIUS = (9.0, 14.0)
+RADIUS = (9.0 * SCALE, 14.0 * SCALE)
 """Half side of a shape's box in pixels (the stills' "medium" sizes at this resolution)."""
 COLLISION_PROBABILITY = 0.5
 """Chance that a video with two or more shapes stages a collision (its two shapes do nothing else but may
@@ -66,9 +69,14 @@ LATE_APPEARANCE_PROBABILITY = 0.25
 """Chance that a shape other than the first (and not one of a collision) appears after frame 0."""
 DISAPPEARANCE_PROBABILITY = 0.25
 MAX_ATTEMPTS = 60
-MARGIN = 2
+MARGIN = 2 * SCALE
 """Pixels kept free between a shape and the frame border."""
 NO_ROTATION = ("circle", "ring")
+SYMMETRY_STEP: dict[str, float] = {
+    "square": 90, "diamond": 180, "cross": 90, "star": 72, "pentagon": 72, "hexagon": 60, "octagon": 45,
+    "triangle": 120,
+}
+"""The smallest turn (degrees) that maps a shape onto itself; 360 for shapes not listed (heart, arrow, ...)."""
 """Rotating these would change no pixel worth describing: they never "rotate"."""
 ACTION_WEIGHTS: dict[str, float] = {"moves": 0.4, "jumps": 0.15, "rotates": 0.15, "grows": 0.15, "shrinks": 0.15}
 BEHAVIOUR_LEMMAS: dict[str, str] = {
@@ -224,7 +232,7 @@ def _stage_collision(rng: np.random.Generator, a: _Actor, b: _Actor, n_frames: i
     t = start + int(rng.integers(12, 28))
     a.segments.append({"start": start, "end": t, "action": "moves", "direction": "right",
                        "pixels": float(touch_cx - a.cx)})
-    push = float(rng.integers(10, 25))
+    push = float(rng.integers(10, 25) * SCALE)
     b.segments.append({"start": t, "end": t + int(rng.integers(8, 16)), "action": "moves", "direction": "right",
                        "pixels": push})
     return [{"frame": t, "object": a.name, "action": "collides with", "target": b.name}]
@@ -237,6 +245,15 @@ def _extent(spec: ShapeSpec) -> tuple[int, int]:
     return layer.x0 + int(cols[0]), layer.x0 + int(cols[-1])
 
 
+def rotation_degrees(rng: np.random.Generator, category: str) -> float:
+    """How far a shape turns: 30 to 45 % of its symmetry step, so the shape at the end is clearly turned (a star
+    turned by a multiple of 72 degrees looks unturned), and the shortest turn from the first look to the last is the
+    scripted direction (a turn past half a step reads as the opposite one). For shapes without a rotational symmetry
+    that is 108..162 degrees."""
+    step = SYMMETRY_STEP.get(category, 360.0)
+    return float(round(step * float(_choice(rng, (0.30, 0.35, 0.40, 0.45))), 1))
+
+
 def _sample_actions(rng: np.random.Generator, actor: _Actor, n_frames: int) -> None:
     """Append one to three actions after the actor's existing segments, with still gaps between them."""
     t = max([actor.appear] + [s["end"] for s in actor.segments])
@@ -247,7 +264,7 @@ def _sample_actions(rng: np.random.Generator, actor: _Actor, n_frames: int) -> N
         segment: dict[str, Any] = {"start": start, "action": action}
         cx, cy, r, _ = actor.state(start)
         if action == "moves":
-            pixels = float(rng.integers(20, 50))
+            pixels = float(rng.integers(20, 50) * SCALE)
             room = {"left": cx - r * 1.3 - MARGIN, "right": WIDTH - MARGIN - r * 1.3 - cx,
                     "up": cy - r * 1.3 - MARGIN, "down": HEIGHT - MARGIN - r * 1.3 - cy}
             possible = [d for d in DIRECTIONS if room[d] >= pixels]
@@ -256,11 +273,11 @@ def _sample_actions(rng: np.random.Generator, actor: _Actor, n_frames: int) -> N
             segment.update(direction=str(_choice(rng, possible)), pixels=pixels)
             duration = int(rng.integers(10, 26))
         elif action == "jumps":
-            segment.update(height=float(rng.integers(12, 26)))
+            segment.update(height=float(rng.integers(12, 26) * SCALE))
             duration = int(rng.integers(8, 15))
         elif action == "rotates":
             segment.update(direction=str(_choice(rng, ("clockwise", "counterclockwise"))),
-                           degrees=float(rng.integers(4, 13) * 30))
+                           degrees=rotation_degrees(rng, actor.category))
             duration = int(rng.integers(10, 26))
         else:
             segment.update(scale=float(_choice(rng, (1.4, 1.6))) if action == "grows" else

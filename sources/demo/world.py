@@ -238,9 +238,16 @@ def _sample_shape(
     rotation = float(rng.uniform(-1, 1) * ROTATION_JITTER[category])
     if category == "arrow":
         rotation += 90.0 * int(rng.integers(4))
-    colour = _pick_colour(rng, category, (cx - r, cy - r, cx + r, cy + r), placed)
+    colour = _pick_colour(rng, category, (cx - r, cy - r, cx + r, cy + r), placed, 3.0 * pixel_scale(width, height))
     pattern = PATTERNS[int(rng.choice(len(PATTERNS), p=_normalised(PATTERN_WEIGHTS)))]
     return ShapeSpec(category, colour, pattern, float(cx), float(cy), float(r), rotation, z, size_class)
+
+
+def pixel_scale(width: int, height: int) -> float:
+    """Lengths in pixels (the 4 px smallest half side, the 3 px gap kept between boxes) are set for 320x240 and
+    grow in proportion with the image, so a larger rendering of a seed draws the same scenes (same random draws,
+    same choices), only sharper."""
+    return math.sqrt(width * height / (320 * 240))
 
 
 def _pick_size_class(rng: np.random.Generator) -> str:
@@ -254,7 +261,7 @@ def _radius(rng: np.random.Generator, category: str, size_class: str, width: int
     _, low, high = SIZE_CLASSES[size_class]
     fraction = math.exp(rng.uniform(math.log(low), math.log(high)))
     side = math.sqrt(fraction * width * height / SHAPE_FILL[category])
-    return max(side / 2.0, 4.0)
+    return max(side / 2.0, 4.0 * pixel_scale(width, height))
 
 
 def _position(
@@ -307,7 +314,7 @@ def _free_position(
         cx = rng.uniform(r, max(r, width - r))
         cy = rng.uniform(r, max(r, height - r))
         box = (cx - r, cy - r, cx + r, cy + r)
-        overlap = sum(_box_overlap(box, s.box, margin=3.0) for s in placed)
+        overlap = sum(_box_overlap(box, s.box, margin=3.0 * pixel_scale(width, height)) for s in placed)
         if overlap < best_overlap:
             best, best_overlap = (cx, cy), overlap
         if overlap == 0:
@@ -316,13 +323,14 @@ def _free_position(
 
 
 def _pick_colour(
-    rng: np.random.Generator, category: str, box: tuple[float, float, float, float], placed: list[ShapeSpec]
+    rng: np.random.Generator, category: str, box: tuple[float, float, float, float], placed: list[ShapeSpec],
+    margin: float,
 ) -> str:
     """A colour (with the category's prior) that differs from every shape whose box touches this one.
 
     Two touching shapes of one colour would merge into one blob on screen, and counting would be unfair.
     """
-    taken = {s.colour for s in placed if _box_overlap(box, s.box, margin=3.0) > 0}
+    taken = {s.colour for s in placed if _box_overlap(box, s.box, margin=margin) > 0}
     names = [c for c in COLOURS if c not in taken] or list(COLOURS)
     preferred = COLOUR_PRIORS.get(category, ())
     weights = np.array([COLOUR_PRIOR_WEIGHT if c in preferred else 1.0 for c in names])

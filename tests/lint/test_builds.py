@@ -28,8 +28,8 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("module, name, sha256", [
-    ("mioh", "n4-seed0", "c08e23ebc12afa68049ffb3241ae66c786f8a1867389109b3e7584befcc87c70"),
-    ("mementos", "demo-seed0", "16024503d6452c0983b4a2cfa5159713e7aceda5dd36c55518878c4d95ce6caf"),
+    ("mioh", "n4-seed0", "c15409e26fee27534490ed031dd696a1bf2198b3e1179bd9ff8ebdf407b111d9"),
+    ("mementos", "demo-seed0", "2233dcc6f51044792dd63331ced067de1962de8c5180da4d8294259451770f26"),
 ])
 def test_demo_build_lints_clean(tmp_path, capsys, module, name, sha256):
     import importlib

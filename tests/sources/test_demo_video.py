@@ -166,5 +166,9 @@ def test_scripts_agree_with_pixels(videos, decoded):
                     # turning about the box centre: the centroid of an asymmetric shape moves a little only
                     assert np.hypot(x1 - x0, y1 - y0) <= 0.35 * np.sqrt(area0), (video.id, event)
                     assert any((mask(name, t) != mask(name, s)).any() for t in range(s + 1, e)), (video.id, event)
+                    # visible in frames sampled before and after: the shape at the end is clearly turned (not by a
+                    # multiple of its symmetry step, which would leave it looking unturned)
+                    turned = np.roll(mask(name, e), (round(y0 - y1), round(x0 - x1)), axis=(0, 1))
+                    assert (turned ^ mask(name, s)).sum() > 0.06 * area0, (video.id, event)
             checked += 1
     assert checked >= 40

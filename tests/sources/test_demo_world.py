@@ -25,7 +25,7 @@ from sources.demo.relations import INVERSE, PREDICATES, geometry_of, relations_b
 from sources.errors import ConfigError
 from sources.records import ImageRecord, RecordSet
 
-W, H = 320, 240
+W, H = 640, 480  # the default size (issue 15: large enough for a person to judge)
 
 
 @pytest.fixture(scope="module")

@@ -32,8 +32,8 @@ DEMO = ["--demo-images", "200"]  # every subtask fills its 10 questions from 200
 def demo_records(cache: str) -> Path:
     """The demo world's raw records.json (200 images, seed 0) that the build read."""
     found = [p for p in glob.glob(os.path.join(cache, "demo", "*", "records.json"))
-             if json.loads(Path(p).read_text())["params"] == {"seed": 0, "n_images": 200, "width": 320,
-                                                               "height": 240, "version": 1}]
+             if json.loads(Path(p).read_text())["params"] == {"seed": 0, "n_images": 200, "width": 640,
+                                                               "height": 480, "version": 1}]
     assert found, "the demo build should have cached its world"
     return Path(found[0])
 
