@@ -291,6 +291,20 @@ def push_question_images(client: LabelStudioClient, images: Sequence[Path], proj
     return len(tasks)
 
 
+def latest_answer(task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]]] | None:
+    """The task's latest submitted annotation and its texts and choices by control name; None when nobody has
+    written it yet (a later submission replaces an earlier one: the author corrected themselves)."""
+    submitted = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
+    if not submitted:
+        return None
+    ann = max(submitted, key=lambda a: int(a["id"]))
+    values: dict[str, list[str]] = {}
+    for r in ann.get("result") or []:
+        v = r.get("value") or {}
+        values.setdefault(r.get("from_name"), []).extend(v.get("text") or v.get("choices") or [])
+    return ann, values
+
+
 def pull_questions(client: LabelStudioClient, project: str, out: Path) -> dict[str, list[str]]:
     """Write the submitted questions as the authored-questions JSONL ``builders.mmsap --authored`` reads, each record
     validated by the builder's own reader (``builders.mmsap.authored.read_authored``); invalid ones are reported and
@@ -317,14 +331,9 @@ def pull_questions(client: LabelStudioClient, project: str, out: Path) -> dict[s
     authors: dict[str, str] = {}
     for task in sorted(tasks, key=lambda t: int(t["id"])):
         image = (task.get("data") or {}).get(AUTHOR_ID_FIELD)
-        submitted = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
-        if not image or not submitted:
+        if not image or (latest := latest_answer(task)) is None:
             continue
-        ann = max(submitted, key=lambda a: int(a["id"]))
-        values: dict[str, list[str]] = {}
-        for r in ann.get("result") or []:
-            v = r.get("value") or {}
-            values.setdefault(r.get("from_name"), []).extend(v.get("text") or v.get("choices") or [])
+        ann, values = latest
         record = {
             "image": image,
             "question": " ".join(" ".join(values.get(QUESTION, [])).split()),
@@ -439,14 +448,9 @@ def pull_patterns(client: LabelStudioClient, project: str, out: Path) -> dict[st
     authors: dict[str, str] = {}
     for task in sorted(tasks, key=lambda t: int(t["id"])):
         data = task.get("data") or {}
-        submitted = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
-        if not data.get(AUTHOR_ID_FIELD) or not submitted:
+        if not data.get(AUTHOR_ID_FIELD) or (latest := latest_answer(task)) is None:
             continue
-        ann = max(submitted, key=lambda a: int(a["id"]))
-        values: dict[str, list[str]] = {}
-        for r in ann.get("result") or []:
-            v = r.get("value") or {}
-            values.setdefault(r.get("from_name"), []).extend(v.get("text") or v.get("choices") or [])
+        ann, values = latest
         entry = {
             "id": data[AUTHOR_ID_FIELD],
             "images": [os.path.relpath(f, out.parent) for f in data.get("files") or []],
