@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 from pathlib import Path
 from typing import Sequence
 
-from builders.cli import ArgumentParser, exit_on_error, stderr, stdout, table
+from builders.cli import ArgumentParser, exit_on_error, print_lint, stderr, stdout
 from builders.imports import FORMATS, read_published
-from builders.lint import summary_rows
 from builders.run import code_version, file_sha256, open_build
 from sources.errors import ConfigError
 
@@ -53,7 +51,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "stats": {"imported": {"files": len(paths), "items": len(items), "undecodable_bytes": len(warnings)}},
             "skipped": [{"reason": w} for w in warnings], "lint_promises": promises,
         })
-    section = json.loads((out_dir / name / "build.json").read_text(encoding="utf-8"))["lint"]
     stdout.print(f"{len(items)} {benchmark} items written to {out_dir / name}")
-    stdout.print(table("Lint", ["check", "flagged", "finding"], summary_rows(section), numeric=False))
+    print_lint(out_dir / name)
     return 0
