@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sources.errors import SourceError
+from sources.jsonio import require_file
 
 CHUNK_BYTES = 1 << 22
 """Text read per refill (4 MiB); an element longer than the buffer makes the buffer grow (doubling)."""
@@ -33,11 +34,7 @@ def iter_json_array(
     Raises :class:`SourceError` when the file is missing or empty, when its top level is not an array, and on
     the first malformed element (the message gives its index and byte offset).
     """
-    p = Path(path)
-    if not p.exists():
-        raise SourceError(p, "", f"{what} not found")
-    if p.is_dir():
-        raise SourceError(p, "", f"{what} is a directory, expected a file")
+    p = require_file(path, what)
     try:
         handle = open(p, encoding="utf-8")
     except OSError as e:
