@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 from sources.errors import SourceError
-from sources.jsonio import claim_id, expect_dict, expect_list, label, load_json, require_key, type_name
+from sources.jsonio import check_name, claim_id, expect_dict, expect_list, label, load_json, require_key, type_name
 
 LICENSE = "CC BY 4.0 (VQA annotations); Flickr terms (COCO images)"
 ANSWER_CONFIDENCES = ("yes", "maybe", "no")
@@ -104,10 +104,8 @@ def _read_questions(path: str | Path) -> dict[int, tuple[int, str]]:
 
 
 def _string(raw: dict, key: str, file: str | Path, rec: str) -> str:
-    value = require_key(raw, key, file, rec)
-    if type(value) is not str or not value.strip():
-        raise SourceError(file, rec, f"{key!r} must be a non-empty string, got {value!r}")
-    return value
+    """``raw[key]`` as a non-empty string (jsonio's :func:`~sources.jsonio.check_name` check)."""
+    return check_name(require_key(raw, key, file, rec), file, rec, key)
 
 
 def _answers(raw: dict, file: str | Path, rec: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
