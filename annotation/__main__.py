@@ -295,13 +295,7 @@ def _author_questions(args: argparse.Namespace, client) -> int:
         n = push_question_images(client, images, args.project, args.files_root or default_files_root())
         print(f"{n} image(s) imported into {args.project!r} ({len(images) - n} already there)")
         return 0
-    if args.out is None:
-        raise AnnotationError("author pull --kind questions needs --out FILE.jsonl")
-    report = pull_questions(client, args.project, args.out)
-    for line in report["problems"]:
-        print(f"  {line}", file=sys.stderr)
-    print(f"{len(report['written'])} question(s) written to {args.out}, {len(report['problems'])} left out")
-    return 0
+    return _author_pull_entries(args, client, pull_questions, "question(s)")
 
 
 def _author_patterns(args: argparse.Namespace, client) -> int:
@@ -314,12 +308,18 @@ def _author_patterns(args: argparse.Namespace, client) -> int:
         n = push_patterns(client, args.images, args.project, args.files_root or default_files_root())
         print(f"{n} sequence(s) imported into {args.project!r}")
         return 0
+    return _author_pull_entries(args, client, pull_patterns, "entr(y/ies)")
+
+
+def _author_pull_entries(args: argparse.Namespace, client, pull_entries, noun: str) -> int:
+    """`author pull` for the kinds that write one JSONL file (questions, patterns): the same --out check,
+    problems on stderr and one summary line, whichever puller `pull_entries` writes the entries."""
     if args.out is None:
-        raise AnnotationError("author pull --kind patterns needs --out FILE.jsonl")
-    report = pull_patterns(client, args.project, args.out)
+        raise AnnotationError(f"author pull --kind {args.kind} needs --out FILE.jsonl")
+    report = pull_entries(client, args.project, args.out)
     for line in report["problems"]:
         print(f"  {line}", file=sys.stderr)
-    print(f"{len(report['written'])} entr(y/ies) written to {args.out}, {len(report['problems'])} left out")
+    print(f"{len(report['written'])} {noun} written to {args.out}, {len(report['problems'])} left out")
     return 0
 
 
