@@ -35,6 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from filters.text import Keywords, normalise_keyword
 from scoring.mementos_inputs import Reference, keyword_pairs, read_predictions, read_reference
+from scoring.plotting import pyplot, save_png
 from scoring.synonyms import KINDS, SynonymGraph, load_graphs, map_to_roots
 from sources.errors import ConfigError
 
@@ -213,11 +214,7 @@ def print_report(report: Report | Mapping[str, Any], model: str = "") -> None:
 
 def plot_recall_by_episode(report: Report, path: str | Path, model: str = "") -> Path:
     """Figure 6's plot: object and behaviour recall against episode length, one line pair per domain."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for domain, buckets in report.by_episode_length.items():
         labels = list(buckets)
@@ -228,11 +225,7 @@ def plot_recall_by_episode(report: Report, path: str | Path, model: str = "") ->
     ax.set_ylim(0, 1)
     ax.set_title(f"Recall by episode length{' - ' + model if model else ''}")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
 
 
 # ------------------------------------------------------------------------------------------------ front end

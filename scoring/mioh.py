@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item
 from scoring.extract import Answer, extract, is_correct
+from scoring.plotting import pyplot, save_png
 
 BENCHMARK = "mioh"
 PRESSURE_COLUMNS = (("easy", "Easy"), ("hard_negative", "HN"), ("hard_positive", "HP"), ("n_images", "NI"),
@@ -405,27 +406,9 @@ def print_report(results: Mapping[str, Any]) -> None:
 # ------------------------------------------------------------------------------------------------ plots
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig: Any, path: str | Path) -> Path:
-    """Write a figure as PNG without a "Software" stamp (same results, same bytes) and free it."""
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120, metadata={"Software": None})
-    _pyplot().close(fig)
-    return path
-
-
 def plot_accuracy_robustness(runs: Sequence[tuple[str, Mapping[str, Any]]], path: str | Path) -> Path:
     """Fig. 4: easy accuracy (x) against robustness (y); one marker per run (overall) and small ones per task."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4.5))
     markers = "os^Dv<>p*h"
     for k, (name, results) in enumerate(runs):
@@ -445,12 +428,12 @@ def plot_accuracy_robustness(runs: Sequence[tuple[str, Mapping[str, Any]]], path
     ax.set_xlim(0, 100)
     ax.set_title("MIOH: accuracy-robustness (Fig. 4)")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_pressures(results: Mapping[str, Any], path: str | Path) -> Path:
     """Fig. 3-style bars: accuracy per task under each pressure."""
-    plt = _pyplot()
+    plt = pyplot()
     t1 = {t: v for t, v in results["table1"].items() if t != "overall"}
     fig, ax = plt.subplots(figsize=(7, 3.8))
     width = 0.8 / len(PRESSURE_COLUMNS)
@@ -462,7 +445,7 @@ def plot_pressures(results: Mapping[str, Any], path: str | Path) -> Path:
     ax.set_ylim(0, 100)
     ax.set_title(f"MIOH by task and pressure - {(results.get('meta') or {}).get('model') or 'model'}")
     ax.legend(fontsize=7, ncol=3)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_n_images(results: Mapping[str, Any], path: str | Path) -> Path | None:
@@ -470,7 +453,7 @@ def plot_n_images(results: Mapping[str, Any], path: str | Path) -> Path | None:
     ni = results["n_images"]
     if len(ni["sizes"]) < 2:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for task, cells in ni["by_task"].items():
         ys = [None if cells[str(n)]["accuracy"] is None else 100 * cells[str(n)]["accuracy"] for n in ni["sizes"]]
@@ -482,7 +465,7 @@ def plot_n_images(results: Mapping[str, Any], path: str | Path) -> Path | None:
     ax.set_ylim(0, 100)
     ax.set_title(f"Accuracy vs number of images ({ni['families']} families)")
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_decomposed(results: Mapping[str, Any], path: str | Path) -> Path | None:
@@ -490,14 +473,14 @@ def plot_decomposed(results: Mapping[str, Any], path: str | Path) -> Path | None
     dec = results.get("decomposed")
     if not dec:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(4, 3.5))
     values = [100 * (dec["comprehensive_accuracy"] or 0), 100 * (dec["decomposed_accuracy"] or 0)]
     ax.bar(["multi-image", "decomposed"], values, color=["tab:red", "tab:blue"])
     ax.set_ylim(0, 100)
     ax.set_ylabel("accuracy (%)")
     ax.set_title(f"Existence ({dec['groups']} groups)")
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:

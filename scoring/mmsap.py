@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builders.items import Item
+from scoring.plotting import pyplot, save_png
 
 BENCHMARK = "mmsap"
 SUBSETS = ("basic", "know", "beyond")
@@ -200,11 +201,7 @@ def print_report(results: Mapping[str, Any]) -> None:
 
 def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     """Fig. 5: the model's known-knowns score against its known-unknowns score."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     o = results["overall"]
@@ -215,8 +212,4 @@ def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     ax.set_xlabel("known-knowns score (%)"), ax.set_ylabel("known-unknowns score (%)")
     ax.set_title("MM-SAP self-awareness (Fig. 5)")
     ax.legend(loc="upper right")
-    path = out / "kk_ku.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_png(fig, out / "kk_ku.png")]

@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item
 from scoring.extract import Answer, extract, is_correct, strip_thinking
+from scoring.plotting import pyplot, save_png
 
 BENCHMARK = "reefknot"
 SETS = ("yes_no", "mcq", "vqa")
@@ -342,11 +343,7 @@ def print_report(results: Mapping[str, Any]) -> None:
 
 def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     """Fig. 5: the Y/N and MCQ confusion matrices side by side."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, 2, figsize=(9, 4))
@@ -365,8 +362,4 @@ def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
         for i, row in enumerate(data):
             for j, v in enumerate(row):
                 ax.text(j, i, str(v), ha="center", va="center", fontsize=8)
-    fig.tight_layout()
-    path = out / "confusion.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_png(fig, out / "confusion.png")]
