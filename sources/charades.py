@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from .errors import SourceError
-from .jsonio import require_file
+from .jsonio import read_text, require_file
 from .records import VideoRecord
 from .video import VIDEO_SUFFIXES
 
@@ -37,7 +37,7 @@ def read_charades_classes(path: str | Path) -> dict[str, str]:
     """Class code -> action text (``{"c000": "Holding some clothes"}``), in file order."""
     file = require_file(path, "Charades classes file")
     classes: dict[str, str] = {}
-    for number, line in enumerate(_text(file).splitlines(), 1):
+    for number, line in enumerate(read_text(file).splitlines(), 1):
         if not line.strip():
             continue
         match = _CLASS_LINE.fullmatch(line.strip())
@@ -59,7 +59,7 @@ def read_charades(csv_path: str | Path, classes: dict[str, str], videos_dir: str
     if not videos.is_dir():
         raise SourceError(videos, "", "videos folder not found")
     found = {p.stem: p for p in sorted(videos.rglob("*")) if p.suffix.lower() in VIDEO_SUFFIXES and p.is_file()}
-    reader = csv.DictReader(_text(file).splitlines())
+    reader = csv.DictReader(read_text(file).splitlines())
     header = [name.strip() for name in reader.fieldnames or []]
     missing = [c for c in COLUMNS if c not in header]
     if missing:
@@ -107,12 +107,3 @@ def _action(text: str, classes: dict[str, str], file: Path, where: str) -> dict[
     if start < 0 or end < start:
         raise SourceError(file, where, f"action {text.strip()!r}: not a time span (0 <= start <= end)")
     return {"code": code, "start": start, "end": end}
-
-
-def _text(file: Path) -> str:
-    try:
-        return file.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise SourceError(file, "", f"not UTF-8 text (byte {e.start})") from None
-    except OSError as e:
-        raise SourceError(file, "", f"cannot read file: {e.strerror or e}") from e

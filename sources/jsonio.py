@@ -52,6 +52,17 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
+def read_text(path: Path) -> str:
+    """The whole of a UTF-8 text file (a byte-order mark, which spreadsheet programs write, is dropped); an
+    unreadable or undecodable file raises :class:`SourceError` (the CSV readers: Charades, NExT-QA)."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SourceError(path, "", f"not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise SourceError(path, "", f"cannot read file: {e.strerror or e}") from e
+
+
 _JSON_MESSAGES = {
     # json's messages that expect the position after them ("... starting at"), as whole sentences
     "Unterminated string starting at": "a string starts here and is never closed",

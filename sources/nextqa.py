@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SourceError
-from .jsonio import load_json, require_file
+from .jsonio import load_json, read_text, require_file
 from .records import VideoRecord
 
 SOURCE = "nextqa"
@@ -76,13 +76,7 @@ def read_nextqa(csv_path: str | Path, videos_dir: str | Path, map_json: str | Pa
 
 def _rows(path: Path) -> Any:
     """``(line number, row)`` for every data row; the header must hold every column of :data:`COLUMNS`."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise SourceError(path, "", f"not UTF-8 text (byte {e.start})") from None
-    except OSError as e:
-        raise SourceError(path, "", f"cannot read file: {e.strerror or e}") from e
-    reader = csv.DictReader(text.splitlines())
+    reader = csv.DictReader(read_text(path).splitlines())
     header = [name.strip() for name in reader.fieldnames or []]
     missing = [c for c in COLUMNS if c not in header]
     if missing:
