@@ -90,6 +90,12 @@ def nota_share(items: Sequence[Item]) -> dict[str, Any]:
     return {"offered": len(offered), "correct": correct, "share": round(correct / len(offered), 4) if offered else 0.0}
 
 
+def longest_option(item: Item) -> str:
+    """The letter of the item's longest option (the first one on a tie): the blind "longest option" guess."""
+    lengths = [len(o) for o in item.options]
+    return OPTION_LETTERS[lengths.index(max(lengths))]
+
+
 def blind_baselines(items: Sequence[Item]) -> dict[str, float]:
     """Accuracy of answer strategies that never look at the images, and of chance."""
     mcq = _mcq(items)
@@ -97,16 +103,11 @@ def blind_baselines(items: Sequence[Item]) -> dict[str, float]:
         return {}
     n = len(mcq)
     letters = Counter(it.answer for it in mcq)
-
-    def longest(it: Item) -> str:
-        lengths = [len(o) for o in it.options]
-        return OPTION_LETTERS[lengths.index(max(lengths))]
-
     return {
         "chance": round(sum(1.0 / len(it.options) for it in mcq) / n, 4),
         "always_A": round(letters["A"] / n, 4),
         "most_frequent_letter": round(letters.most_common(1)[0][1] / n, 4),
-        "longest_option": round(sum(longest(it) == it.answer for it in mcq) / n, 4),
+        "longest_option": round(sum(longest_option(it) == it.answer for it in mcq) / n, 4),
     }
 
 

@@ -42,6 +42,7 @@ from typing import Any, Hashable, Sequence
 
 from builders.items import Item, OPTION_LETTERS, canonical_json
 from builders.lint.base import CheckResult, LintContext, answer_text, collapse, is_mcq, is_yes_no, normalise, per_task
+from builders.quality import longest_option
 from sources.errors import ConfigError
 
 MARGIN = 0.15
@@ -140,11 +141,6 @@ def _same_text(a: str, b: str) -> bool:
     return collapse(a).lower() == collapse(b).lower()
 
 
-def _longest(it: Item) -> str:
-    lengths = [len(o) for o in it.options]
-    return OPTION_LETTERS[lengths.index(max(lengths))]
-
-
 def check(items: Sequence[Item], context: LintContext) -> CheckResult:
     result = CheckResult("independence", [1.0] * len(items))
     tasks: dict[str, Any] = {}
@@ -165,7 +161,7 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
                 truth = {i: items[i].answer.lower() for i in subset}
             else:
                 chance = sum(1 / len(items[i].options) for i in subset) / n
-                guesses = {"always_A": {i: "A" for i in subset}, "longest_option": {i: _longest(items[i]) for i in subset}}
+                guesses = {"always_A": {i: "A" for i in subset}, "longest_option": {i: longest_option(items[i]) for i in subset}}
                 prior = mcq_prior(items, subset)
                 truth = {i: items[i].answer for i in subset}
             guesses["language_prior"] = {i: g for i, (g, _) in prior.items()}

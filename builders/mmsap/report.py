@@ -44,10 +44,6 @@ def blind_baselines(items: Sequence[Item]) -> dict[str, float]:
     if not items:
         return {}
 
-    def longest(it: Item) -> str:
-        lengths = [len(o) for o in it.options]
-        return OPTION_LETTERS[lengths.index(max(lengths))]
-
     def longest_ordinary(it: Item) -> str:
         lengths = [-1 if OPTION_LETTERS[k] == it.provenance["refusal"] else len(o) for k, o in enumerate(it.options)]
         return OPTION_LETTERS[lengths.index(max(lengths))]
@@ -59,7 +55,7 @@ def blind_baselines(items: Sequence[Item]) -> dict[str, float]:
         "chance": round(sum(len(it.provenance["aware"]) / len(it.options) for it in items) / len(items), 4),
         "always_refuse": share(lambda it: it.provenance["refusal"]),
         "always_A": share(lambda it: "A"),
-        "longest_option": share(longest),
+        "longest_option": share(quality.longest_option),
         "longest_ordinary_option": share(longest_ordinary),
     }
 
