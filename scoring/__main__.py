@@ -8,15 +8,15 @@ benchmark's scorer (:mod:`scoring.registry`), prints its tables and writes ``res
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error
 from scoring.predictions import Prediction, read_lmms_eval_samples, read_predictions, read_vlmevalkit_sheet
 from scoring.registry import SCORERS, scorer
+from scoring.results import write_json_atomic
 from sources.errors import ConfigError
 
 FORMATS = ("mirage", "lmms-eval", "vlmevalkit")
@@ -67,12 +67,6 @@ def read_any_predictions(path: str | Path, fmt: str | None, model: str = "") -> 
     if fmt == "vlmevalkit":
         return read_vlmevalkit_sheet(path, model=model)
     return read_predictions(path)
-
-
-def write_json_atomic(path: Path, data: Any) -> Path:
-    from sources.atomic import write_atomic
-
-    return write_atomic(path, (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode())
 
 
 def _benchmark_of(argv: Sequence[str]) -> str | None:

@@ -26,7 +26,6 @@ would mix "the model failed" with "the run was partial"); ids that are not Memen
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from filters.text import Keywords, normalise_keyword
 from scoring.mementos_inputs import Reference, keyword_pairs, read_predictions, read_reference
 from scoring.plotting import pyplot, save_png
+from scoring.results import write_json_atomic
 from scoring.synonyms import KINDS, SynonymGraph, load_graphs, map_to_roots
 from sources.errors import ConfigError
 
@@ -290,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = score(references, predictions, load_graphs(ns.graphs), make_client(llm_config))
     print_report(report, ns.model)
     if ns.out:
-        Path(ns.out).write_text(json.dumps(report.as_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        write_json_atomic(ns.out, report.as_dict())
     if ns.figure:
         try:
             print(f"figure: {plot_recall_by_episode(report, ns.figure, ns.model)}", file=sys.stderr)

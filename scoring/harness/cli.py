@@ -15,6 +15,7 @@ from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
 from data_cards.release import MANIFEST, parse_version
+from scoring.results import write_json_atomic
 from sources.errors import ConfigError
 
 from . import write_harness_exports
@@ -76,7 +77,7 @@ def circular(args: argparse.Namespace) -> int:
                                                                       "vanilla %", "unparsed"], rows,
                        legend="vanilla: rotation 0 only; unparsed: rows whose answer names no option"))
     if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        write_json_atomic(args.out, results)
     return 0
 
 
