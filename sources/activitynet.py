@@ -20,7 +20,8 @@ from pathlib import Path
 from .errors import SourceError
 from .jsonio import expect_dict, expect_list, is_number, load_json, require_key
 from .records import VideoRecord
-from .video import VIDEO_SUFFIXES, natural_key
+from .video import natural_key
+from .video_backends import video_files_by_stem
 
 SOURCE = "activitynet"
 LICENSE = "ActivityNet Captions: see https://cs.stanford.edu/people/ranjaykrishna/densevid/ (YouTube videos)"
@@ -32,10 +33,7 @@ def read_activitynet(json_path: str | Path, videos_dir: str | Path) -> list[Vide
     path = Path(json_path)
     if not isinstance(data, dict) or not data:
         raise SourceError(path, "", "expected a non-empty object mapping video id to its captions")
-    videos = Path(videos_dir)
-    if not videos.is_dir():
-        raise SourceError(videos, "", "videos folder not found")
-    files = {p.stem: p for p in sorted(videos.rglob("*")) if p.suffix.lower() in VIDEO_SUFFIXES and p.is_file()}
+    files = video_files_by_stem(videos_dir)
     records = []
     for video_id, entry in data.items():
         where = f"video {video_id}"

@@ -24,7 +24,7 @@ from pathlib import Path
 from .errors import SourceError
 from .jsonio import read_text, require_file
 from .records import VideoRecord
-from .video import VIDEO_SUFFIXES
+from .video_backends import video_files_by_stem
 
 SOURCE = "charades"
 COLUMNS: tuple[str, ...] = ("id", "subject", "scene", "quality", "relevance", "verified", "script", "objects",
@@ -55,10 +55,7 @@ def read_charades(csv_path: str | Path, classes: dict[str, str], videos_dir: str
     """One record per row, in file order; ``meta``: ``description``, ``script``, ``length``, ``actions``
     (``{"code", "start", "end"}`` in file order), ``scene``."""
     file = require_file(csv_path, "Charades CSV")
-    videos = Path(videos_dir)
-    if not videos.is_dir():
-        raise SourceError(videos, "", "videos folder not found")
-    found = {p.stem: p for p in sorted(videos.rglob("*")) if p.suffix.lower() in VIDEO_SUFFIXES and p.is_file()}
+    found = video_files_by_stem(videos_dir)
     reader = csv.DictReader(read_text(file).splitlines())
     header = [name.strip() for name in reader.fieldnames or []]
     missing = [c for c in COLUMNS if c not in header]

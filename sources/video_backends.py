@@ -89,6 +89,16 @@ def is_video_file(path: str | Path) -> bool:
     return p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES and not p.name.startswith(".")
 
 
+def video_files_by_stem(videos_dir: str | Path) -> dict[str, Path]:
+    """File name without suffix -> path, for every video file anywhere below ``videos_dir`` (walked in sorted
+    order, so which of two same-named files wins does not depend on the file system); an annotation names its
+    video by id, and a downloader may nest the files in sub-folders (ActivityNet Captions, Charades)."""
+    videos = Path(videos_dir)
+    if not videos.is_dir():
+        raise SourceError(videos, "", "videos folder not found")
+    return {p.stem: p for p in sorted(videos.rglob("*")) if p.suffix.lower() in VIDEO_SUFFIXES and p.is_file()}
+
+
 # --- availability ---------------------------------------------------------------------------------------
 
 
