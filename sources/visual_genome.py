@@ -73,14 +73,6 @@ def _image_data(path: str | Path) -> dict[int | str, tuple[str, dict]]:
     return out
 
 
-def _find_image(images_dir: str | Path, name: str, file: Path, rec: str) -> str:
-    for sub in IMAGE_SUBFOLDERS:
-        candidate = jsonio.image_path(Path(images_dir, sub) if sub else images_dir, name)
-        if os.path.isfile(candidate):
-            return candidate
-    return jsonio.check_image_file(jsonio.image_path(images_dir, name), file, rec)  # raises, naming the first
-
-
 def find_image(images_dir: str | Path, name: str) -> str | None:
     """The path of image ``name`` under ``images_dir`` (or its VG_100K/VG_100K_2 folders), ``None`` if absent."""
     for sub in IMAGE_SUBFOLDERS:
@@ -88,6 +80,12 @@ def find_image(images_dir: str | Path, name: str) -> str | None:
         if os.path.isfile(candidate):
             return candidate
     return None
+
+
+def _find_image(images_dir: str | Path, name: str, file: Path, rec: str) -> str:
+    """:func:`find_image`, where a missing image is an error naming the first place looked."""
+    found = find_image(images_dir, name)
+    return found if found is not None else jsonio.check_image_file(jsonio.image_path(images_dir, name), file, rec)
 
 
 def _fast_object(obj: Any, width: int, height: int) -> tuple[str, Instance] | None:
