@@ -182,6 +182,18 @@ def validate_description(text: str, min_words: int = MIN_WORDS) -> str | None:
     return None
 
 
+def exported_tasks(client: LabelStudioClient, project: str, push_command: str) -> tuple[list[dict], dict[int, str]]:
+    """``(tasks by id, user e-mails by id)`` of an authoring project's export: what every authoring pull reads."""
+    import json
+
+    proj = client.find_project(project)
+    if proj is None:
+        raise AnnotationError(f"no project {project!r} on {client.url}: run `{push_command}` first")
+    tasks = json.loads(client.export_raw(int(proj["id"])))
+    users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
+    return sorted(tasks, key=lambda t: int(t["id"])), users
+
+
 def pull_descriptions(
     client: LabelStudioClient,
     project: str,
@@ -190,30 +202,19 @@ def pull_descriptions(
     log: Callable[[str], None] = print,
 ) -> dict[str, list[str]]:
     """Write each submitted, valid description where the reader looks for it; ``{written, unchanged, problems}``."""
-    import json
-
     from annotation.pull import write_shared
     from annotation.resolve import reviewer_name
     from builders.authorship import authors_json, authors_sidecar
 
-    proj = client.find_project(project)
-    if proj is None:
-        raise AnnotationError(f"no project {project!r} on {client.url}: run `annotation author push` first")
-    tasks = json.loads(client.export_raw(int(proj["id"])))
-    users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
+    tasks, users = exported_tasks(client, project, "annotation author push")
     report: dict[str, list[str]] = {"written": [], "unchanged": [], "problems": []}
-    for task in sorted(tasks, key=lambda t: int(t["id"])):
+    for task in tasks:
         data = task.get("data") or {}
         key, target = data.get(AUTHOR_ID_FIELD), data.get("target")
-        if not key or not target:
+        if not key or not target or (latest := latest_answer(task)) is None:
             continue
-        submitted = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
-        if not submitted:
-            continue
-        ann = max(submitted, key=lambda a: int(a["id"]))
-        texts = [str(t) for r in ann.get("result") or [] if r.get("from_name") == DESCRIPTION
-                 for t in ((r.get("value") or {}).get("text") or [])]
-        text = " ".join(" ".join(texts).split(" ")).strip()
+        ann, values = latest
+        text = " ".join(str(t) for t in values.get(DESCRIPTION, [])).strip()
         who = reviewer_name(ann.get("completed_by"), users)
         problem = validate_description(text, min_words)
         if problem:
@@ -320,16 +321,12 @@ def pull_questions(client: LabelStudioClient, project: str, out: Path) -> dict[s
     from builders.mmsap.layout import refusal_wording
     from sources.errors import SourceError
 
-    proj = client.find_project(project)
-    if proj is None:
-        raise AnnotationError(f"no project {project!r} on {client.url}: run `annotation author questions push` first")
-    tasks = json.loads(client.export_raw(int(proj["id"])))
-    users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
+    tasks, users = exported_tasks(client, project, "annotation author push --kind questions")
     know, basic = question_types()
     table, refusal = answer_table(), refusal_wording()
     records, problems = [], []
     authors: dict[str, str] = {}
-    for task in sorted(tasks, key=lambda t: int(t["id"])):
+    for task in tasks:
         image = (task.get("data") or {}).get(AUTHOR_ID_FIELD)
         if not image or (latest := latest_answer(task)) is None:
             continue
@@ -438,15 +435,11 @@ def pull_patterns(client: LabelStudioClient, project: str, out: Path) -> dict[st
     from builders.predictive.authored import read_authored
     from sources.errors import SourceError
 
-    proj = client.find_project(project)
-    if proj is None:
-        raise AnnotationError(f"no project {project!r} on {client.url}: run `annotation author push` first")
-    tasks = json.loads(client.export_raw(int(proj["id"])))
-    users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
+    tasks, users = exported_tasks(client, project, "annotation author push --kind patterns")
     out = Path(out).resolve()
     entries, problems = [], []
     authors: dict[str, str] = {}
-    for task in sorted(tasks, key=lambda t: int(t["id"])):
+    for task in tasks:
         data = task.get("data") or {}
         if not data.get(AUTHOR_ID_FIELD) or (latest := latest_answer(task)) is None:
             continue
