@@ -76,10 +76,6 @@ def number_word(n: int) -> str:
     return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
 
 
-def article(noun: str) -> str:
-    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
-
-
 def series(values: Sequence[str], sep: str = ", ") -> str:
     """``"a, b and c"`` (``sep="; "`` for items that hold commas themselves: ``"row 1, column 2; row 1, ..."``)."""
     values = list(values)

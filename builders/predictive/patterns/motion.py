@@ -12,7 +12,6 @@ from builders.predictive.patterns.base import (
     Board,
     Entry,
     Redraw,
-    article,
     opening,
     pick,
     pick_icons,
@@ -20,6 +19,7 @@ from builders.predictive.patterns.base import (
     squares,
     where,
 )
+from templates.loader import with_article
 
 DIRECTIONS: dict[str, tuple[int, int]] = {
     "right": (1, 0), "left": (-1, 0), "up": (0, -1), "down": (0, 1),
@@ -53,7 +53,7 @@ def uniform(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     cells = [(col0 + dx * step * k, row0 + dy * step * k) for k in range(n + 1)]
     frames = [[BOARD.grid(), Sprite(icon, *BOARD.centre(c, r), ICON)] for c, r in cells]
     places = [where(c, r) for c, r in cells]
-    pattern = (opening(n, f"{article(icon)} on an 8 by 8 board") + f" In the order of the images, the {icon} moves "
+    pattern = (opening(n, f"{with_article(icon)} on an 8 by 8 board") + f" In the order of the images, the {icon} moves "
                f"{squares(step)} {direction} each time: it is at {series(places[:n], '; ')}.")
     pred = f"In the next image, the {icon} will move {squares(step)} further {direction}, to {places[n]}."
     return Entry("motion/uniform", "spatial_movement", "trajectory movements", "position",
@@ -78,7 +78,7 @@ def variable(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     cols = [col0 + dx * sum(steps[:k]) for k in range(n + 1)]
     frames = [[VARIABLE_BOARD.grid(), Sprite(icon, *VARIABLE_BOARD.centre(c, row), ICON)] for c in cols]
     moves = [str(s) for s in steps[: n - 1]]
-    pattern = (opening(n, f"{article(icon)} on a board of 12 columns and 3 rows, in row {row + 1}") + f" In the order of the images, the {icon} "
+    pattern = (opening(n, f"{with_article(icon)} on a board of 12 columns and 3 rows, in row {row + 1}") + f" In the order of the images, the {icon} "
                f"moves {direction} by {series(moves)} squares, each move one square "
                f"{'longer' if mode == 'speeds up' else 'shorter'} than the one before (it {mode}): it is in "
                f"column {series([str(c + 1) for c in cols[:n]])}.")
@@ -106,7 +106,7 @@ def trajectory(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     frames = [[Sprite(icon, *station_xy(s), 40)] for s in stations]
     names = [STATIONS[s] for s in stations]
     eighths = {1: "one eighth", 2: "a quarter", 3: "three eighths"}[step]
-    pattern = (opening(n, f"{article(icon)} on an invisible circle around the centre") + f" In the order of the "
+    pattern = (opening(n, f"{with_article(icon)} on an invisible circle around the centre") + f" In the order of the "
                f"images, the {icon} moves {turn} around the circle by {eighths} of a turn each time: it is at the "
                f"{series(names[:n])}.")
     pred = f"In the next image, the {icon} will move {eighths} of a turn further {turn}, to the {names[n]} of the circle."
@@ -124,7 +124,7 @@ def several(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     states = [((ca + k, rows[0]), (cb - k, rows[1])) for k in range(n + 1)]
     frames = [[BOARD.grid(), Sprite(a, *BOARD.centre(*pa), ICON), Sprite(b, *BOARD.centre(*pb), ICON)]
               for pa, pb in states]
-    pattern = (opening(n, f"{article(a)} and {article(b)} on an 8 by 8 board") + f" In the order of the images, "
+    pattern = (opening(n, f"{with_article(a)} and {with_article(b)} on an 8 by 8 board") + f" In the order of the images, "
                f"the {a} moves one square to the right and the {b} one square to the left each time: the {a} is at "
                f"{series([where(*s[0]) for s in states[:n]], '; ')}; the {b} at "
                f"{series([where(*s[1]) for s in states[:n]], '; ')}.")

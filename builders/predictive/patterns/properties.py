@@ -9,12 +9,12 @@ from builders.predictive.icons import IconSet
 from builders.predictive.patterns.base import (
     PALETTE,
     Entry,
-    article,
     opening,
     pick,
     pick_icons,
     series,
 )
+from templates.loader import with_article
 
 CENTRE = 120
 
@@ -27,7 +27,7 @@ def colour_cycle(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     names = [str(c) for c in rng.choice(list(PALETTE), size=length, replace=False)]
     cycle = [names[k % length] for k in range(n + 1)]
     frames = [[Sprite(icon, CENTRE, CENTRE, 120, colour=PALETTE[c])] for c in cycle]
-    pattern = (opening(n, f"{article(icon)} filled with one colour") + f" In the order of the images, the colour "
+    pattern = (opening(n, f"{with_article(icon)} filled with one colour") + f" In the order of the images, the colour "
                f"of the {icon} repeats the cycle {' -> '.join(names)}: it is {series(cycle[:n])}.")
     pred = f"In the next image, the {icon} will be {cycle[n]}."
     return Entry("properties/colour_cycle", "properties", "colour changes", "colour",
@@ -43,8 +43,8 @@ def shape_cycle(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     cycle = [cats[k % length] for k in range(n + 1)]
     frames = [[Sprite(c, CENTRE, CENTRE, 120)] for c in cycle]
     pattern = (opening(n, "one icon in the centre") + " In the order of the images, the icon repeats the cycle "
-               f"{' -> '.join(cats)}: it is {series([article(c) for c in cycle[:n]])}.")
-    pred = f"In the next image, the icon will be {article(cycle[n])}."
+               f"{' -> '.join(cats)}: it is {series([with_article(c) for c in cycle[:n]])}.")
+    pred = f"In the next image, the icon will be {with_article(cycle[n])}."
     return Entry("properties/shape_cycle", "properties", "shape changes", "icon",
                  {"icons": cats, "centre": CENTRE, "icon_size": 120}, 240, 240, frames[:n], frames[n], pattern,
                  pred, cats)
@@ -62,7 +62,7 @@ def size(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     sizes = [s0 + (step if grows else -step) * k for k in range(n + 1)]
     frames = [[Sprite(icon, CENTRE, CENTRE, s)] for s in sizes]
     way = "grows" if grows else "shrinks"
-    pattern = (opening(n, f"{article(icon)} in the centre") + f" In the order of the images, the {icon} {way} by "
+    pattern = (opening(n, f"{with_article(icon)} in the centre") + f" In the order of the images, the {icon} {way} by "
                f"{step} pixels in width and height each time: it is {series([str(s) for s in sizes[:n]])} pixels "
                "wide.")
     pred = (f"In the next image, the {icon} will be {'bigger' if grows else 'smaller'} again, {sizes[n]} pixels "

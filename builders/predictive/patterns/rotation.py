@@ -15,7 +15,6 @@ from builders.predictive.icons import IconSet, mirroring_is_visible, rotation_is
 from builders.predictive.patterns.base import (
     Entry,
     Redraw,
-    article,
     degrees,
     number_word,
     opening,
@@ -24,6 +23,7 @@ from builders.predictive.patterns.base import (
     series,
 )
 from builders.predictive.patterns.motion import STATIONS, station_xy
+from templates.loader import with_article
 
 CENTRE = 120
 STEPS = (30, 45, 60, 90, 120)
@@ -43,7 +43,7 @@ def _angles_text(angles: list[float]) -> str:
 def _single(scenario: str, icon: str, a0: int, angles: list[float], rule_text: str, next_text: str,
             params: dict, n: int) -> Entry:
     frames = [[Sprite(icon, CENTRE, CENTRE, 120, angle=a)] for a in angles]
-    pattern = (opening(n, f"{article(icon)} in the centre") + f" In the order of the images, the {icon} {rule_text}: "
+    pattern = (opening(n, f"{with_article(icon)} in the centre") + f" In the order of the images, the {icon} {rule_text}: "
                f"it is turned {_angles_text(angles[:n])}.")
     pred = f"In the next image, the {icon} will {next_text}, to {degrees(angles[n])} clockwise from upright."
     return Entry(f"rotation/{scenario}", "rotation", "object rotations", "angle",
@@ -109,7 +109,7 @@ def opposite_pair(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     a0 = int(pick(rng, range(0, 360, 15)))
     states = [(a0 + step * k, a0 - step * k) for k in range(n + 1)]
     frames = [[Sprite(a, 65, CENTRE, 80, angle=x), Sprite(b, 175, CENTRE, 80, angle=y)] for x, y in states]
-    pattern = (opening(n, f"{article(a)} on the left and {article(b)} on the right") + f" In the order of the "
+    pattern = (opening(n, f"{with_article(a)} on the left and {with_article(b)} on the right") + f" In the order of the "
                f"images, the {a} turns {step} degrees clockwise and the {b} {step} degrees counterclockwise each "
                f"time: the {a} is turned {_angles_text([s[0] for s in states[:n]])}, the {b} "
                f"{_angles_text([s[1] for s in states[:n]])}.")
@@ -155,7 +155,7 @@ def shadow(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
                Sprite(icon, CENTRE, CENTRE, SHADOW_SIZE)] for s in stations]
     part = {1: "one eighth", 2: "a quarter"}[step]
     names = [STATIONS[s] for s in stations]
-    pattern = (opening(n, f"{article(icon)} in the centre with its grey shadow beside it") + f" In the order of the "
+    pattern = (opening(n, f"{with_article(icon)} in the centre with its grey shadow beside it") + f" In the order of the "
                f"images, the {icon} stays still and its shadow rotates {turn} around it by {part} of a turn each "
                f"time: the shadow is at the {series(names[:n])}.")
     pred = f"In the next image, the shadow will rotate {part} of a turn further {turn}, to the {names[n]} of the {icon}."
@@ -175,7 +175,7 @@ def revolution(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     frames = [[Sprite(sun, CENTRE, CENTRE, 56), Sprite(moon, *station_xy(s, 84, CENTRE), 44, angle=45 * s)]
               for s in stations]
     names = [STATIONS[s] for s in stations]
-    pattern = (opening(n, f"{article(moon)} next to {article(sun)} in the centre") + f" In the order of the images, "
+    pattern = (opening(n, f"{with_article(moon)} next to {with_article(sun)} in the centre") + f" In the order of the images, "
                f"the {moon} revolves {turn} around the {sun} by one eighth of a turn each time, turning with it so "
                f"that it always faces outwards: it is at the {series(names[:n])}.")
     pred = (f"In the next image, the {moon} will revolve one eighth of a turn further {turn}, to the {names[n]} of "
@@ -223,7 +223,7 @@ def flip(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     states = [(m0 + k) % 2 == 1 for k in range(n + 1)]
     frames = [[Sprite(icon, CENTRE, CENTRE, 120, mirrored=m)] for m in states]
     looks = ["mirrored" if m else "as drawn" for m in states]
-    pattern = (opening(n, f"{article(icon)} in the centre") + f" In the order of the images, the {icon} flips over "
+    pattern = (opening(n, f"{with_article(icon)} in the centre") + f" In the order of the images, the {icon} flips over "
                f"left to right each time, so it alternates between its two mirror images: it is "
                f"{series(looks[:n])}.")
     pred = (f"In the next image, the {icon} will flip again and look as in the {'first' if n % 2 == 0 else 'second'} "
