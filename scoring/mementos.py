@@ -35,6 +35,7 @@ from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from filters.text import Keywords, normalise_keyword
 from scoring.mementos_inputs import Reference, keyword_pairs, read_predictions, read_reference
 from scoring.plotting import pyplot, save_png
+from scoring.predictions import outputs_of
 from scoring.results import write_json_atomic
 from scoring.synonyms import KINDS, SynonymGraph, load_graphs, map_to_roots
 from sources.errors import ConfigError
@@ -247,7 +248,7 @@ def run(items: Sequence[Any], predictions: Mapping[str, Any], args: argparse.Nam
     from sources.demo import default_cache_dir
 
     references = [reference_of(it) for it in items if it.benchmark == BENCHMARK]
-    outputs = {i: getattr(p, "output", p) for i, p in predictions.items()}
+    outputs = outputs_of(predictions)
     llm = make_client(LLMConfig.from_args(args, cache_dir=Path(args.cache_dir or default_cache_dir())))
     return score(references, outputs, load_graphs(args.graphs), llm).as_dict()
 

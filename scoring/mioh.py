@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from builders.items import OPTION_LETTERS, Item
 from scoring.extract import Answer, extract, is_correct
 from scoring.plotting import pyplot, save_png
+from scoring.predictions import outputs_of
 
 BENCHMARK = "mioh"
 PRESSURE_COLUMNS = (("easy", "Easy"), ("hard_negative", "HN"), ("hard_positive", "HP"), ("n_images", "NI"),
@@ -344,7 +345,7 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Na
         if not config.enabled:
             raise ConfigError("--llm-fallback needs --llm-model (and --llm-base-url or OPENAI_BASE_URL)")
         llm = make_client(config)
-    return score(items, {i: getattr(p, "output", p) for i, p in predictions.items()}, llm)
+    return score(items, outputs_of(predictions), llm)
 
 
 def _pct(cell: Mapping[str, Any] | float | None) -> str:

@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builders.items import Item
 from scoring.plotting import pyplot, save_png
+from scoring.predictions import output_of
 
 BENCHMARK = "mmsap"
 SUBSETS = ("basic", "know", "beyond")
@@ -170,7 +171,7 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any],
             coverage["missing"] += 1
             continue
         pred = predictions[it.id]
-        r, how = response(it, getattr(pred, "output", pred))
+        r, how = response(it, output_of(pred))
         responses.append(r)
         coverage[how] += 1
     return {**summarise(responses), "coverage": {"items": len(items), "scored": len(responses), **dict(coverage)}}

@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
 from builders.items import Item
+from scoring.predictions import output_of
 
 
 def pope_answer(output: str) -> str:
@@ -51,7 +52,7 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Na
         if pred is None:
             missing += 1
             continue
-        pair = (it.answer.lower(), pope_answer(getattr(pred, "output", pred)))
+        pair = (it.answer.lower(), pope_answer(output_of(pred)))
         per[it.pressure].append(pair)
         per["all"].append(pair)
     return {"benchmark": "pope", "settings": {s: metrics(p) for s, p in sorted(per.items())},

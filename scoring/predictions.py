@@ -45,6 +45,17 @@ class Prediction:
                           ensure_ascii=False, sort_keys=True)
 
 
+def output_of(prediction: Prediction | str) -> str:
+    """The raw output of a :class:`Prediction` (or anything with ``.output``), or the string itself: scorers'
+    ``run`` accepts either, so tests and callers may pass ``{id: output}``."""
+    return getattr(prediction, "output", prediction)
+
+
+def outputs_of(predictions: Mapping[str, Prediction | str]) -> dict[str, str]:
+    """``{id: raw output}`` of ``predictions`` (see :func:`output_of`)."""
+    return {i: output_of(p) for i, p in predictions.items()}
+
+
 def _lines(path: Path) -> list[str]:
     try:
         return path.read_text(encoding="utf-8").splitlines()

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 from builders.items import OPTION_LETTERS, Item
 from scoring.extract import Answer, extract, is_correct, strip_thinking
 from scoring.plotting import pyplot, save_png
+from scoring.predictions import outputs_of
 
 BENCHMARK = "reefknot"
 SETS = ("yes_no", "mcq", "vqa")
@@ -271,7 +272,7 @@ def make_vqa_judge(args: argparse.Namespace, needed: bool) -> tuple[VqaJudge | N
 
 def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     """``results.json`` content for the front end (``predictions``: id -> ``Prediction``)."""
-    outputs = {i: getattr(p, "output", p) for i, p in predictions.items()}
+    outputs = outputs_of(predictions)
     needed = any(it.question_type == "vqa" and it.id in outputs for it in items)
     judge, name = make_vqa_judge(args, needed)
     return score(items, outputs, judge, name)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.items import Item
+from scoring.predictions import output_of
 from scoring.predictive.judges import (
     JUDGE_NAMES,
     TASK_JUDGE,
@@ -114,7 +115,7 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Na
     """Judge every predicted item; ``results.json`` content."""
     client = judge_client(args)
     ours = [it for it in items if it.benchmark == BENCHMARK and it.task in TASK_JUDGE]
-    pairs = [(it, getattr(predictions[it.id], "output", predictions[it.id])) for it in ours if it.id in predictions]
+    pairs = [(it, output_of(predictions[it.id])) for it in ours if it.id in predictions]
     judged = judge_outputs(client, pairs)
     results: dict[str, Any] = {
         "tasks": summarise(judged),
