@@ -24,6 +24,7 @@ Choices where the paper is silent:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable
 
 from builders.items import Item, make_item
@@ -60,5 +61,5 @@ def decompose(items: Iterable[Item]) -> tuple[list[Item], dict[str, Any]]:
             groups = dict(known.provenance["group_sizes"]) if known else {}
             groups[parent.id] = len(parent.images)
             provenance = {**item.provenance, "groups": sorted(groups), "group_sizes": dict(sorted(groups.items()))}
-            by_id[item.id] = Item(**{**item.__dict__, "provenance": provenance})
+            by_id[item.id] = replace(item, provenance=provenance)
     return list(by_id.values()), {"parents": parents, "questions": len(by_id), "skipped": skipped}
