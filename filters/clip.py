@@ -606,14 +606,22 @@ class ClipScorer:
                     raise SourceError(todo[i][1], "", err)
                 feats = model.encode_image(batch.to(self.device, non_blocking=True))
                 vecs = torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy()
-                keys = [todo[i][0] for i in idx]
-                self.store.put_many(self.key, "image", keys, vecs)
-                found.update(zip(keys, vecs))
-                done += len(keys)
-                self.stats.images_encoded += len(keys)
-                if on_progress is not None:
-                    on_progress(done, len(todo))
+                done = self._keep_encoded([todo[i][0] for i in idx], vecs, found, done, len(todo), on_progress)
         self.stats.encode_seconds += time.perf_counter() - t0
+
+    def _keep_encoded(
+        self, keys: list[str], vecs: np.ndarray, found: dict[str, np.ndarray], done: int, total: int,
+        on_progress: Callable[[int, int], None] | None,
+    ) -> int:
+        """Cache one encoded batch (one SQLite transaction), add it to ``found`` and the stats, report progress;
+        the count of images done so far. Every encode path (DataLoader, on-device decoding, Ray) ends here."""
+        self.store.put_many(self.key, "image", keys, vecs)
+        found.update(zip(keys, vecs))
+        done += len(keys)
+        self.stats.images_encoded += len(keys)
+        if on_progress is not None:
+            on_progress(done, total)
+        return done
 
     @property
     def preprocess_cfg(self) -> dict[str, Any]:
@@ -639,13 +647,7 @@ class ClipScorer:
                     raise SourceError(chunk[i][1], "", err)
                 feats = model.encode_image(batch)
                 vecs = torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy()
-                keys = [d for d, _ in chunk]
-                self.store.put_many(self.key, "image", keys, vecs)
-                found.update(zip(keys, vecs))
-                done += len(keys)
-                self.stats.images_encoded += len(keys)
-                if on_progress is not None:
-                    on_progress(done, len(todo))
+                done = self._keep_encoded([d for d, _ in chunk], vecs, found, done, len(todo), on_progress)
         self.stats.encode_seconds += time.perf_counter() - t0
 
     def text_embeddings(self, prompts: Sequence[str]) -> np.ndarray:

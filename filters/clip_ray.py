@@ -188,8 +188,8 @@ def encode_images_on_ray(
     found: dict[str, np.ndarray],
     on_progress: Callable[[int, int], None] | None,
 ) -> None:
-    """Encode ``todo`` (``(sha256, path)`` pairs) on the cluster; store and return the vectors like
-    ``ClipScorer._encode_images`` does (cache, ``found``, stats, progress)."""
+    """Encode ``todo`` (``(sha256, path)`` pairs) on the cluster; store and return the vectors through
+    ``ClipScorer._keep_encoded``, as the local paths do (cache, ``found``, stats, progress)."""
     executor.ray  # noqa: B018 - connects (starts or joins the cluster) before Ray Data plans anything
     from ray import data as ray_data
 
@@ -224,16 +224,11 @@ def encode_images_on_ray(
             if error:
                 raise SourceError(pairs[int(error_at)][1], "", str(error))
             keys = [d for d, _ in pairs]
-            vecs = np.asarray(vecs, dtype=np.float32)
-            scorer.store.put_many(scorer.key, "image", keys, vecs)
-            found.update(zip(keys, vecs))
-            done += len(keys)
-            scorer.stats.images_encoded += len(keys)
+            done = scorer._keep_encoded(keys, np.asarray(vecs, dtype=np.float32), found, done, len(todo),
+                                        on_progress)
             pids.add(int(pid))
             for listener in batch_listeners:
                 listener({"batch": int(batch), "pid": int(pid), "images": len(keys)})
-            if on_progress is not None:
-                on_progress(done, len(todo))
     scorer.stats.encode_seconds += time.perf_counter() - t0
     executor.notes.setdefault("clip", []).append({  # one entry per pipeline (MIOH runs one per source)
         "images": len(todo), "batches": len(batches), "batch_size": size, "actors": actors,
