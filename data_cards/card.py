@@ -17,6 +17,7 @@ import yaml
 
 from builders.items import OPTION_LETTERS, Item
 from builders.lint import markdown as lint_markdown
+from builders.lint.base import is_mcq
 
 from .export import SPLIT, TaskShards
 from .features import COLUMNS
@@ -109,10 +110,7 @@ NOTA = "none of the above"
 
 
 def _is_nota_answer(it: Item) -> bool:
-    letter = it.answer.strip()
-    if len(letter) == 1 and letter in OPTION_LETTERS and OPTION_LETTERS.index(letter) < len(it.options):
-        return it.options[OPTION_LETTERS.index(letter)].strip().lower() == NOTA
-    return False
+    return is_mcq(it) and it.answer_text.strip().lower() == NOTA
 
 
 def _image_sizes(paths: Iterable[Path]) -> dict[str, int]:
