@@ -243,13 +243,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(items: Sequence[Any], predictions: Mapping[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     """:func:`score` as ``results.json`` content, for the front end (``predictions``: id -> ``Prediction``)."""
-    from builders.llm import LLMConfig, make_client
+    from builders.llm import make_client
+    from scoring.llm import llm_config
     from scoring.mementos_inputs import BENCHMARK, reference_of
-    from sources.demo import default_cache_dir
 
     references = [reference_of(it) for it in items if it.benchmark == BENCHMARK]
     outputs = outputs_of(predictions)
-    llm = make_client(LLMConfig.from_args(args, cache_dir=Path(args.cache_dir or default_cache_dir())))
+    llm = make_client(llm_config(args))
     return score(references, outputs, load_graphs(args.graphs), llm).as_dict()
 
 
@@ -279,16 +279,15 @@ def parser() -> argparse.ArgumentParser:
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m scoring.mementos``."""
-    from builders.llm import LLMConfig, make_client
-    from sources.demo import default_cache_dir
+    from builders.llm import make_client
+    from scoring.llm import llm_config
 
     ns = parser().parse_args(argv)
     references = read_reference(ns.items)
     predictions = read_predictions(ns.predictions, {r.id: r for r in references})
     if not predictions:
         raise ConfigError(f"{ns.predictions}: no predictions")
-    llm_config = LLMConfig.from_args(ns, cache_dir=Path(ns.cache_dir or default_cache_dir()))
-    report = score(references, predictions, load_graphs(ns.graphs), make_client(llm_config))
+    report = score(references, predictions, load_graphs(ns.graphs), make_client(llm_config(ns)))
     print_report(report, ns.model)
     if ns.out:
         write_json_atomic(ns.out, report.as_dict())

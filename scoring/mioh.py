@@ -337,11 +337,11 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Na
     """``results.json`` content for the front end (``predictions``: id -> ``Prediction``)."""
     llm = None
     if getattr(args, "llm_fallback", False):
-        from builders.llm import LLMConfig, make_client
-        from sources.demo import default_cache_dir
+        from builders.llm import make_client
+        from scoring.llm import llm_config
         from sources.errors import ConfigError
 
-        config = LLMConfig.from_args(args, cache_dir=Path(getattr(args, "cache_dir", None) or default_cache_dir()))
+        config = llm_config(args)
         if not config.enabled:
             raise ConfigError("--llm-fallback needs --llm-model (and --llm-base-url or OPENAI_BASE_URL)")
         llm = make_client(config)

@@ -260,11 +260,11 @@ def make_vqa_judge(args: argparse.Namespace, needed: bool) -> tuple[VqaJudge | N
 
         judge = load_judge(args.nli_model)
         return judge.judge, f"nli:{args.nli_model}"
-    from builders.llm import LLMConfig, make_client
-    from sources.demo import default_cache_dir
+    from builders.llm import make_client
+    from scoring.llm import llm_config
     from sources.errors import ConfigError
 
-    config = LLMConfig.from_args(args, cache_dir=Path(getattr(args, "cache_dir", None) or default_cache_dir()))
+    config = llm_config(args)
     if not config.enabled:
         raise ConfigError("--vqa-judge llm needs --llm-model (and --llm-base-url or OPENAI_BASE_URL)")
     return llm_judge(make_client(config)), f"llm:{config.model}"

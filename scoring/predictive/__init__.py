@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from builders.items import Item
@@ -102,13 +101,13 @@ def per_dataset(items: Sequence[Item], judgements: Sequence[Judgement]) -> dict[
 
 
 def judge_client(args: argparse.Namespace) -> Any:
-    from builders.llm import LLMConfig, make_client
-    from sources.demo import default_cache_dir
+    from builders.llm import make_client
+    from scoring.llm import llm_config
 
     if not getattr(args, "llm_model", None):
         raise ConfigError("predictive scoring needs an LLM judge: --llm-model NAME (and --llm-base-url URL or "
                           "$OPENAI_BASE_URL)")
-    return make_client(LLMConfig.from_args(args, cache_dir=Path(args.cache_dir or default_cache_dir())))
+    return make_client(llm_config(args))
 
 
 def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Namespace) -> dict[str, Any]:
