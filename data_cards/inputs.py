@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from builders.items import Item, read_items
+from sources.atomic import write_atomic
 from sources.errors import MirageError
 from sources.hashing import file_sha256
 
@@ -108,17 +108,8 @@ def write_pseudonyms(name_dir: Path, known: Mapping[str, str], current: Mapping[
     """Add this version's pseudonyms to the file (atomically, readable by the maintainer only)."""
     merged = {**known, **current}
     path = Path(name_dir) / PSEUDONYMS_FILE
-    _write_private(path, (json.dumps(merged, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # 0600
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    # write_atomic writes through a mkstemp file, created 0600, and renames it: the file stays the maintainer's only
+    write_atomic(path, (json.dumps(merged, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 class Scrubber:
