@@ -56,7 +56,7 @@ def read_authored(path: str | Path, basic_types: Sequence[str], refusal: str,
     records, seen = [], {}
     for where, value in raw:
         rec = _record(p, where, value, basic_types, refusal, table)
-        key = (rec.image, " ".join(rec.question.lower().split()))
+        key = question_key(rec.image, rec.question)
         if key in seen:
             raise SourceError(p, where, f"the same image and question as {seen[key]}")
         seen[key] = where
