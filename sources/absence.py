@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sources import jsonio
+from sources import coco, jsonio
 from sources.errors import SourceError
 from sources.records import RecordSet
 
@@ -93,9 +93,7 @@ def read_coco_presence(annotations: str | Path) -> CocoPresence:
     themselves need not be on disk. Raises :class:`SourceError` on bad input.
     """
     path = Path(annotations)
-    data = jsonio.expect_dict(jsonio.load_json(path), path, "", "top level")
-    sections = {key: jsonio.expect_list(jsonio.require_key(data, key, path, ""), path, "", f"'{key}'")
-                for key in ("images", "categories", "annotations")}
+    sections = dict(zip(coco.SECTIONS, coco.load_sections(path)[1]))
     names: dict[Any, str] = {}
     for i, cat in enumerate(sections["categories"]):
         rec = jsonio.label("categories", i)

@@ -59,6 +59,17 @@ class CocoStyle:
     by_image: dict[int | str, list[CocoAnnotation]] = field(default_factory=dict)
 
 
+SECTIONS = ("images", "categories", "annotations")
+"""The top-level arrays every COCO-style file has, in the order they are checked."""
+
+
+def load_sections(path: Path) -> tuple[dict[str, Any], list[list[Any]]]:
+    """The file's top-level object and its :data:`SECTIONS` arrays; a file that is not an object holding the
+    three arrays is a :class:`SourceError` (shared by :func:`load_coco_style` and :mod:`sources.absence`)."""
+    data = jsonio.expect_dict(jsonio.load_json(path), path, "", "top level")
+    return data, [jsonio.expect_list(jsonio.require_key(data, key, path, ""), path, "", f"'{key}'") for key in SECTIONS]
+
+
 def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyle:
     """Read and validate the parts every COCO-style file shares.
 
@@ -69,12 +80,7 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
     ...) are ignored; LVIS's federated lists (``neg_category_ids``, ...) are read by :mod:`sources.paco`.
     """
     path = Path(annotations)
-    data = jsonio.expect_dict(jsonio.load_json(path), path, "", "top level")
-    raw_images = jsonio.expect_list(jsonio.require_key(data, "images", path, ""), path, "", "'images'")
-    raw_cats = jsonio.expect_list(jsonio.require_key(data, "categories", path, ""), path, "", "'categories'")
-    raw_anns = jsonio.expect_list(
-        jsonio.require_key(data, "annotations", path, ""), path, "", "'annotations'"
-    )
+    data, (raw_images, raw_cats, raw_anns) = load_sections(path)
 
     categories: dict[int | str, str] = {}
     seen: dict[int | str, str] = {}
