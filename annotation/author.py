@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 from annotation.client import LabelStudioClient
 from annotation.config import config_interface, local_files_url
 from annotation.errors import AnnotationError
+from annotation.push import STORAGE_TITLE
 from annotation.serving import check_files_root, link_images, serving_folder
 
 AUTHOR_ID_FIELD = "mirage_author_id"
@@ -283,7 +284,7 @@ def push_question_images(client: LabelStudioClient, images: Sequence[Path], proj
     if not images:
         raise AnnotationError("no images to write questions about")
     ap = open_authoring_project(client, project, question_config(), images, files_root,
-                                "Mirage images (serving only; do not sync)")
+                                STORAGE_TITLE)
     tasks = [{"data": {AUTHOR_ID_FIELD: Path(p).name, "header": f"write a question about {Path(p).name}",
                        "image": ap.url(p)}}
              for p in images if Path(p).name not in ap.known]
@@ -408,7 +409,7 @@ def push_patterns(client: LabelStudioClient, root: Path, project: str, files_roo
     if not seqs:
         raise AnnotationError(f"{root}: no sub-folder with 3 to 5 images")
     ap = open_authoring_project(client, project, pattern_config(), [f for _, frames in seqs for f in frames],
-                                files_root, "Mirage images (serving only; do not sync)")
+                                files_root, STORAGE_TITLE)
     guide = ("<p>Write the rule the images follow (the pattern) and what the next image will show (the "
              "prediction), as in the predictive-reasoning paper's authored entries.</p>")
     tasks = [{"data": {
