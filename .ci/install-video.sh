@@ -11,6 +11,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 if ! python -c "import cv2" 2>/dev/null; then
   python -m pip install --quiet "opencv-python-headless>=4.8"
 fi
+if ! python -c "from isal import isal_zlib" 2>/dev/null; then  # ISA-L deflate for the frame cache's PNGs
+  python -m pip install --quiet "isal>=1.6"
+fi
 if ! python -c "import decord" 2>/dev/null; then
   python -m pip install --quiet "decord>=0.6" || python -m pip install --quiet "eva-decord>=0.6"
 fi
@@ -18,6 +21,7 @@ fi
 python - <<'PY'
 import tempfile, os
 import cv2, decord, numpy as np
+from isal import isal_zlib  # noqa: F401
 
 with tempfile.TemporaryDirectory() as d:
     for fourcc, suffix in (("MJPG", ".avi"), ("mp4v", ".mp4"), ("FFV1", ".avi")):

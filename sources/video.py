@@ -46,6 +46,7 @@ import numpy as np
 from .atomic import atomic_directory
 from .errors import ConfigError, MirageError, SourceError
 from .hashing import file_sha256
+from .png import encode_png
 from .records import VideoRecord
 from .video_backends import (
     BACKENDS, FOLDER_BACKEND, IMAGE_SUFFIXES, VIDEO_SUFFIXES, VideoInfo, frame_images, have_decord, have_opencv,
@@ -323,36 +324,11 @@ def _read_meta(folder: Path) -> dict[str, Any] | None:
 def _write_atomically(target: Path, frames: list[np.ndarray], meta: dict[str, Any]) -> None:
     """Write the PNGs and ``frames.json`` into a temporary sibling folder, then rename it to ``target``."""
     with atomic_directory(target, lambda t: _read_meta(t) is not None) as tmp:
-        # OpenCV's encoder releases the GIL: on an idle machine the frames are encoded on every core at once
+        # numpy and the deflate libraries release the GIL: on an idle machine frames are encoded on every core
         with ThreadPoolExecutor(max(1, min(len(frames), os.cpu_count() or 1))) as pool:
             for name, data in zip(meta["files"], pool.map(encode_png, frames)):
                 (tmp / name).write_bytes(data)
         (tmp / META_FILE).write_text(json.dumps(meta, sort_keys=True))
-
-
-def encode_png(frame: np.ndarray) -> bytes:
-    """PNG bytes of an RGB frame: OpenCV's encoder (zlib level 1, run-length strategy, the "sub" row filter
-    only) where installed, else Pillow. Lossless either way: the pixels read back are the same.
-
-    Why these settings: PNG encoding was half of a cold :func:`sample_video` (issue #17, profiled with py-spy).
-    OpenCV at level 1 + RLE is about twice as fast as Pillow's level 1; trying every row filter per row (libpng's
-    default) doubles the cost again for ~4 % smaller files, so one filter is used: on 320x240 noisy frames 7.3
-    ms and 134 KB a frame against 15.8 ms and 129 KB (no filter: 8.1 ms, 206 KB; level 0: 0.9 ms, 231 KB)."""
-    if have_opencv():
-        import cv2
-
-        params = [cv2.IMWRITE_PNG_COMPRESSION, 1, cv2.IMWRITE_PNG_STRATEGY, cv2.IMWRITE_PNG_STRATEGY_RLE,
-                  cv2.IMWRITE_PNG_FILTER, cv2.IMWRITE_PNG_FILTER_SUB]
-        ok, data = cv2.imencode(".png", cv2.cvtColor(frame, cv2.COLOR_RGB2BGR), params)
-        if ok:
-            return data.tobytes()
-    import io
-
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.fromarray(frame, mode="RGB").save(buffer, format="PNG", compress_level=1)
-    return buffer.getvalue()
 
 
 def _cached_probe(path: Path, home: Path) -> VideoInfo:
