@@ -17,14 +17,17 @@ A **policy** says which frames of an ``n``-frame video to keep (and which videos
 
 A left-out video raises :class:`VideoSkipped` with the reason; builders record it in their skipped list.
 
-**Sampling** (:func:`sample_video`) probes the video (:func:`probe`: verified frame count), asks the policy for
-indices, decodes them (:func:`read_frames`: decord where installed, OpenCV otherwise; identical pixels) and writes
+**Sampling** (:func:`sample_video`) asks the policy for indices for the video's verified frame count, decodes them
+(torchcodec, decord or OpenCV, the first installed; identical pixels) and writes
 PNGs under ``<cache_dir>/frames/<sha256 of the video's content>/<policy name>/`` (``uniform:16`` is spelt
 ``uniform-16`` there: colons are not portable in file names). The folder is written under a
 temporary name and renamed when complete, so an interrupted run never leaves a half folder that looks finished,
 and a rerun - or another copy of the same video under another name - reads no video at all: the content hash is
 memoised by (path, size, modification time) and the probe result is stored beside the frames, so even a video a
-policy leaves out is not opened twice. Frame folders (a directory of images in natural order: robot episodes,
+policy leaves out is not opened twice. A cold sample opens the video once: the frames for the count the
+container claims are decoded together with the last frame, which verifies that count with the same decoder
+(:func:`read_frames_counted`); only when the count proves wrong is it counted (:func:`probe`) and the frames
+read again. Frame folders (a directory of images in natural order: robot episodes,
 comic panels) are accepted wherever a video file is.
 """
 
@@ -50,7 +53,7 @@ from .png import encode_png
 from .records import VideoRecord
 from .video_backends import (
     BACKENDS, FOLDER_BACKEND, IMAGE_SUFFIXES, VIDEO_SUFFIXES, VideoInfo, frame_images, have_decord, have_opencv,
-    is_video_file, natural_key, probe, read_frames, resolve_backend,
+    is_video_file, natural_key, probe, probe_header, read_frames, read_frames_counted, resolve_backend,
 )
 
 __all__ = [
@@ -284,12 +287,18 @@ def _sample(video_id: str, path: Path, policy: Policy, root: Path, backend: str,
     hit = _read_meta(target)
     if hit is not None:
         return _sampled(video_id, target, hit, policy.name, digest, cached=True)
-    info = _cached_probe(path, home)
-    if info.fps is None and known_fps:  # a frame folder has no rate of its own; its record may know it
-        info = info._replace(fps=float(known_fps))
-    indices = policy.indices(info.frame_count, info.fps)
     decoder = FOLDER_BACKEND if path.is_dir() else resolve_backend(backend)
-    frames = read_frames(path, indices, backend if decoder != FOLDER_BACKEND else "auto")
+    info = _stored_probe(home)
+    counted = None if info is not None or decoder == FOLDER_BACKEND else \
+        _read_counted(path, policy, decoder, known_fps)
+    if counted is not None:  # the usual cold path: one decoder opened, the count verified on the way
+        probed, indices, frames = counted
+        _store_probe(home, probed)
+        info = _with_rate(probed, known_fps)
+    else:
+        info = _with_rate(info or _cached_probe(path, home), known_fps)
+        indices = policy.indices(info.frame_count, info.fps)
+        frames = read_frames(path, indices, backend if decoder != FOLDER_BACKEND else "auto")
     meta = {"indices": indices, "frame_count": info.frame_count, "fps": info.fps, "width": info.width,
             "height": info.height, "backend": decoder, "files": [f"{i:06d}.png" for i in indices]}
     _write_atomically(target, frames, meta)
@@ -331,16 +340,48 @@ def _write_atomically(target: Path, frames: list[np.ndarray], meta: dict[str, An
         (tmp / META_FILE).write_text(json.dumps(meta, sort_keys=True))
 
 
+def _read_counted(path: Path, policy: Policy, decoder: str, known_fps: float | None
+                  ) -> tuple[VideoInfo, list[int], list[np.ndarray]] | None:
+    """Probe and decode in one pass: the policy's frames for the frame count the container claims, read by
+    :func:`read_frames_counted`, which also verifies that count with the same decoder. ``None`` (then the caller
+    probes and reads separately, as before) when the container gives no count, the count proves wrong, or the
+    policy leaves the video out at the claimed count (only a verified count may skip a video)."""
+    header = probe_header(path)
+    if header is None:
+        return None
+    info = _with_rate(header, known_fps)
+    try:
+        indices = policy.indices(info.frame_count, info.fps)
+    except VideoSkipped:
+        return None
+    frames = read_frames_counted(path, indices, header.frame_count, decoder)
+    return None if frames is None else (header, indices, frames)
+
+
+def _with_rate(info: VideoInfo, known_fps: float | None) -> VideoInfo:
+    """A frame folder has no rate of its own; the record's rate is used when the file gives none."""
+    return info._replace(fps=float(known_fps)) if info.fps is None and known_fps else info
+
+
+def _stored_probe(home: Path) -> VideoInfo | None:
+    """The probe result stored beside the frames of this content, or ``None``."""
+    try:
+        return VideoInfo(*json.loads((home / PROBE_FILE).read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _store_probe(home: Path, info: VideoInfo) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    _write_text_atomically(home / PROBE_FILE, json.dumps(list(info)))
+
+
 def _cached_probe(path: Path, home: Path) -> VideoInfo:
     """:func:`probe`, remembered beside the frames (keyed by content) so a rerun opens no video."""
-    stored = home / PROBE_FILE
-    try:
-        return VideoInfo(*json.loads(stored.read_text()))
-    except (OSError, ValueError, TypeError):
-        pass
-    info = probe(path)
-    home.mkdir(parents=True, exist_ok=True)
-    _write_text_atomically(stored, json.dumps(list(info)))
+    info = _stored_probe(home)
+    if info is None:
+        info = probe(path)
+        _store_probe(home, info)
     return info
 
 

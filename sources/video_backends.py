@@ -208,21 +208,42 @@ def _open_cv(path: Path) -> Any:
 
 
 def _probe_opencv(path: Path) -> VideoInfo:
-    import cv2
-
     cap = _open_cv(path)
     try:
-        claimed = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
-        fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
-        width, height = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
-        count = claimed if claimed > 0 and _last_frame_is(cap, claimed - 1) else None
+        claimed = _header_opencv(cap)
+        count = claimed.frame_count if claimed.frame_count > 0 and _last_frame_is(cap, claimed.frame_count - 1) \
+            else None
     finally:
         cap.release()
     if count is None:
         count = _count_frames_opencv(path)
     if count == 0:
         raise SourceError(path, "", "video has no decodable frames (zero-length or corrupt)")
-    return VideoInfo(count, fps if fps > 0 else None, width, height)
+    return claimed._replace(frame_count=count)
+
+
+def probe_header(path: str | Path) -> VideoInfo | None:
+    """What the container says, nothing decoded: ``(claimed frame count, fps, width, height)`` as OpenCV reads
+    them, the values :func:`probe` returns once the count is verified; ``None`` without OpenCV, for a frame
+    folder or when the container gives no count. A file that cannot be opened is a :class:`SourceError`."""
+    p = _existing(path)
+    if p.is_dir() or not have_opencv():
+        return None
+    cap = _open_cv(p)
+    try:
+        header = _header_opencv(cap)
+    finally:
+        cap.release()
+    return header if header.frame_count > 0 else None
+
+
+def _header_opencv(cap: Any) -> VideoInfo:
+    import cv2
+
+    claimed = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+    fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+    width, height = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
+    return VideoInfo(max(claimed, 0), fps if fps > 0 else None, width, height)
 
 
 def _last_frame_is(cap: Any, index: int) -> bool:
@@ -290,6 +311,31 @@ def read_frames(path: str | Path, indices: Sequence[int], backend: str = "auto")
     return [frames[i] for i in indices]
 
 
+def read_frames_counted(path: str | Path, indices: Sequence[int], frame_count: int,
+                        backend: str = "auto") -> list[np.ndarray] | None:
+    """:func:`read_frames` of a video file that also verifies, in the same pass, that it has exactly
+    ``frame_count`` frames (the count :func:`probe_header` read from the container); ``None`` when it has not,
+    or when anything fails: the caller then probes (:func:`probe`) and reads again, the slow, always-right way.
+
+    The check is :func:`probe`'s own - frame ``frame_count - 1`` decodes and no frame follows it - made with the
+    decoder that reads the frames, so the video is opened once and the last frame is decoded on the way (for
+    H.264 with key frames 10 s apart, :func:`probe`'s separate seek to the end decoded up to a whole group of
+    pictures again: 150 ms of a 950-ms sample, issue #17). "No frame follows" is the decoder's own count:
+    torchcodec's exact-mode scan of every packet, decord's frame index, OpenCV's failing ``grab()``.
+    """
+    p = _existing(path)
+    wanted = _check_indices(p, indices)
+    if frame_count < 1 or p.is_dir() or (wanted and wanted[-1] >= frame_count):
+        return None
+    with_last = sorted(set(wanted) | {frame_count - 1})
+    counted = {"torchcodec": _counted_torchcodec, "decord": _counted_decord, "opencv": _counted_opencv}
+    try:
+        frames = counted[resolve_backend(backend)](p, with_last, frame_count)
+    except SourceError:
+        return None
+    return None if frames is None else [frames[int(i)] for i in indices]
+
+
 def _check_indices(path: Path, indices: Sequence[int]) -> list[int]:
     """The distinct indices in increasing order; a :class:`SourceError` for a negative or non-integer one."""
     for i in indices:
@@ -320,6 +366,15 @@ def _read_decord(path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
     reader = _open_decord(path)
     if wanted[-1] >= len(reader):
         raise SourceError(path, f"frame {wanted[-1]}", f"past the end: the video has {len(reader)} frames")
+    return _decord_frames(reader, path, wanted)
+
+
+def _counted_decord(path: Path, wanted: list[int], frame_count: int) -> dict[int, np.ndarray] | None:
+    reader = _open_decord(path)
+    return _decord_frames(reader, path, wanted) if len(reader) == frame_count else None
+
+
+def _decord_frames(reader: Any, path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
     try:
         batch = reader.get_batch(wanted)
     except Exception as e:
@@ -328,20 +383,34 @@ def _read_decord(path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
     return {i: np.ascontiguousarray(array[k]) for k, i in enumerate(wanted)}
 
 
-def _read_torchcodec(path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
-    """torchcodec's ``VideoDecoder.get_frames_at`` (exact seeking, one batch) on one thread, as RGB ``(h, w, 3)``.
+def _open_torchcodec(path: Path) -> Any:
+    """torchcodec's ``VideoDecoder`` on one thread, frames as ``(h, w, 3)``.
 
     ``seek_mode="exact"`` scans the file once for an exact frame index (what the policies' indices mean);
     one FFmpeg thread, because builders parallelise over videos with processes (as for decord)."""
     from torchcodec.decoders import VideoDecoder
 
     try:
-        decoder = VideoDecoder(str(path), seek_mode="exact", num_ffmpeg_threads=1, dimension_order="NHWC")
+        return VideoDecoder(str(path), seek_mode="exact", num_ffmpeg_threads=1, dimension_order="NHWC")
     except Exception as e:
         raise SourceError(path, "", "cannot open video (corrupt, truncated or not a video file)") from e
+
+
+def _read_torchcodec(path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
+    """torchcodec's ``VideoDecoder.get_frames_at`` (exact seeking, one batch), as RGB ``(h, w, 3)``."""
+    decoder = _open_torchcodec(path)
     count = decoder.metadata.num_frames
     if count is not None and wanted[-1] >= count:
         raise SourceError(path, f"frame {wanted[-1]}", f"past the end: the video has {count} frames")
+    return _torchcodec_frames(decoder, path, wanted)
+
+
+def _counted_torchcodec(path: Path, wanted: list[int], frame_count: int) -> dict[int, np.ndarray] | None:
+    decoder = _open_torchcodec(path)
+    return _torchcodec_frames(decoder, path, wanted) if decoder.metadata.num_frames == frame_count else None
+
+
+def _torchcodec_frames(decoder: Any, path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
     try:
         batch = decoder.get_frames_at(wanted).data.numpy()
     except Exception as e:
@@ -351,30 +420,46 @@ def _read_torchcodec(path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
 
 def _read_opencv(path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
     """Seek-or-grab reading (see the module docstring); sequential re-read when a seek proves inaccurate."""
-    import cv2
-
     cap = _open_cv(path)
     try:
-        frames: dict[int, np.ndarray] = {}
-        position = 0  # the index of the frame the next read() returns
-        for index in wanted:
-            if index - position > SEEK_GAP:
-                cap.set(cv2.CAP_PROP_POS_FRAMES, index)
-                if int(cap.get(cv2.CAP_PROP_POS_FRAMES)) != index:
-                    return read_sequential(path, wanted)
-                position = index
-            while position < index:
-                if not cap.grab():
-                    raise _past_end(path, index, position)
-                position += 1
-            ok, frame = cap.read()
-            if not ok:
-                raise _past_end(path, index, position)
-            frames[index] = cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)
-            position += 1
-        return frames
+        frames = _opencv_frames(cap, path, wanted)
     finally:
         cap.release()
+    return read_sequential(path, wanted) if frames is None else frames
+
+
+def _counted_opencv(path: Path, wanted: list[int], frame_count: int) -> dict[int, np.ndarray] | None:
+    cap = _open_cv(path)
+    try:
+        frames = _opencv_frames(cap, path, wanted)
+        return frames if frames is not None and not cap.grab() else None  # wanted[-1] is frame_count - 1
+    finally:
+        cap.release()
+
+
+def _opencv_frames(cap: Any, path: Path, wanted: list[int]) -> dict[int, np.ndarray] | None:
+    """The wanted frames from an open capture, seeking over gaps above :data:`SEEK_GAP` and grabbing across
+    smaller ones; ``None`` when a seek lands on another frame than asked (seeking is not frame-accurate)."""
+    import cv2
+
+    frames: dict[int, np.ndarray] = {}
+    position = 0  # the index of the frame the next read() returns
+    for index in wanted:
+        if index - position > SEEK_GAP:
+            cap.set(cv2.CAP_PROP_POS_FRAMES, index)
+            if int(cap.get(cv2.CAP_PROP_POS_FRAMES)) != index:
+                return None
+            position = index
+        while position < index:
+            if not cap.grab():
+                raise _past_end(path, index, position)
+            position += 1
+        ok, frame = cap.read()
+        if not ok:
+            raise _past_end(path, index, position)
+        frames[index] = cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)
+        position += 1
+    return frames
 
 
 def read_sequential(path: str | Path, wanted: Sequence[int]) -> dict[int, np.ndarray]:

@@ -7,6 +7,7 @@ decoder returned.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -231,6 +232,60 @@ def test_probe_verifies_a_lying_frame_count(tmp_path):
     assert probe(path) == (120, 20.0, WIDTH, HEIGHT)
 
 
+def _video_backends() -> list[str]:
+    return ["opencv"] + ["decord"] * have_decord() + ["torchcodec"] * video_backends.have_torchcodec()
+
+
+@pytest.mark.parametrize("backend", ["opencv", "decord", "torchcodec"])
+def test_cold_sample_probes_and_decodes_in_one_pass(tmp_path, monkeypatch, backend):
+    """The usual cold path opens one decoder: the count the container claims is verified while the frames are
+    read, so the separate probe (a second open and a decode of the last frame) is never called."""
+    if backend not in _video_backends():
+        pytest.skip(f"{backend} is not usable here")
+    path = make_video(tmp_path / "clip.avi", 230, fps=25.0, fourcc="FFV1")
+    expected = probe(path)
+
+    def no_probe(*args, **kwargs):
+        raise AssertionError("probed separately")
+
+    monkeypatch.setattr(video_mod, "probe", no_probe)
+    sampled = sample_video(path, Robotics(), tmp_path / "cache", backend=backend, on_error="fail")
+    assert sampled.indices == tuple(Robotics().indices(230)) and sampled.backend == backend
+    assert (sampled.frame_count, sampled.fps, sampled.width, sampled.height) == tuple(expected)
+    assert [frame_number(_png(f)) for f in sampled.frames] == list(sampled.indices)
+    stored = Path(sampled.frames[0]).parent.parent / video_mod.PROBE_FILE
+    assert tuple(json.loads(stored.read_text())) == tuple(expected)  # what probe() would have stored
+
+
+@pytest.mark.parametrize("backend", ["opencv", "decord", "torchcodec"])
+def test_counted_read_refuses_a_wrong_frame_count(tmp_path, backend):
+    if backend not in _video_backends():
+        pytest.skip(f"{backend} is not usable here")
+    path = make_video(tmp_path / "clip.avi", 60, fourcc="FFV1")
+    wanted = [50, 0, 10, 10]
+    frames = video_backends.read_frames_counted(path, wanted, 60, backend)
+    assert frames is not None and [frame_number(f) for f in frames] == wanted
+    for wrong in (59, 61, 80):  # one short (a frame follows), one and many past the end
+        assert video_backends.read_frames_counted(path, wanted, wrong, backend) is None, wrong
+
+
+@pytest.mark.parametrize("backend", ["opencv", "decord", "torchcodec"])
+def test_a_lying_frame_count_is_counted_before_sampling(tmp_path, backend):
+    """A truncated AVI claims its full length: the one-pass read refuses it and the video is probed (counted)
+    and sampled again, so the policy's indices come from the frames that really decode."""
+    if backend not in _video_backends():
+        pytest.skip(f"{backend} is not usable here")
+    path = make_video(tmp_path / "full.avi", 120, fps=20.0)
+    cut = tmp_path / "cut.avi"
+    cut.write_bytes(path.read_bytes()[: path.stat().st_size * 2 // 3])
+    claimed = video_backends.probe_header(cut)
+    real = video_backends._count_frames_opencv(cut)
+    assert claimed is not None and claimed.frame_count == 120 > real  # the header lies
+    sampled = sample_video(cut, Uniform(5), tmp_path / "cache", backend=backend, on_error="fail")
+    assert sampled.frame_count == real and sampled.indices == tuple(Uniform(5).indices(real))
+    assert [frame_number(_png(f)) for f in sampled.frames] == list(sampled.indices)
+
+
 # --- errors ---------------------------------------------------------------------------------------------
 
 
@@ -306,10 +361,10 @@ def test_rerun_reads_no_video(tmp_path, monkeypatch):
         raise AssertionError("the video was read again")
 
     for module in (video_mod, video_backends):
-        monkeypatch.setattr(module, "read_frames", no_decoding)
-        monkeypatch.setattr(module, "probe", no_decoding)
-    monkeypatch.setattr(video_backends, "_open_cv", no_decoding)
-    monkeypatch.setattr(video_backends, "_open_decord", no_decoding)
+        for name in ("read_frames", "read_frames_counted", "probe", "probe_header"):
+            monkeypatch.setattr(module, name, no_decoding)
+    for opener in ("_open_cv", "_open_decord", "_open_torchcodec"):
+        monkeypatch.setattr(video_backends, opener, no_decoding)
     real_hash = video_mod.file_sha256
     monkeypatch.setattr(video_mod, "file_sha256", no_decoding)  # not even hashed again: the memo knows it
     again = sample_video(VideoRecord(id="clip-1", source="test", file=str(path)), "robotics", cache)
