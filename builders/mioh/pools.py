@@ -58,7 +58,7 @@ from filters.cooccurrence import (
     incidence_matrix,
     record_indices,
 )
-from filters.geometry import Difficulty, GeometryThresholds, classify_image
+from filters.geometry import Difficulty, GeometryThresholds, classify_images
 from sources.records import ImageRecord, RecordSet
 
 if TYPE_CHECKING:
@@ -76,6 +76,9 @@ OPPOSITE_RELATIONS: Mapping[str, str] = {
 }
 
 Probe = Hashable
+
+FACTS_CHUNK = 2000
+"""Images classified per geometry call: large enough for numpy to pay off, small enough for a live progress bar."""
 
 
 @dataclass(frozen=True)
@@ -164,9 +167,9 @@ def _geometry_signal(diff: Difficulty) -> tuple[str, float]:
 class ImageFacts:
     """Per-image state of every category, attribute and relation, computed once from the records."""
 
-    def __init__(self, image: ImageRecord, config: PoolConfig, stats: FilterStats) -> None:
+    def __init__(self, image: ImageRecord, diffs: dict[str, Difficulty]) -> None:
+        """``diffs``: the geometry label of every instance (:func:`filters.geometry.classify_images`)."""
         self.image = image
-        diffs = classify_image(image, config.geometry, stats)
         self.difficulty = diffs
         by_cat: dict[str, list] = {}
         for inst in image.instances:
@@ -241,10 +244,13 @@ class Pools:
         )
         """Image x category: absent as far as attribute questions go (PACO's attribute pass verifies too)."""
         self.facts: list[ImageFacts] = []
-        for n, image in enumerate(records.images):
-            self.facts.append(ImageFacts(image, config, stats))
+        images = records.images
+        for start in range(0, len(images), FACTS_CHUNK):
+            chunk = images[start:start + FACTS_CHUNK]
+            for image, diffs in zip(chunk, classify_images(chunk, config.geometry, stats)):
+                self.facts.append(ImageFacts(image, diffs))
             if progress:
-                progress(n + 1, len(records.images))
+                progress(len(self.facts), len(images))
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
 
@@ -467,9 +473,12 @@ class Pools:
             else:
                 cats = [probe]
             idx = [self._cat_index[c] for c in cats]
-            have = np.all(self.incidence[:, idx], axis=1)
+            if task == "position" and not self.config.relations_exhaustive:
+                candidates = self._relation_images(probe)  # type: ignore[arg-type]
+            else:
+                candidates = np.flatnonzero(np.all(self.incidence[:, idx], axis=1)).tolist()
             out: dict[tuple[str, bool], list[int]] = {(s, h): [] for s in ("pos", "neg") for h in (False, True)}
-            for img in np.flatnonzero(have).tolist():
+            for img in candidates:
                 lab = self.label(task, img, probe)
                 if lab is not None:
                     out[(lab.status, lab.hard)].append(img)
@@ -484,6 +493,26 @@ class Pools:
                 out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(absent & ~hard).tolist())
             self._image_lists[key] = out  # type: ignore[assignment]
         return self._image_lists[key]  # type: ignore[return-value]
+
+    def _relation_images(self, probe: tuple[str, str, str]) -> list[int]:
+        """Images that annotate ``probe`` or its opposite between the two categories, sorted: where relations are
+        not exhaustive, the only images :meth:`decide_position` can decide when both categories are shown.
+
+        Why: a paper-scale scene-graph source has tens of thousands of triples and each pair of categories is
+        shown together in thousands of images, nearly all without a relation between them (undecidable);
+        labelling each of those was most of a build's time."""
+        if not hasattr(self, "_by_relation"):
+            index: dict[tuple[str, str, str], list[int]] = {}
+            for img, facts in enumerate(self.facts):
+                for triple in facts.relations_by_categories:
+                    index.setdefault(triple, []).append(img)
+            self._by_relation = index
+        subject, relation, obj = probe
+        found = self._by_relation.get(probe, [])
+        opposite = OPPOSITE_RELATIONS.get(relation)
+        if opposite is not None:
+            found = sorted(set(found).union(self._by_relation.get((subject, opposite, obj), [])))
+        return found
 
     def count_images(self, category: str) -> dict[int, list[int]]:
         """Countable images of ``category`` grouped by count."""
