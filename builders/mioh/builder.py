@@ -20,7 +20,6 @@ from builders.mioh.clip import compute_signals
 from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
 from builders.mioh.llm_context import rewrite_contexts
 from builders.mioh.pools import Label, Pools
-from builders.mioh.refusals import refusal_counts
 from builders.mioh.questions import (
     IMAGE_LADDER,
     IMAGE_SLOT_VARIANTS,
@@ -37,6 +36,7 @@ from builders.mioh.questions import (
     shrink,
     variants,
 )
+from builders.mioh.refusals import refusal_counts
 from builders.mioh.render import (
     Wording,
     answer_letter,
@@ -50,6 +50,7 @@ from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
 from filters.base import FilterStats
 from filters.clip import ClipUnavailable, load_scorer
+from sources.heap import long_lived
 from sources.records import RecordSet
 
 # ------------------------------------------------------------------------------------------------- sources
@@ -473,7 +474,8 @@ def build(config: MiohConfig, stats: dict[str, Any] | None = None) -> Iterator[I
 def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = None) -> Iterator[Item]:
     started = time.perf_counter()
     verification: dict[str, Any] = {}
-    sources = load_sources(config, task_bar, verification)
+    with long_lived():
+        sources = load_sources(config, task_bar, verification)
     skipped: list[dict[str, Any]] = [
         {"task": task, "reason": f"no {TASK_SOURCE[task]} data given (--{TASK_SOURCE[task].replace('_', '-')})"}
         for task in config.tasks if task not in sources
@@ -484,10 +486,11 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     by_source: dict[int, Pools] = {}
     for task, records in sources.items():
         if id(records) not in by_source:
-            by_source[id(records)] = clip.pools(
-                records, config.pool_config(exhaustive_relations=records.source == "demo"), filter_stats,
-                task_bar, with_attributes="attribute" in sources and sources["attribute"] is records,
-            )
+            with long_lived():
+                by_source[id(records)] = clip.pools(
+                    records, config.pool_config(exhaustive_relations=records.source == "demo"), filter_stats,
+                    task_bar, with_attributes="attribute" in sources and sources["attribute"] is records,
+                )
         pools_by_task[task] = by_source[id(records)]
     cells = [(t, q, p) for t in config.tasks if t in pools_by_task for q in QUESTION_TYPES for p in config.pressures]
     update = task_bar("questions", len(cells))
