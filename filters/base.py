@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Generic, Iterable, Iterator, Literal, Sequence, TypeVar
 
+import numpy as np
+
 T = TypeVar("T")
 
 Direction = Literal["min", "max"]
@@ -53,6 +55,12 @@ class Threshold:
     def __post_init__(self) -> None:
         if self.direction not in ("min", "max"):
             raise ValueError(f"Threshold {self.name!r}: direction must be 'min' or 'max', not {self.direction!r}")
+
+    def passes_array(self, scores: np.ndarray) -> np.ndarray:
+        """:meth:`passes` of every score at once (``nan`` never passes: every comparison with it is false)."""
+        if self.direction == "min":
+            return scores >= self.value if self.inclusive else scores > self.value
+        return scores <= self.value if self.inclusive else scores < self.value
 
     def passes(self, score: float) -> bool:
         """True when ``score`` is on the keep side of the rule (``nan`` never passes)."""
@@ -134,6 +142,16 @@ class FilterStats:
         else:
             c.dropped += 1
             c.reasons[decision.rule or decision.reason or "unspecified"] += 1
+
+    def record_counts(self, name: str, seen: int, reasons: Counter[str]) -> None:
+        """Count ``seen`` decisions of filter ``name`` at once, the dropped ones by rule in ``reasons`` (what
+        :meth:`record` would count one decision at a time)."""
+        c = self.counts(name)
+        dropped = sum(reasons.values())
+        c.seen += seen
+        c.kept += seen - dropped
+        c.dropped += dropped
+        c.reasons.update(reasons)
 
     def merge(self, other: FilterStats) -> FilterStats:
         """A new ``FilterStats`` holding the sum of both (neither input is modified)."""

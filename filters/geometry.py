@@ -20,13 +20,14 @@ decoded at most once (``pycocotools.mask.decode``, only where instances overlap)
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Literal, Mapping, Sequence
 
 import numpy as np
 from pycocotools import mask as mask_utils
 
-from filters.base import Decision, FilterStats, Threshold
+from filters.base import FilterStats, Threshold
 from sources.errors import ConfigError
 from sources.records import RLE, ImageRecord, Instance
 
@@ -144,11 +145,45 @@ def classify_image(
     name: str = "geometry",
 ) -> dict[str, Difficulty]:
     """Measure and classify every instance of ``image``; ``drop`` counts as dropped under ``name`` in ``stats``."""
-    out = {iid: classify(g, thresholds) for iid, g in measure_image(image).items()}
+    return classify_images([image], thresholds, stats, name)[0]
+
+
+def classify_images(
+    images: Sequence[ImageRecord],
+    thresholds: GeometryThresholds = GeometryThresholds(),
+    stats: FilterStats | None = None,
+    name: str = "geometry",
+) -> list[dict[str, Difficulty]]:
+    """:func:`classify_image` of many images at once: the rules are compared in numpy over every instance, and
+    only the instances that fail one get a reason text (an easy instance needs none).
+
+    Why: a paper-scale source has a million instances, and asking each one's five rules in Python, one
+    :class:`Difficulty` at a time, was a large share of a build (see ``benchmarks/bench_mioh_scale.py``)."""
+    geometries = measure_images(images)
+    flat = [g for per_image in geometries for g in per_image.values()]
+    levels: list[tuple[str, tuple[Threshold, ...]]] = [("drop", thresholds.drop_rules()), ("hard", thresholds.easy_rules())]
+    scores = {t.name: np.array([getattr(g, t.name) for g in flat], dtype=np.float64)
+              for _, rules in levels for t in rules}
+    failing = {t: ~t.passes_array(scores[t.name]) for _, rules in levels for t in rules}
+    dropped: Counter[str] = Counter()
+    out: list[dict[str, Difficulty]] = []
+    k = 0
+    for per_image in geometries:
+        classified: dict[str, Difficulty] = {}
+        for iid, geom in per_image.items():
+            classified[iid] = Difficulty("easy", None, geom)
+            for level, rules in levels:
+                failed = [t for t in rules if failing[t][k]]
+                if failed:
+                    reason = "; ".join(t.reason(getattr(geom, t.name)) for t in failed)
+                    classified[iid] = Difficulty(level, reason, geom, failed[0].rule)  # type: ignore[arg-type]
+                    if level == "drop":
+                        dropped[failed[0].rule] += 1
+                    break
+            k += 1
+        out.append(classified)
     if stats is not None:
-        for d in out.values():
-            keep = d.level != "drop"
-            stats.record(name, Decision(keep, d.geometry.relative_area, None if keep else d.reason, d.rule))
+        stats.record_counts(name, seen=len(flat), reasons=dropped)
     return out
 
 
@@ -157,26 +192,42 @@ def classify_image(
 
 def measure_image(image: ImageRecord) -> dict[str, InstanceGeometry]:
     """The geometry of every instance of ``image``, keyed by instance id, in instance order."""
-    insts = image.instances
+    return measure_images([image])[0]
+
+
+def measure_images(images: Sequence[ImageRecord]) -> list[dict[str, InstanceGeometry]]:
+    """:func:`measure_image` of many images, with relative areas, truncation and pixel boxes computed for all
+    their instances in one numpy pass (per image, numpy's call overhead cost more than the arithmetic)."""
+    counts = [len(im.instances) for im in images]
+    insts = [inst for im in images for inst in im.instances]
     if not insts:
-        return {}
-    image_area = float(image.width * image.height)
+        return [{} for _ in images]
+    width = np.repeat(np.array([im.width for im in images], dtype=np.int64), counts)
+    height = np.repeat(np.array([im.height for im in images], dtype=np.int64), counts)
+    image_area = (width * height).astype(np.float64)
     boxes = np.array([i.bbox for i in insts], dtype=np.float64).reshape(-1, 4)
-    rel = np.array([i.area for i in insts], dtype=np.float64) / image_area if image_area > 0 else np.zeros(len(insts))
-    trunc = truncation(boxes, image.width, image.height)
-    occ, methods = occlusion(image)
-    return {
-        inst.id: InstanceGeometry(
-            instance_id=inst.id,
-            category=inst.category,
-            relative_area=float(rel[k]),
-            occlusion=float(occ[k]),
-            truncation=float(trunc[k]),
-            occlusion_method=methods[k],
-            iscrowd=inst.iscrowd,
-        )
-        for k, inst in enumerate(insts)
-    }
+    areas = np.array([i.area for i in insts], dtype=np.float64)
+    rel = np.divide(areas, image_area, out=np.zeros_like(areas), where=image_area > 0).tolist()
+    trunc = truncation(boxes, width, height).tolist()  # type: ignore[arg-type]
+    pix = _pixel_boxes(boxes, width, height)  # type: ignore[arg-type]
+    out: list[dict[str, InstanceGeometry]] = []
+    start = 0
+    for image, n in zip(images, counts):
+        occ, methods = occlusion(image, pix[start:start + n])
+        out.append({
+            inst.id: InstanceGeometry(
+                instance_id=inst.id,
+                category=inst.category,
+                relative_area=rel[start + k],
+                occlusion=float(occ[k]),
+                truncation=trunc[start + k],
+                occlusion_method=methods[k],
+                iscrowd=inst.iscrowd,
+            )
+            for k, inst in enumerate(image.instances)
+        })
+        start += n
+    return out
 
 
 def truncation(boxes: np.ndarray, width: int, height: int, tol: float = 1.0) -> np.ndarray:
@@ -203,8 +254,9 @@ def truncation(boxes: np.ndarray, width: int, height: int, tol: float = 1.0) -> 
     return np.divide(touching, perimeter, out=np.zeros_like(perimeter), where=perimeter > 0)
 
 
-def occlusion(image: ImageRecord) -> tuple[np.ndarray, list[OcclusionMethod]]:
-    """Occlusion of every instance and how it was obtained (exact from ``amodal_area``, mask proxy, or none).
+def occlusion(image: ImageRecord, pixel_boxes: np.ndarray | None = None) -> tuple[np.ndarray, list[OcclusionMethod]]:
+    """Occlusion of every instance and how it was obtained (exact from ``amodal_area``, mask proxy, or none);
+    ``pixel_boxes`` are the instances' :func:`_pixel_boxes` when the caller has them already.
 
     Masks are decoded only where the proxy can be non-zero: for a target whose box overlaps another masked
     instance's box, that target's mask and the overlapping ones. A target no other mask's box touches scores 0
@@ -224,7 +276,9 @@ def occlusion(image: ImageRecord) -> tuple[np.ndarray, list[OcclusionMethod]]:
             need_proxy.append(k)
     with_mask = [k for k, inst in enumerate(insts) if inst.rle is not None]
     if need_proxy and with_mask:
-        proxy = _proxy_occlusion(insts, need_proxy, with_mask, image.width, image.height)
+        if pixel_boxes is None:
+            pixel_boxes = _pixel_boxes(np.array([i.bbox for i in insts], dtype=np.float64), image.width, image.height)
+        proxy = _proxy_occlusion(insts, need_proxy, with_mask, image.width, image.height, pixel_boxes)
         for k, value in zip(need_proxy, proxy):
             occ[k] = value
             methods[k] = "mask_proxy"
@@ -316,6 +370,7 @@ def _proxy_occlusion(
     with_mask: Sequence[int],
     width: int,
     height: int,
+    pix: np.ndarray,
 ) -> list[float]:
     """Occlusion proxy: fraction of the target's box covered by the union of the OTHER instances' masks.
 
@@ -331,7 +386,6 @@ def _proxy_occlusion(
       around a non-rectangular target, so the proxy over-estimates; it leans to "hard", the safer error for a
       hard-positive label, and reaching the 0.9 drop bound needs a target whose own mask fills < 10 % of its box.
     """
-    pix = _pixel_boxes(np.array([i.bbox for i in insts], dtype=np.float64), width, height)
     wm = np.asarray(with_mask)
     # box overlap of every target with every masked instance, at once
     t = pix[np.asarray(targets)]
