@@ -2,8 +2,8 @@
 
 MIOH builds *hard positives* from "small or heavily occluded bounding box or segmentation mask" objects and keeps
 "minimum bounding box size requirements to ensure object visibility" (paper, appendix "Rule-Based Filtering
-Criteria"). This module measures the three quantities those rules need, per instance, with every mask of an image
-decoded at most once (``pycocotools.mask.decode``, only where instances overlap) and the arithmetic done in numpy:
+Criteria"). This module measures the three quantities those rules need, per instance, with masks read only where
+instances overlap (as run lengths, never decoded to pixels) and the arithmetic done in numpy:
 
 ``relative_area``
     visible area / image area (``Instance.area``, which is the mask area when there is a mask).
@@ -258,9 +258,9 @@ def occlusion(image: ImageRecord, pixel_boxes: np.ndarray | None = None) -> tupl
     """Occlusion of every instance and how it was obtained (exact from ``amodal_area``, mask proxy, or none);
     ``pixel_boxes`` are the instances' :func:`_pixel_boxes` when the caller has them already.
 
-    Masks are decoded only where the proxy can be non-zero: for a target whose box overlaps another masked
+    Masks are read only where the proxy can be non-zero: for a target whose box overlaps another masked
     instance's box, that target's mask and the overlapping ones. A target no other mask's box touches scores 0
-    from boxes alone, so an image of separate objects decodes nothing (and polygon masks of such files are never
+    from boxes alone, so an image of separate objects reads no mask (and polygon masks of such files are never
     even converted to RLE, see :class:`sources.jsonio.PolygonRLE`).
     """
     insts = image.instances
@@ -301,51 +301,6 @@ def decode_masks(rles: Sequence[RLE], height: int, width: int) -> np.ndarray:
     return mask_utils.decode(objs).astype(bool, copy=False).reshape(height, width, len(objs))
 
 
-def rle_counts(rle: RLE) -> np.ndarray:
-    """The run lengths of a COCO RLE (column-major, starting with a run of zeros), as int64.
-
-    Compressed counts are decoded here in numpy, with pycocotools' string format (``rleFrString``): 5 bits a
-    character offset by 48, bit 0x20 continues a number, bit 0x10 of its last character is the sign, and from
-    the fourth count on each number is a difference to the count two before it."""
-    counts = rle["counts"]
-    if isinstance(counts, list):
-        return np.asarray(counts, dtype=np.int64)
-    raw = counts.encode("ascii") if isinstance(counts, str) else counts
-    c = np.frombuffer(raw, dtype=np.uint8).astype(np.int64) - 48
-    ends = np.flatnonzero((c & 0x20) == 0)
-    starts = np.empty_like(ends)
-    starts[:1] = 0
-    starts[1:] = ends[:-1] + 1
-    length = ends - starts + 1
-    shift = 5 * (np.arange(len(c)) - np.repeat(starts, length))
-    x = np.add.reduceat((c & 0x1F) << shift, starts) if len(c) else np.zeros(0, dtype=np.int64)
-    negative = (c[ends] & 0x10) != 0
-    x[negative] |= -1 << (5 * length[negative])
-    x[2::2] = np.cumsum(x[2::2])
-    x[1::2] = np.cumsum(x[1::2])
-    return x
-
-
-def decode_columns(rle: RLE, height: int, width: int, left: int, right: int) -> np.ndarray:
-    """Columns ``left:right`` of a mask as a boolean ``(height, right - left)`` array, equal to
-    ``pycocotools.mask.decode(rle)[:, left:right]``.
-
-    Why not pycocotools: its decode writes the whole image for every mask (~0.3 ms at 640x480); the occlusion
-    proxy reads only the boxes of overlapping instances, and an RLE runs down the columns, so the wanted columns
-    are one contiguous stretch of runs, expanded with one ``np.repeat``.
-    """
-    runs = rle_counts(rle)
-    ends = np.cumsum(runs)
-    lo, hi = left * height, right * height
-    first = int(np.searchsorted(ends, lo, side="right"))
-    last = int(np.searchsorted(ends, hi, side="left"))
-    lengths = runs[first:last + 1].copy()
-    lengths[0] -= lo - (ends[first] - runs[first])
-    lengths[-1] -= ends[last] - hi
-    values = (np.arange(first, last + 1) % 2).astype(bool)
-    return np.repeat(values, lengths).reshape(right - left, height).T
-
-
 def _as_compressed(rle: RLE, height: int, width: int) -> dict:
     """pycocotools wants compressed counts as bytes; COCO crowd regions come uncompressed (a list)."""
     counts = rle["counts"]
@@ -379,7 +334,9 @@ def _proxy_occlusion(
     share of the box painted by other objects' visible masks estimates the hidden share. Details:
 
     * only other instances whose box overlaps the target's box can cover it (checked on boxes first, vectorised);
-      masks are decoded only for targets with such a neighbour and for those neighbours;
+      only targets with such a neighbour and those neighbours need their masks, and those are never decoded:
+      the covered share is counted on run lengths (pycocotools ``merge``/``area``, ~2x faster than decoding
+      the boxes' columns in numpy on a paper-scale source, same counts);
     * pixels of the target's own mask never count as covered (they are visible by definition);
     * when both draw orders (``z``) are known, only instances in front (larger ``z``) count;
     * known bias: without ``z`` a large object *behind* the target (a bed under a person) also fills the box
@@ -403,34 +360,36 @@ def _proxy_occlusion(
             zo = z[wm]
             sel &= np.isnan(zo) | (zo > z[k])
         selections.append(sel if (x1 - x0) * (y1 - y0) > 0 and sel.any() else None)
-    # decode only the masks some target reads: its overlapping neighbours and its own
-    needed: set[int] = set()
-    for k, sel in zip(targets, selections):
-        if sel is not None:
-            needed.update(int(j) for j in wm[sel])
-            if insts[k].rle is not None:
-                needed.add(k)
-    if not needed:
-        return [0.0] * len(targets)
-    order = sorted(needed)
-    column = {k: c for c, k in enumerate(order)}
-    read = [k for k, sel in zip(targets, selections) if sel is not None]
-    left, right = int(pix[read, 0].min()), int(pix[read, 2].max())
-    masks = [decode_columns(insts[k].rle, height, width, left, right) for k in order]  # type: ignore[arg-type]
+    # covered = |box & union(others)| - |box & union(others) & own|, in run-length space (pycocotools' C
+    # merge and area): no mask is ever decoded, and each needed mask is converted to RLE once
+    compressed: dict[int, dict] = {}
+
+    def mask(k: int) -> dict:
+        if k not in compressed:
+            compressed[k] = _as_compressed(insts[k].rle, height, width)  # type: ignore[arg-type]
+        return compressed[k]
+
     out = []
     for k, sel in zip(targets, selections):
         if sel is None:
             out.append(0.0)
             continue
-        x0, y0, x1, y1 = pix[k]
-        window = (slice(y0, y1), slice(x0 - left, x1 - left))
-        covered = np.zeros((y1 - y0, x1 - x0), dtype=bool)
-        for j in wm[sel].tolist():
-            covered |= masks[column[j]][window]
-        if k in column:
-            covered &= ~masks[column[k]][window]
-        out.append(float(covered.sum()) / float((x1 - x0) * (y1 - y0)))
+        x0, y0, x1, y1 = (int(v) for v in pix[k])
+        others = [mask(j) for j in wm[sel].tolist()]
+        union = others[0] if len(others) == 1 else mask_utils.merge(others)
+        in_box = mask_utils.merge([union, _box_rle(x0, y0, x1, y1, height, width)], intersect=True)
+        covered = int(mask_utils.area(in_box))
+        if covered and insts[k].rle is not None:
+            covered -= int(mask_utils.area(mask_utils.merge([in_box, mask(k)], intersect=True)))
+        out.append(float(covered) / float((x1 - x0) * (y1 - y0)))
     return out
+
+
+def _box_rle(x0: int, y0: int, x1: int, y1: int, height: int, width: int) -> dict:
+    """The pixel box ``[x0, x1) x [y0, y1)`` (non-empty) as a compressed RLE: one run of ones per column."""
+    tall = y1 - y0
+    counts = [x0 * height + y0, tall] + [height - tall, tall] * (x1 - x0 - 1) + [height * width - (x1 - 1) * height - y1]
+    return mask_utils.frPyObjects({"size": [height, width], "counts": counts}, height, width)
 
 
 def difficulty_counts(difficulties: Mapping[str, Difficulty]) -> dict[str, int]:

@@ -97,32 +97,43 @@ def test_no_masks_means_no_occlusion_evidence():
     assert g["a"].occlusion == 0.0 and g["a"].occlusion_method == "none"
 
 
-def test_masks_decoded_once_per_image(monkeypatch):
+def test_masks_converted_once_per_image(monkeypatch):
     calls = []
-    real = geometry.decode_columns
+    real = geometry._as_compressed
 
-    def counting(rle, height, width, left, right):
-        calls.append((left, right))
-        return real(rle, height, width, left, right)
+    def counting(rle, height, width):
+        calls.append(id(rle))
+        return real(rle, height, width)
 
-    monkeypatch.setattr(geometry, "decode_columns", counting)
-    measure_image(image(*(inst(f"i{k}", (k, 0, 3, 3), rle(k, 0, k + 3, 3)) for k in range(5))))
-    assert calls == [(0, 7)] * 5  # each of the five overlapping masks once, only the columns the boxes cover
+    monkeypatch.setattr(geometry, "_as_compressed", counting)
+    insts = [inst(f"i{k}", (k, 0, 3, 3), rle(k, 0, k + 3, 3)) for k in range(5)]
+    measure_image(image(*insts))
+    assert sorted(calls) == sorted(id(i.rle) for i in insts)  # each of the five overlapping masks once
 
 
-def test_column_decoding_equals_pycocotools():
+def test_proxy_occlusion_equals_a_dense_reference():
+    """The run-length arithmetic gives the share a decoded-pixel computation gives, on random overlapping masks."""
     rng = np.random.default_rng(0)
-    for _ in range(200):
-        m = np.zeros((H, W), dtype=np.uint8, order="F")
-        x0, y0 = rng.integers(0, W), rng.integers(0, H)
-        m[y0:y0 + rng.integers(0, H), x0:x0 + rng.integers(0, W)] = 1
-        m[rng.random((H, W)) < 0.05] ^= 1
-        encoded = geometry.mask_utils.encode(m)
-        left = int(rng.integers(0, W))
-        right = int(rng.integers(left + 1, W + 1))
-        for form in (encoded, {"size": [H, W], "counts": encoded["counts"].decode("ascii")}):
-            got = geometry.decode_columns(form, H, W, left, right)
-            assert np.array_equal(got, m[:, left:right].astype(bool))
+    for _ in range(60):
+        insts = []
+        for k in range(int(rng.integers(2, 6))):
+            x0, y0 = int(rng.integers(0, W - 2)), int(rng.integers(0, H - 2))
+            x1, y1 = int(rng.integers(x0 + 1, W + 1)), int(rng.integers(y0 + 1, H + 1))
+            m = np.zeros((H, W), dtype=np.uint8, order="F")
+            m[y0:y1, x0:x1] = rng.random((y1 - y0, x1 - x0)) < 0.7
+            encoded = geometry.mask_utils.encode(m)
+            insts.append(inst(f"i{k}", (x0, y0, x1 - x0, y1 - y0),
+                              {"size": [H, W], "counts": encoded["counts"].decode("ascii")}))
+        g = measure_image(image(*insts))
+        masks = geometry.decode_masks([i.rle for i in insts], H, W)
+        for k, i in enumerate(insts):
+            x, y, w, h = (int(v) for v in i.bbox)
+            others = np.zeros((H, W), dtype=bool)
+            for j in range(len(insts)):
+                if j != k:
+                    others |= masks[:, :, j]
+            covered = others[y:y + h, x:x + w] & ~masks[y:y + h, x:x + w, k]
+            assert g[i.id].occlusion == float(covered.sum()) / float(w * h)
 
 
 def test_uncompressed_crowd_rle_is_accepted_and_flagged():

@@ -62,21 +62,21 @@ def _square(iid: str, x: float, y: float, size: float, triangle: bool = False) -
     return Instance(iid, "box", (x, y, size, size), size * size, rle=jsonio.PolygonRLE(poly, 48, 64))
 
 
-def test_occlusion_decodes_only_masks_whose_boxes_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_occlusion_reads_only_masks_whose_boxes_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
     decoded: list[int] = []
-    real = geometry.decode_columns
+    real = geometry._as_compressed
 
-    def counting(rle, height, width, left, right):
+    def counting(rle, height, width):
         decoded.append(1)
-        return real(rle, height, width, left, right)
+        return real(rle, height, width)
 
-    monkeypatch.setattr(geometry, "decode_columns", counting)
+    monkeypatch.setattr(geometry, "_as_compressed", counting)
     apart = ImageRecord("1", "t", "x.png", 64, 48, (_square("a", 1, 1, 8), _square("b", 30, 30, 8)))
     occ, methods = geometry.occlusion(apart)
     assert decoded == [] and occ.tolist() == [0.0, 0.0] and methods == ["mask_proxy", "mask_proxy"]
     assert all(i.rle._rle is None for i in apart.instances)  # type: ignore[union-attr]
 
-    # a overlaps b; c is apart: only a and b are decoded, and c's score stays 0 from boxes alone
+    # a overlaps b; c is apart: only a and b are read, and c's score stays 0 from boxes alone
     overlapping = ImageRecord("2", "t", "x.png", 64, 48,
                               (_square("a", 1, 1, 10, triangle=True), _square("b", 6, 6, 10), _square("c", 40, 30, 6)))
     occ, _ = geometry.occlusion(overlapping)
