@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from builders.mioh.pools import Label, Pools, Probe
+from builders.mioh.pools import OPPOSITE_RELATIONS, Label, Pools, Probe
 
 SET_TASKS = ("existence", "attribute", "position")
 TASKS = ("existence", "counting", "attribute", "position")
@@ -322,10 +322,28 @@ class Sampler:
             shown, known = pools.incidence[img], verified[img]
             if task == "position":
                 s, o = columns
-                ok &= (shown[s] & shown[o]) | known[s] | known[o]
+                ok &= self._related(img) | known[s] | known[o]
             else:
                 ok &= shown[columns[0]] | known[columns[0]]
         return ok
+
+    def _related(self, img: int) -> np.ndarray:
+        """Over ``pools.probes("position")``: the triples whose subject and object ``img`` shows and, where
+        relations are not exhaustive, that it annotates (the triple or its opposite) - the only ones
+        :meth:`Pools.decide_position` can decide there while both categories are shown."""
+        pools, probes = self.pools, self.pools.probes("position")
+        if pools.config.relations_exhaustive:
+            s, o = self._probe_columns("position")
+            return pools.incidence[img][s] & pools.incidence[img][o]
+        cache = self.__dict__.setdefault("_related_cache", {})  # image -> probe numbers (a few per image)
+        if img not in cache:
+            index = self.__dict__.setdefault("_position_index", {p: k for k, p in enumerate(probes)})
+            cache[img] = [k for subject, relation, obj in pools.facts[img].relations_by_categories
+                          for rel in (relation, OPPOSITE_RELATIONS.get(relation))
+                          if (k := index.get((subject, rel, obj))) is not None]
+        mask = np.zeros(len(probes), dtype=bool)
+        mask[cache[img]] = True
+        return mask
 
     def _probe_columns(self, task: str) -> tuple[np.ndarray, ...]:
         """Category columns of every probe of ``task`` (positions: subject and object), computed once."""
