@@ -85,6 +85,20 @@ def _decode_problem(e: json.JSONDecodeError, *, with_line: bool = True) -> str:
     return f"malformed JSON at {where}: {problem}"
 
 
+def _parse(data: bytes) -> Any:
+    """``json.loads(data)``, through orjson when it is installed (a dependency; about a fifth faster on a
+    COCO-train-sized file). Whatever orjson refuses is handed to json, which accepts what it accepts (``NaN``,
+    ``1e400``, lone surrogate escapes, integers beyond 64 bits) and words a real syntax error with its line."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency
+        return json.loads(data)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
+
+
 def load_json(path: str | Path, what: str = "annotation file") -> Any:
     """Parse a whole JSON file; missing, empty, undecodable or malformed files raise :class:`SourceError`.
 
@@ -93,7 +107,7 @@ def load_json(path: str | Path, what: str = "annotation file") -> Any:
     p = require_file(path, what)
     data = _read_bytes(p)
     try:
-        return json.loads(data)
+        return _parse(data)
     except json.JSONDecodeError as e:
         raise SourceError(p, "", _decode_problem(e)) from None
     except UnicodeDecodeError as e:

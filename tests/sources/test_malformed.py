@@ -255,3 +255,17 @@ def test_visual_genome_unreadable_image_when_size_needed(tmp_path: Path) -> None
     (fx.images_dir / "2.jpg").write_bytes(b"not an image")
     expect_error(lambda: read_visual_genome(fx.annotations, fx.images_dir), fx.annotations, "[3] (image_id=2)",
                  "cannot read image size")
+
+
+def test_load_json_reads_what_json_reads(tmp_path):
+    """The orjson fast path falls back to json for what orjson refuses, so the values never depend on it."""
+    import json
+
+    from sources.jsonio import load_json
+
+    for text in ('{"a": 1, "a": 2, "x": [1.5, -0.0, 1e-7]}', '[NaN, 1e400, 123456789012345678901234567890]',
+                 '"\\ud800 lone surrogate"', '\ufeff{"bom": true}'):
+        path = tmp_path / "f.json"
+        path.write_text(text, encoding="utf-8")
+        got, want = load_json(path), json.loads(path.read_bytes())
+        assert repr(got) == repr(want), text
