@@ -337,7 +337,9 @@ class Sampler:
             return pools.incidence[img][s] & pools.incidence[img][o]
         cache = self.__dict__.setdefault("_related_cache", {})  # image -> probe numbers (a few per image)
         if img not in cache:
-            index = self.__dict__.setdefault("_position_index", {p: k for k, p in enumerate(probes)})
+            if "_position_index" not in self.__dict__:
+                self._position_index = {p: k for k, p in enumerate(probes)}
+            index = self._position_index
             cache[img] = [k for subject, relation, obj in pools.facts[img].relations_by_categories
                           for rel in (relation, OPPOSITE_RELATIONS.get(relation))
                           if (k := index.get((subject, rel, obj))) is not None]
