@@ -177,6 +177,43 @@ def test_opencv_seek_matches_sequential_decode(tmp_path, fourcc, suffix):
         assert np.array_equal(frame, reference[index])
 
 
+class _FakeCapture:
+    """A capture on a fake clock: a seek costs ``seek`` seconds, a grab or read ``frame`` seconds."""
+
+    def __init__(self, clock: list[float], seek: float, frame: float) -> None:
+        self.clock, self.seek, self.frame, self.position, self.seeks = clock, seek, frame, 0, []
+
+    def set(self, prop: int, index: int) -> None:
+        self.clock[0] += self.seek
+        self.position = index
+        self.seeks.append(index)
+
+    def get(self, prop: int) -> int:
+        return self.position
+
+    def grab(self) -> bool:
+        self.clock[0] += self.frame
+        self.position += 1
+        return True
+
+    def read(self) -> tuple[bool, np.ndarray]:
+        self.grab()
+        return True, stamped_frame(self.position - 1)[..., ::-1].copy()  # BGR, like OpenCV
+
+
+@pytest.mark.parametrize("seek, frame, sought", [(1.0, 0.001, [90]), (0.001, 0.01, [90, 180, 270, 360])])
+def test_opencv_grabs_across_gaps_when_seeking_costs_more(monkeypatch, seek, frame, sought):
+    """Long-GOP video: a seek re-decodes from a key frame far back, so after one expensive seek the next gaps
+    are grabbed; short-GOP video: seeks stay cheap and every long gap is sought. The frames are the same."""
+    clock = [0.0]
+    monkeypatch.setattr(video_backends, "perf_counter", lambda: clock[0])
+    cap = _FakeCapture(clock, seek, frame)
+    wanted = [0, 90, 180, 270, 360]
+    frames = video_backends._opencv_frames(cap, Path("fake.mp4"), wanted)
+    assert cap.seeks == sought
+    assert frames is not None and [frame_number(frames[i]) for i in wanted] == wanted
+
+
 @pytest.mark.parametrize("fourcc, suffix", [("MJPG", ".avi"), ("mp4v", ".mp4"), ("FFV1", ".avi")])
 def test_decord_and_opencv_return_identical_frames(tmp_path, fourcc, suffix):
     require(have_decord(), "decord", "bash .ci/install-video.sh")
