@@ -43,7 +43,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -213,11 +213,11 @@ def check_pixels(backend: str, video: Path, wanted: list[int], reference: list[n
     """True when ``backend``'s frames equal OpenCV's sequential decode (required on lossless codecs); the PNGs
     ``sample_video`` wrote must equal the decoder's frames whatever the codec."""
     got = raw_seek(backend, str(video), wanted)
-    same = all(np.array_equal(a, b) for a, b in zip(got, reference))
+    same = all(np.array_equal(a, b) for a, b in zip(got, reference, strict=True))
     if not same and lossless:
         raise AssertionError(f"{backend} decodes other pixels than sequential decode on a lossless video")
     written = [_png(f) for f in end_to_end(backend, str(video), wanted, str(cache))]
-    if not all(np.array_equal(a, b) for a, b in zip(written, got)):
+    if not all(np.array_equal(a, b) for a, b in zip(written, got, strict=True)):
         raise AssertionError(f"sample_video({backend}) wrote other pixels than {backend} decodes")
     return same
 
@@ -285,7 +285,8 @@ def report(result: dict[str, Any]) -> None:
     """The two tables (one process; throughput) and the verdicts, at most 80 columns wide."""
     kinds = result["kinds"]
     wanted = kinds[0]["wanted"] if kinds else []
-    stdout.print(f"{len(wanted)} frames (robotics rule: {', '.join(map(str, wanted[:2]))}, ..., {wanted[-1]}) from {result['seconds']}-s "
+    rule = ", ".join(map(str, wanted[:2])) + f", ..., {wanted[-1]}" if wanted else ""
+    stdout.print(f"{len(wanted)} frames (robotics rule: {rule}) from {result['seconds']}-s "
                  f"{result['size']} videos; load average before/after {result['load_before'][0]:.2f} / "
                  f"{result['load_after'][0]:.2f} on {os.cpu_count()} CPUs")
     for kind in kinds:

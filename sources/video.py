@@ -333,10 +333,13 @@ def _read_meta(folder: Path) -> dict[str, Any] | None:
 def _write_atomically(target: Path, frames: list[np.ndarray], meta: dict[str, Any]) -> None:
     """Write the PNGs and ``frames.json`` into a temporary sibling folder, then rename it to ``target``."""
     with atomic_directory(target, lambda t: _read_meta(t) is not None) as tmp:
-        # numpy and the deflate libraries release the GIL: on an idle machine frames are encoded on every core
+        # numpy, the deflate libraries and file writes release the GIL: on an idle machine frames are encoded
+        # and written on every core at once
+        def write(name: str, frame: np.ndarray) -> None:
+            (tmp / name).write_bytes(encode_png(frame))
+
         with ThreadPoolExecutor(max(1, min(len(frames), os.cpu_count() or 1))) as pool:
-            for name, data in zip(meta["files"], pool.map(encode_png, frames)):
-                (tmp / name).write_bytes(data)
+            list(pool.map(write, meta["files"], frames))
         (tmp / META_FILE).write_text(json.dumps(meta, sort_keys=True))
 
 
