@@ -20,6 +20,7 @@ from builders.mioh.clip import compute_signals
 from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
 from builders.mioh.llm_context import rewrite_contexts
 from builders.mioh.pools import Label, Pools
+from builders.mioh.prepared import PreparedPools
 from builders.mioh.questions import (
     IMAGE_LADDER,
     IMAGE_SLOT_VARIANTS,
@@ -471,17 +472,17 @@ def build(config: MiohConfig, stats: dict[str, Any] | None = None) -> Iterator[I
         yield from _build(config, stats, task_bar, executor)
 
 
-def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = None) -> Iterator[Item]:
-    started = time.perf_counter()
+def _prepare(
+    config: MiohConfig, clip: ClipStage | None, stats: dict[str, Any], executor: Any, task_bar
+) -> tuple[dict[str, RecordSet], dict[str, Pools], FilterStats, dict[str, Any], ClipStage]:
+    """Read the sources, then load the CLIP stage (unless given; a bad source is reported before any CLIP
+    notice), and build the pools (one per record set, shared by the tasks it serves): what
+    :class:`builders.mioh.prepared.PreparedPools` caches."""
     verification: dict[str, Any] = {}
     with long_lived():
         sources = load_sources(config, task_bar, verification)
-    skipped: list[dict[str, Any]] = [
-        {"task": task, "reason": f"no {TASK_SOURCE[task]} data given (--{TASK_SOURCE[task].replace('_', '-')})"}
-        for task in config.tasks if task not in sources
-    ]
+    clip = clip or ClipStage(config, stats, executor)
     filter_stats = FilterStats()
-    clip = ClipStage(config, stats, executor)
     pools_by_task: dict[str, Pools] = {}
     by_source: dict[int, Pools] = {}
     for task, records in sources.items():
@@ -492,6 +493,28 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
                     task_bar, with_attributes="attribute" in sources and sources["attribute"] is records,
                 )
         pools_by_task[task] = by_source[id(records)]
+    return sources, pools_by_task, filter_stats, verification, clip
+
+
+def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = None) -> Iterator[Item]:
+    started = time.perf_counter()
+    prepared = PreparedPools.of(config)
+    clip = cached = None
+    if prepared is not None and prepared.exists():  # the CLIP stage decides whether an entry may serve
+        clip = ClipStage(config, stats, executor)
+        cached = prepared.load() if clip.scorer is None else None
+    if cached is not None:
+        pools_by_task, filter_stats, verification = cached
+        sources = {task: pools.records for task, pools in pools_by_task.items()}
+        stats["prepared_pools"] = "reused"
+    else:
+        sources, pools_by_task, filter_stats, verification, clip = _prepare(config, clip, stats, executor, task_bar)
+        stored = prepared is not None and clip.scorer is None and prepared.store(pools_by_task, filter_stats, verification)
+        stats["prepared_pools"] = "stored" if stored else "not cached"
+    skipped: list[dict[str, Any]] = [
+        {"task": task, "reason": f"no {TASK_SOURCE[task]} data given (--{TASK_SOURCE[task].replace('_', '-')})"}
+        for task in config.tasks if task not in sources
+    ]
     cells = [(t, q, p) for t in config.tasks if t in pools_by_task for q in QUESTION_TYPES for p in config.pressures]
     update = task_bar("questions", len(cells))
     builders = {task: MiohBuilder(config, task, pools) for task, pools in pools_by_task.items()}

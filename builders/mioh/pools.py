@@ -254,6 +254,13 @@ class Pools:
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
 
+    _TRANSIENT = ("_image_lists", "_labels", "_index", "_by_relation")
+    """Memos filled while questions are drawn: not part of a pickled (prepared, cached) pool."""
+
+    def __getstate__(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in self._TRANSIENT}
+        return {**state, "_image_lists": {}, "_labels": {}}
+
     def category_index(self, category: str) -> int:
         """Column of ``category`` in the image x category matrices."""
         return self._cat_index[category]

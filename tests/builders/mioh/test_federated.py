@@ -157,6 +157,7 @@ def test_the_checker_catches_unannotated_taken_for_absent(files, tmp_path, monke
         return ~np.asarray(incidence)
 
     monkeypatch.setattr(pools_module, "verified_absence", everything_missing_is_absent)
+    monkeypatch.setenv("MIRAGE_CACHE_DIR", str(tmp_path / "cache"))  # pools prepared by the real rule: not these
     paco_items, _ = build(tmp_path / "paco", *paco_args(paco))
     truth, types = paco_truth(paco.annotations)
     assert disagreements(Checker(truth, types, exhaustive=False), paco_items)

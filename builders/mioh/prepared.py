@@ -1,0 +1,125 @@
+"""The prepared-pools cache: a rerun on the same source files skips reading them and measuring their geometry.
+
+Reading a paper-scale source (a COCO-train-sized file of 860,000 annotations, PACO- and SVG-sized files) and
+measuring every instance's visibility is most of a cold MIOH build, and none of it depends on the question
+options (``--n-questions``, ``--seed``, ``--n-images``, pressures, ...). So the pools it ends in - records,
+geometry labels, co-occurrence statistics, the matrices - are pickled under the cache directory, and a later
+build whose inputs are the same loads them instead (``benchmarks/bench_mioh_scale.py`` times both).
+
+What "the same" means is the cache key, a sha256 over:
+
+* every annotation file's content (sha256; computed once per process, ``build.json`` reuses it) and every image
+  folder's path and modification time (adding or removing an image file changes it; the declared-size check
+  ran when the entry was made);
+* the pool rules (geometry thresholds, hard-negative thresholds, counting scope and limit);
+* the code that reads and labels: every module of ``sources/`` and ``filters/`` and MIOH's pool module, so an
+  update of Mirage never reuses what an older version prepared.
+
+Only builds without the CLIP stage use it (``--no-clip``, or no CLIP weights): CLIP signals depend on model
+weights outside the key, and their embeddings have their own cache already. The demo world is cached by
+:mod:`sources.demo`. Entries are written atomically (a crash leaves the previous entry or none) and an entry
+that cannot be read is ignored and rewritten; ``--no-cache`` is not needed: delete ``DIR/mioh-pools``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from builders.mioh.config import MiohConfig
+from filters.base import FilterStats
+from sources.atomic import write_atomic
+from sources.hashing import file_sha256
+from sources.heap import long_lived
+
+CACHE_FOLDER = "mioh-pools"
+FORMAT = 1
+"""Bumped when what an entry holds changes shape."""
+
+_CODE = ("sources", "filters", "builders/mioh/pools.py")
+"""The code an entry depends on (paths relative to the repository root)."""
+
+
+def code_fingerprint() -> str:
+    """sha256 over the source files that read records and label pools."""
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for entry in _CODE:
+        path = root / entry
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(str(file.relative_to(root)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def cache_key(config: MiohConfig) -> str:
+    """The key of ``config``'s prepared pools (see the module docstring for what goes in)."""
+    inputs: dict[str, Any] = {}
+    for flag in ("coco_rem", "paco", "svg", "verify_absence_with"):
+        path = getattr(config, flag)
+        if path:
+            inputs[flag] = {"path": os.path.abspath(path), "sha256": file_sha256(path)}
+    for flag in ("coco_images", "paco_images", "svg_images"):
+        folder = getattr(config, flag)
+        if folder:
+            inputs[flag] = {"path": os.path.abspath(folder), "mtime_ns": os.stat(folder).st_mtime_ns}
+    described = {
+        "format": FORMAT,
+        "tasks": sorted(config.tasks),
+        "inputs": inputs,
+        "pools": asdict(config.pool_config(exhaustive_relations=False)),
+        "code": code_fingerprint(),
+    }
+    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+
+
+class PreparedPools:
+    """Load or store one build's prepared pools: ``{task: Pools}``, the geometry filter statistics and the
+    absence-verification report, as :func:`builders.mioh.builder._build` makes them."""
+
+    def __init__(self, config: MiohConfig) -> None:
+        self.path = Path(config.resolved_cache_dir()) / CACHE_FOLDER / f"{cache_key(config)}.pkl"
+
+    @classmethod
+    def of(cls, config: MiohConfig) -> PreparedPools | None:
+        """The cache entry of ``config``'s sources; ``None`` for the demo world, and where an input cannot be
+        hashed (missing, unreadable: the reader then reports it as it reports any bad input)."""
+        if config.uses_demo:
+            return None
+        try:
+            return cls(config)
+        except OSError:
+            return None
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def load(self) -> tuple[dict[str, Any], FilterStats, dict[str, Any]] | None:
+        """The cached ``(pools by task, filter stats, verification report)``, or ``None`` when there is no
+        usable entry."""
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return None
+        try:
+            with long_lived():  # millions of long-lived objects: no collector passes while they are made
+                entry = pickle.loads(data)
+        except Exception:  # noqa: BLE001 - a truncated or foreign file is a cache miss, never an error
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+            return None
+        return entry["pools"], entry["filter_stats"], entry["verification"]
+
+    def store(self, pools: dict[str, Any], filter_stats: FilterStats, verification: dict[str, Any]) -> bool:
+        """Write the entry atomically (``True`` when written); a full disk or a read-only cache only costs
+        the next build its speed."""
+        entry = {"format": FORMAT, "pools": pools, "filter_stats": filter_stats, "verification": verification}
+        try:
+            write_atomic(self.path, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError:
+            return False
+        return True

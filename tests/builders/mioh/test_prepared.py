@@ -1,0 +1,83 @@
+"""The prepared-pools cache: a rerun on the same sources reuses the pools and gives the same items; a changed
+source, rule or code misses; a broken entry is a miss, never an error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builders import mioh
+from builders.mioh import prepared
+from tests.fixtures.real_formats import make_coco, make_svg
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture()
+def sources(tmp_path: Path) -> list[str]:
+    coco, svg = make_coco(tmp_path / "coco"), make_svg(tmp_path / "svg")
+    return ["--coco-rem", str(coco.annotations), "--coco-images", str(coco.images_dir),
+            "--svg", str(svg.annotations), "--svg-images", str(svg.images_dir)]
+
+
+def build(out: Path, cache: Path, sources: list[str], *extra: str, name: str = "b") -> tuple[bytes, dict]:
+    argv = [*sources, "--n-images", "2", "--n-questions", "2", "--pressures", "easy", "hard_negative",
+            "--out", str(out), "--name", name, "--cache-dir", str(cache), "--no-clip", "--no-progress", *extra]
+    assert mioh.main(argv) == 0
+    return (out / name / "items.jsonl").read_bytes(), json.loads((out / name / "build.json").read_text())
+
+
+def entries(cache: Path) -> list[Path]:
+    return sorted((cache / prepared.CACHE_FOLDER).glob("*.pkl"))
+
+
+def test_a_rerun_reuses_the_pools_and_gives_the_same_build(tmp_path, sources):
+    cache = tmp_path / "cache"
+    cold, cold_build = build(tmp_path / "out", cache, sources)
+    warm, warm_build = build(tmp_path / "out", cache, sources)
+    assert cold_build["stats"]["prepared_pools"] == "stored"
+    assert warm_build["stats"]["prepared_pools"] == "reused"
+    assert warm == cold
+    for key in ("filters", "federated_refusals", "sources", "pools", "quality"):
+        assert warm_build["stats"][key] == cold_build["stats"][key], key
+    assert warm_build["input_hashes"] == cold_build["input_hashes"]
+    # question options are not part of the key: another seed reuses the same entry
+    _, other_seed = build(tmp_path / "out", cache, sources, "--seed", "3")
+    assert other_seed["stats"]["prepared_pools"] == "reused" and len(entries(cache)) == 1
+
+
+def test_changed_sources_or_rules_miss(tmp_path, sources):
+    cache = tmp_path / "cache"
+    build(tmp_path / "out", cache, sources)
+    _, stricter = build(tmp_path / "out", cache, sources, "--hard-area", "0.05")
+    assert stricter["stats"]["prepared_pools"] == "stored" and len(entries(cache)) == 2
+    annotations = Path(sources[1])
+    data = json.loads(annotations.read_text())
+    data["annotations"] = data["annotations"][:-1]  # one annotation fewer: other counts, other items
+    annotations.write_text(json.dumps(data))
+    _, changed = build(tmp_path / "out", cache, sources)
+    assert changed["stats"]["prepared_pools"] == "stored" and len(entries(cache)) == 3
+
+
+def test_the_code_is_part_of_the_key(tmp_path, sources, monkeypatch):
+    config = mioh.MiohConfig(coco_rem=sources[1], coco_images=sources[3], cache_dir=str(tmp_path))
+    before = prepared.cache_key(config)
+    monkeypatch.setattr(prepared, "code_fingerprint", lambda: "another version")
+    assert prepared.cache_key(config) != before
+
+
+def test_a_broken_entry_is_a_miss_and_is_rewritten(tmp_path, sources):
+    cache = tmp_path / "cache"
+    cold, _ = build(tmp_path / "out", cache, sources)
+    (entry,) = entries(cache)
+    entry.write_bytes(entry.read_bytes()[:1000])  # a crash mid-write would leave this, were writes not atomic
+    again, rebuilt = build(tmp_path / "out", cache, sources)
+    assert rebuilt["stats"]["prepared_pools"] == "stored" and again == cold
+    assert entry.stat().st_size > 1000
+
+
+def test_demo_and_clip_builds_do_not_use_it(tmp_path):
+    _, demo = build(tmp_path / "out", tmp_path / "cache", [], "--demo-images", "60")
+    assert demo["stats"]["prepared_pools"] == "not cached" and not entries(tmp_path / "cache")
