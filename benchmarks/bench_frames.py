@@ -20,12 +20,14 @@ For each decoder installed (torchcodec, decord, OpenCV) three ways to get the 20
 
 Part 1 times them in one process (median of ``--repeat`` runs per distinct video: a single-process build's
 latency); part 2 is throughput over ``--videos`` videos (copies of ``--distinct`` ones) in ``--processes``
-worker processes, the figure the target is judged on: ``sample_video`` >= 0.8x its decoder's raw seek.
+worker processes, the figure the target is judged on: ``sample_video`` >= 0.8x its decoder's raw seek. Part 2
+runs ``--rounds`` times, every way of every decoder in turn each round, and keeps each one's best round: on a
+machine shared with other busy processes a burst of their load otherwise decides a ratio.
 Every method's frames are checked by their stamps; each decoder's pixels are compared with OpenCV's sequential
 decode (equal only where FFmpeg builds convert YUV alike), and the PNGs ``sample_video`` wrote are compared with
 the decoder's own frames (always equal: PNG is lossless).
 
-    python benchmarks/bench_frames.py [--codec mp4v h264] [--videos 20] [--processes 2] [--seconds 60]
+    python benchmarks/bench_frames.py [--codec mp4v h264] [--videos 12] [--rounds 3] [--processes 2]
 
 On a machine shared with other busy processes the figures are noisy: compare ratios within one run. decord
 hands frames between two threads and suffers most (see ``sources/video_backends.py``). The load average is
@@ -222,7 +224,7 @@ def check_pixels(backend: str, video: Path, wanted: list[int], reference: list[n
     return same
 
 
-def run_kind(codec: str, seconds: int, n_videos: int, processes: int, distinct: int, repeat: int,
+def run_kind(codec: str, seconds: int, n_videos: int, processes: int, distinct: int, repeat: int, rounds: int,
              root: Path) -> dict[str, Any]:
     """Every way of every installed backend on one kind of video."""
     n_frames = seconds * FPS
@@ -248,32 +250,32 @@ def run_kind(codec: str, seconds: int, n_videos: int, processes: int, distinct: 
         for k, p in enumerate(originals):
             for b, w in single:
                 single[(b, w)].append(_timed((w, b, str(p), wanted, cache(f"1-{b}-{r}-{k}"), True)))
-    throughput: dict[tuple[str, str], float] = {}
+    throughput: dict[tuple[str, str], float] = {(b, w): 0.0 for b in backends for w in WAYS}
     with ProcessPoolExecutor(processes, initializer=_warm_up) as pool:
         list(pool.map(_timed, [("raw seek", backends[0], str(originals[0]), wanted, "", True)] * processes))
-        for b in backends:
-            for w in WAYS:
-                jobs = [(w, b, str(p), wanted, cache(f"2-{b}-{i}"), False) for i, p in enumerate(videos)]
+        for r in range(rounds):
+            for b, w in throughput:
+                jobs = [(w, b, str(p), wanted, cache(f"2-{b}-{r}-{i}"), False) for i, p in enumerate(videos)]
                 start = time.perf_counter()
                 list(pool.map(_timed, jobs))
-                throughput[(b, w)] = n_videos / (time.perf_counter() - start)
+                throughput[(b, w)] = max(throughput[(b, w)], n_videos / (time.perf_counter() - start))
     return {"codec": codec, "frames": n_frames, "wanted": wanted, "make_seconds": make_seconds,
             "key_interval": H264_GOP if codec == "h264" else KEY_INTERVAL.get(codec, 0),
             "single_ms": {k: statistics.median(v) * 1000 for k, v in single.items()},
             "throughput_vps": throughput, "same_pixels": same_pixels, "backends": backends}
 
 
-def run(codecs: tuple[str, ...] = ("mp4v", "h264"), seconds: int = 60, n_videos: int = 20, processes: int = 2,
-        distinct: int = 2, repeat: int = 3, workdir: str | None = None) -> dict[str, Any]:
+def run(codecs: tuple[str, ...] = ("mp4v", "h264"), seconds: int = 60, n_videos: int = 12, processes: int = 2,
+        distinct: int = 2, repeat: int = 3, rounds: int = 3, workdir: str | None = None) -> dict[str, Any]:
     load_before = os.getloadavg()
     root = Path(workdir or tempfile.mkdtemp(prefix="bench-frames-"))
     try:
-        kinds = [run_kind(c, seconds, n_videos, processes, distinct, repeat, root) for c in codecs]
+        kinds = [run_kind(c, seconds, n_videos, processes, distinct, repeat, rounds, root) for c in codecs]
     finally:
         if workdir is None:
             shutil.rmtree(root, ignore_errors=True)
     return {"seconds": seconds, "size": f"{WIDTH}x{HEIGHT}@{FPS}", "kinds": kinds, "processes": processes,
-            "n_videos": n_videos, "runs": repeat * distinct, "load_before": load_before,
+            "n_videos": n_videos, "runs": repeat * distinct, "rounds": rounds, "load_before": load_before,
             "load_after": os.getloadavg()}
 
 
@@ -308,7 +310,8 @@ def report(result: dict[str, Any]) -> None:
             seq, raw, e2e = (k["throughput_vps"][(b, w)] for w in WAYS)
             rows.append([f"{k['codec']} {b}", f"{seq:.2f}", f"{raw:.2f}", f"{e2e:.2f}", _ratio(raw, seq),
                          _ratio(e2e, raw), "met" if e2e / raw >= TARGET_END_TO_END else "NOT met"])
-    stdout.print(table(f"Throughput, videos/s ({result['n_videos']} videos, {result['processes']} processes)",
+    stdout.print(table(f"Throughput, videos/s ({result['n_videos']} videos, {result['processes']} processes, "
+                       f"best of {result['rounds']} rounds)",
                        ["video, decoder", "seq.", "raw", "e2e", "raw/seq.", "e2e/raw",
                         f">= {TARGET_END_TO_END:g}x"], rows,
                        legend=f"target: sample_video end to end >= {TARGET_END_TO_END:g}x its decoder's raw seek "
@@ -321,9 +324,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="kinds of video, one or more of " + ", ".join(sorted(SUFFIX)) + " (default mp4v h264; "
                              "h264 needs the ffmpeg program with libx264)")
     parser.add_argument("--seconds", type=int, default=60, metavar="N", help="video length in seconds, 30 fps "
-                        "(default 60; at least 1)")
-    parser.add_argument("--videos", type=int, default=20, metavar="N", help="videos in the throughput run "
-                        "(default 20)")
+                        "(default 60; at least 4, so that the robotics rule takes 20 frames)")
+    parser.add_argument("--videos", type=int, default=12, metavar="N", help="videos in the throughput run "
+                        "(default 12)")
+    parser.add_argument("--rounds", type=int, default=3, metavar="N", help="throughput rounds, the best kept "
+                        "(default 3)")
     parser.add_argument("--processes", type=int, default=2, metavar="N", help="worker processes in the throughput "
                         "run (default 2)")
     parser.add_argument("--distinct", type=int, default=2, metavar="N", help="distinct videos made per kind, the "
@@ -331,7 +336,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, metavar="N", help="timed runs per distinct video in part "
                         "1 (default 3)")
     args = parser.parse_args(argv)
-    report(run(tuple(args.codec), args.seconds, args.videos, args.processes, args.distinct, args.repeat))
+    if args.seconds < 4:
+        parser.error(f"--seconds must be at least 4, got {args.seconds}")
+    for name in ("videos", "processes", "distinct", "repeat", "rounds"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    report(run(tuple(args.codec), args.seconds, args.videos, args.processes, args.distinct, args.repeat,
+               args.rounds))
     return 0
 
 
