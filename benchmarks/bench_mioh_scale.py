@@ -8,17 +8,22 @@ questions, the build folder. It writes synthetic sources in the real formats at 
 * a COCO-train-sized instances file: 118,000 images, 860,000 polygon annotations (0.5 % crowd regions as
   uncompressed RLE, as COCO stores them), 80 categories that co-occur in groups, areas and boxes given;
 * a PACO-LVIS-train-sized file: 45,000 images, 180,000 objects with attributes and 180,000 parts, the
-  federated lists;
+  federated lists (eight verified-absent categories per image);
 * SVG-sized scene graphs (JSON lines): 33,000 images, 15 regions each with a compressed-RLE mask, 10 spatial
-  relations each;
+  relations each, and a ``coco_id``: the build verifies SVG absences with the COCO file
+  (``--verify-absence-with``), without which a scene graph has no position negatives and most position cells
+  cannot be filled;
 * image files: a valid PNG of the declared size for every image (one solid-grey PNG per size, written to
   every name: the readers check declared sizes against image headers, never pixels).
 
 Then it runs ``python -m builders.mioh`` twice in a fresh process each (CLIP off, no LLM): a cold run with an
-empty cache directory and a warm rerun on the same cache, reporting wall seconds and peak memory (max RSS of
-the child) beside the targets (cold < 60 s on the 2-core machine, warm < 10 s).
+empty cache directory and a warm rerun on the same cache (the prepared-pools cache,
+:mod:`builders.mioh.prepared`), reporting wall seconds and peak memory (max RSS of the child) beside the
+targets (cold < 60 s on the 2-core machine, warm < 10 s). ``--before DIR`` also runs the cold build of another
+checkout (a git worktree of an older commit) on the same files, prints the speed-up and whether both wrote the
+same items.jsonl.
 
-    python benchmarks/bench_mioh_scale.py [--dir DIR] [--scale 1.0] [--n-questions 244] [--regenerate]
+    python benchmarks/bench_mioh_scale.py [--dir DIR] [--scale 1.0] [--n-questions 244] [--before DIR]
 
 ``--scale 0.1`` writes a tenth of everything (a quick look); ``--n-questions 244`` gives 84 cells x 244 =
 20,496 questions, the nearest whole-cell count to the paper's 20,518.
@@ -27,6 +32,7 @@ the child) beside the targets (cold < 60 s on the 2-core machine, warm < 10 s).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import os
@@ -62,6 +68,11 @@ ATTRIBUTES = [("red", "colour"), ("blue", "colour"), ("green", "colour"), ("whit
               ("striped", "pattern"), ("plain", "pattern"), ("wood", "material"), ("metal", "material"),
               ("plastic", "material"), ("opaque", "transparency"), ("transparent", "transparency")]
 PREDICATES = ("left of", "right of", "above", "below", "next to", "on", "behind", "in front of")
+SOURCES_VERSION = 2
+"""Bumped when the synthetic sources change (2: eight PACO negatives per image, SVG rows with COCO ids and
+``--verify-absence-with`` the COCO file, so position negatives exist as with real SVG + COCO)."""
+PACO_NEGATIVES = 8
+"""Categories listed in each PACO image's ``neg_category_ids`` (LVIS verifies several absences per image)."""
 
 
 # ------------------------------------------------------------------------------------------------- sources
@@ -171,9 +182,14 @@ def write_paco(directory: Path, n_images: int, n_objects: int, seed: int = 1) ->
     categories += [{"id": 100 + k, "name": f"{c}:part"} for k, c in enumerate(objects)]
     names = [f"train2017/{i + 1:012d}.png" for i in range(n_images)]
     images = []
+    shown = [set() for _ in range(n_images)]
+    for img, cat in zip(img_of_ann.tolist(), cats.tolist()):
+        shown[img].add(cat + 1)
     for i, s in enumerate(size_idx):
+        # LVIS-style federated negatives: PACO_NEGATIVES categories verified absent per image
+        absent = [c for c in rng.permutation(np.arange(1, len(objects) + 1)).tolist() if c not in shown[i]]
         images.append({"id": i + 1, "file_name": names[i], "width": SIZES[s][0], "height": SIZES[s][1],
-                       "neg_category_ids": [int(rng.integers(1, 41))], "not_exhaustive_category_ids": [],
+                       "neg_category_ids": sorted(absent[:PACO_NEGATIVES]), "not_exhaustive_category_ids": [],
                        "neg_category_ids_attrs": [], "not_exhaustive_category_ids_attrs": []})
     anns, next_id = [], 1
     for k in range(len(boxes)):
@@ -215,7 +231,7 @@ def write_svg(directory: Path, n_images: int, regions: int = 15, relations: int 
             objs = [CATEGORIES[int(c)] for c in rng.integers(0, 60, size=regions)]
             pairs = rng.integers(0, regions, size=(relations, 2))
             rels = [[int(a), int(b), PREDICATES[int(rng.integers(len(PREDICATES)))]] for a, b in pairs if a != b]
-            row = {"image_id": names[i], "metadata": {"width": w, "height": h},
+            row = {"image_id": names[i], "coco_id": i + 1, "metadata": {"width": w, "height": h},
                    "regions": [{"bbox": [float(v) for v in b], "segmentation":
                                 {"size": [h, w], "counts": r["counts"].decode("ascii")},
                                 "area": round(float(b[2] * b[3]) * 0.82, 2)} for b, r in zip(boxes, rles)],
@@ -227,7 +243,7 @@ def write_svg(directory: Path, n_images: int, regions: int = 15, relations: int 
 
 def write_sources(directory: Path, scale: float) -> list[str]:
     """Write (or reuse) the three sources; the builder's source arguments."""
-    stamp = directory / f"sources-{scale}.json"
+    stamp = directory / f"sources-v{SOURCES_VERSION}-{scale}.json"
     if stamp.exists():
         return json.loads(stamp.read_text())
     shutil.rmtree(directory, ignore_errors=True)
@@ -237,7 +253,8 @@ def write_sources(directory: Path, scale: float) -> list[str]:
     paco = write_paco(directory, n(45_000), n(180_000))
     svg = write_svg(directory, n(33_000))
     args = ["--coco-rem", str(coco[0]), "--coco-images", str(coco[1]), "--paco", str(paco[0]),
-            "--paco-images", str(paco[1]), "--svg", str(svg[0]), "--svg-images", str(svg[1])]
+            "--paco-images", str(paco[1]), "--svg", str(svg[0]), "--svg-images", str(svg[1]),
+            "--verify-absence-with", str(coco[0])]
     stamp.write_text(json.dumps(args))
     return args
 
@@ -245,11 +262,11 @@ def write_sources(directory: Path, scale: float) -> list[str]:
 # ------------------------------------------------------------------------------------------------- the runs
 
 
-def run_build(sources: list[str], out: Path, cache: Path, n_questions: int, repo: Path) -> dict[str, Any]:
+def run_build(sources: list[str], out: Path, cache: Path, n_questions: int, repo: Path, name: str = "scale") -> dict[str, Any]:
     """One ``python -m builders.mioh`` of the checkout ``repo`` in a fresh process: wall seconds, peak RSS (MiB),
     item count."""
     cmd = [sys.executable, "-m", "builders.mioh", *sources, "--n-questions", str(n_questions), "--out", str(out),
-           "--name", "scale", "--no-progress", "--no-clip"]
+           "--name", name, "--no-progress", "--no-clip"]
     env = {**os.environ, "MIRAGE_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
     t0 = time.perf_counter()
     # a fresh child per run: RUSAGE_CHILDREN's max RSS covers the children waited for so far, so measure it
@@ -262,9 +279,9 @@ def run_build(sources: list[str], out: Path, cache: Path, n_questions: int, repo
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)
         raise SystemExit(f"build failed (exit {proc.returncode})")
-    items = out / "scale" / "items.jsonl"
+    items = out / name / "items.jsonl"
     return {"seconds": wall, "peak_mib": int(proc.stdout.strip().splitlines()[-1]) / 1024,
-            "items": sum(1 for _ in items.open())}
+            "items": sum(1 for _ in items.open()), "sha256": hashlib.sha256(items.read_bytes()).hexdigest()}
 
 
 READ_SNIPPET = """
@@ -309,6 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cold-only", action="store_true", help="skip the warm rerun")
     parser.add_argument("--read-only", action="store_true",
                         help="time only reading the sources and the geometry pass, not the build")
+    parser.add_argument("--before", metavar="DIR",
+                        help="also time a cold build of this checkout (e.g. a git worktree of an older commit) on "
+                             "the same files and compare (default: none)")
     parser.add_argument("--repo", metavar="DIR", default=str(Path(__file__).resolve().parents[1]),
                         help="checkout whose builder runs, e.g. a git worktree of an older commit for the 'before' "
                              "figures (default this checkout)")
@@ -327,6 +347,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.read_only:
         cold = run_build(sources, directory / "builds", cache, args.n_questions, repo)
         warm = None if args.cold_only else run_build(sources, directory / "builds", cache, args.n_questions, repo)
+    before = None
+    if args.before and not args.read_only:
+        shutil.rmtree(directory / "cache-before", ignore_errors=True)
+        before = run_build(sources, directory / "builds", directory / "cache-before", args.n_questions,
+                           Path(args.before).resolve(), name="before")
 
     table = Table(title=f"MIOH end to end at {args.scale:g}x paper scale ({os.cpu_count()} cores, CLIP off)")
     for col in ("run", "seconds", "peak MiB", "items", "target"):
@@ -342,7 +367,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         verdict = "met" if result["seconds"] < target else "MISSED"
         table.add_row(name, f"{result['seconds']:.1f}", f"{result['peak_mib']:,.0f}", f"{result['items']:,}",
                       f"< {target:.0f} s: {verdict}")
+    if before is not None:
+        table.add_row("before: cold build of --before", f"{before['seconds']:.1f}", f"{before['peak_mib']:,.0f}",
+                      f"{before['items']:,}", "")
     Console().print(table)
+    if before is not None and cold is not None:
+        same = "the same items.jsonl" if before["sha256"] == cold["sha256"] else "DIFFERENT items.jsonl"
+        print(f"cold build {before['seconds'] / cold['seconds']:.1f}x faster than --before; {same} "
+              f"(sha256 {cold['sha256'][:12]}...)")
+    if warm is not None and cold is not None:
+        print(f"warm rerun {cold['seconds'] / warm['seconds']:.1f}x faster than cold; items "
+              f"{'identical' if warm['sha256'] == cold['sha256'] else 'DIFFERENT'}")
     return 0
 
 
