@@ -154,6 +154,20 @@ class CategoryState:
     """Number of instances when countable, else ``None``."""
 
 
+@dataclass(frozen=True)
+class AttributeFacts:
+    """The attribute evidence of one category's instances in one image (see :meth:`Pools.decide_attribute`)."""
+
+    by_attribute: dict[str, list[Difficulty]]
+    """Attribute -> the geometry labels of the usable instances that carry it, in instance order."""
+    crowd_or_dropped: bool
+    """Some instance is a crowd region or too hard to see: no attribute can be denied."""
+    kinds_on_every_instance: frozenset
+    """Attribute types every instance has some attribute of (only those can be denied)."""
+    unknown_kinds: frozenset
+    """Attribute types some instance has flagged unknown."""
+
+
 def _geometry_signal(diff: Difficulty) -> tuple[str, float]:
     rule = diff.rule or "relative_area"
     g = diff.geometry
@@ -254,7 +268,7 @@ class Pools:
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
 
-    _TRANSIENT = ("_image_lists", "_labels", "_index", "_by_relation")
+    _TRANSIENT = ("_image_lists", "_labels", "_index", "_by_relation", "_n_objects", "_attribute_memo")
     """Memos filled while questions are drawn: not part of a pickled (prepared, cached) pool."""
 
     def __getstate__(self) -> dict:
@@ -343,32 +357,50 @@ class Pools:
             return self._missing(img, category, self.attribute_verified_absent)
         if state.undecidable:
             return None
-        insts = facts.instances[category]
-        usable = [i for i in insts if not i.iscrowd and facts.difficulty[i.id].level != "drop"]
-        with_attr = [i for i in usable if attribute in i.attributes]
-        if with_attr:
-            diffs = [facts.difficulty[i.id] for i in with_attr]
+        shown = self._attribute_facts(img, category)
+        diffs = shown.by_attribute.get(attribute)
+        if diffs:
             z = self.clip.attribute_z(img, probe) if self.clip else None
             if all(d.level == "hard" for d in diffs):
                 signal, score = _geometry_signal(diffs[0])
                 return self._with_clip(Label("pos", True, signal, score), z)
             return self._with_clip(EASY_POS, z)
         kind = self.records.attribute_types.get(attribute)
-        if any(i.iscrowd for i in insts) or any(facts.difficulty[i.id].level == "drop" for i in insts):
-            return None
-        annotated = all(
-            any(self.records.attribute_types.get(a) == kind for a in i.attributes) for i in insts
-        )
-        if not (annotated and kind):
+        if shown.crowd_or_dropped or not kind or kind not in shown.kinds_on_every_instance:
             return None
         image = facts.image
         if category in image.not_exhaustive:
             return Refusal(NOT_EXHAUSTIVE)
         if category in image.attributes_not_exhaustive:
             return Refusal(ATTRIBUTES_NOT_EXHAUSTIVE)
-        if any(kind in i.unknown_attribute_types for i in insts):
+        if kind in shown.unknown_kinds:
             return Refusal(ATTRIBUTE_TYPE_UNKNOWN)
         return Label("neg", True, "attribute", None)
+
+    def _attribute_facts(self, img: int, category: str) -> AttributeFacts:
+        """What the instances of ``category`` in ``img`` say about attributes, gathered once for every
+        attribute asked of them (a paper-scale PACO asks a dozen attributes of each image's categories)."""
+        memo = self.__dict__.setdefault("_attribute_memo", {})
+        key = (img, category)
+        found = memo.get(key)
+        if found is None:
+            facts = self.facts[img]
+            insts = facts.instances[category]
+            types = self.records.attribute_types
+            by_attribute: dict[str, list[Difficulty]] = {}
+            for inst in insts:
+                diff = facts.difficulty[inst.id]
+                if not inst.iscrowd and diff.level != "drop":
+                    for a in dict.fromkeys(inst.attributes):
+                        by_attribute.setdefault(a, []).append(diff)
+            kinds = [{types.get(a) for a in inst.attributes} for inst in insts]
+            found = memo[key] = AttributeFacts(
+                by_attribute=by_attribute,
+                crowd_or_dropped=any(i.iscrowd or facts.difficulty[i.id].level == "drop" for i in insts),
+                kinds_on_every_instance=frozenset(set.intersection(*kinds)) if kinds else frozenset(),
+                unknown_kinds=frozenset().union(*(i.unknown_attribute_types for i in insts)),
+            )
+        return found
 
     def position(self, img: int, probe: tuple[str, str, str]) -> Label | None:
         return _decided(self.decide_position(img, probe))
@@ -525,13 +557,28 @@ class Pools:
         """Countable images of ``category`` grouped by count."""
         key = ("count", category)
         if key not in self._image_lists:
-            groups: dict[int, list[int]] = {}
-            for img in range(len(self.facts)):
+            # Images without the category count 0 exactly where :meth:`decide_count` says so (verified absent,
+            # within the image-scope limit): one numpy expression; only images showing it are asked one by one.
+            c = self._cat_index[category]
+            counts = np.full(len(self.facts), -1, dtype=np.int64)
+            zero = self.verified_absent[:, c] & ~self.incidence[:, c]
+            if self.config.count_scope == "image":
+                zero &= self._object_counts() <= self.config.count_max_objects
+            counts[zero] = 0
+            for img in np.flatnonzero(self.incidence[:, c]).tolist():
                 n = self.count(img, category)
-                if n is not None:
-                    groups.setdefault(n, []).append(img)
+                counts[img] = -1 if n is None else n
+            decided = np.flatnonzero(counts >= 0)
+            values, first = np.unique(counts[decided], return_index=True)
+            groups = {int(v): np.flatnonzero(counts == v).tolist() for v in values[np.argsort(first)]}
             self._image_lists[key] = groups  # type: ignore[assignment]
         return self._image_lists[key]  # type: ignore[return-value]
+
+    def _object_counts(self) -> np.ndarray:
+        """Annotated objects per image (the image-scope counting limit's measure)."""
+        if "_n_objects" not in self.__dict__:
+            self._n_objects = np.array([f.n_objects for f in self.facts], dtype=np.int64)
+        return self._n_objects
 
     # ------------------------------------------------------------------------------------------- reporting
 
