@@ -410,8 +410,9 @@ class Pools:
         facts = self.facts[img]
         s_state, o_state = facts.categories.get(subject), facts.categories.get(obj)
         if s_state is None or o_state is None:
-            verified = self.verified_absent[img, [self._cat_index[subject], self._cat_index[obj]]]
-            return EASY_NEG if verified.any() else Refusal(UNVERIFIED_ABSENCE)
+            row = self.verified_absent[img]
+            verified = row[self._cat_index[subject]] or row[self._cat_index[obj]]
+            return EASY_NEG if verified else Refusal(UNVERIFIED_ABSENCE)
         if s_state.undecidable or o_state.undecidable:
             return None
         holding = facts.relations_by_categories.get(probe, [])
