@@ -114,14 +114,17 @@ def decode_only(scorer, paths: list[str], batch_size: int, workers: int) -> floa
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--images", type=int, default=128)
-    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--images", type=int, default=128, metavar="N", help="images generated and scored (default 128)")
+    ap.add_argument("--batch-size", type=int, default=32, metavar="N", help="images per forward pass (default 32)")
     ap.add_argument("--size", default="640x480", help="WxH of the generated images (default 640x480)")
     ap.add_argument("--format", choices=("jpg", "png"), default="jpg", help="image format (default jpg)")
     ap.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto: CUDA where present)")
-    ap.add_argument("--model", default="ViT-B-32")
-    ap.add_argument("--workers", type=int, default=None, help="DataLoader workers (default: the scorer's choice)")
-    ap.add_argument("--repeat", type=int, default=3, help="interleaved repetitions; the best of each is shown")
+    ap.add_argument("--model", default="ViT-B-32", metavar="NAME",
+                    help="open_clip architecture, random weights (default ViT-B-32)")
+    ap.add_argument("--workers", type=int, default=None, metavar="N",
+                    help="DataLoader workers (default: the scorer's choice, usable CPUs - 1)")
+    ap.add_argument("--repeat", type=int, default=3, metavar="N",
+                    help="interleaved repetitions; the best of each is shown (default 3)")
     args = ap.parse_args(argv)
     w, h = (int(v) for v in args.size.split("x"))
     import torch
