@@ -338,24 +338,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--codec", nargs="+", choices=sorted(SUFFIX), default=["mp4v", "h264"], metavar="CODEC",
                         help="kinds of video, one or more of " + ", ".join(sorted(SUFFIX)) + " (default mp4v h264; "
                              "h264 needs the ffmpeg program with libx264)")
-    parser.add_argument("--seconds", type=int, default=60, metavar="N", help="video length in seconds, 30 fps "
-                        "(default 60; at least 4, so that the robotics rule takes 20 frames)")
-    parser.add_argument("--videos", type=int, default=12, metavar="N", help="videos in the throughput run "
-                        "(default 12)")
-    parser.add_argument("--rounds", type=int, default=3, metavar="N", help="throughput rounds, the best kept "
-                        "(default 3)")
-    parser.add_argument("--processes", type=int, default=2, metavar="N", help="worker processes in the throughput "
-                        "run (default 2)")
-    parser.add_argument("--distinct", type=int, default=2, metavar="N", help="distinct videos made per kind, the "
-                        "rest are copies (default 2)")
-    parser.add_argument("--repeat", type=int, default=3, metavar="N", help="timed runs per distinct video in part "
-                        "1 (default 3)")
+    counts = {  # option: (default, least, what it sets)
+        "seconds": (60, 4, "video length in seconds, 30 fps (at least 4, so that the robotics rule takes 20 "
+                           "frames)"),
+        "videos": (12, 1, "videos in the throughput run"),
+        "rounds": (3, 1, "throughput rounds, the best kept"),
+        "processes": (2, 1, "worker processes in the throughput run"),
+        "distinct": (2, 1, "distinct videos made per kind, the rest are copies"),
+        "repeat": (3, 1, "timed runs per distinct video in part 1"),
+    }
+    for name, (default, _, what) in counts.items():
+        parser.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"{what} (default {default})")
     args = parser.parse_args(argv)
-    if args.seconds < 4:
-        parser.error(f"--seconds must be at least 4, got {args.seconds}")
-    for name in ("videos", "processes", "distinct", "repeat", "rounds"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    for name, (_, least, _) in counts.items():
+        if getattr(args, name) < least:
+            parser.error(f"--{name} must be at least {least}, got {getattr(args, name)}")
     report(run(tuple(args.codec), args.seconds, args.videos, args.processes, args.distinct, args.repeat,
                args.rounds))
     return 0
