@@ -268,7 +268,7 @@ class Pools:
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
 
-    _TRANSIENT = ("_image_lists", "_labels", "_index", "_by_relation", "_n_objects", "_attribute_memo")
+    _TRANSIENT = ("_image_lists", "_labels", "_index", "_by_relation", "_n_objects", "_attribute_memo", "_numbers")
     """Memos filled while questions are drawn: not part of a pickled (prepared, cached) pool."""
 
     def __getstate__(self) -> dict:
@@ -524,15 +524,24 @@ class Pools:
                     out[(lab.status, lab.hard)].append(img)
             if task == "position":  # false when the subject or the object is verified absent
                 absent = np.any(self.verified_absent[:, idx], axis=1)
-                out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(absent).tolist())
+                out[("neg", False)] = sorted(out[("neg", False)] + self._image_numbers(absent))
             else:
                 verified = self.attribute_verified_absent if task == "attribute" else self.verified_absent
                 absent = verified[:, idx[0]]
                 hard = self.absent_hard[:, idx[0]]
-                out[("neg", True)] = sorted(out[("neg", True)] + np.flatnonzero(absent & hard).tolist())
-                out[("neg", False)] = sorted(out[("neg", False)] + np.flatnonzero(absent & ~hard).tolist())
+                out[("neg", True)] = sorted(out[("neg", True)] + self._image_numbers(absent & hard))
+                out[("neg", False)] = sorted(out[("neg", False)] + self._image_numbers(absent & ~hard))
             self._image_lists[key] = out  # type: ignore[assignment]
         return self._image_lists[key]  # type: ignore[return-value]
+
+    def _image_numbers(self, mask: np.ndarray) -> list[int]:
+        """``np.flatnonzero(mask).tolist()``, made of one shared ``int`` object per image.
+
+        Why: image lists are memoised per probe, and a verified-absence list holds most of a source's images;
+        with a fresh 28-byte int per entry, the lists of a paper-scale build took gigabytes."""
+        if "_numbers" not in self.__dict__:
+            self._numbers = np.array(list(range(len(self.facts))), dtype=object)
+        return self._numbers[mask].tolist()
 
     def _relation_images(self, probe: tuple[str, str, str]) -> list[int]:
         """Images that annotate ``probe`` or its opposite between the two categories, sorted: where relations are
@@ -571,7 +580,7 @@ class Pools:
                 counts[img] = -1 if n is None else n
             decided = np.flatnonzero(counts >= 0)
             values, first = np.unique(counts[decided], return_index=True)
-            groups = {int(v): np.flatnonzero(counts == v).tolist() for v in values[np.argsort(first)]}
+            groups = {int(v): self._image_numbers(counts == v) for v in values[np.argsort(first)]}
             self._image_lists[key] = groups  # type: ignore[assignment]
         return self._image_lists[key]  # type: ignore[return-value]
 
