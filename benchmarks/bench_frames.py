@@ -59,6 +59,8 @@ from sources.video_backends import (  # noqa: E402
 
 WIDTH, HEIGHT, FPS = 320, 240, 30
 N_SAMPLES = 20
+SEEK_TARGET = 5.0
+"""The first target of this benchmark: seeking >= 5x faster than sequential decode (throughput)."""
 TARGET_END_TO_END = 0.8
 """sample_video (probe, hash, decode, PNG cache write) against its backend's bare read_frames (issue #17)."""
 SUFFIX = {"mp4v": ".mp4", "MJPG": ".avi", "FFV1": ".avi", "h264": ".mp4"}
@@ -330,7 +332,7 @@ def report(result: dict[str, Any]) -> None:
                        ["video, decoder", "seq.", "raw", "e2e", "raw/seq.", "e2e/raw",
                         f">= {TARGET_END_TO_END:g}x"], rows,
                        legend=f"target: sample_video end to end >= {TARGET_END_TO_END:g}x its decoder's raw seek "
-                              f"throughput (issue #17)"))
+                              f"throughput (issue #17); raw/seq. was first asked to reach {SEEK_TARGET:g}x"))
 
 
 def main(argv: list[str] | None = None) -> int:
