@@ -15,7 +15,9 @@ What "the same" means is the cache key, a sha256 over:
 * the code that reads and labels: every module of ``sources/`` and ``filters/`` and MIOH's pool module, so an
   update of Mirage never reuses what an older version prepared.
 
-Only builds without the CLIP stage use it (``--no-clip``, or no CLIP weights): CLIP signals depend on model
+Polygon masks (COCO, PACO) are not kept: the geometry that needs them is measured before the entry is written,
+and a kept mask would cost the cold build its conversion to RLE; reading one from a cached pool raises
+(:class:`MaskNotKept`). Only builds without the CLIP stage use it (``--no-clip``, or no CLIP weights): CLIP signals depend on model
 weights outside the key, and their embeddings have their own cache already. The demo world is cached by
 :mod:`sources.demo`. Entries are written atomically (a crash leaves the previous entry or none) and an entry
 that cannot be read is ignored and rewritten; ``--no-cache`` is not needed: delete ``DIR/mioh-pools``.
@@ -24,9 +26,11 @@ that cannot be read is ignored and rewritten; ``--no-cache`` is not needed: dele
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import pickle
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -36,10 +40,11 @@ from filters.base import FilterStats
 from sources.atomic import write_atomic
 from sources.hashing import file_sha256
 from sources.heap import long_lived
+from sources.jsonio import PolygonRLE
 
 CACHE_FOLDER = "mioh-pools"
-FORMAT = 1
-"""Bumped when what an entry holds changes shape."""
+FORMAT = 2
+"""Bumped when what an entry holds changes shape (2: polygon masks not kept)."""
 
 _CODE = ("sources", "filters", "builders/mioh/pools.py")
 """The code an entry depends on (paths relative to the repository root)."""
@@ -118,8 +123,43 @@ class PreparedPools:
         """Write the entry atomically (``True`` when written); a full disk or a read-only cache only costs
         the next build its speed."""
         entry = {"format": FORMAT, "pools": pools, "filter_stats": filter_stats, "verification": verification}
+        buffer = io.BytesIO()
+        _WithoutPolygonMasks(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
         try:
-            write_atomic(self.path, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+            write_atomic(self.path, buffer.getbuffer())
         except OSError:
             return False
         return True
+
+
+class MaskNotKept(Mapping[str, Any]):
+    """Stands for a polygon mask in a prepared (cached) pool: the geometry that needed it is measured already,
+    and question drawing reads no mask. Reading it is a bug, said so, rather than a wrong mask."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise LookupError("polygon masks are not kept in the prepared-pools cache (builders/mioh/prepared.py); "
+                          "read the source again to measure masks")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("size", "counts"))
+
+    def __len__(self) -> int:
+        return 2
+
+
+_NOT_KEPT = MaskNotKept()
+
+
+class _WithoutPolygonMasks(pickle.Pickler):
+    """Pickles polygon masks (:class:`sources.jsonio.PolygonRLE`, a million in a COCO-train-sized file) as
+    :class:`MaskNotKept`: converting them to RLE to pickle them cost a cold paper-scale build ~15 s and the
+    entry ~300 MB, for masks no later stage reads."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is PolygonRLE:
+            return _not_kept, ()
+        return NotImplemented
+
+
+def _not_kept() -> MaskNotKept:
+    return _NOT_KEPT

@@ -81,3 +81,20 @@ def test_a_broken_entry_is_a_miss_and_is_rewritten(tmp_path, sources):
 def test_demo_and_clip_builds_do_not_use_it(tmp_path):
     _, demo = build(tmp_path / "out", tmp_path / "cache", [], "--demo-images", "60")
     assert demo["stats"]["prepared_pools"] == "not cached" and not entries(tmp_path / "cache")
+
+
+def test_polygon_masks_are_not_kept_and_say_so(tmp_path, sources):
+    from builders.mioh.config import MiohConfig
+
+    cache = tmp_path / "cache"
+    build(tmp_path / "out", cache, sources)
+    config = MiohConfig(coco_rem=sources[1], coco_images=sources[3], svg=sources[5], svg_images=sources[7],
+                        cache_dir=str(cache))
+    pools, _, _ = prepared.PreparedPools(config).load()
+    instances = [i for f in pools["existence"].facts for i in f.image.instances]
+    polygons = [i for i in instances if isinstance(i.rle, prepared.MaskNotKept)]
+    assert polygons, "the COCO fixture has polygon masks"
+    with pytest.raises(LookupError, match="not kept"):
+        polygons[0].rle["counts"]
+    svg = [i for f in pools["position"].facts for i in f.image.instances if i.rle is not None]
+    assert all(isinstance(i.rle["counts"], str) for i in svg)  # SVG's RLE strings are kept as they are
