@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 
-
 _HASHED: dict[tuple[str, int, int, int], str] = {}
 """Hashes already computed in this process, by (path, size, mtime, inode): a build hashes a paper-scale annotation
 file (hundreds of MB) for its cache key and again for ``build.json``; the second time is free."""
