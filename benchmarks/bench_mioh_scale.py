@@ -133,14 +133,20 @@ def _category_draws(rng: np.random.Generator, n_images: int, per_image: np.ndarr
     return np.where(person, 0, cats)
 
 
-def write_coco(directory: Path, n_images: int, n_annotations: int, seed: int = 0) -> tuple[Path, Path]:
-    rng = np.random.default_rng(seed)
+def _layout(rng: np.random.Generator, n_images: int, n_annotations: int, n_cats: int) -> tuple[np.ndarray, ...]:
+    """Image sizes (index into SIZES), the image of every annotation, its image's (width, height), its box and its
+    category, drawn in that order (COCO and PACO files share the layout)."""
     size_idx = rng.choice(len(SIZES), size=n_images, p=(0.6, 0.25, 0.15))
     per_image = rng.multinomial(n_annotations - n_images, np.full(n_images, 1 / n_images)) + 1
     img_of_ann = np.repeat(np.arange(n_images), per_image)
     sizes = np.array(SIZES)[size_idx[img_of_ann]]
     boxes = _boxes(rng, sizes)
-    cats = _category_draws(rng, n_images, per_image, len(CATEGORIES))
+    return size_idx, img_of_ann, sizes, boxes, _category_draws(rng, n_images, per_image, n_cats)
+
+
+def write_coco(directory: Path, n_images: int, n_annotations: int, seed: int = 0) -> tuple[Path, Path]:
+    rng = np.random.default_rng(seed)
+    size_idx, img_of_ann, sizes, boxes, cats = _layout(rng, n_images, n_annotations, len(CATEGORIES))
     crowd = rng.random(len(boxes)) < 0.005
     names = [f"{i + 1:012d}.png" for i in range(n_images)]
     images = [{"id": i + 1, "file_name": names[i], "width": SIZES[s][0], "height": SIZES[s][1], "license": 1}
@@ -171,12 +177,7 @@ def write_coco(directory: Path, n_images: int, n_annotations: int, seed: int = 0
 def write_paco(directory: Path, n_images: int, n_objects: int, seed: int = 1) -> tuple[Path, Path]:
     rng = np.random.default_rng(seed)
     objects = CATEGORIES[:40]
-    size_idx = rng.choice(len(SIZES), size=n_images, p=(0.6, 0.25, 0.15))
-    per_image = rng.multinomial(n_objects - n_images, np.full(n_images, 1 / n_images)) + 1
-    img_of_ann = np.repeat(np.arange(n_images), per_image)
-    sizes = np.array(SIZES)[size_idx[img_of_ann]]
-    boxes = _boxes(rng, sizes)
-    cats = _category_draws(rng, n_images, per_image, len(objects))
+    size_idx, img_of_ann, sizes, boxes, cats = _layout(rng, n_images, n_objects, len(objects))
     attrs = rng.integers(0, len(ATTRIBUTES), size=(len(boxes), 3))
     categories = [{"id": k + 1, "name": c} for k, c in enumerate(objects)]
     categories += [{"id": 100 + k, "name": f"{c}:part"} for k, c in enumerate(objects)]
