@@ -445,10 +445,11 @@ class Pools:
         try:
             return self._labels[key]
         except KeyError:
-            lab = self._labels[key] = self._label(task, img, probe)
+            lab = self._labels[key] = self.label_uncached(task, img, probe)
             return lab
 
-    def _label(self, task: str, img: int, probe: Probe) -> Label | None:
+    def label_uncached(self, task: str, img: int, probe: Probe) -> Label | None:
+        """:meth:`label` without the memo (label rows, :mod:`builders.mioh.label_rows`, keep their own)."""
         if task == "existence":
             return self.existence(img, probe)  # type: ignore[arg-type]
         if task == "attribute":
@@ -614,6 +615,12 @@ class Pools:
         if key not in self._image_lists:
             split: dict[int, tuple[list[int], list[int]]] = {}
             for c, imgs in self.count_images(category).items():
+                if c == 0:  # absent: :meth:`absent_label`, hard exactly where ``absent_hard`` says (most images)
+                    zero = np.zeros(len(self.facts), dtype=bool)
+                    zero[imgs] = True
+                    hard = self.absent_hard[:, self._cat_index[category]]
+                    split[c] = (self._image_numbers(zero & ~hard), self._image_numbers(zero & hard))
+                    continue
                 labels = [(img, self.counting(img, category)) for img in imgs]
                 split[c] = ([i for i, l in labels if l and not l.hard], [i for i, l in labels if l and l.hard])
             self._image_lists[key] = split  # type: ignore[assignment]

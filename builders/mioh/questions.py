@@ -34,7 +34,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from builders.mioh.pools import OPPOSITE_RELATIONS, Label, Pools, Probe
+from builders.mioh.label_rows import NEG_HARD, POS, POS_HARD, LabelRows
+from builders.mioh.pools import Label, Pools, Probe
 
 SET_TASKS = ("existence", "attribute", "position")
 TASKS = ("existence", "counting", "attribute", "position")
@@ -200,6 +201,10 @@ def evaluate(pools: Pools, spec: Spec) -> Key | None:
 # -------------------------------------------------------------------------------------------------- sampling
 
 
+RowTest = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""A test of probes from their labels on a question's images: ``(pos, hard)`` (images x probes) -> per probe."""
+
+
 @dataclass(frozen=True)
 class Want:
     """What the schedulers ask of the next question: the answer slot or state, and whether NOTA is the answer."""
@@ -214,6 +219,7 @@ class Sampler:
 
     def __init__(self, pools: Pools, n_images: int, n_options: int = 4) -> None:
         self.pools = pools
+        self.rows = LabelRows(pools)
         self.n = n_images
         self.n_options = n_options
 
@@ -278,88 +284,31 @@ class Sampler:
         rng: np.random.Generator,
         task: str,
         images: Sequence[int],
-        exclude: set,
-        ok,
+        exclude: Probe,
+        ok: RowTest,
         k: int,
-        prefer=None,
+        prefer: RowTest | None = None,
     ) -> list | None:
-        """``k`` probes (not in ``exclude``) whose labels on ``images`` satisfy ``ok(labels)``.
+        """``k`` probes (not ``exclude``), in a random order, decided on every one of ``images`` and passing
+        ``ok``; probes that also pass ``prefer`` (plausible ones: present in some of the images) come first.
 
-        Probes for which ``prefer(labels)`` holds (plausible ones: present in some of the images) come first.
+        Every probe's labels come from :class:`LabelRows` at once; the tests see ``(pos, hard)``, two boolean
+        images x probes matrices, and return one verdict per probe.
         """
         probes = self.pools.probes(task)
         order = rng.permutation(len(probes))
-        order = order[self._decidable(task, images)[order]]  # the others would be skipped below anyway
-        picked, spare = [], []
-        for idx in order.tolist():
-            probe = probes[idx]
-            if probe in exclude:
-                continue
-            labs = _labels(self.pools, task, images, probe)
-            if labs is None or not ok(labs):
-                continue
-            if prefer is None or prefer(labs):
-                picked.append(probe)
-                if len(picked) == k:
-                    return picked
-            elif len(spare) < k:
-                spare.append(probe)
-        picked += spare[: k - len(picked)]
-        return picked if len(picked) == k else None
-
-    def _decidable(self, task: str, images: Sequence[int]) -> np.ndarray:
-        """Over ``pools.probes(task)``: False where some image surely has no label for the probe, because a
-        category it names is neither shown there nor verified absent (a necessary condition of every
-        ``Pools.decide_*``; for positions: both shown, or either verified absent).
-
-        Why: with a paper-scale vocabulary a task has tens of thousands of probes (SVG relation triples), and
-        asking :meth:`Pools.label` for each one per question dominated a build; this is one numpy expression."""
-        pools = self.pools
-        columns = self._probe_columns(task)
-        verified = pools.attribute_verified_absent if task == "attribute" else pools.verified_absent
-        ok = np.ones(len(columns[0]), dtype=bool)
-        for img in images:
-            shown, known = pools.incidence[img], verified[img]
-            if task == "position":
-                s, o = columns
-                ok &= self._related(img) | known[s] | known[o]
-            else:
-                ok &= shown[columns[0]] | known[columns[0]]
-        return ok
-
-    def _related(self, img: int) -> np.ndarray:
-        """Over ``pools.probes("position")``: the triples whose subject and object ``img`` shows and, where
-        relations are not exhaustive, that it annotates (the triple or its opposite) - the only ones
-        :meth:`Pools.decide_position` can decide there while both categories are shown."""
-        pools, probes = self.pools, self.pools.probes("position")
-        if pools.config.relations_exhaustive:
-            s, o = self._probe_columns("position")
-            return pools.incidence[img][s] & pools.incidence[img][o]
-        cache = self.__dict__.setdefault("_related_cache", {})  # image -> probe numbers (a few per image)
-        if img not in cache:
-            if "_position_index" not in self.__dict__:
-                self._position_index = {p: k for k, p in enumerate(probes)}
-            index = self._position_index
-            cache[img] = [k for subject, relation, obj in pools.facts[img].relations_by_categories
-                          for rel in (relation, OPPOSITE_RELATIONS.get(relation))
-                          if (k := index.get((subject, rel, obj))) is not None]
-        mask = np.zeros(len(probes), dtype=bool)
-        mask[cache[img]] = True
-        return mask
-
-    def _probe_columns(self, task: str) -> tuple[np.ndarray, ...]:
-        """Category columns of every probe of ``task`` (positions: subject and object), computed once."""
-        cache = self.__dict__.setdefault("_columns", {})
-        if task not in cache:
-            index, probes = self.pools.category_index, self.pools.probes(task)
-            if task == "position":
-                cache[task] = (np.array([index(p[0]) for p in probes], dtype=np.int64),
-                               np.array([index(p[2]) for p in probes], dtype=np.int64))
-            elif task == "attribute":
-                cache[task] = (np.array([index(p[1]) for p in probes], dtype=np.int64),)
-            else:
-                cache[task] = (np.array([index(p) for p in probes], dtype=np.int64),)
-        return cache[task]
+        codes = self.rows.stack(task, images)
+        decided = (codes >= 0).all(axis=0)
+        decided[self.rows.numbers(task)[exclude]] = False
+        order = order[decided[order]]
+        codes = codes[:, order]
+        pos, hard = codes >= POS, (codes == NEG_HARD) | (codes == POS_HARD)
+        good = ok(pos, hard)
+        liked = good & prefer(pos, hard) if prefer is not None else good
+        chosen = order[liked][:k].tolist()
+        if len(chosen) < k and prefer is not None:
+            chosen += order[good & ~liked][: k - len(chosen)].tolist()
+        return [probes[i] for i in chosen] if len(chosen) == k else None
 
     # ------------------------------------------------------------------------------------- set-fact tasks
 
@@ -388,16 +337,16 @@ class Sampler:
                 return None
         order = tuple(images[i] for i in rng.permutation(len(images)))
 
-        def not_in_all(labs: list[Label]) -> bool:
-            if all(l.status == "pos" for l in labs):
-                return False
-            return all(not l.hard for l in labs if l.status == "neg") if not hn else True
+        def not_in_all(pos: np.ndarray, hard: np.ndarray) -> np.ndarray:
+            """Absent from some image; unless hard negatives are asked for, absent only where that is easy."""
+            missing = ~pos.all(axis=0)
+            return missing if hn else missing & ~(hard & ~pos).any(axis=0)
 
-        prefer = (lambda labs: any(l.status == "neg" and l.hard for l in labs)) if hn else (
-            lambda labs: any(l.status == "pos" for l in labs)
-        )
+        def prefer(pos: np.ndarray, hard: np.ndarray) -> np.ndarray:
+            return (hard & ~pos).any(axis=0) if hn else pos.any(axis=0)
+
         # The target is always an option: the answer, or under NOTA the tempting wrong one.
-        distr = self._distractors(rng, task, order, {target}, not_in_all, self.n_options - 1, prefer)
+        distr = self._distractors(rng, task, order, target, not_in_all, self.n_options - 1, prefer)
         if distr is None:
             return None
         options = list(distr)
@@ -461,13 +410,13 @@ class Sampler:
             return None
         images, (i, j) = placed
 
-        def wrong(labs: list[Label]) -> bool:
-            if labs[0].status == "pos" and labs[1].status == "neg":
-                return False
-            return hn or all(not l.hard for l in labs)
+        def wrong(pos: np.ndarray, hard: np.ndarray) -> np.ndarray:
+            """Not "in Image i but not in Image j"; unless hard negatives are asked for, easy in both."""
+            false = ~(pos[0] & ~pos[1])
+            return false if hn else false & ~hard.any(axis=0)
 
         distr = self._distractors(
-            rng, task, pair, {target}, wrong, self.n_options - 1, prefer=lambda labs: labs[1].status == "pos"
+            rng, task, pair, target, wrong, self.n_options - 1, prefer=lambda pos, hard: pos[1]
         )
         if distr is None:
             return None

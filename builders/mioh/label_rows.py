@@ -1,0 +1,125 @@
+"""Every probe's label in one image at once: :meth:`Pools.label` as a vector over ``pools.probes(task)``.
+
+Why: drawing a question's distractors asks, for a few images, which probes hold where. Asked one probe at a time
+through :meth:`Pools.label`, that was most of a paper-scale build (thousands of attribute probes, tens of thousands
+of scene-graph triples, millions of Python calls). A row answers the same question with a few numpy expressions:
+probes whose categories the image does not show are decided from the verified-absence and hard-negative matrices
+(what :meth:`Pools.decide_existence` and its siblings do for a missing category), and only the probes whose
+categories it shows (a handful; for positions, the triples it annotates) go through :meth:`Pools.label` itself.
+``tests/builders/mioh/test_label_rows.py`` checks every row against :meth:`Pools.label`, probe by probe.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from builders.mioh.pools import OPPOSITE_RELATIONS, Label, Pools, Probe
+
+UNDECIDED, NEG, NEG_HARD, POS, POS_HARD = -1, 0, 1, 2, 3
+"""Row codes: ``None`` (undecidable), then status x hard."""
+
+
+def code(label: Label | None) -> int:
+    """The row code of one label."""
+    if label is None:
+        return UNDECIDED
+    return (POS if label.status == "pos" else NEG) + int(label.hard)
+
+
+class LabelRows:
+    """Label rows of one pool, per task; rows of the smaller vocabularies are kept (images recur across
+    questions), position rows (one entry per scene-graph triple) are recomputed."""
+
+    TASKS = ("existence", "attribute", "position")
+    """The set-fact tasks, whose options are probes (counting's are numbers)."""
+    KEPT_TASKS = ("existence", "attribute")
+
+    def __init__(self, pools: Pools) -> None:
+        self.pools = pools
+        self._columns: dict[str, tuple[np.ndarray, ...]] = {}
+        self._rows: dict[tuple[str, int], np.ndarray] = {}
+        self._related: dict[int, list[int]] = {}
+        self._numbers: dict[str, dict[Probe, int]] = {}
+
+    def columns(self, task: str) -> tuple[np.ndarray, ...]:
+        """Category columns of every probe of ``task`` (positions: subject and object), computed once."""
+        if task not in self._columns:
+            index, probes = self.pools.category_index, self.pools.probes(task)
+            if task == "position":
+                self._columns[task] = (np.array([index(p[0]) for p in probes], dtype=np.int64),
+                                       np.array([index(p[2]) for p in probes], dtype=np.int64))
+            elif task == "attribute":
+                self._columns[task] = (np.array([index(p[1]) for p in probes], dtype=np.int64),)
+            else:
+                self._columns[task] = (np.array([index(p) for p in probes], dtype=np.int64),)
+        return self._columns[task]
+
+    def numbers(self, task: str) -> dict[Probe, int]:
+        """Probe -> its position in ``pools.probes(task)``, built once."""
+        if task not in self._numbers:
+            self._numbers[task] = {p: k for k, p in enumerate(self.pools.probes(task))}
+        return self._numbers[task]
+
+    def row(self, task: str, img: int) -> np.ndarray:
+        """``int8`` codes (:data:`UNDECIDED` ... :data:`POS_HARD`) of every probe of ``task`` in image ``img``."""
+        if task not in self.TASKS:
+            raise ValueError(f"no label rows for {task!r}: one of {', '.join(self.TASKS)}")
+        key = (task, img)
+        found = self._rows.get(key)
+        if found is None:
+            found = self._position_row(img) if task == "position" else self._category_row(task, img)
+            if task in self.KEPT_TASKS:
+                self._rows[key] = found
+        return found
+
+    def stack(self, task: str, images: Iterable[int]) -> np.ndarray:
+        """Rows of ``images`` stacked: images x probes."""
+        return np.stack([self.row(task, img) for img in images])
+
+    # ------------------------------------------------------------------------------------------------ rows
+
+    def _category_row(self, task: str, img: int) -> np.ndarray:
+        """Probes naming one category: a missing category is a (hard where likely) negative where its absence is
+        verified (attributes: by the attribute pass too), undecidable elsewhere."""
+        pools = self.pools
+        (cats,) = self.columns(task)
+        shown = pools.incidence[img][cats]
+        verified = (pools.attribute_verified_absent if task == "attribute" else pools.verified_absent)[img][cats]
+        row = np.full(len(cats), UNDECIDED, dtype=np.int8)
+        absent = ~shown & verified
+        row[absent] = NEG + pools.absent_hard[img][cats][absent]
+        self._fill(row, task, img, np.flatnonzero(shown))
+        return row
+
+    def _position_row(self, img: int) -> np.ndarray:
+        """Triples: false (easy) where the subject or the object is missing and verified absent; where both are
+        shown, only the triples :meth:`related` lists can be decided unless relations are exhaustive."""
+        pools = self.pools
+        subjects, objects = self.columns("position")
+        shown, verified = pools.incidence[img], pools.verified_absent[img]
+        both = shown[subjects] & shown[objects]
+        row = np.full(len(subjects), UNDECIDED, dtype=np.int8)
+        row[~both & (verified[subjects] | verified[objects])] = NEG
+        asked = np.flatnonzero(both) if pools.config.relations_exhaustive else self.related(img)
+        self._fill(row, "position", img, asked)
+        return row
+
+    def _fill(self, row: np.ndarray, task: str, img: int, probe_numbers) -> None:
+        probes, label = self.pools.probes(task), self.pools.label_uncached
+        for k in (probe_numbers.tolist() if isinstance(probe_numbers, np.ndarray) else probe_numbers):
+            row[k] = code(label(task, img, probes[k]))
+
+    def related(self, img: int) -> list[int]:
+        """Numbers of the triples ``img`` annotates, as given or opposite (a few per image): where relations are
+        not exhaustive, the only triples :meth:`Pools.decide_position` can decide while both categories are
+        shown."""
+        found = self._related.get(img)
+        if found is None:
+            index = self.numbers("position")
+            found = self._related[img] = sorted({
+                k for subject, relation, obj in self.pools.facts[img].relations_by_categories
+                for rel in (relation, OPPOSITE_RELATIONS.get(relation))
+                if (k := index.get((subject, rel, obj))) is not None})
+        return found
