@@ -15,17 +15,7 @@ from typing import Iterable
 
 import numpy as np
 
-from builders.mioh.pools import OPPOSITE_RELATIONS, Label, Pools, Probe
-
-UNDECIDED, NEG, NEG_HARD, POS, POS_HARD = -1, 0, 1, 2, 3
-"""Row codes: ``None`` (undecidable), then status x hard."""
-
-
-def code(label: Label | None) -> int:
-    """The row code of one label."""
-    if label is None:
-        return UNDECIDED
-    return (POS if label.status == "pos" else NEG) + int(label.hard)
+from builders.mioh.pools import NEG, OPPOSITE_RELATIONS, UNDECIDED, Pools, Probe, label_code
 
 
 class LabelRows:
@@ -63,7 +53,7 @@ class LabelRows:
         return self._numbers[task]
 
     def row(self, task: str, img: int) -> np.ndarray:
-        """``int8`` codes (:data:`UNDECIDED` ... :data:`POS_HARD`) of every probe of ``task`` in image ``img``."""
+        """``int8`` codes (:func:`builders.mioh.pools.label_code`) of every probe of ``task`` in image ``img``."""
         if task not in self.TASKS:
             raise ValueError(f"no label rows for {task!r}: one of {', '.join(self.TASKS)}")
         key = (task, img)
@@ -109,7 +99,7 @@ class LabelRows:
     def _fill(self, row: np.ndarray, task: str, img: int, probe_numbers) -> None:
         probes, label = self.pools.probes(task), self.pools.label_uncached
         for k in (probe_numbers.tolist() if isinstance(probe_numbers, np.ndarray) else probe_numbers):
-            row[k] = code(label(task, img, probes[k]))
+            row[k] = label_code(label(task, img, probes[k]))
 
     def related(self, img: int) -> list[int]:
         """Numbers of the triples ``img`` annotates, as given or opposite (a few per image): where relations are

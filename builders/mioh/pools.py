@@ -46,7 +46,7 @@ negative, never a hard negative. On top of that (each a :class:`Refusal` with it
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
@@ -97,12 +97,25 @@ class Label:
 
 EASY_POS = Label("pos")
 EASY_NEG = Label("neg")
+ATTRIBUTE_NEG = Label("neg", True, "attribute", None)
+"""An attribute every instance could show (its type is annotated on all of them) and none does."""
 
 UNVERIFIED_ABSENCE = "absence not verified"
 NOT_EXHAUSTIVE = "instances not all annotated"
 ATTRIBUTES_NOT_EXHAUSTIVE = "attributes not all annotated"
 ATTRIBUTE_TYPE_UNKNOWN = "attribute type unknown"
 REFUSAL_REASONS = (UNVERIFIED_ABSENCE, NOT_EXHAUSTIVE, ATTRIBUTES_NOT_EXHAUSTIVE, ATTRIBUTE_TYPE_UNKNOWN)
+
+
+UNDECIDED, NEG, NEG_HARD, POS, POS_HARD = -1, 0, 1, 2, 3
+"""Labels as small integers (label rows, attribute columns): undecidable, then status x hard."""
+
+
+def label_code(label: Label | None) -> int:
+    """The code of one label (``None``: :data:`UNDECIDED`)."""
+    if label is None:
+        return UNDECIDED
+    return (POS if label.status == "pos" else NEG) + int(label.hard)
 
 
 @dataclass(frozen=True)
@@ -268,7 +281,8 @@ class Pools:
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
 
-    _TRANSIENT = ("_image_lists", "_labels", "_index", "_by_relation", "_n_objects", "_attribute_memo", "_numbers")
+    _TRANSIENT = ("_image_lists", "_labels", "_index", "_by_relation", "_n_objects", "_attribute_memo", "_numbers",
+                  "_attribute_codes")
     """Memos filled while questions are drawn: not part of a pickled (prepared, cached) pool."""
 
     def __getstate__(self) -> dict:
@@ -351,31 +365,56 @@ class Pools:
 
     def decide_attribute(self, img: int, probe: tuple[str, str]) -> Label | Refusal | None:
         attribute, category = probe
+        return self.decide_attributes(img, category, (attribute,))[0]
+
+    def decide_attributes(
+        self, img: int, category: str, attributes: Sequence[str]
+    ) -> list[Label | Refusal | None]:
+        """:meth:`decide_attribute` of several attributes of one category in one image.
+
+        Why: an attribute the instances do not show is decided by its type alone, and a paper-scale PACO asks
+        every attribute of a category in every image that shows it; deciding them together gathers what the
+        instances say once and each attribute type once."""
         facts = self.facts[img]
         state = facts.categories.get(category)
         if state is None:
-            return self._missing(img, category, self.attribute_verified_absent)
+            return [self._missing(img, category, self.attribute_verified_absent)] * len(attributes)
         if state.undecidable:
-            return None
+            return [None] * len(attributes)
         shown = self._attribute_facts(img, category)
-        diffs = shown.by_attribute.get(attribute)
-        if diffs:
-            z = self.clip.attribute_z(img, probe) if self.clip else None
-            if all(d.level == "hard" for d in diffs):
-                signal, score = _geometry_signal(diffs[0])
-                return self._with_clip(Label("pos", True, signal, score), z)
-            return self._with_clip(EASY_POS, z)
-        kind = self.records.attribute_types.get(attribute)
+        by_kind: dict[str | None, Label | Refusal | None] = {}
+        out: list[Label | Refusal | None] = []
+        for attribute in attributes:
+            diffs = shown.by_attribute.get(attribute)
+            if diffs:
+                z = self.clip.attribute_z(img, (attribute, category)) if self.clip else None
+                if all(d.level == "hard" for d in diffs):
+                    signal, score = _geometry_signal(diffs[0])
+                    out.append(self._with_clip(Label("pos", True, signal, score), z))
+                else:
+                    out.append(self._with_clip(EASY_POS, z))
+                continue
+            kind = self.records.attribute_types.get(attribute)
+            if kind not in by_kind:
+                by_kind[kind] = self._unshown_attribute(facts.image, category, shown, kind)
+            out.append(by_kind[kind])
+        return out
+
+    @staticmethod
+    def _unshown_attribute(
+        image: ImageRecord, category: str, shown: AttributeFacts, kind: str | None
+    ) -> Label | Refusal | None:
+        """An attribute of type ``kind`` that no instance of ``category`` shows: false where every instance has
+        an attribute of that type and the annotation is exhaustive."""
         if shown.crowd_or_dropped or not kind or kind not in shown.kinds_on_every_instance:
             return None
-        image = facts.image
         if category in image.not_exhaustive:
             return Refusal(NOT_EXHAUSTIVE)
         if category in image.attributes_not_exhaustive:
             return Refusal(ATTRIBUTES_NOT_EXHAUSTIVE)
         if kind in shown.unknown_kinds:
             return Refusal(ATTRIBUTE_TYPE_UNKNOWN)
-        return Label("neg", True, "attribute", None)
+        return ATTRIBUTE_NEG
 
     def _attribute_facts(self, img: int, category: str) -> AttributeFacts:
         """What the instances of ``category`` in ``img`` say about attributes, gathered once for every
@@ -519,10 +558,18 @@ class Pools:
             else:
                 candidates = np.flatnonzero(np.all(self.incidence[:, idx], axis=1)).tolist()
             out: dict[tuple[str, bool], list[int]] = {(s, h): [] for s in ("pos", "neg") for h in (False, True)}
-            for img in candidates:
-                lab = self.label(task, img, probe)
-                if lab is not None:
-                    out[(lab.status, lab.hard)].append(img)
+            if task == "attribute":  # every attribute of the category was decided together: read its column
+                shown, attributes, codes = self._attribute_columns(probe[1])  # type: ignore[index]
+                column = codes[:, attributes[probe[0]]]  # type: ignore[index]
+                for (status, hard) in out:
+                    picked = np.zeros(len(self.facts), dtype=bool)
+                    picked[shown[column == (POS if status == "pos" else NEG) + int(hard)]] = True
+                    out[(status, hard)] = self._image_numbers(picked)
+            else:
+                for img in candidates:
+                    lab = self.label(task, img, probe)
+                    if lab is not None:
+                        out[(lab.status, lab.hard)].append(img)
             if task == "position":  # false when the subject or the object is verified absent
                 absent = np.any(self.verified_absent[:, idx], axis=1)
                 out[("neg", False)] = sorted(out[("neg", False)] + self._image_numbers(absent))
@@ -534,6 +581,18 @@ class Pools:
                 out[("neg", False)] = sorted(out[("neg", False)] + self._image_numbers(absent & ~hard))
             self._image_lists[key] = out  # type: ignore[assignment]
         return self._image_lists[key]  # type: ignore[return-value]
+
+    def _attribute_columns(self, category: str) -> tuple[np.ndarray, dict[str, int], np.ndarray]:
+        """The images showing ``category``, its attributes' columns, and the codes (:func:`label_code`) of every
+        attribute probe of the category in each of those images (images x attributes), decided together."""
+        memo = self.__dict__.setdefault("_attribute_codes", {})
+        if category not in memo:
+            attributes = [a for a, c in self.probes("attribute") if c == category]  # type: ignore[misc]
+            shown = np.flatnonzero(self.incidence[:, self._cat_index[category]])
+            codes = np.array([[label_code(_decided(lab)) for lab in self.decide_attributes(img, category, attributes)]
+                              for img in shown.tolist()], dtype=np.int8).reshape(len(shown), len(attributes))
+            memo[category] = (shown, {a: k for k, a in enumerate(attributes)}, codes)
+        return memo[category]
 
     def _image_numbers(self, mask: np.ndarray) -> list[int]:
         """``np.flatnonzero(mask).tolist()``, made of one shared ``int`` object per image.

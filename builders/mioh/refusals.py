@@ -39,12 +39,15 @@ def refusal_counts(pools: Pools, task: str) -> dict[str, Any]:
             unverified &= _within_count_limit(pools)[:, None]
         per_category = unverified.sum(axis=0)
         reasons[UNVERIFIED_ABSENCE] = int(sum(int(n) * len(by_category[c]) for n, c in zip(per_category, cats)))
-        decide = {"existence": pools.decide_existence, "counting": pools.decide_count,
-                  "attribute": pools.decide_attribute}[task]
+        decide = {"existence": pools.decide_existence, "counting": pools.decide_count}.get(task)
         for img, facts in enumerate(pools.facts):
             for cat in facts.categories:
-                for probe in by_category.get(cat, ()):
-                    result = decide(img, probe)
+                asked = by_category.get(cat, ())
+                if not asked:
+                    continue
+                results = (pools.decide_attributes(img, cat, [a for a, _ in asked]) if decide is None
+                           else [decide(img, probe) for probe in asked])
+                for result in results:
                     if isinstance(result, Refusal):
                         reasons[result.reason] += 1
     counted = {r: int(reasons[r]) for r in REFUSAL_REASONS if reasons[r]}

@@ -14,8 +14,8 @@ import pytest
 
 from builders import mioh
 from builders.mioh.clip import compute_signals
-from builders.mioh.label_rows import UNDECIDED, LabelRows, code
-from builders.mioh.pools import Pools
+from builders.mioh.label_rows import LabelRows
+from builders.mioh.pools import UNDECIDED, Pools, label_code
 from filters.base import FilterStats
 from tests.fixtures.real_formats import make_coco_for_svg, make_paco, make_svg
 
@@ -31,7 +31,7 @@ def disagreements(pools: Pools, task: str) -> list[tuple[int, object, int, int]]
         row = rows.row(task, img)
         assert row.shape == (len(probes),) and row.dtype == np.int8
         for k, probe in enumerate(probes):
-            expected = code(pools.label(task, img, probe))
+            expected = label_code(pools.label(task, img, probe))
             if row[k] != expected:
                 out.append((img, probe, int(row[k]), expected))
     return out
