@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -500,6 +500,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     started = time.perf_counter()
     prepared = PreparedPools.of(config)
     clip = cached = None
+    stored: Callable[[], bool] | None = None
     if prepared is not None and prepared.exists():  # the CLIP stage decides whether an entry may serve
         clip = ClipStage(config, stats, executor)
         cached = prepared.load() if clip.scorer is None else None
@@ -509,8 +510,9 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
         stats["prepared_pools"] = "reused"
     else:
         sources, pools_by_task, filter_stats, verification, clip = _prepare(config, clip, stats, executor, task_bar)
-        stored = prepared is not None and clip.scorer is None and prepared.store(pools_by_task, filter_stats, verification)
-        stats["prepared_pools"] = "stored" if stored else "not cached"
+        if prepared is not None and clip.scorer is None:  # written while the questions are drawn, where possible
+            stored = prepared.store_while(pools_by_task, filter_stats, verification)
+        stats["prepared_pools"] = "not cached"
     skipped: list[dict[str, Any]] = [
         {"task": task, "reason": f"no {TASK_SOURCE[task]} data given (--{TASK_SOURCE[task].replace('_', '-')})"}
         for task in config.tasks if task not in sources
@@ -520,16 +522,20 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     builders = {task: MiohBuilder(config, task, pools) for task, pools in pools_by_task.items()}
     all_items: list[Item] = []
     shortfalls = []
-    for done, (task, qtype, pressure) in enumerate(cells, 1):
-        result = builders[task].build_cell(qtype, pressure)
-        all_items.extend(result.items)
-        n_questions = len({it.provenance.get("family", it.id) for it in result.items})
-        if n_questions < result.wanted:
-            shortfalls.append({
-                "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
-                "made": n_questions, "reasons": dict(sorted(result.failures.items())),
-            })
-        update(done, len(cells))
+    try:
+        for done, (task, qtype, pressure) in enumerate(cells, 1):
+            result = builders[task].build_cell(qtype, pressure)
+            all_items.extend(result.items)
+            n_questions = len({it.provenance.get("family", it.id) for it in result.items})
+            if n_questions < result.wanted:
+                shortfalls.append({
+                    "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
+                    "made": n_questions, "reasons": dict(sorted(result.failures.items())),
+                })
+            update(done, len(cells))
+    finally:  # even when drawing fails, the entry being written is waited for (no child left behind)
+        if stored is not None and stored():
+            stats["prepared_pools"] = "stored"
     llm = config.llm()
     if llm.enabled:
         all_items, contexts = rewrite_contexts(all_items, make_client(llm))

@@ -19,7 +19,8 @@ Polygon masks (COCO, PACO) are not kept: the geometry that needs them is measure
 and a kept mask would cost the cold build its conversion to RLE; reading one from a cached pool raises
 (:class:`MaskNotKept`). Only builds without the CLIP stage use it (``--no-clip``, or no CLIP weights): CLIP signals depend on model
 weights outside the key, and their embeddings have their own cache already. The demo world is cached by
-:mod:`sources.demo`. Entries are written atomically (a crash leaves the previous entry or none) and an entry
+:mod:`sources.demo`. On Linux, with the memory for it, a forked child writes the entry while the build draws its
+questions (:meth:`PreparedPools.store_while`). Entries are written atomically (a crash leaves the previous entry or none) and an entry
 that cannot be read is ignored and rewritten; ``--no-cache`` is not needed: delete ``DIR/mioh-pools``.
 """
 
@@ -30,7 +31,8 @@ import io
 import json
 import os
 import pickle
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -130,6 +132,51 @@ class PreparedPools:
         except OSError:
             return False
         return True
+
+
+    def store_while(
+        self, pools: dict[str, Any], filter_stats: FilterStats, verification: dict[str, Any]
+    ) -> Callable[[], bool]:
+        """Start writing the entry; the returned function waits for it (``True`` when written).
+
+        Why: pickling a paper-scale entry keeps one core busy for ~30 s, while the build's next stage (drawing
+        questions) needs only the other. Where the system can fork and has the memory for a second copy of the
+        pools (the child's pickling touches every object, so copy-on-write duplicates them), a forked child
+        writes the snapshot taken at the fork while this process goes on; elsewhere it is written right away.
+        """
+        if not _fork_affordable():
+            written = self.store(pools, filter_stats, verification)
+            return lambda: written
+        pid = os.fork()
+        if pid == 0:  # the child: write, then leave without running the parent's exit handlers or flushing
+            code = 1
+            try:
+                code = 0 if self.store(pools, filter_stats, verification) else 1
+            finally:
+                os._exit(code)
+        status: list[bool] = []
+
+        def wait() -> bool:
+            if not status:
+                status.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0)
+            return status[0]
+
+        return wait
+
+
+def _fork_affordable() -> bool:
+    """Linux (fork is safe there with the threads a build may run, and ``/proc`` says what memory is free),
+    with more memory available than this process holds."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return False
+    try:
+        with open("/proc/meminfo") as meminfo:
+            available_kb = next(int(line.split()[1]) for line in meminfo if line.startswith("MemAvailable:"))
+        with open("/proc/self/statm") as statm:
+            resident_kb = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    except (OSError, StopIteration, ValueError, IndexError):
+        return False
+    return available_kb > resident_kb
 
 
 class MaskNotKept(Mapping[str, Any]):

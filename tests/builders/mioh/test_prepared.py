@@ -98,3 +98,29 @@ def test_polygon_masks_are_not_kept_and_say_so(tmp_path, sources):
         polygons[0].rle["counts"]
     svg = [i for f in pools["position"].facts for i in f.image.instances if i.rle is not None]
     assert all(isinstance(i.rle["counts"], str) for i in svg)  # SVG's RLE strings are kept as they are
+
+
+def test_the_entry_written_by_a_forked_child_is_the_one_written_inline(tmp_path, sources, monkeypatch):
+    """Where fork is affordable the entry is written by a child while questions are drawn; where not, right
+    away. Both write the same bytes, and both builds report it stored."""
+    if not prepared._fork_affordable():
+        pytest.skip("this system cannot fork a writer (not Linux, or too little free memory)")
+    forked_cache, inline_cache = tmp_path / "forked", tmp_path / "inline"
+    forked, forked_build = build(tmp_path / "out", forked_cache, sources)
+    calls: list[bool] = []
+    real = prepared._fork_affordable
+    monkeypatch.setattr(prepared, "_fork_affordable", lambda: calls.append(real()) or False)
+    inline, inline_build = build(tmp_path / "out", inline_cache, sources)
+    assert calls == [True] and forked == inline
+    assert forked_build["stats"]["prepared_pools"] == inline_build["stats"]["prepared_pools"] == "stored"
+    (a,), (b,) = entries(forked_cache), entries(inline_cache)
+    assert a.name == b.name and a.read_bytes() == b.read_bytes()
+
+
+def test_a_failed_background_write_reports_not_cached(tmp_path, sources, monkeypatch):
+    def full_disk(path, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(prepared, "write_atomic", full_disk)
+    _, built = build(tmp_path / "out", tmp_path / "cache", sources)
+    assert built["stats"]["prepared_pools"] == "not cached" and entries(tmp_path / "cache") == []
