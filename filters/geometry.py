@@ -153,13 +153,15 @@ def classify_images(
     thresholds: GeometryThresholds = GeometryThresholds(),
     stats: FilterStats | None = None,
     name: str = "geometry",
+    occlusions: Occlusions | None = None,
 ) -> list[dict[str, Difficulty]]:
     """:func:`classify_image` of many images at once: the rules are compared in numpy over every instance, and
-    only the instances that fail one get a reason text (an easy instance needs none).
+    only the instances that fail one get a reason text (an easy instance needs none). ``occlusions``: the
+    images' :func:`occlusions_of`, when measured elsewhere (:mod:`filters.occlusion_workers`).
 
     Why: a paper-scale source has a million instances, and asking each one's five rules in Python, one
     :class:`Difficulty` at a time, was a large share of a build (see ``benchmarks/bench_mioh_scale.py``)."""
-    geometries = measure_images(images)
+    geometries = measure_images(images, occlusions)
     flat = [g for per_image in geometries for g in per_image.values()]
     levels: list[tuple[str, tuple[Threshold, ...]]] = [("drop", thresholds.drop_rules()), ("hard", thresholds.easy_rules())]
     scores = {t.name: np.array([getattr(g, t.name) for g in flat], dtype=np.float64)
@@ -195,25 +197,26 @@ def measure_image(image: ImageRecord) -> dict[str, InstanceGeometry]:
     return measure_images([image])[0]
 
 
-def measure_images(images: Sequence[ImageRecord]) -> list[dict[str, InstanceGeometry]]:
+def measure_images(
+    images: Sequence[ImageRecord], occlusions: Occlusions | None = None
+) -> list[dict[str, InstanceGeometry]]:
     """:func:`measure_image` of many images, with relative areas, truncation and pixel boxes computed for all
-    their instances in one numpy pass (per image, numpy's call overhead cost more than the arithmetic)."""
+    their instances in one numpy pass (per image, numpy's call overhead cost more than the arithmetic);
+    ``occlusions`` as in :func:`classify_images`."""
     counts = [len(im.instances) for im in images]
     insts = [inst for im in images for inst in im.instances]
     if not insts:
         return [{} for _ in images]
-    width = np.repeat(np.array([im.width for im in images], dtype=np.int64), counts)
-    height = np.repeat(np.array([im.height for im in images], dtype=np.int64), counts)
+    width, height, boxes = _instance_frames(images, counts, insts)
     image_area = (width * height).astype(np.float64)
-    boxes = np.array([i.bbox for i in insts], dtype=np.float64).reshape(-1, 4)
     areas = np.array([i.area for i in insts], dtype=np.float64)
     rel = np.divide(areas, image_area, out=np.zeros_like(areas), where=image_area > 0).tolist()
     trunc = truncation(boxes, width, height).tolist()  # type: ignore[arg-type]
-    pix = _pixel_boxes(boxes, width, height)  # type: ignore[arg-type]
+    if occlusions is None:
+        occlusions = _occlusions(images, counts, _pixel_boxes(boxes, width, height))  # type: ignore[arg-type]
     out: list[dict[str, InstanceGeometry]] = []
     start = 0
-    for image, n in zip(images, counts):
-        occ, methods = occlusion(image, pix[start:start + n])
+    for image, n, (occ, methods) in zip(images, counts, occlusions):
         out.append({
             inst.id: InstanceGeometry(
                 instance_id=inst.id,
@@ -226,6 +229,39 @@ def measure_images(images: Sequence[ImageRecord]) -> list[dict[str, InstanceGeom
             )
             for k, inst in enumerate(image.instances)
         })
+        start += n
+    return out
+
+
+Occlusions = Sequence[tuple[np.ndarray, Sequence[OcclusionMethod]]]
+"""Per image: every instance's occlusion and how it was obtained (:func:`occlusion`)."""
+
+
+def occlusions_of(images: Sequence[ImageRecord]) -> Occlusions:
+    """:func:`occlusion` of every image, pixel boxes computed in one numpy pass: the costly part of measuring
+    (masks), which :mod:`filters.occlusion_workers` runs in other processes."""
+    counts = [len(im.instances) for im in images]
+    insts = [inst for im in images for inst in im.instances]
+    if not insts:
+        return [(np.zeros(0, dtype=np.float64), []) for _ in images]
+    width, height, boxes = _instance_frames(images, counts, insts)
+    return _occlusions(images, counts, _pixel_boxes(boxes, width, height))  # type: ignore[arg-type]
+
+
+def _instance_frames(
+    images: Sequence[ImageRecord], counts: Sequence[int], insts: Sequence[Instance]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each instance's image width and height, and its box, as arrays over all instances."""
+    width = np.repeat(np.array([im.width for im in images], dtype=np.int64), counts)
+    height = np.repeat(np.array([im.height for im in images], dtype=np.int64), counts)
+    return width, height, np.array([i.bbox for i in insts], dtype=np.float64).reshape(-1, 4)
+
+
+def _occlusions(images: Sequence[ImageRecord], counts: Sequence[int], pixel_boxes: np.ndarray) -> Occlusions:
+    out = []
+    start = 0
+    for image, n in zip(images, counts):
+        out.append(occlusion(image, pixel_boxes[start:start + n]))
         start += n
     return out
 

@@ -59,6 +59,7 @@ from filters.cooccurrence import (
     record_indices,
 )
 from filters.geometry import Difficulty, GeometryThresholds, classify_images
+from filters.occlusion_workers import occlusions_ahead
 from sources.records import ImageRecord, RecordSet
 
 if TYPE_CHECKING:
@@ -272,9 +273,9 @@ class Pools:
         """Image x category: absent as far as attribute questions go (PACO's attribute pass verifies too)."""
         self.facts: list[ImageFacts] = []
         images = records.images
-        for start in range(0, len(images), FACTS_CHUNK):
+        for start, occlusions in zip(range(0, len(images), FACTS_CHUNK), occlusions_ahead(images, FACTS_CHUNK)):
             chunk = images[start:start + FACTS_CHUNK]
-            for image, diffs in zip(chunk, classify_images(chunk, config.geometry, stats)):
+            for image, diffs in zip(chunk, classify_images(chunk, config.geometry, stats, occlusions=occlusions)):
                 self.facts.append(ImageFacts(image, diffs))
             if progress:
                 progress(len(self.facts), len(images))

@@ -31,7 +31,6 @@ import io
 import json
 import os
 import pickle
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Any
 from builders.mioh.config import MiohConfig
 from filters.base import FilterStats
 from sources.atomic import write_atomic
+from sources.forking import fork_affordable
 from sources.hashing import file_sha256
 from sources.heap import long_lived
 from sources.jsonio import PolygonRLE
@@ -144,7 +144,7 @@ class PreparedPools:
         pools (the child's pickling touches every object, so copy-on-write duplicates them), a forked child
         writes the snapshot taken at the fork while this process goes on; elsewhere it is written right away.
         """
-        if not _fork_affordable():
+        if not fork_affordable():
             written = self.store(pools, filter_stats, verification)
             return lambda: written
         pid = os.fork()
@@ -162,21 +162,6 @@ class PreparedPools:
             return status[0]
 
         return wait
-
-
-def _fork_affordable() -> bool:
-    """Linux (fork is safe there with the threads a build may run, and ``/proc`` says what memory is free),
-    with more memory available than this process holds."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-        return False
-    try:
-        with open("/proc/meminfo") as meminfo:
-            available_kb = next(int(line.split()[1]) for line in meminfo if line.startswith("MemAvailable:"))
-        with open("/proc/self/statm") as statm:
-            resident_kb = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
-    except (OSError, StopIteration, ValueError, IndexError):
-        return False
-    return available_kb > resident_kb
 
 
 class MaskNotKept(Mapping[str, Any]):

@@ -103,13 +103,13 @@ def test_polygon_masks_are_not_kept_and_say_so(tmp_path, sources):
 def test_the_entry_written_by_a_forked_child_is_the_one_written_inline(tmp_path, sources, monkeypatch):
     """Where fork is affordable the entry is written by a child while questions are drawn; where not, right
     away. Both write the same bytes, and both builds report it stored."""
-    if not prepared._fork_affordable():
+    if not prepared.fork_affordable():
         pytest.skip("this system cannot fork a writer (not Linux, or too little free memory)")
     forked_cache, inline_cache = tmp_path / "forked", tmp_path / "inline"
     forked, forked_build = build(tmp_path / "out", forked_cache, sources)
     calls: list[bool] = []
-    real = prepared._fork_affordable
-    monkeypatch.setattr(prepared, "_fork_affordable", lambda: calls.append(real()) or False)
+    real = prepared.fork_affordable
+    monkeypatch.setattr(prepared, "fork_affordable", lambda: calls.append(real()) or False)
     inline, inline_build = build(tmp_path / "out", inline_cache, sources)
     assert calls == [True] and forked == inline
     assert forked_build["stats"]["prepared_pools"] == inline_build["stats"]["prepared_pools"] == "stored"

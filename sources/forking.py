@@ -1,0 +1,34 @@
+"""Forked helper processes for the heavy single-machine stages: when they are affordable, and how many.
+
+A paper-scale build holds gigabytes of records. A forked child sees them without any copying up front, but every
+object it touches (reference counts change on read) gets its page copied, so a child can end up holding a second
+copy of what it reads. Forking is therefore used only on Linux (where it is safe with the threads a build may run
+and ``/proc`` says what memory is free) and while the free memory covers what this process already holds.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def fork_affordable(copies: int = 1) -> bool:
+    """Linux, fork available, and more memory free than ``copies`` times what this process holds."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return False
+    try:
+        with open("/proc/meminfo") as meminfo:
+            available_kb = next(int(line.split()[1]) for line in meminfo if line.startswith("MemAvailable:"))
+        with open("/proc/self/statm") as statm:
+            resident_kb = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    except (OSError, StopIteration, ValueError, IndexError):
+        return False
+    return available_kb > copies * resident_kb
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
