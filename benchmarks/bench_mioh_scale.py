@@ -298,7 +298,15 @@ sets = [read_coco(a["--coco-rem"], a["--coco-images"]), read_paco(a["--paco"], a
         read_svg(a["--svg"], a["--svg-images"])]
 out["read_s"] = time.perf_counter() - t0
 t0 = time.perf_counter()
-if hasattr(geometry, "classify_images"):  # in chunks, as the pools do (older checkouts: one image at a time)
+try:  # as the pools do: occlusion measured in forked workers, labels here (older checkouts: all in-process)
+    from filters.occlusion_workers import occlusions_ahead
+except ImportError:
+    occlusions_ahead = None
+if occlusions_ahead is not None:
+    n = sum(len(d) for rs in sets
+            for k, occ in zip(range(0, len(rs.images), 2000), occlusions_ahead(rs.images, 2000))
+            for d in geometry.classify_images(rs.images[k:k + 2000], occlusions=occ))
+elif hasattr(geometry, "classify_images"):  # in chunks (older checkouts: one image at a time)
     n = sum(len(d) for rs in sets for k in range(0, len(rs.images), 2000)
             for d in geometry.classify_images(rs.images[k:k + 2000]))
 else:
