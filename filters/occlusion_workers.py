@@ -32,7 +32,9 @@ def _measure(bounds: tuple[int, int]) -> Occlusions:
     return occlusions_of(_IMAGES[start:end])
 
 
-def occlusions_ahead(images: Sequence[ImageRecord], chunk: int, min_instances: int = MIN_INSTANCES) -> Iterator[Occlusions | None]:
+def occlusions_ahead(
+    images: Sequence[ImageRecord], chunk: int, min_instances: int = MIN_INSTANCES
+) -> Iterator[Occlusions | None]:
     """Per chunk of ``chunk`` images, in order: the chunk's occlusions measured by a worker, or ``None`` where
     the caller measures them itself (a small source, no fork, one core)."""
     n_chunks = -(-len(images) // chunk)

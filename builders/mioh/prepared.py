@@ -20,8 +20,9 @@ and a kept mask would cost the cold build its conversion to RLE; reading one fro
 (:class:`MaskNotKept`). Only builds without the CLIP stage use it (``--no-clip``, or no CLIP weights): CLIP signals depend on model
 weights outside the key, and their embeddings have their own cache already. The demo world is cached by
 :mod:`sources.demo`. On Linux, with the memory for it, a forked child writes the entry while the build draws its
-questions (:meth:`PreparedPools.store_while`). Entries are written atomically (a crash leaves the previous entry or none) and an entry
-that cannot be read is ignored and rewritten; ``--no-cache`` is not needed: delete ``DIR/mioh-pools``.
+questions (:meth:`PreparedPools.store_while`). Entries are written atomically (a crash leaves the previous entry or
+none) and an entry that cannot be read is ignored and rewritten; ``--no-cache`` is not needed: delete
+``DIR/mioh-pools``.
 """
 
 from __future__ import annotations
@@ -132,7 +133,6 @@ class PreparedPools:
         except OSError:
             return False
         return True
-
 
     def store_while(
         self, pools: dict[str, Any], filter_stats: FilterStats, verification: dict[str, Any]
