@@ -80,7 +80,7 @@ class LabelRows:
         row = np.full(len(cats), UNDECIDED, dtype=np.int8)
         absent = ~shown & verified
         row[absent] = NEG + pools.absent_hard[img][cats][absent]
-        self._fill(row, task, img, np.flatnonzero(shown))
+        self._fill(row, task, img, np.flatnonzero(shown).tolist())
         return row
 
     def _position_row(self, img: int) -> np.ndarray:
@@ -92,13 +92,14 @@ class LabelRows:
         both = shown[subjects] & shown[objects]
         row = np.full(len(subjects), UNDECIDED, dtype=np.int8)
         row[~both & (verified[subjects] | verified[objects])] = NEG
-        asked = np.flatnonzero(both) if pools.config.relations_exhaustive else self.related(img)
+        asked = np.flatnonzero(both).tolist() if pools.config.relations_exhaustive else self.related(img)
         self._fill(row, "position", img, asked)
         return row
 
-    def _fill(self, row: np.ndarray, task: str, img: int, probe_numbers) -> None:
+    def _fill(self, row: np.ndarray, task: str, img: int, probe_numbers: list[int]) -> None:
+        """Codes of the probes numbered ``probe_numbers``, each from :meth:`Pools.label_uncached`."""
         probes, label = self.pools.probes(task), self.pools.label_uncached
-        for k in (probe_numbers.tolist() if isinstance(probe_numbers, np.ndarray) else probe_numbers):
+        for k in probe_numbers:
             row[k] = label_code(label(task, img, probes[k]))
 
     def related(self, img: int) -> list[int]:

@@ -136,6 +136,14 @@ def _validate_and_release(ls_server, build_dir: Path, project: str, prefix: str,
     return [r for r in rows if r["id"] in wanted]
 
 
+def _tasks_and_writer(ls_server, admin, project: str, email: str) -> tuple[dict[str, int], LabelStudioClient]:
+    """The project's task ids by author id, and a newly signed-up person who writes into it."""
+    pid = admin.find_project(project)["id"]
+    tasks = {t["data"][AUTHOR_ID_FIELD]: t["id"] for t in admin.iter_tasks(pid)}
+    signup(ls_server.url, ls_server.invite, email)
+    return tasks, LabelStudioClient.login(ls_server.url, email, REVIEWER_PASSWORD)
+
+
 def test_author_mmsap_questions_round_trip_into_a_build(ls_server, files_root, tmp_path, capsys):
     from annotation.author import (
         ANSWER, DISTRACTORS, IMAGE_OBJECT, QUESTION, SUBSET, TYPE, pull_questions, push_question_images,
@@ -148,11 +156,7 @@ def test_author_mmsap_questions_round_trip_into_a_build(ls_server, files_root, t
     paths = sorted(images.glob("*.png"))
     assert push_question_images(admin, paths, "mmsap questions", files_root) == 2
     assert push_question_images(admin, paths, "mmsap questions", files_root) == 0
-    pid = admin.find_project("mmsap questions")["id"]
-    tasks = {t["data"][AUTHOR_ID_FIELD]: t["id"] for t in admin.iter_tasks(pid)}
-
-    signup(ls_server.url, ls_server.invite, "qwriter@mirage.test")
-    writer = LabelStudioClient.login(ls_server.url, "qwriter@mirage.test", REVIEWER_PASSWORD)
+    tasks, writer = _tasks_and_writer(ls_server, admin, "mmsap questions", "qwriter@mirage.test")
 
     def write(image, question, answer, subset, kind, wrong):
         res = [{"from_name": QUESTION, "to_name": IMAGE_OBJECT, "type": "textarea", "value": {"text": [question]}},
@@ -205,10 +209,7 @@ def test_author_predictive_entries_round_trip_into_a_build(ls_server, files_root
     admin = ls_server.client()
     assert push_patterns(admin, seqs, "predictive entries", files_root) == 2
     assert push_patterns(admin, seqs, "predictive entries", files_root) == 0
-    pid = admin.find_project("predictive entries")["id"]
-    tasks = {t["data"][AUTHOR_ID_FIELD]: t["id"] for t in admin.iter_tasks(pid)}
-    signup(ls_server.url, ls_server.invite, "pwriter@mirage.test")
-    writer = LabelStudioClient.login(ls_server.url, "pwriter@mirage.test", REVIEWER_PASSWORD)
+    tasks, writer = _tasks_and_writer(ls_server, admin, "predictive entries", "pwriter@mirage.test")
 
     def text(name, value):
         return {"from_name": name, "to_name": PATTERN_OBJECT, "type": "textarea", "value": {"text": [value]}}
