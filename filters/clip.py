@@ -34,6 +34,16 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from filters.clip_cache import EmbeddingStore, model_key, text_key
+from filters.clip_decode import (  # re-exported: callers and tests name them from here
+    DeviceBatches,
+    ImageFiles,
+    collate,
+    decode_batch_on_device,
+    decode_path,
+    default_workers,
+    model_input_side,
+    open_for_model,
+)
 from filters.clip_mining import (  # re-exported: the flat public API
     ClipPair,
     MinedPair,
@@ -46,7 +56,7 @@ from filters.clip_mining import (  # re-exported: the flat public API
     similarity_matrix,
 )
 from sources.errors import ConfigError, MirageError, SourceError
-from sources.hashing import file_sha256
+from sources.hashing import file_sha256, settled, signature
 
 __all__ = [
     "ClipConfig",
@@ -58,9 +68,13 @@ __all__ = [
     "add_clip_arguments",
     "category_z_scores",
     "column_z_scores",
+    "decode_batch_on_device",
+    "decode_path",
+    "default_workers",
     "load_scorer",
     "mine_hard_negatives",
     "mine_hard_positives",
+    "open_for_model",
     "pair_similarities",
     "prompt_for",
     "similarity_matrix",
@@ -106,7 +120,7 @@ class ClipConfig:
         return asdict(self)
 
     @classmethod
-    def from_args(cls, ns: argparse.Namespace, cache_dir: str | os.PathLike[str] | None = None) -> "ClipConfig":
+    def from_args(cls, ns: argparse.Namespace, cache_dir: str | os.PathLike[str] | None = None) -> ClipConfig:
         """The config :func:`add_clip_arguments` parsed."""
         pretrained = ns.clip_pretrained
         return cls(
@@ -339,128 +353,22 @@ def load_scorer(config: ClipConfig, executor: Any = None) -> "ClipScorer":
     return ClipScorer(config, weights, identity, device, store, executor)
 
 
-def default_workers() -> int:
-    """Decode workers when ``--clip-workers`` is not given: one less than the CPUs this process may use
-    (``sched_getaffinity``, which honours container and ``taskset`` limits), at least 0.
+class _Done:
+    """The event of a copy that is already complete (CPU tensors): ``synchronize`` returns at once."""
 
-    Why not capped: the stage is decode-bound (issue #17: on a 16-core GPU machine 4 workers fed ViT-B-32 at 337
-    images/s, 15 workers at 651), so every core that can decode should."""
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        usable = os.cpu_count() or 1
-    return max(0, usable - 1)
+    def synchronize(self) -> None:
+        return None
 
 
-def decode_path(device: str) -> str:
-    """How images are decoded and preprocessed on ``device``; part of the embedding cache's identity, because
-    the paths give (slightly) different pixels: ``"nvjpeg"`` (JPEGs decoded, resized and normalised on the
-    GPU in batches, other files by PIL) on CUDA, ``"pil-draft"`` (PIL, JPEGs decoded at a reduced scale when
-    the model's input is at most half their size) elsewhere. Both stay within cosine 0.999 of plain PIL
-    decoding (tested)."""
-    return "nvjpeg" if device.startswith("cuda") else "pil-draft"
-
-
-def _model_input_side(preprocess_cfg: dict[str, Any]) -> int:
-    size = preprocess_cfg.get("size", 224)
-    return int(min(size)) if isinstance(size, (tuple, list)) else int(size)
-
-
-def open_for_model(path: str, side: int | None) -> Any:
-    """The image at ``path`` as RGB; a JPEG at least twice ``side`` in both dimensions is decoded at a reduced
-    scale (libjpeg's DCT scaling, 1/2 to 1/8, never below ``side``), which skips most of the decoding work; the
-    model's resize to ``side`` follows anyway."""
-    from PIL import Image
-
-    with Image.open(path) as im:
-        if side and im.format == "JPEG" and min(im.size) >= 2 * side:
-            im.draft("RGB", (side, side))
-        return im.convert("RGB")
-
-
-class _ImageFiles:
-    """Decode + preprocess one image per item; runs in DataLoader workers. Errors travel back as text so the
-    main process can raise a one-line :class:`SourceError` instead of a worker traceback."""
-
-    def __init__(self, paths: Sequence[str], preprocess: Callable[[Any], Any], side: int | None = None) -> None:
-        self.paths = list(paths)
-        self.preprocess = preprocess
-        self.side = side
-
-    def __len__(self) -> int:
-        return len(self.paths)
-
-    def __getitem__(self, i: int) -> tuple[int, Any, str]:
-        try:
-            return i, self.preprocess(open_for_model(self.paths[i], self.side)), ""
-        except Exception as e:  # a broken file must name itself, whatever PIL raised
-            return i, None, f"cannot decode image: {type(e).__name__}: {e}"
-
-
-def decode_batch_on_device(
-    paths: Sequence[str], device: str, preprocess_cfg: dict[str, Any], fallback: Callable[[str], Any]
-) -> tuple[Any, list[tuple[int, str]]]:
-    """A ``[n, 3, side, side]`` float batch of ``paths`` preprocessed like open_clip's transform, decoded on
-    ``device``: JPEGs by ``torchvision.io.decode_jpeg`` in one batched call (nvJPEG on CUDA), then resized
-    (shortest side, antialiased, the model's interpolation), centre-cropped and normalised there. A file that is
-    not a JPEG or that the batched decoder rejects is decoded on its own, and if that fails too, by
-    ``fallback(path)`` (the CPU transform, returning a ``[3, side, side]`` tensor). Errors come back as
-    ``(index, message)`` and the batch holds only the other images, in order.
-    """
-    import torch
-    from torchvision.io import ImageReadMode, decode_jpeg, read_file
-    from torchvision.transforms.v2 import InterpolationMode
-    from torchvision.transforms.v2 import functional as F
-
-    side = _model_input_side(preprocess_cfg)
-    interpolation = InterpolationMode(preprocess_cfg.get("interpolation", "bicubic"))
-    mean = torch.tensor(preprocess_cfg["mean"], device=device).view(3, 1, 1)
-    std = torch.tensor(preprocess_cfg["std"], device=device).view(3, 1, 1)
-    out: list[Any] = [None] * len(paths)
-    errors: list[tuple[int, str]] = []
-    raw: dict[int, Any] = {}
-    for k, p in enumerate(paths):
-        try:
-            data = read_file(p)
-        except Exception as e:
-            errors.append((k, f"cannot read image: {type(e).__name__}: {e}"))
-            continue
-        if data.numel() > 2 and data[0] == 0xFF and data[1] == 0xD8:  # JPEG start-of-image marker
-            raw[k] = data
-    decoded: dict[int, Any] = {}
-    if raw:
-        try:
-            decoded = dict(zip(raw, decode_jpeg(list(raw.values()), mode=ImageReadMode.RGB, device=device)))
-        except Exception:  # one bad file fails the batch: decode them one by one
-            for k, data in raw.items():
-                try:
-                    decoded[k] = decode_jpeg(data, mode=ImageReadMode.RGB, device=device)
-                except Exception:
-                    pass
-    failed = {k for k, _ in errors}
-    for k, p in enumerate(paths):
-        if k in failed:
-            continue
-        if k in decoded:
-            img = F.resize(decoded[k].float(), [side], interpolation=interpolation, antialias=True)
-            img = F.center_crop(img, [side, side]).clamp_(0, 255) / 255.0
-            out[k] = (img - mean) / std
-            continue
-        try:
-            out[k] = fallback(p).to(device)
-        except Exception as e:
-            errors.append((k, f"cannot decode image: {type(e).__name__}: {e}"))
-    kept = [t for t in out if t is not None]
-    return (torch.stack(kept) if kept else None), sorted(errors)
-
-
-def _collate(items: list[tuple[int, Any, str]]) -> tuple[list[int], Any, list[tuple[int, str]]]:
+def _copy_done(device: str) -> Any:
+    """An event recorded after the work queued so far on ``device``'s current stream (CUDA), or :class:`_Done`."""
     import torch
 
-    ok = [(i, t) for i, t, err in items if not err]
-    errors = [(i, err) for i, _, err in items if err]
-    batch = torch.stack([t for _, t in ok]) if ok else None
-    return [i for i, _ in ok], batch, errors
+    if not device.startswith("cuda"):
+        return _Done()
+    event = torch.cuda.Event()
+    event.record(torch.cuda.current_stream(torch.device(device)))
+    return event
 
 
 class ClipScorer:
@@ -481,7 +389,6 @@ class ClipScorer:
         self._model: Any = None
         self._preprocess: Any = None
         self._tokenizer: Any = None
-        self._digests: dict[tuple[str, int, int], str] = {}
 
     # -- model -------------------------------------------------------------------------------------------------
     @property
@@ -539,62 +446,104 @@ class ClipScorer:
 
     # -- embeddings --------------------------------------------------------------------------------------------
     def _digest(self, path: str) -> str:
-        try:
-            st = os.stat(path)
-        except OSError as e:
-            raise SourceError(path, "", f"image file not readable: {e.strerror or e}") from e
-        sig = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
-        digest = self._digests.get(sig)
-        if digest is None:
-            digest = self._digests[sig] = file_sha256(path)
-        return digest
+        """The content hash of one image (see :meth:`_digests_of`)."""
+        return self._digests_of([path])[0]
+
+    def _digests_of(self, paths: list[str]) -> list[str]:
+        """Content hashes of ``paths``, in order (see :meth:`_known_digests`); the rest are hashed here."""
+        keys, digest_of, unhashed = self._known_digests(paths)
+        digest_of.update(self._hash_files(unhashed))
+        return [digest_of[k] for k in keys]
+
+    def _known_digests(self, paths: list[str]) -> tuple[list[str], dict[str, str], dict[str, tuple[str, os.stat_result]]]:
+        """What the embedding cache is keyed by: each file's content hash, so a renamed or copied image is not
+        encoded twice. Returns each path's :func:`~sources.hashing.signature` (device, inode, size, mtime, ctime)
+        as text, ``{signature: sha256}`` for the files the store already knows, which are not read at all (a
+        rerun over 4,000 images costs 4,000 ``stat`` calls instead of hashing 240 MB), and ``{signature: (path,
+        stat)}`` for the others. The first missing file, in order, raises."""
+        stats = []
+        for p in paths:
+            try:
+                stats.append(os.stat(p))
+            except OSError as e:
+                raise SourceError(p, "", f"image file not readable: {e.strerror or e}") from e
+        keys = [":".join(map(str, signature(st))) for st in stats]
+        known = self.store.content_digests(keys)
+        unhashed = {k: (p, st) for k, p, st in zip(keys, paths, stats) if k not in known}
+        return keys, known, unhashed
+
+    def _hash_files(self, files: dict[str, tuple[str, os.stat_result]]) -> dict[str, str]:
+        """sha256 of each file, remembered by the store under its signature. In this thread: threads were
+        measured slower (4,000 JPEGs on 16 cores: 0.29 s in one, 0.37 to 0.65 s in 4 to 16)."""
+        out = {}
+        for key, (path, st) in files.items():
+            try:
+                out[key] = file_sha256(path, st=st)
+            except OSError as e:
+                raise SourceError(path, "", f"image file not readable: {e.strerror or e}") from e
+        self._remember(files, out)
+        return out
+
+    def _remember(self, files: dict[str, tuple[str, os.stat_result]], digests: dict[str, str]) -> None:
+        """Store ``{signature: sha256}`` of the files that have not changed in the last seconds
+        (:func:`~sources.hashing.settled`: a newer one may change again without its signature moving)."""
+        self.store.put_content_digests({k: d for k, d in digests.items() if settled(files[k][1])})
 
     def image_embeddings(
         self, paths: Sequence[str | os.PathLike[str]], on_progress: Callable[[int, int], None] | None = None
     ) -> np.ndarray:
         """Unit-length float32 embeddings ``[len(paths), dim]``; cached images are not decoded or encoded.
 
-        ``on_progress(done, total)`` is called after each encoded batch (for a progress bar).
+        ``on_progress(done, total)`` is called after each encoded batch (for a progress bar). On the CUDA path,
+        files the store has never seen are hashed by the threads that read them for decoding
+        (:meth:`_encode_images_on_device`), so hashing overlaps the GPU's work instead of preceding it.
         """
         t0 = time.perf_counter()
         paths = [os.fspath(p) for p in paths]
-        digests = [self._digest(p) for p in paths]
+        keys, digest_of, unhashed = self._known_digests(paths)
+        on_ray = getattr(self.executor, "name", "local") == "ray"
+        streamed = unhashed if self.identity.get("decode") == "nvjpeg" and not on_ray else {}
+        if unhashed and not streamed:
+            digest_of.update(self._hash_files(unhashed))
         first_path: dict[str, str] = {}  # digest -> first path with that content
-        for d, p in zip(digests, paths):
-            first_path.setdefault(d, p)
+        for k, p in zip(keys, paths):
+            if k in digest_of:
+                first_path.setdefault(digest_of[k], p)
         found = self.store.get_many(self.key, "image", first_path)
         todo = [(d, p) for d, p in first_path.items() if d not in found]
-        self.stats.images_requested += len(first_path)
         self.stats.image_cache_hits += len(first_path) - len(todo)
-        if todo and getattr(self.executor, "name", "local") == "ray":
+        if todo and on_ray:
             from filters.clip_ray import encode_images_on_ray
 
             encode_images_on_ray(self, self.executor, todo, found, on_progress)
-        elif todo:
-            self._encode_images(todo, found, on_progress)
+        elif todo or streamed:
+            digest_of.update(self._encode_images(todo, found, on_progress, streamed))
+        self.stats.images_requested += len({digest_of[k] for k in keys})
         self.stats.seconds += time.perf_counter() - t0
         if not paths:
             return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([found[d] for d in digests])
+        return np.stack([found[digest_of[k]] for k in keys])
 
     def _encode_images(
-        self, todo: list[tuple[str, str]], found: dict[str, np.ndarray], on_progress: Callable[[int, int], None] | None
-    ) -> None:
+        self, todo: list[tuple[str, str]], found: dict[str, np.ndarray], on_progress: Callable[[int, int], None] | None,
+        unhashed: dict[str, tuple[str, os.stat_result]],
+    ) -> dict[str, str]:
+        """Encode ``todo`` (``(sha256, path)``) into ``found`` and the cache; on the CUDA path also the
+        ``unhashed`` files (hashed on the way), returning their ``{signature: sha256}``."""
         import torch
         from torch.utils.data import DataLoader
 
         model, preprocess = self.model, self.preprocess
         if self.identity.get("decode") == "nvjpeg":
-            self._encode_images_on_device(todo, found, on_progress)
-            return
+            return self._encode_images_on_device(todo, found, on_progress, unhashed)
         t0 = time.perf_counter()
         workers = self._workers_for(len(todo))
-        side = _model_input_side(self.preprocess_cfg)
+        side = model_input_side(self.preprocess_cfg)
         loader = DataLoader(
-            _ImageFiles([p for _, p in todo], preprocess, side),  # type: ignore[arg-type]
+            ImageFiles([p for _, p in todo], preprocess, side),  # type: ignore[arg-type]
             batch_size=self.config.batch_size,
             num_workers=workers,
-            collate_fn=_collate,
+            collate_fn=collate,
             pin_memory=self.device.startswith("cuda"),
             prefetch_factor=4 if workers else None,
         )
@@ -608,6 +557,7 @@ class ClipScorer:
                 vecs = torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy()
                 done = self._keep_encoded([todo[i][0] for i in idx], vecs, found, done, len(todo), on_progress)
         self.stats.encode_seconds += time.perf_counter() - t0
+        return {}
 
     def _keep_encoded(
         self, keys: list[str], vecs: np.ndarray, found: dict[str, np.ndarray], done: int, total: int,
@@ -629,26 +579,74 @@ class ClipScorer:
         return dict(getattr(self.model.visual, "preprocess_cfg", None) or {"size": 224})
 
     def _encode_images_on_device(
-        self, todo: list[tuple[str, str]], found: dict[str, np.ndarray], on_progress: Callable[[int, int], None] | None
-    ) -> None:
-        """The CUDA path: batches decoded, resized and normalised on the GPU (:func:`decode_batch_on_device`)."""
+        self, todo: list[tuple[str, str]], found: dict[str, np.ndarray], on_progress: Callable[[int, int], None] | None,
+        unhashed: dict[str, tuple[str, os.stat_result]],
+    ) -> dict[str, str]:
+        """The CUDA path: batches read, hashed (``unhashed`` files) and decoded by threads ahead of the GPU, then
+        resized, normalised and encoded there (:class:`DeviceBatches`). A file hashed on the way whose content is
+        cached already, or was met earlier in this call, is dropped from its batch before the forward pass.
+        Each batch's vectors are copied to the host without waiting and cached once the next batch is queued,
+        so the GPU works while the CPU writes SQLite. Returns ``{signature: sha256}`` of ``unhashed``."""
         import torch
 
         model, preprocess, cfg = self.model, self.preprocess, self.preprocess_cfg
         t0 = time.perf_counter()
+        paths = [p for _, p in todo] + [p for p, _ in unhashed.values()]
+        digests: list[str | None] = [d for d, _ in todo] + [None] * len(unhashed)
+        signatures = [None] * len(todo) + list(unhashed)
+        new: dict[str, str] = {}
+        seen: set[str] = set()
         done = 0
-        with torch.inference_mode(), self._autocast():
-            for start in range(0, len(todo), self.config.batch_size):
-                chunk = todo[start:start + self.config.batch_size]
-                batch, errors = decode_batch_on_device(
-                    [p for _, p in chunk], self.device, cfg, lambda p: preprocess(open_for_model(p, None)))
-                if errors:
-                    i, err = errors[0]
-                    raise SourceError(chunk[i][1], "", err)
-                feats = model.encode_image(batch)
-                vecs = torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy()
-                done = self._keep_encoded([d for d, _ in chunk], vecs, found, done, len(todo), on_progress)
+        pending: tuple[list[str], Any, Any] | None = None  # (digests, host tensor, copy-done event)
+
+        def keep(item: tuple[list[str], Any, Any]) -> int:
+            keys, host, copied = item
+            copied.synchronize()
+            return self._keep_encoded(keys, host.numpy(), found, done, len(paths), on_progress)
+
+        try:
+            with DeviceBatches(paths, self.config.batch_size, self.device, cfg,
+                               lambda p: preprocess(open_for_model(p, None)), hashed=range(len(todo), len(paths))
+                               ) as batches, torch.inference_mode(), self._autocast():
+                for start, batch, errors, hashed in batches:
+                    if errors:
+                        i, err = errors[0]
+                        raise SourceError(paths[start + i], "", err)
+                    for j, d in hashed.items():
+                        digests[start + j] = new[signatures[start + j]] = d  # type: ignore[index]
+                    rows = self._rows_to_encode(digests[start:start + len(batch)], list(hashed.values()), found, seen)
+                    done += len(batch) - len(rows)
+                    if not rows:
+                        continue
+                    if len(rows) < len(batch):
+                        batch = batch[torch.tensor(rows, device=batch.device)]
+                    feats = torch.nn.functional.normalize(model.encode_image(batch).float(), dim=-1)
+                    host = feats.to("cpu", non_blocking=True)  # pinned: returns at once
+                    copied = _copy_done(self.device)
+                    if pending is not None:
+                        done, pending = keep(pending), None
+                    pending = ([digests[start + j] for j in rows], host, copied)  # type: ignore[misc]
+        finally:  # also on an error or Ctrl-C: the batch already encoded reaches the cache
+            if pending is not None:
+                keep(pending)
+            self._remember(unhashed, new)
         self.stats.encode_seconds += time.perf_counter() - t0
+        return new
+
+    def _rows_to_encode(
+        self, digests: list[str | None], hashed: list[str], found: dict[str, np.ndarray], seen: set[str]
+    ) -> list[int]:
+        """Rows of a batch whose content is neither cached (looked up now for ``hashed``, the digests learnt on
+        the way; their vectors join ``found``) nor already met in this call (``seen``, updated)."""
+        cached = self.store.get_many(self.key, "image", [d for d in hashed if d not in found and d not in seen])
+        found.update(cached)
+        self.stats.image_cache_hits += len(cached)
+        rows = []
+        for j, d in enumerate(digests):
+            if d is not None and d not in found and d not in seen:
+                seen.add(d)
+                rows.append(j)
+        return rows
 
     def text_embeddings(self, prompts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 embeddings ``[len(prompts), dim]`` of the prompts, cached like images."""

@@ -31,6 +31,8 @@ CREATE TABLE IF NOT EXISTS emb (
 CREATE TABLE IF NOT EXISTS file_digest (
     path TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL,
     PRIMARY KEY (path, size, mtime_ns)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS file_content (
+    signature TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID;
 """
 _IN_CHUNK = 500  # stay below SQLite's bound-parameter limit
 
@@ -99,6 +101,30 @@ class EmbeddingStore:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?, ?)", rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def content_digests(self, signatures: Iterable[str]) -> dict[str, str]:
+        """The sha256 already known for each file :func:`~sources.hashing.signature` (as text) among
+        ``signatures``; unknown ones are absent."""
+        wanted = list(dict.fromkeys(signatures))
+        found: dict[str, str] = {}
+        with self._lock:
+            for start in range(0, len(wanted), _IN_CHUNK):
+                chunk = wanted[start : start + _IN_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                found.update(self._db.execute(
+                    f"SELECT signature, sha256 FROM file_content WHERE signature IN ({marks})", chunk))
+        return found
+
+    def put_content_digests(self, digests: Mapping[str, str]) -> None:
+        """Remember ``{signature: sha256}`` (one transaction)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO file_content VALUES (?, ?)", digests.items())
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise

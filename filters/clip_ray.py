@@ -49,7 +49,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from filters.clip import _model_input_side
+from filters.clip_decode import model_input_side
 from sources.errors import ConfigError, SourceError
 
 __all__ = ["ClipImageEncoder", "batch_listeners", "decode_batch", "encode_images_on_ray"]
@@ -198,7 +198,7 @@ def encode_images_on_ray(
     size = settings.batch_size or scorer.config.batch_size
     batches = [list(todo[i : i + size]) for i in range(0, len(todo), size)]
     rows = [{"batch": k, "paths": [p for _, p in b]} for k, b in enumerate(batches)]
-    side = _model_input_side(scorer.preprocess_cfg)
+    side = model_input_side(scorer.preprocess_cfg)
     spec = {"config": scorer.config, "weights": scorer._weights, "identity": scorer.identity,
             "gpus": settings.gpus_per_actor, "preprocess": scorer.preprocess, "side": side}
     decode_in_tasks = settings.gpus_per_actor > 0 and scorer.identity.get("decode") != "nvjpeg"

@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import require
 from filters import clip_mining
 from filters.clip_mining import (
     ClipPair,
@@ -28,6 +27,7 @@ from filters.clip_mining import (
     prompt_for,
 )
 from sources.errors import ConfigError, SourceError
+from tests.conftest import require
 
 
 @pytest.fixture(autouse=True)
@@ -170,6 +170,7 @@ def images(tmp_path):
 def _config(tiny: str, cache: Path, **kw):
     from filters.clip import ClipConfig
 
+    kw.setdefault("device", "cpu")  # the CPU path's batching and precision; the CUDA path has its own tests
     return ClipConfig(model=tiny, pretrained=None, cache_dir=str(cache), batch_size=4, num_workers=1, **kw)
 
 
@@ -252,11 +253,15 @@ def test_changed_image_content_is_reencoded(tiny, images, tmp_path):
     assert sizes == [1] and not np.allclose(before, after)
 
 
-def test_a_crash_keeps_the_batches_already_encoded(tiny, images, tmp_path):
+@pytest.mark.parametrize("decode", ["pil-draft", "nvjpeg"])
+def test_a_crash_keeps_the_batches_already_encoded(tiny, images, tmp_path, decode):
+    """Both encode paths: the DataLoader's, and the CUDA path's (taken here on CPU), whose batches are cached
+    one step late so the GPU runs ahead: a crash must still leave the finished batch in the cache."""
     from filters.clip import load_scorer
 
     cache = tmp_path / "cache"
     scorer = load_scorer(_config(tiny, cache))
+    scorer.identity["decode"] = decode
     real = scorer.model.encode_image
     calls = []
 
@@ -272,6 +277,7 @@ def test_a_crash_keeps_the_batches_already_encoded(tiny, images, tmp_path):
     assert scorer.store.count(kind="image") == 4  # the first batch was committed
 
     resumed = load_scorer(_config(tiny, cache))
+    resumed.identity["decode"] = decode
     sizes = _count_encodes(resumed)
     resumed.image_embeddings(images)
     assert sum(sizes) == 6 and resumed.stats.image_cache_hits == 4

@@ -5,7 +5,9 @@ decode path in the cache identity, and the default worker count. Embeddings of e
 
 from __future__ import annotations
 
+import hashlib
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,13 @@ open_clip = pytest.importorskip("open_clip")
 pytest.importorskip("torchvision")
 
 from filters import clip as clip_mod  # noqa: E402
-from filters.clip import ClipConfig, decode_batch_on_device, default_workers, load_scorer, open_for_model  # noqa: E402
+from filters.clip import (
+    ClipConfig,
+    decode_batch_on_device,
+    default_workers,
+    load_scorer,
+    open_for_model,
+)
 
 TOLERANCE = 0.999
 
@@ -136,5 +144,158 @@ def test_cuda_stage_decodes_on_the_gpu_within_tolerance(tiny: str, photos: list[
         got = scorer.image_embeddings(photos)
         model, preprocess = _model(tiny)
         assert ((got * _reference(model, preprocess, photos)).sum(axis=1)).min() >= 0.99  # fp16 on top of decoding
+    finally:
+        scorer.close()
+
+
+def _one_by_one(paths: list[str], cfg: dict, fallback) -> torch.Tensor:
+    """The device path image by image (each its own resize call): what the grouped resize must reproduce."""
+    return torch.cat([decode_batch_on_device([p], "cpu", cfg, fallback)[0] for p in paths])
+
+
+def test_grouped_resize_matches_image_by_image(tiny: str, photos: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from filters import clip_decode
+
+    model, preprocess = _model(tiny)
+    cfg = dict(model.visual.preprocess_cfg)
+    fallback = lambda p: preprocess(open_for_model(p, None))
+    paths = [photos[0], photos[1], photos[0], photos[2], photos[3], photos[0]]  # sizes repeat, a PNG between
+    single = _one_by_one(paths, cfg, fallback)
+    grouped, errors = decode_batch_on_device(paths, "cpu", cfg, fallback)
+    assert errors == [] and torch.allclose(grouped, single, atol=1e-5)
+    monkeypatch.setattr(clip_decode, "RESIZE_BYTES", 1)  # one image per resize call: the slicing keeps order
+    sliced, _ = decode_batch_on_device(paths, "cpu", cfg, fallback)
+    assert torch.allclose(sliced, single, atol=1e-5)
+    assert not torch.allclose(grouped[0], grouped[1])  # a planted swap of two images would be caught
+
+
+def test_device_batches_read_ahead_and_keep_order(tiny: str, photos: list[str]) -> None:
+    from filters.clip_decode import DeviceBatches
+
+    model, preprocess = _model(tiny)
+    cfg = dict(model.visual.preprocess_cfg)
+    fallback = lambda p: preprocess(open_for_model(p, None))
+    paths = [photos[i % 4] for i in range(11)]
+    with DeviceBatches(paths, 2, "cpu", cfg, fallback, hashed={3, 10}) as batches:
+        got = list(batches)
+    assert [s for s, _, _, _ in got] == list(range(0, 11, 2))
+    assert all(errors == [] for _, _, errors, _ in got)
+    assert torch.allclose(torch.cat([b for _, b, _, _ in got]), _one_by_one(paths, cfg, fallback), atol=1e-5)
+    sha = {p: hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in photos}
+    assert [(s, h) for s, _, _, h in got if h] == [(2, {1: sha[paths[3]]}), (10, {0: sha[paths[10]]})]
+
+
+def _scorer_on_device_path(tiny: str, tmp_path: Path, batch_size: int):
+    """A CPU scorer that takes the CUDA stage's code path (DeviceBatches, deferred copies): CI has no GPU."""
+    scorer = load_scorer(ClipConfig(model=tiny, pretrained="", device="cpu", cache_dir=str(tmp_path),
+                                    batch_size=batch_size))
+    scorer.identity["decode"] = "nvjpeg"
+    return scorer
+
+
+def test_device_stage_pipeline_caches_every_batch(tiny: str, photos: list[str], tmp_path: Path) -> None:
+    paths = [photos[0], photos[1], photos[2], photos[3], photos[2]]  # the repeat is encoded once
+    scorer = _scorer_on_device_path(tiny, tmp_path, batch_size=2)
+    try:
+        got = scorer.image_embeddings(paths)
+        assert scorer.stats.images_encoded == 4
+        model, preprocess = _model(tiny)
+        cosine = (got * _reference(model, preprocess, paths)).sum(axis=1)
+        assert cosine.min() >= TOLERANCE, cosine
+        assert np.array_equal(got[2], got[4])
+    finally:
+        scorer.close()
+
+
+def test_device_stage_keeps_the_batches_before_a_broken_file(tiny: str, photos: list[str], tmp_path: Path) -> None:
+    from sources.errors import SourceError
+
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\n not an image")
+    scorer = _scorer_on_device_path(tiny, tmp_path / "cache", batch_size=2)
+    try:
+        with pytest.raises(SourceError, match="broken.png.*cannot decode image"):
+            scorer.image_embeddings([photos[0], photos[1], photos[2], str(broken)])
+        assert scorer.stats.images_encoded == 2  # the first batch reached the cache before the error
+    finally:
+        scorer.close()
+    again = _scorer_on_device_path(tiny, tmp_path / "cache", batch_size=2)
+    try:
+        again.image_embeddings([photos[0], photos[1]])
+        assert again.stats.images_encoded == 0 and again.stats.image_cache_hits == 2
+    finally:
+        again.close()
+
+
+def test_digests_come_in_order_and_a_missing_file_is_named(tiny: str, tmp_path: Path) -> None:
+    from sources.errors import SourceError
+
+    files = []
+    for i in range(9):
+        f = tmp_path / f"f{i}.bin"
+        f.write_bytes(bytes([i]) * (1000 + i))
+        files.append(str(f))
+    scorer = load_scorer(ClipConfig(model=tiny, pretrained="", device="cpu", cache_dir=str(tmp_path / "c")))
+    try:
+        assert scorer._digests_of(files) == [hashlib.sha256(Path(f).read_bytes()).hexdigest() for f in files]
+        with pytest.raises(SourceError, match="missing.jpg"):
+            scorer._digests_of(files[:5] + [str(tmp_path / "missing.jpg")] + files[5:])
+    finally:
+        scorer.close()
+
+
+def test_known_files_are_not_read_again_and_changed_ones_are(tiny: str, photos: list[str], tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from filters import clip as clip_module
+    from sources import hashing
+
+    a, b = tmp_path / "a.jpg", tmp_path / "b.jpg"
+    shutil.copy(photos[0], a)
+    shutil.copy(photos[1], b)
+    config = ClipConfig(model=tiny, pretrained="", device="cpu", cache_dir=str(tmp_path / "c"))
+    first = load_scorer(config)
+    try:
+        fresh = first._digests_of([str(a)])
+        assert len(first.store._db.execute("SELECT * FROM file_content").fetchall()) == 0  # too recent to keep
+        monkeypatch.setattr(hashing, "RACY_SECONDS", 0.0)
+        hashing._HASHED.clear()
+        assert first._digests_of([str(a), str(b)])[0] == fresh[0]
+    finally:
+        first.close()
+
+    reads: list[str] = []
+    real = clip_module.file_sha256
+    monkeypatch.setattr(clip_module, "file_sha256", lambda p, **kw: reads.append(str(p)) or real(p, **kw))
+    hashing._HASHED.clear()
+    again = load_scorer(config)
+    try:
+        assert again._digests_of([str(a), str(b)])[0] == fresh[0] and reads == []  # a rerun only stats
+        time.sleep(0.05)  # past the kernel's timestamp tick (RACY_SECONDS covers this outside tests)
+        st = os.stat(a)
+        data = bytearray(a.read_bytes())
+        data[-10] ^= 0xFF  # same size, other bytes
+        a.write_bytes(bytes(data))
+        os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns))  # mtime put back, as cp -p would: ctime still moves
+        assert again._digests_of([str(a)])[0] != fresh[0] and reads == [str(a)]
+    finally:
+        again.close()
+
+
+def test_device_stage_hashes_new_files_on_the_way_and_skips_known_content(tiny: str, photos: list[str],
+                                                                          tmp_path: Path) -> None:
+    import shutil
+
+    scorer = _scorer_on_device_path(tiny, tmp_path / "cache", batch_size=2)
+    try:
+        first = scorer.image_embeddings([photos[0]])
+        a, b = tmp_path / "a.jpg", tmp_path / "b.jpg"  # photos[0]'s bytes under two new names: never hashed yet
+        shutil.copy(photos[0], a)
+        shutil.copy(photos[0], b)
+        got = scorer.image_embeddings([str(a), photos[1], str(b)])
+        assert scorer.stats.images_encoded == 2  # photos[0] once, then photos[1]: the copies were dropped
+        assert np.array_equal(got[0], first[0]) and np.array_equal(got[2], first[0])
+        assert scorer.stats.image_cache_hits == 1 and scorer.stats.images_requested == 3
     finally:
         scorer.close()
