@@ -6,8 +6,8 @@ Four timings, same model (ViT-B-32 with random weights, so nothing is downloaded
 * **bare forward** - ``model.encode_image`` over tensors already decoded, preprocessed and stacked, moved to the
   device inside the timing (the host-to-device copy is part of any real run): the ceiling.
 * **decode only** - the stage's decode + preprocessing path alone: on CUDA batched ``decode_jpeg`` on the GPU with
-  resize and normalisation there (:class:`filters.clip_decode.DeviceBatches`, files read ahead by threads); on CPU PIL (reduced-scale JPEG
-  decoding) in DataLoader workers.
+  resize and normalisation there (:class:`filters.clip_decode.DeviceBatches`, files read ahead by threads); on CPU
+  PIL (reduced-scale JPEG decoding) in DataLoader workers.
 * **stage, cold** - ``ClipScorer.image_embeddings`` on the files with an empty cache: content hashing, decode and
   preprocessing, encoding, normalisation and the cache write. Target (issue #17, on a GPU): >= 0.8x bare.
 * **stage, warm** - the same call from a fresh scorer on the filled cache (the rerun of a build: files known to

@@ -353,6 +353,10 @@ def load_scorer(config: ClipConfig, executor: Any = None) -> "ClipScorer":
     return ClipScorer(config, weights, identity, device, store, executor)
 
 
+_StatPath = tuple[str, os.stat_result]
+"""A file to hash: its path and the ``stat`` its signature was taken from."""
+
+
 class _Done:
     """The event of a copy that is already complete (CPU tensors): ``synchronize`` returns at once."""
 
@@ -455,7 +459,7 @@ class ClipScorer:
         digest_of.update(self._hash_files(unhashed))
         return [digest_of[k] for k in keys]
 
-    def _known_digests(self, paths: list[str]) -> tuple[list[str], dict[str, str], dict[str, tuple[str, os.stat_result]]]:
+    def _known_digests(self, paths: list[str]) -> tuple[list[str], dict[str, str], dict[str, _StatPath]]:
         """What the embedding cache is keyed by: each file's content hash, so a renamed or copied image is not
         encoded twice. Returns each path's :func:`~sources.hashing.signature` (device, inode, size, mtime, ctime)
         as text, ``{signature: sha256}`` for the files the store already knows, which are not read at all (a
@@ -472,7 +476,7 @@ class ClipScorer:
         unhashed = {k: (p, st) for k, p, st in zip(keys, paths, stats) if k not in known}
         return keys, known, unhashed
 
-    def _hash_files(self, files: dict[str, tuple[str, os.stat_result]]) -> dict[str, str]:
+    def _hash_files(self, files: dict[str, _StatPath]) -> dict[str, str]:
         """sha256 of each file, remembered by the store under its signature. In this thread: threads were
         measured slower (4,000 JPEGs on 16 cores: 0.29 s in one, 0.37 to 0.65 s in 4 to 16)."""
         out = {}
@@ -484,7 +488,7 @@ class ClipScorer:
         self._remember(files, out)
         return out
 
-    def _remember(self, files: dict[str, tuple[str, os.stat_result]], digests: dict[str, str]) -> None:
+    def _remember(self, files: dict[str, _StatPath], digests: dict[str, str]) -> None:
         """Store ``{signature: sha256}`` of the files that have not changed in the last seconds
         (:func:`~sources.hashing.settled`: a newer one may change again without its signature moving)."""
         self.store.put_content_digests({k: d for k, d in digests.items() if settled(files[k][1])})
@@ -526,7 +530,7 @@ class ClipScorer:
 
     def _encode_images(
         self, todo: list[tuple[str, str]], found: dict[str, np.ndarray], on_progress: Callable[[int, int], None] | None,
-        unhashed: dict[str, tuple[str, os.stat_result]],
+        unhashed: dict[str, _StatPath],
     ) -> dict[str, str]:
         """Encode ``todo`` (``(sha256, path)``) into ``found`` and the cache; on the CUDA path also the
         ``unhashed`` files (hashed on the way), returning their ``{signature: sha256}``."""
@@ -580,7 +584,7 @@ class ClipScorer:
 
     def _encode_images_on_device(
         self, todo: list[tuple[str, str]], found: dict[str, np.ndarray], on_progress: Callable[[int, int], None] | None,
-        unhashed: dict[str, tuple[str, os.stat_result]],
+        unhashed: dict[str, _StatPath],
     ) -> dict[str, str]:
         """The CUDA path: batches read, hashed (``unhashed`` files) and decoded by threads ahead of the GPU, then
         resized, normalised and encoded there (:class:`DeviceBatches`). A file hashed on the way whose content is
