@@ -97,10 +97,14 @@ class EmbeddingStore:
         if len(keys) != len(vectors):
             raise ValueError(f"{len(keys)} keys for {len(vectors)} vectors")
         rows = [(model, kind, k, int(v.size), v.tobytes()) for k, v in zip(keys, vectors)]
+        self._insert("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?, ?)", rows)
+
+    def _insert(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """``executemany`` in one transaction: all of ``rows`` or, after an error or Ctrl-C, none."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?, ?)", rows)
+                self._db.executemany(sql, rows)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -121,14 +125,7 @@ class EmbeddingStore:
 
     def put_content_digests(self, digests: Mapping[str, str]) -> None:
         """Remember ``{signature: sha256}`` (one transaction)."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany("INSERT OR REPLACE INTO file_content VALUES (?, ?)", digests.items())
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        self._insert("INSERT OR REPLACE INTO file_content VALUES (?, ?)", digests.items())
 
     def count(self, model: str | None = None, kind: str | None = None) -> int:
         """Number of stored vectors (for tests and stats)."""

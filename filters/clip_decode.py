@@ -23,21 +23,15 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Container, Iterator, Sequence
 
+from sources.forking import usable_cores
+
 READ_AHEAD = 3
 """Batches whose files are read while the GPU works on the current one: enough to hide a slow disk's jitter,
 few enough that a large batch of large JPEGs does not sit in memory."""
 
 RESIZE_BYTES = 1 << 30
-"""Largest float32 stack resized in one call on the device: a batch of 256 photos of 12 megapixels would
-otherwise need 37 GB at once."""
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on (``sched_getaffinity`` honours containers and ``taskset``)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
+"""Largest stack resized in one call on the device, counted at 4 bytes a value: a batch of 256 photos of 12
+megapixels would otherwise need 37 GB at once."""
 
 
 def default_workers() -> int:
@@ -45,7 +39,7 @@ def default_workers() -> int:
 
     Why not capped: the CPU path is decode-bound (issue #17: on a 16-core GPU machine 4 workers fed ViT-B-32 at
     337 images/s, 15 workers at 651), so every core that can decode should."""
-    return max(0, usable_cpus() - 1)
+    return max(0, usable_cores() - 1)
 
 
 def decode_path(device: str) -> str:
