@@ -161,8 +161,7 @@ class MiohBuilder:
         out = []
         for img in spec.images:
             lab = self.pools.label(self.task, img, spec.probe)
-            record = self.pools.facts[img].image
-            entry: dict[str, Any] = {"id": record.id}
+            entry: dict[str, Any] = {"id": self.pools.image_id(img)}
             if lab is not None:
                 entry.update(label=lab.status, difficulty=label_difficulty(lab), signal=lab.signal,
                              score=None if lab.score is None else round(float(lab.score), 6))
@@ -219,7 +218,7 @@ class MiohBuilder:
             context, variant = context_text(cell_rng, self.wording, pressure, claim)
             question = prioritize(self.wording, question)
             provenance["context"] = {"claim": claim.as_dict(), "template": variant, "writer": "template"}
-        images = [self.pools.facts[img].image.file for img in spec.images]
+        images = [self.pools.image_file(img) for img in spec.images]
         return make_item(
             benchmark=BENCHMARK, task=self.task, question_type=spec.qtype, pressure=pressure, images=images,
             question=question, options=options, answer=answer_letter(key), context=context, provenance=provenance,
@@ -493,6 +492,8 @@ def _prepare(
                     task_bar, with_attributes="attribute" in sources and sources["attribute"] is records,
                 )
         pools_by_task[task] = by_source[id(records)]
+    for pools in by_source.values():
+        pools.prepare([task for task, served in pools_by_task.items() if served is pools])
     return sources, pools_by_task, filter_stats, verification, clip
 
 

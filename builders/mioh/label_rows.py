@@ -110,7 +110,7 @@ class LabelRows:
         if found is None:
             index = self.numbers("position")
             found = self._related[img] = sorted({
-                k for subject, relation, obj in self.pools.facts[img].relations_by_categories
+                k for subject, relation, obj in self.pools.relations_in(img)
                 for rel in (relation, OPPOSITE_RELATIONS.get(relation))
                 if (k := index.get((subject, rel, obj))) is not None})
         return found

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
+from builders.mioh.labels import NEG, NEG_HARD, POS, POS_HARD, UNDECIDED, Label, LabelColumns, label_code
 from filters.base import FilterStats
 from filters.cooccurrence import (
     CooccurrenceStats,
@@ -82,24 +83,12 @@ FACTS_CHUNK = 2000
 """Images classified per geometry call: large enough for numpy to pay off, small enough for a live progress bar."""
 
 
-@dataclass(frozen=True)
-class Label:
-    """Whether a probe holds in an image (``pos``/``neg``), how hard that is to see, and why."""
-
-    status: str
-    hard: bool = False
-    signal: str | None = None
-    """What made it hard: ``small``/``occluded``/``truncated``, ``cooccurrence``, ``attribute``, ``relation``, ``clip``."""
-    score: float | None = None
-    """The score behind the signal (relative area, occlusion, P(object | cue), CLIP z)."""
-    clip_z: float | None = None
-    """CLIP z-score of the pair when the CLIP stage ran (recorded whichever signal decided)."""
-
-
 EASY_POS = Label("pos")
 EASY_NEG = Label("neg")
 ATTRIBUTE_NEG = Label("neg", True, "attribute", None)
 """An attribute every instance could show (its type is annotated on all of them) and none does."""
+RELATION_NEG = Label("neg", True, "relation", None)
+"""A relation contradicted by the scene graph (or by an exhaustive source): the objects are there, not so."""
 
 UNVERIFIED_ABSENCE = "absence not verified"
 NOT_EXHAUSTIVE = "instances not all annotated"
@@ -108,15 +97,8 @@ ATTRIBUTE_TYPE_UNKNOWN = "attribute type unknown"
 REFUSAL_REASONS = (UNVERIFIED_ABSENCE, NOT_EXHAUSTIVE, ATTRIBUTES_NOT_EXHAUSTIVE, ATTRIBUTE_TYPE_UNKNOWN)
 
 
-UNDECIDED, NEG, NEG_HARD, POS, POS_HARD = -1, 0, 1, 2, 3
-"""Labels as small integers (label rows, attribute columns): undecidable, then status x hard."""
-
-
-def label_code(label: Label | None) -> int:
-    """The code of one label (``None``: :data:`UNDECIDED`)."""
-    if label is None:
-        return UNDECIDED
-    return (POS if label.status == "pos" else NEG) + int(label.hard)
+NOT_COUNTABLE, COUNT_REFUSED = -1, -2
+"""Counting table entries that are not a count: undecidable, refused (:data:`NOT_EXHAUSTIVE`)."""
 
 
 @dataclass(frozen=True)
@@ -282,9 +264,9 @@ class Pools:
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
 
-    _TRANSIENT = ("_image_lists", "_labels", "_index", "_by_relation", "_n_objects", "_attribute_memo", "_numbers",
-                  "_attribute_codes")
-    """Memos filled while questions are drawn: not part of a pickled (prepared, cached) pool."""
+    _TRANSIENT = ("_image_lists", "_labels", "_attribute_memo", "_numbers", "_relations_of_image")
+    """Memos filled while questions are drawn: not part of a pickled (prepared, cached) pool. The tables
+    :meth:`prepare` fills are kept: they are what lets a rerun read per-image facts only where it asks."""
 
     def __getstate__(self) -> dict:
         state = {k: v for k, v in self.__dict__.items() if k not in self._TRANSIENT}
@@ -293,6 +275,26 @@ class Pools:
     def category_index(self, category: str) -> int:
         """Column of ``category`` in the image x category matrices."""
         return self._cat_index[category]
+
+    def prepare(self, tasks: Sequence[str]) -> None:
+        """Fill every table that is read over all images for ``tasks``, or holds what a label says: probes,
+        decision tables, object counts, areas, the image index.
+
+        Why: these are the only reads of every image's facts once the pools exist. The prepared-pools cache
+        (:mod:`builders.mioh.prepared`) stores a pool after this, so a rerun unpickles an image's facts only
+        where a question shows the image, instead of all of them (most of a paper-scale rerun's time)."""
+        self._image_index()
+        self.object_counts()
+        for task in tasks:
+            self.probes(task)
+            if task == "position":
+                self._positions_decided()
+            elif task == "attribute":
+                for category in sorted({c for _, c in self.probes(task)}):  # type: ignore[misc]
+                    self._attribute_columns(category)
+            else:
+                self._category_table(task)
+                self._max_areas()
 
     # ----------------------------------------------------------------------------------------- labels per task
 
@@ -332,9 +334,15 @@ class Pools:
         return self._with_clip(Label("pos", state.hard, state.signal, state.score), z)
 
     def count(self, img: int, category: str) -> int | None:
-        """How many instances of ``category`` the image shows, or ``None`` when it cannot be counted."""
-        n = self.decide_count(img, category)
-        return None if isinstance(n, Refusal) else n
+        """How many instances of ``category`` the image shows, or ``None`` when it cannot be counted (read from
+        the counting table where the image shows the category, as :meth:`decide_count` decides it)."""
+        c = self._cat_index[category]
+        if self.incidence[img, c]:
+            n = int(self._category_table("counting")[1][img, c])  # type: ignore[index]
+            return n if n >= 0 else None
+        if self.config.count_scope == "image" and self.object_counts()[img] > self.config.count_max_objects:
+            return None
+        return 0 if self.verified_absent[img, c] else None
 
     def decide_count(self, img: int, category: str) -> int | Refusal | None:
         facts = self.facts[img]
@@ -352,7 +360,8 @@ class Pools:
 
     def counting(self, img: int, category: str) -> Label | None:
         """Counting difficulty: hard positive when any counted instance is hard to see (one missed = wrong count)."""
-        n = self.count(img, category)
+        n = self.decide_count(img, category)
+        n = None if isinstance(n, Refusal) else n
         if n is None:
             return None
         if n == 0:
@@ -472,11 +481,11 @@ class Pools:
         if holding:
             return None
         if self.config.relations_exhaustive:
-            return Label("neg", True, "relation", None)
+            return RELATION_NEG
         opposite = OPPOSITE_RELATIONS.get(relation)
         single = len(facts.instances[subject]) == 1 and len(facts.instances[obj]) == 1
         if opposite and single and facts.relations_by_categories.get((subject, opposite, obj)):
-            return Label("neg", True, "relation", None)
+            return RELATION_NEG
         return None
 
     def label(self, task: str, img: int, probe: Probe) -> Label | None:
@@ -489,7 +498,35 @@ class Pools:
             return lab
 
     def label_uncached(self, task: str, img: int, probe: Probe) -> Label | None:
-        """:meth:`label` without the memo (label rows, :mod:`builders.mioh.label_rows`, keep their own)."""
+        """:meth:`label` without the memo (label rows, :mod:`builders.mioh.label_rows`, keep their own), read
+        from the task's decision tables where the image shows what the probe names, from the absence matrices
+        where it does not: what :meth:`label_from_facts` says, without reading the image's facts."""
+        if task == "position":
+            return self._position_label(img, probe)  # type: ignore[arg-type]
+        if task not in ("existence", "counting", "attribute"):
+            raise ValueError(task)
+        category = probe[1] if task == "attribute" else probe  # type: ignore[index]
+        c = self._cat_index[category]  # type: ignore[index]
+        if self.incidence[img, c]:
+            if task == "attribute":
+                shown, attributes, labels, _ = self._attribute_columns(category)  # type: ignore[arg-type]
+                return labels.get((int(np.searchsorted(shown, img)), attributes[probe[0]]))  # type: ignore[index]
+            return self._category_table(task)[0].get((img, c))
+        if task == "counting":
+            return None if self.count(img, category) is None else self.absent_label(img, category)  # type: ignore[arg-type]
+        verified = self.attribute_verified_absent if task == "attribute" else self.verified_absent
+        return self.absent_label(img, category) if verified[img, c] else None  # type: ignore[arg-type]
+
+    def _position_label(self, img: int, probe: tuple[str, str, str]) -> Label | None:
+        s, o = self._cat_index[probe[0]], self._cat_index[probe[2]]
+        if not (self.incidence[img, s] and self.incidence[img, o]):
+            return EASY_NEG if self.verified_absent[img, s] or self.verified_absent[img, o] else None
+        start, images, labels = self._position_table(probe)
+        k = int(np.searchsorted(images, img))
+        return labels.get(start + k) if k < len(images) and images[k] == img else None
+
+    def label_from_facts(self, task: str, img: int, probe: Probe) -> Label | None:
+        """:meth:`label_uncached` decided from the image's facts: what fills the decision tables."""
         if task == "existence":
             return self.existence(img, probe)  # type: ignore[arg-type]
         if task == "attribute":
@@ -504,8 +541,8 @@ class Pools:
 
     def probes(self, task: str) -> list[Probe]:
         """Probes with at least one positive image, sorted (deterministic)."""
-        key = ("probes", task)
-        if key not in self._image_lists:
+        memo = self.__dict__.setdefault("_probes", {})
+        if task not in memo:
             found: set = set()
             for facts in self.facts:
                 visible = [c for c, s in facts.categories.items() if s.visible]
@@ -524,8 +561,8 @@ class Pools:
                         for r in facts.image.relations
                         if cat_of[r.subject] != cat_of[r.object]
                     )
-            self._image_lists[key] = sorted(found)  # type: ignore[assignment]
-        return self._image_lists[key]  # type: ignore[return-value]
+            memo[task] = sorted(found)
+        return memo[task]
 
     def images(self, task: str, probe: Probe, status: str, hard: bool | None = None) -> list[int]:
         """Indices of images where ``probe`` has ``status`` (and difficulty ``hard`` unless ``None``)."""
@@ -554,23 +591,16 @@ class Pools:
             else:
                 cats = [probe]
             idx = [self._cat_index[c] for c in cats]
-            if task == "position" and not self.config.relations_exhaustive:
-                candidates = self._relation_images(probe)  # type: ignore[arg-type]
-            else:
-                candidates = np.flatnonzero(np.all(self.incidence[:, idx], axis=1)).tolist()
             out: dict[tuple[str, bool], list[int]] = {(s, h): [] for s in ("pos", "neg") for h in (False, True)}
-            if task == "attribute":  # every attribute of the category was decided together: read its column
-                shown, attributes, codes = self._attribute_columns(probe[1])  # type: ignore[index]
-                column = codes[:, attributes[probe[0]]]  # type: ignore[index]
-                for (status, hard) in out:
-                    picked = np.zeros(len(self.facts), dtype=bool)
-                    picked[shown[column == (POS if status == "pos" else NEG) + int(hard)]] = True
-                    out[(status, hard)] = self._image_numbers(picked)
-            else:
-                for img in candidates:
-                    lab = self.label(task, img, probe)
-                    if lab is not None:
-                        out[(lab.status, lab.hard)].append(img)
+            if task == "position":
+                start, candidates, labels = self._position_table(probe)  # type: ignore[arg-type]
+                codes = labels.codes[start:start + len(candidates)]
+            else:  # one category: its decision table's column over the images that show it
+                candidates, codes = self._shown_codes(task, probe)
+            for (status, hard) in out:
+                picked = np.zeros(len(self.facts), dtype=bool)
+                picked[candidates[codes == (POS if status == "pos" else NEG) + int(hard)]] = True
+                out[(status, hard)] = self._image_numbers(picked)
             if task == "position":  # false when the subject or the object is verified absent
                 absent = np.any(self.verified_absent[:, idx], axis=1)
                 out[("neg", False)] = sorted(out[("neg", False)] + self._image_numbers(absent))
@@ -583,17 +613,116 @@ class Pools:
             self._image_lists[key] = out  # type: ignore[assignment]
         return self._image_lists[key]  # type: ignore[return-value]
 
-    def _attribute_columns(self, category: str) -> tuple[np.ndarray, dict[str, int], np.ndarray]:
-        """The images showing ``category``, its attributes' columns, and the codes (:func:`label_code`) of every
-        attribute probe of the category in each of those images (images x attributes), decided together."""
+    # ------------------------------------------------------------------------------------------- decision tables
+
+    def _shown_codes(self, task: str, probe: Probe) -> tuple[np.ndarray, np.ndarray]:
+        """The images showing the category ``probe`` names (not positions) and the probe's code
+        (:func:`label_code`) in each, from the task's decision table."""
+        if task == "attribute":
+            attribute, category = probe  # type: ignore[misc]
+            shown, attributes, labels, _ = self._attribute_columns(category)
+            return shown, labels.codes[:, attributes[attribute]]
+        c = self._cat_index[probe]  # type: ignore[index]
+        shown = np.flatnonzero(self.incidence[:, c])
+        return shown, self._category_table(task)[0].codes[shown, c]
+
+    def _category_table(self, task: str) -> tuple[LabelColumns, np.ndarray | None]:
+        """Existence / counting decided in every image for every category it shows (image x category; undecided
+        where the category is missing), and for counting the counts (:data:`NOT_COUNTABLE`,
+        :data:`COUNT_REFUSED`, or the number)."""
+        memo = self.__dict__.setdefault("_category_tables", {})
+        if task not in memo:
+            labels = LabelColumns.undecided(self.incidence.shape)
+            counts = np.full(self.incidence.shape, NOT_COUNTABLE, dtype=np.int32) if task == "counting" else None
+            for img, c in zip(*(axis.tolist() for axis in np.nonzero(self.incidence))):
+                category = self.categories[c]
+                labels.put((img, c), self.label_from_facts(task, img, category))
+                if counts is not None:
+                    n = self.decide_count(img, category)
+                    counts[img, c] = COUNT_REFUSED if isinstance(n, Refusal) else NOT_COUNTABLE if n is None else n
+            memo[task] = (labels, counts)
+        return memo[task]
+
+    def _attribute_columns(self, category: str) -> tuple[np.ndarray, dict[str, int], LabelColumns, np.ndarray]:
+        """The images showing ``category``, its attributes' columns, and every attribute probe of the category
+        decided in each of those images (images x attributes), together: the labels and the refusals (0: none,
+        ``k + 1``: ``REFUSAL_REASONS[k]``)."""
         memo = self.__dict__.setdefault("_attribute_codes", {})
         if category not in memo:
             attributes = [a for a, c in self.probes("attribute") if c == category]  # type: ignore[misc]
             shown = np.flatnonzero(self.incidence[:, self._cat_index[category]])
-            codes = np.array([[label_code(_decided(lab)) for lab in self.decide_attributes(img, category, attributes)]
-                              for img in shown.tolist()], dtype=np.int8).reshape(len(shown), len(attributes))
-            memo[category] = (shown, {a: k for k, a in enumerate(attributes)}, codes)
+            labels = LabelColumns.undecided((len(shown), len(attributes)))
+            refusals = np.zeros((len(shown), len(attributes)), dtype=np.int8)
+            for row, img in enumerate(shown.tolist()):
+                for k, result in enumerate(self.decide_attributes(img, category, attributes)):
+                    if isinstance(result, Refusal):
+                        refusals[row, k] = REFUSAL_REASONS.index(result.reason) + 1
+                    else:
+                        labels.put((row, k), result)
+            memo[category] = (shown, {a: k for k, a in enumerate(attributes)}, labels, refusals)
         return memo[category]
+
+    def _position_table(self, probe: tuple[str, str, str]) -> tuple[int, np.ndarray, LabelColumns]:
+        """Where the position table holds ``probe``: its first cell, the images it is decided in (sorted; the
+        only ones where both categories are shown and it can be decided), and the table's labels."""
+        spans, images, labels = self._positions_decided()
+        start, end = spans.get(probe, (0, 0))
+        return start, images[start:end], labels
+
+    def _positions_decided(self) -> tuple[dict[tuple[str, str, str], tuple[int, int]], np.ndarray, LabelColumns]:
+        """Every triple decided in its candidate images (:meth:`_position_candidates`), one run of cells per
+        triple: ``{triple: (first cell, end)}``, the image of each cell, the labels."""
+        if "_positions" not in self.__dict__:
+            spans: dict[tuple[str, str, str], tuple[int, int]] = {}
+            images: list[int] = []
+            decided: list[Label | None] = []
+            for triple in self.probes("position"):
+                candidates = self._position_candidates(triple)  # type: ignore[arg-type]
+                spans[triple] = (len(images), len(images) + len(candidates))  # type: ignore[index]
+                images.extend(candidates)
+                decided.extend(self.position(img, triple) for img in candidates)  # type: ignore[arg-type]
+            labels = LabelColumns.undecided(len(images))
+            for cell, label in enumerate(decided):
+                labels.put(cell, label)
+            self._positions = (spans, np.array(images, dtype=np.int64), labels)
+        return self._positions
+
+    def _position_candidates(self, probe: tuple[str, str, str]) -> list[int]:
+        """The images where ``probe`` can be decided while both its categories are shown, sorted: all of them
+        where relations are exhaustive, else those annotating it or its opposite.
+
+        Why: a paper-scale scene-graph source has tens of thousands of triples and each pair of categories is
+        shown together in thousands of images, nearly all without a relation between them (undecidable);
+        labelling each of those was most of a build's time."""
+        if self.config.relations_exhaustive:
+            both = self.incidence[:, self._cat_index[probe[0]]] & self.incidence[:, self._cat_index[probe[2]]]
+            return np.flatnonzero(both).tolist()
+        by_relation = self._relation_index()
+        subject, relation, obj = probe
+        found = by_relation.get(probe, [])
+        opposite = OPPOSITE_RELATIONS.get(relation)
+        if opposite is not None:
+            found = sorted(set(found).union(by_relation.get((subject, opposite, obj), [])))
+        return found
+
+    def shown_refusals(self, task: str) -> dict[str, int]:
+        """Refusals, by reason, among the pairs of ``task``'s probes whose categories the image shows (the
+        missing ones are counted from the matrices by :mod:`builders.mioh.refusals`). Read from the decision
+        tables: a shown category is never refused existence, nor a relation between two shown ones."""
+        found: dict[str, int] = {}
+        if task == "counting":
+            columns = [self._cat_index[c] for c in self.probes(task)]  # type: ignore[index]
+            counts = self._category_table(task)[1]
+            refused = int(np.count_nonzero(counts[:, columns] == COUNT_REFUSED))  # type: ignore[index]
+            if refused:
+                found[NOT_EXHAUSTIVE] = refused
+        elif task == "attribute":
+            for category in sorted({c for _, c in self.probes(task)}):  # type: ignore[misc]
+                numbers = np.bincount(self._attribute_columns(category)[3].ravel(), minlength=len(REFUSAL_REASONS) + 1)
+                for reason, n in zip(REFUSAL_REASONS, numbers[1:].tolist()):
+                    if n:
+                        found[reason] = found.get(reason, 0) + n
+        return found
 
     def _image_numbers(self, mask: np.ndarray) -> list[int]:
         """``np.flatnonzero(mask).tolist()``, made of one shared ``int`` object per image.
@@ -604,25 +733,26 @@ class Pools:
             self._numbers = np.array(list(range(len(self.facts))), dtype=object)
         return self._numbers[mask].tolist()
 
-    def _relation_images(self, probe: tuple[str, str, str]) -> list[int]:
-        """Images that annotate ``probe`` or its opposite between the two categories, sorted: where relations are
-        not exhaustive, the only images :meth:`decide_position` can decide when both categories are shown.
+    def relations_in(self, img: int) -> list[tuple[str, str, str]]:
+        """The ``(subject category, predicate, object category)`` triples image ``img`` annotates (the keys of
+        its facts' ``relations_by_categories``, in no set order), read from the relation index."""
+        if "_relations_of_image" not in self.__dict__:
+            by_image: dict[int, list[tuple[str, str, str]]] = {}
+            for triple, images in self._relation_index().items():
+                for n in images:
+                    by_image.setdefault(n, []).append(triple)
+            self._relations_of_image = by_image
+        return self._relations_of_image.get(img, [])
 
-        Why: a paper-scale scene-graph source has tens of thousands of triples and each pair of categories is
-        shown together in thousands of images, nearly all without a relation between them (undecidable);
-        labelling each of those was most of a build's time."""
-        if not hasattr(self, "_by_relation"):
+    def _relation_index(self) -> dict[tuple[str, str, str], list[int]]:
+        """``(subject category, predicate, object category)`` -> the images annotating it, in order."""
+        if "_by_relation" not in self.__dict__:
             index: dict[tuple[str, str, str], list[int]] = {}
             for img, facts in enumerate(self.facts):
                 for triple in facts.relations_by_categories:
                     index.setdefault(triple, []).append(img)
             self._by_relation = index
-        subject, relation, obj = probe
-        found = self._by_relation.get(probe, [])
-        opposite = OPPOSITE_RELATIONS.get(relation)
-        if opposite is not None:
-            found = sorted(set(found).union(self._by_relation.get((subject, opposite, obj), [])))
-        return found
+        return self._by_relation
 
     def count_images(self, category: str) -> dict[int, list[int]]:
         """Countable images of ``category`` grouped by count."""
@@ -634,18 +764,17 @@ class Pools:
             counts = np.full(len(self.facts), -1, dtype=np.int64)
             zero = self.verified_absent[:, c] & ~self.incidence[:, c]
             if self.config.count_scope == "image":
-                zero &= self._object_counts() <= self.config.count_max_objects
+                zero &= self.object_counts() <= self.config.count_max_objects
             counts[zero] = 0
-            for img in np.flatnonzero(self.incidence[:, c]).tolist():
-                n = self.count(img, category)
-                counts[img] = -1 if n is None else n
+            shown = self.incidence[:, c]
+            counts[shown] = np.maximum(self._category_table("counting")[1][shown, c], -1)  # type: ignore[index]
             decided = np.flatnonzero(counts >= 0)
             values, first = np.unique(counts[decided], return_index=True)
             groups = {int(v): self._image_numbers(counts == v) for v in values[np.argsort(first)]}
             self._image_lists[key] = groups  # type: ignore[assignment]
         return self._image_lists[key]  # type: ignore[return-value]
 
-    def _object_counts(self) -> np.ndarray:
+    def object_counts(self) -> np.ndarray:
         """Annotated objects per image (the image-scope counting limit's measure)."""
         if "_n_objects" not in self.__dict__:
             self._n_objects = np.array([f.n_objects for f in self.facts], dtype=np.int64)
@@ -655,19 +784,41 @@ class Pools:
 
     def index_of(self, image_id: str) -> int:
         """Position of an image (by record id) in the record set."""
-        if not hasattr(self, "_index"):
-            self._index = {f.image.id: n for n, f in enumerate(self.facts)}
-        return self._index[image_id]
+        return self._image_index()[image_id]
+
+    def image_id(self, img: int) -> str:
+        """The record id of image ``img``."""
+        return self._image_names()[0][img]
+
+    def image_file(self, img: int) -> str:
+        """The image file of image ``img``."""
+        return self._image_names()[1][img]
+
+    def _image_names(self) -> tuple[list[str], list[str]]:
+        if "_names" not in self.__dict__:
+            self._names = ([image.id for image in self.records.images], [image.file for image in self.records.images])
+        return self._names
+
+    def _image_index(self) -> dict[str, int]:
+        if "_index" not in self.__dict__:
+            self._index = {image_id: n for n, image_id in enumerate(self._image_names()[0])}
+        return self._index
 
     def max_relative_area(self, img: int, category: str) -> float:
         """Relative area of the most visible usable instance of ``category`` (0 when none)."""
-        facts = self.facts[img]
-        areas = [
-            facts.difficulty[i.id].geometry.relative_area
-            for i in facts.instances.get(category, [])
-            if not i.iscrowd and facts.difficulty[i.id].level != "drop"
-        ]
-        return max(areas, default=0.0)
+        return float(self._max_areas()[img, self._cat_index[category]])
+
+    def _max_areas(self) -> np.ndarray:
+        """:meth:`max_relative_area` of every image and category (image x category), from the facts."""
+        if "_areas" not in self.__dict__:
+            areas = np.zeros(self.incidence.shape, dtype=np.float64)
+            for img, c in zip(*(axis.tolist() for axis in np.nonzero(self.incidence))):
+                facts = self.facts[img]
+                areas[img, c] = max((facts.difficulty[i.id].geometry.relative_area
+                                     for i in facts.instances[self.categories[c]]
+                                     if not i.iscrowd and facts.difficulty[i.id].level != "drop"), default=0.0)
+            self._areas = areas
+        return self._areas
 
     def count_split(self, category: str) -> dict[int, tuple[list[int], list[int]]]:
         """Countable images of ``category`` by count, each split into (easy, hard) by :meth:`counting`."""
@@ -681,8 +832,9 @@ class Pools:
                     hard = self.absent_hard[:, self._cat_index[category]]
                     split[c] = (self._image_numbers(zero & ~hard), self._image_numbers(zero & hard))
                     continue
-                labels = [(img, self.counting(img, category)) for img in imgs]
-                split[c] = ([i for i, l in labels if l and not l.hard], [i for i, l in labels if l and l.hard])
+                codes = self._category_table("counting")[0].codes[imgs, self._cat_index[category]].tolist()
+                split[c] = ([i for i, code in zip(imgs, codes) if code == POS],
+                            [i for i, code in zip(imgs, codes) if code == POS_HARD])
             self._image_lists[key] = split  # type: ignore[assignment]
         return self._image_lists[key]  # type: ignore[return-value]
 

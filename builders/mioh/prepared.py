@@ -15,6 +15,11 @@ What "the same" means is the cache key, a sha256 over:
 * the code that reads and labels: every module of ``sources/`` and ``filters/`` and MIOH's pool module, so an
   update of Mirage never reuses what an older version prepared.
 
+An entry keeps each image's facts (records, geometry labels) as a pickle of its own, unpickled when the image
+is first read (:class:`PackedFacts`), and keeps the tables :meth:`builders.mioh.pools.Pools.prepare` fills with
+what is read over every image (probes, decisions per image and category, counts, refusals, the relation index):
+a rerun loads numpy arrays and bytes, and opens the facts of the images its questions show.
+
 Polygon masks (COCO, PACO) are not kept: the geometry that needs them is measured before the entry is written,
 and a kept mask would cost the cold build its conversion to RLE; reading one from a cached pool raises
 (:class:`MaskNotKept`). Only builds without the CLIP stage use it (``--no-clip``, or no CLIP weights): CLIP signals depend on model
@@ -27,27 +32,31 @@ none) and an entry that cannot be read is ignored and rewritten; ``--no-cache`` 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import json
 import os
 import pickle
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from builders.mioh.config import MiohConfig
+from builders.mioh.pools import ImageFacts, Pools
 from filters.base import FilterStats
 from sources.atomic import write_atomic
 from sources.forking import fork_affordable
 from sources.hashing import file_sha256
 from sources.heap import long_lived
 from sources.jsonio import PolygonRLE
+from sources.records import ImageRecord
 
 CACHE_FOLDER = "mioh-pools"
-FORMAT = 2
-"""Bumped when what an entry holds changes shape (2: polygon masks not kept)."""
+FORMAT = 3
+"""Bumped when what an entry holds changes shape (2: polygon masks not kept; 3: facts packed per image, the
+pools' tables kept)."""
 
 _CODE = ("sources", "filters", "builders/mioh/pools.py")
 """The code an entry depends on (paths relative to the repository root)."""
@@ -125,7 +134,9 @@ class PreparedPools:
     def store(self, pools: dict[str, Any], filter_stats: FilterStats, verification: dict[str, Any]) -> bool:
         """Write the entry atomically (``True`` when written); a full disk or a read-only cache only costs
         the next build its speed."""
-        entry = {"format": FORMAT, "pools": pools, "filter_stats": filter_stats, "verification": verification}
+        packed = {id(p): _packed(p) for p in pools.values()}  # a pool serving two tasks stays one object
+        entry = {"format": FORMAT, "pools": {task: packed[id(p)] for task, p in pools.items()},
+                 "filter_stats": filter_stats, "verification": verification}
         buffer = io.BytesIO()
         _WithoutPolygonMasks(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
         try:
@@ -195,3 +206,74 @@ class _WithoutPolygonMasks(pickle.Pickler):
 
 def _not_kept() -> MaskNotKept:
     return _NOT_KEPT
+
+
+def _dumps(obj: Any) -> bytes:
+    """``obj`` pickled as the entry pickles it (polygon masks not kept)."""
+    buffer = io.BytesIO()
+    _WithoutPolygonMasks(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buffer.getvalue()
+
+
+class PackedFacts(Sequence[ImageFacts]):
+    """A prepared pool's per-image facts (:class:`builders.mioh.pools.ImageFacts`), one pickle per image,
+    unpickled when an image is first read.
+
+    Why: a paper-scale entry holds ~200,000 images' facts, ~16 million Python objects that took a rerun ~23 s
+    to unpickle, while its questions show a few tens of thousands of images; what is read over every image was
+    put in tables first (:meth:`builders.mioh.pools.Pools.prepare`)."""
+
+    def __init__(self, blobs: list[bytes]) -> None:
+        self._blobs = blobs
+        self._opened: dict[int, ImageFacts] = {}
+
+    def __len__(self) -> int:
+        return len(self._blobs)
+
+    @overload
+    def __getitem__(self, index: int) -> ImageFacts: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ImageFacts]: ...
+
+    def __getitem__(self, index: int | slice) -> ImageFacts | list[ImageFacts]:
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(len(self)))]
+        k = range(len(self._blobs))[index]  # negative indices, and IndexError, as a list gives them
+        found = self._opened.get(k)
+        if found is None:
+            found = self._opened[k] = pickle.loads(self._blobs[k])
+        return found
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return PackedFacts, (self._blobs,)
+
+
+class ImagesOfFacts(Sequence[ImageRecord]):
+    """``records.images`` of a prepared pool: each image's record, read from its (packed) facts."""
+
+    def __init__(self, facts: Sequence[ImageFacts]) -> None:
+        self._facts = facts
+
+    def __len__(self) -> int:
+        return len(self._facts)
+
+    @overload
+    def __getitem__(self, index: int) -> ImageRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ImageRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> ImageRecord | list[ImageRecord]:
+        if isinstance(index, slice):
+            return [f.image for f in self._facts[index]]
+        return self._facts[index].image
+
+
+def _packed(pools: Pools) -> Pools:
+    """A shallow copy of ``pools`` as an entry keeps it: facts packed one image at a time, the record set's
+    images read through them (not pickled twice)."""
+    twin = copy.copy(pools)
+    twin.facts = PackedFacts([_dumps(facts) for facts in pools.facts])  # type: ignore[assignment]
+    twin.records = replace(pools.records, images=ImagesOfFacts(twin.facts))  # type: ignore[arg-type]
+    return twin

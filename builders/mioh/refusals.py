@@ -6,8 +6,9 @@ not support: the absence was never verified, the category's instances or attribu
 the attribute's type is flagged unknown. :func:`refusal_counts` counts them over every probe the pools offer and
 every image, which is what ``build.json`` (``stats.federated_refusals``) and the summary report.
 
-Pairs whose category has no instance are counted with matrices (one column per category); only pairs whose
-category is present are labelled one by one, so a large source stays cheap.
+Pairs whose category has no instance are counted with matrices (one column per category); pairs whose category
+is present are read from the pools' decision tables (:meth:`builders.mioh.pools.Pools.shown_refusals`), so a large
+source stays cheap and a prepared pool answers without its per-image facts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from builders.mioh.pools import REFUSAL_REASONS, UNVERIFIED_ABSENCE, Pools, Refusal
+from builders.mioh.pools import REFUSAL_REASONS, UNVERIFIED_ABSENCE, Pools
 
 
 def refusal_counts(pools: Pools, task: str) -> dict[str, Any]:
@@ -39,17 +40,7 @@ def refusal_counts(pools: Pools, task: str) -> dict[str, Any]:
             unverified &= _within_count_limit(pools)[:, None]
         per_category = unverified.sum(axis=0)
         reasons[UNVERIFIED_ABSENCE] = int(sum(int(n) * len(by_category[c]) for n, c in zip(per_category, cats)))
-        decide = {"existence": pools.decide_existence, "counting": pools.decide_count}.get(task)
-        for img, facts in enumerate(pools.facts):
-            for cat in facts.categories:
-                asked = by_category.get(cat, ())
-                if not asked:
-                    continue
-                results = (pools.decide_attributes(img, cat, [a for a, _ in asked]) if decide is None
-                           else [decide(img, probe) for probe in asked])
-                for result in results:
-                    if isinstance(result, Refusal):
-                        reasons[result.reason] += 1
+        reasons.update(pools.shown_refusals(task))
     counted = {r: int(reasons[r]) for r in REFUSAL_REASONS if reasons[r]}
     return {"pairs": len(probes) * n_images, "refused": sum(counted.values()), "reasons": counted}
 
@@ -58,7 +49,7 @@ def _within_count_limit(pools: Pools) -> np.ndarray:
     """Images the image-scope count limit does not already rule out."""
     if pools.config.count_scope != "image":
         return np.ones(len(pools.facts), dtype=bool)
-    return np.array([f.n_objects <= pools.config.count_max_objects for f in pools.facts], dtype=bool)
+    return pools.object_counts() <= pools.config.count_max_objects
 
 
 def _unverified_positions(pools: Pools, probes: list) -> int:

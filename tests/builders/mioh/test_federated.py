@@ -212,15 +212,14 @@ def test_every_position_pair_agrees_with_the_checker(files):
 def test_the_checker_catches_ignored_attribute_lists(files, monkeypatch):
     """A builder that ignores the not-exhaustive lists and unknown_* flags disagrees on exactly those pairs."""
     paco, _, _ = files
-    original = pools_module.Pools.decide_attribute
+    original = pools_module.Pools.decide_attributes
 
-    def ignoring_refusals(self, img, probe):
-        result = original(self, img, probe)
-        if isinstance(result, pools_module.Refusal) and result.reason != pools_module.UNVERIFIED_ABSENCE:
-            return pools_module.Label("neg", True, "attribute", None)
-        return result
+    def ignoring_refusals(self, img, category, attributes):
+        return [pools_module.Label("neg", True, "attribute", None)
+                if isinstance(result, pools_module.Refusal) and result.reason != pools_module.UNVERIFIED_ABSENCE
+                else result for result in original(self, img, category, attributes)]
 
-    monkeypatch.setattr(pools_module.Pools, "decide_attribute", ignoring_refusals)
+    monkeypatch.setattr(pools_module.Pools, "decide_attributes", ignoring_refusals)
     truth, types = paco_truth(paco.annotations)
     wrong = pair_disagreements(paco_pools(paco), Checker(truth, types, exhaustive=False), "attribute")
     assert sorted((iid, tuple(p)) for iid, p, _, _ in wrong) == [

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def disagreements(pools: Pools, task: str) -> list[tuple[int, object, int, int]]:
-    """(image, probe, row code, label code) wherever the row and :meth:`Pools.label` differ."""
+    """(image, probe, row code, label code) wherever the row and the label decided from the image's facts
+    (:meth:`Pools.label_from_facts`) differ."""
     rows = LabelRows(pools)
     probes = pools.probes(task)
     out = []
@@ -31,7 +32,7 @@ def disagreements(pools: Pools, task: str) -> list[tuple[int, object, int, int]]
         row = rows.row(task, img)
         assert row.shape == (len(probes),) and row.dtype == np.int8
         for k, probe in enumerate(probes):
-            expected = label_code(pools.label(task, img, probe))
+            expected = label_code(pools.label_from_facts(task, img, probe))
             if row[k] != expected:
                 out.append((img, probe, int(row[k]), expected))
     return out

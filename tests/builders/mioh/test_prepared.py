@@ -124,3 +124,29 @@ def test_a_failed_background_write_reports_not_cached(tmp_path, sources, monkeyp
     monkeypatch.setattr(prepared, "write_atomic", full_disk)
     _, built = build(tmp_path / "out", tmp_path / "cache", sources)
     assert built["stats"]["prepared_pools"] == "not cached" and entries(tmp_path / "cache") == []
+
+
+def test_a_reused_entry_opens_no_image_to_answer_over_all_images(tmp_path, sources):
+    """What is read over every image - probes, image lists, counts, refusals, the image index - comes from the
+    tables the entry keeps; an image's facts are unpickled only where a question shows the image (and, for
+    positions, where a scene graph annotates the asked relation)."""
+    from builders.mioh.config import MiohConfig
+    from builders.mioh.refusals import refusal_counts
+
+    cache = tmp_path / "cache"
+    build(tmp_path / "out", cache, sources)
+    config = MiohConfig(coco_rem=sources[1], coco_images=sources[3], svg=sources[5], svg_images=sources[7],
+                        cache_dir=str(cache))
+    pools, _, _ = prepared.PreparedPools(config).load()
+    for task, pool in pools.items():
+        assert isinstance(pool.facts, prepared.PackedFacts) and len(pool.records.images) == len(pool.facts)
+        refusal_counts(pool, task)
+        for probe in pool.probes(task):
+            if task == "counting":
+                pool.count_split(probe)
+            elif task != "position":
+                pool.images(task, probe, "pos") + pool.images(task, probe, "neg")
+        assert not pool.facts._opened, task
+    for pool in pools.values():
+        assert pool.index_of(pool.records.images[-1].id) == len(pool.facts) - 1
+        assert pool.facts._opened.keys() == {len(pool.facts) - 1}  # only the record read for its id
