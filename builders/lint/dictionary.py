@@ -52,25 +52,25 @@ def load_dictionary() -> frozenset[str] | None:
     return frozenset(w.lower() for w in words) | EXTRA_WORDS
 
 
-def _label_strings(value: Any, out: list[str], depth: int = 0) -> None:
-    """Short strings (a category name, a relation, a colour) anywhere in a provenance value."""
-    if depth > 4:
-        return
-    if isinstance(value, str):
-        if len(value) <= 40 and len(value.split()) <= 4 and not value.endswith(("?", ".")):
-            out.append(value)
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            _label_strings(v, out, depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for v in value[:50]:
-            _label_strings(v, out, depth + 1)
+def _label_strings(value: Any, out: set[str]) -> None:
+    """Short strings (a category name, a relation, a colour) anywhere in a provenance value, four levels deep at
+    most and the first 50 entries of a list (walked without recursion: a paper-scale build has a million)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            if len(value) <= 40 and len(value.split()) <= 4 and not value.endswith(("?", ".")):
+                out.add(value)
+        elif depth < 4 and isinstance(value, Mapping):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif depth < 4 and isinstance(value, (list, tuple)):
+            stack.extend((v, depth + 1) for v in value[:50])
 
 
 def allow_list(items: Iterable[Item], extra: Iterable[str] = ()) -> frozenset[str]:
     """Words of the items' own category names: their options and the short strings of their provenance, so a
     dataset's category ("hairdrier", "pickup truck") is never a spelling fault of the question that names it."""
-    strings: list[str] = list(extra)
+    strings: set[str] = set(extra)
     for it in items:
         _label_strings(list(it.options), strings)  # short options only: a sentence option is not a name
         _label_strings(it.provenance, strings)

@@ -97,10 +97,14 @@ class LabelRows:
         return row
 
     def _fill(self, row: np.ndarray, task: str, img: int, probe_numbers: list[int]) -> None:
-        """Codes of the probes numbered ``probe_numbers``, each from :meth:`Pools.label_uncached`."""
-        probes, label = self.pools.probes(task), self.pools.label_uncached
+        """Codes of the probes numbered ``probe_numbers``: from the decision tables at once where they name a
+        category the image shows (:meth:`Pools.shown_codes`), else each from :meth:`Pools.label_uncached`."""
+        probes = self.pools.probes(task)
+        if task != "position":
+            row[probe_numbers] = self.pools.shown_codes(task, img, [probes[k] for k in probe_numbers])
+            return
         for k in probe_numbers:
-            row[k] = label_code(label(task, img, probes[k]))
+            row[k] = label_code(self.pools.label_uncached(task, img, probes[k]))
 
     def related(self, img: int) -> list[int]:
         """Numbers of the triples ``img`` annotates, as given or opposite (a few per image): where relations are
