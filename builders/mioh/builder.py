@@ -18,8 +18,9 @@ from builders.llm import make_client
 from builders.mcq import BalancedCycle, ShareSchedule, letter
 from builders.mioh.clip import compute_signals
 from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
+from builders.mioh.labels import Label
 from builders.mioh.llm_context import rewrite_contexts
-from builders.mioh.pools import Label, Pools
+from builders.mioh.pools import Pools
 from builders.mioh.prepared import PreparedPools
 from builders.mioh.questions import (
     IMAGE_LADDER,

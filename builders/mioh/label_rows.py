@@ -15,7 +15,8 @@ from typing import Iterable
 
 import numpy as np
 
-from builders.mioh.pools import NEG, OPPOSITE_RELATIONS, UNDECIDED, Pools, Probe, label_code
+from builders.mioh.labels import NEG, UNDECIDED, label_code
+from builders.mioh.pools import OPPOSITE_RELATIONS, Pools, Probe
 
 
 class LabelRows:

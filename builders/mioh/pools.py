@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from builders.mioh.labels import NEG, NEG_HARD, POS, POS_HARD, UNDECIDED, Label, LabelColumns, label_code
+from builders.mioh.labels import NEG, POS, POS_HARD, Label, LabelColumns
 from filters.base import FilterStats
 from filters.cooccurrence import (
     CooccurrenceStats,

@@ -12,8 +12,8 @@ What "the same" means is the cache key, a sha256 over:
   folder's path and modification time (adding or removing an image file changes it; the declared-size check
   ran when the entry was made);
 * the pool rules (geometry thresholds, hard-negative thresholds, counting scope and limit);
-* the code that reads and labels: every module of ``sources/`` and ``filters/`` and MIOH's pool module, so an
-  update of Mirage never reuses what an older version prepared.
+* the code that reads and labels: every module of ``sources/`` and ``filters/`` and MIOH's pool and label
+  modules, so an update of Mirage never reuses what an older version prepared.
 
 An entry keeps each image's facts (records, geometry labels) as a pickle of its own, unpickled when the image
 is first read (:class:`PackedFacts`), and keeps the tables :meth:`builders.mioh.pools.Pools.prepare` fills with
@@ -58,7 +58,7 @@ FORMAT = 3
 """Bumped when what an entry holds changes shape (2: polygon masks not kept; 3: facts packed per image, the
 pools' tables kept)."""
 
-_CODE = ("sources", "filters", "builders/mioh/pools.py")
+_CODE = ("sources", "filters", "builders/mioh/pools.py", "builders/mioh/labels.py")
 """The code an entry depends on (paths relative to the repository root)."""
 
 

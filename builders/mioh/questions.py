@@ -35,7 +35,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from builders.mioh.label_rows import LabelRows
-from builders.mioh.pools import NEG_HARD, POS, POS_HARD, Label, Pools, Probe
+from builders.mioh.labels import NEG_HARD, POS, POS_HARD, Label
+from builders.mioh.pools import Pools, Probe
 
 SET_TASKS = ("existence", "attribute", "position")
 TASKS = ("existence", "counting", "attribute", "position")

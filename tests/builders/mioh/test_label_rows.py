@@ -15,7 +15,8 @@ import pytest
 from builders import mioh
 from builders.mioh.clip import compute_signals
 from builders.mioh.label_rows import LabelRows
-from builders.mioh.pools import UNDECIDED, Pools, label_code
+from builders.mioh.labels import UNDECIDED, label_code
+from builders.mioh.pools import Pools
 from filters.base import FilterStats
 from tests.fixtures.real_formats import make_coco_for_svg, make_paco, make_svg
 

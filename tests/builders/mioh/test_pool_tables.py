@@ -145,7 +145,7 @@ def test_a_wrong_label_in_a_table_is_caught(demo):
 def test_a_wrong_table_entry_is_caught(paco):
     """The comparisons can fail: a count table that refuses one countable pair disagrees with the pairs."""
     pools = pool_of(paco.records, False)
-    codes, counts = pools._category_table("counting")
+    _, counts = pools._category_table("counting")
     img, c = map(int, np.argwhere(counts >= 0)[0])
     counts[img, c] = COUNT_REFUSED
     assert pools.shown_refusals("counting") != dict(pair_refusals(pools, "counting"))
