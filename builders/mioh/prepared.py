@@ -220,8 +220,9 @@ class PackedFacts(Sequence[ImageFacts]):
     unpickled when an image is first read.
 
     Why: a paper-scale entry holds ~200,000 images' facts, ~16 million Python objects that took a rerun ~23 s
-    to unpickle, while its questions show a few tens of thousands of images; what is read over every image was
-    put in tables first (:meth:`builders.mioh.pools.Pools.prepare`)."""
+    to unpickle, and drawing questions reads none of them: the pools answer from their decision tables
+    (:meth:`builders.mioh.pools.Pools.prepare`). They stay in the entry for what does read them (the
+    ``decide_*`` methods the tables were filled from)."""
 
     def __init__(self, blobs: list[bytes]) -> None:
         self._blobs = blobs
@@ -258,13 +259,7 @@ class ImagesOfFacts(Sequence[ImageRecord]):
     def __len__(self) -> int:
         return len(self._facts)
 
-    @overload
-    def __getitem__(self, index: int) -> ImageRecord: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[ImageRecord]: ...
-
-    def __getitem__(self, index: int | slice) -> ImageRecord | list[ImageRecord]:
+    def __getitem__(self, index: Any) -> Any:  # an int gives a record, a slice a list of them
         if isinstance(index, slice):
             return [f.image for f in self._facts[index]]
         return self._facts[index].image
