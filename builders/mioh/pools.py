@@ -360,9 +360,11 @@ class Pools:
 
     def counting(self, img: int, category: str) -> Label | None:
         """Counting difficulty: hard positive when any counted instance is hard to see (one missed = wrong count)."""
-        n = self.decide_count(img, category)
-        n = None if isinstance(n, Refusal) else n
-        if n is None:
+        return self._counting_label(img, category, self.decide_count(img, category))
+
+    def _counting_label(self, img: int, category: str, n: int | Refusal | None) -> Label | None:
+        """:meth:`counting`, given the count :meth:`decide_count` gave."""
+        if n is None or isinstance(n, Refusal):
             return None
         if n == 0:
             return self.absent_label(img, category)
@@ -615,7 +617,7 @@ class Pools:
                 start, candidates, labels = self._position_table(probe)  # type: ignore[arg-type]
                 codes = labels.codes[start:start + len(candidates)]
             else:  # one category: its decision table's column over the images that show it
-                candidates, codes = self._shown_codes(task, probe)
+                candidates, codes = self._decided_column(task, probe)
             for (status, hard) in out:
                 picked = np.zeros(len(self.facts), dtype=bool)
                 picked[candidates[codes == (POS if status == "pos" else NEG) + int(hard)]] = True
@@ -634,7 +636,7 @@ class Pools:
 
     # ------------------------------------------------------------------------------------------- decision tables
 
-    def _shown_codes(self, task: str, probe: Probe) -> tuple[np.ndarray, np.ndarray]:
+    def _decided_column(self, task: str, probe: Probe) -> tuple[np.ndarray, np.ndarray]:
         """The images showing the category ``probe`` names (not positions) and the probe's code
         (:func:`label_code`) in each, from the task's decision table."""
         if task == "attribute":
@@ -655,10 +657,12 @@ class Pools:
             counts = np.full(self.incidence.shape, NOT_COUNTABLE, dtype=np.int32) if task == "counting" else None
             for img, c in zip(*(axis.tolist() for axis in np.nonzero(self.incidence))):
                 category = self.categories[c]
-                labels.put((img, c), self.label_from_facts(task, img, category))
-                if counts is not None:
-                    n = self.decide_count(img, category)
-                    counts[img, c] = COUNT_REFUSED if isinstance(n, Refusal) else NOT_COUNTABLE if n is None else n
+                if counts is None:
+                    labels.put((img, c), self.label_from_facts(task, img, category))
+                    continue
+                n = self.decide_count(img, category)  # decided once, for the count and the label
+                labels.put((img, c), self._counting_label(img, category, n))
+                counts[img, c] = COUNT_REFUSED if isinstance(n, Refusal) else NOT_COUNTABLE if n is None else n
             memo[task] = (labels, counts)
         return memo[task]
 
@@ -666,7 +670,7 @@ class Pools:
         """The images showing ``category``, its attributes' columns, and every attribute probe of the category
         decided in each of those images (images x attributes), together: the labels and the refusals (0: none,
         ``k + 1``: ``REFUSAL_REASONS[k]``)."""
-        memo = self.__dict__.setdefault("_attribute_codes", {})
+        memo = self.__dict__.setdefault("_attribute_tables", {})
         if category not in memo:
             attributes = [a for a, c in self.probes("attribute") if c == category]  # type: ignore[misc]
             shown = np.flatnonzero(self.incidence[:, self._cat_index[category]])
