@@ -13,6 +13,7 @@ from builders.items import Item, canonical_json
 from builders.lint import balance, choices, contradictions, duplicates, independence, wording
 from builders.lint.base import CheckResult, LintContext
 from builders.lint.dictionary import allow_list, load_dictionary
+from sources.heap import long_lived
 
 CHECKS: dict[str, Callable[[Sequence[Item], LintContext], CheckResult]] = {
     "contradictions": contradictions.check,
@@ -170,7 +171,8 @@ def lint_build_dir(path: str | Path) -> dict[str, Any] | None:
     if not items_path.is_file() or not build_path.is_file():
         return None
     build = json.loads(build_path.read_text(encoding="utf-8"))
-    section = lint(read_items(items_path), build).section()
+    with long_lived():  # tens of thousands of items read back, kept to the end: no collector passes over them
+        section = lint(read_items(items_path), build).section()
     build["lint"] = section
     text = json.dumps(build, sort_keys=True, indent=2, ensure_ascii=False)
     build_path.write_text(text + "\n", encoding="utf-8")

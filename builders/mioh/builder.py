@@ -16,6 +16,7 @@ from builders.cli import EmptyBuildError, progress_bar, stderr
 from builders.items import Item, make_item
 from builders.llm import make_client
 from builders.mcq import BalancedCycle, ShareSchedule, letter
+from builders.mioh.cell_workers import SeenIds, draw_cells
 from builders.mioh.clip import compute_signals
 from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
 from builders.mioh.labels import Label
@@ -119,7 +120,8 @@ class MiohBuilder:
         self.pools = pools
         self.wording = Wording(task)
         self.sampler = Sampler(pools, config.n_images, config.n_options)
-        self.seen: set[str] = set()
+        self.seen = SeenIds()
+        """Ids of the items made so far; an item made again is rejected (a cell draws on)."""
 
     # --------------------------------------------------------------------------------------- pressure check
 
@@ -524,17 +526,17 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     builders = {task: MiohBuilder(config, task, pools) for task, pools in pools_by_task.items()}
     all_items: list[Item] = []
     shortfalls = []
+    drawing: dict[str, Any] = {}
     try:
-        for done, (task, qtype, pressure) in enumerate(cells, 1):
-            result = builders[task].build_cell(qtype, pressure)
-            all_items.extend(result.items)
-            n_questions = len({it.provenance.get("family", it.id) for it in result.items})
-            if n_questions < result.wanted:
-                shortfalls.append({
-                    "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
-                    "made": n_questions, "reasons": dict(sorted(result.failures.items())),
-                })
-            update(done, len(cells))
+        with long_lived():  # the items and the pools' memos live to the end: no collector passes over them
+            for (task, qtype, pressure), result in zip(cells, draw_cells(builders, cells, drawing, update)):
+                all_items.extend(result.items)
+                n_questions = len({it.provenance.get("family", it.id) for it in result.items})
+                if n_questions < result.wanted:
+                    shortfalls.append({
+                        "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
+                        "made": n_questions, "reasons": dict(sorted(result.failures.items())),
+                    })
     finally:  # even when drawing fails, the entry being written is waited for (no child left behind)
         if stored is not None and stored():
             stats["prepared_pools"] = "stored"
@@ -545,6 +547,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     else:
         stats["llm"] = {"writer": "template", "reason": "no --llm-model configured: contexts from templates"}
     stats.update(
+        drawing=drawing,
         clip=clip.record(),
         sources={rs.source: {"path": rs.path, "images": len(rs.images), "categories": len(rs.categories), "license": rs.license}
                  for rs in {id(r): r for r in sources.values()}.values()},

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from builders.mioh.labels import NEG, POS, POS_HARD, Label, LabelColumns
+from builders.mioh.labels import NEG, POS, POS_HARD, UNDECIDED, Label, LabelColumns
 from filters.base import FilterStats
 from filters.cooccurrence import (
     CooccurrenceStats,
@@ -585,54 +585,48 @@ class Pools:
             memo[task] = sorted(found)
         return memo[task]
 
-    def images(self, task: str, probe: Probe, status: str, hard: bool | None = None) -> list[int]:
-        """Indices of images where ``probe`` has ``status`` (and difficulty ``hard`` unless ``None``)."""
-        key = (task, probe, status, hard)
-        if key not in self._image_lists:
-            split = self._split(task, probe)
-            if hard is None:
-                self._image_lists[key] = sorted(split[(status, False)] + split[(status, True)])
-            else:
-                self._image_lists[key] = split[(status, hard)]
-        return self._image_lists[key]
+    def images(self, task: str, probe: Probe, status: str, hard: bool | None = None) -> np.ndarray:
+        """Indices of images where ``probe`` has ``status`` (and difficulty ``hard`` unless ``None``), as a sorted
+        ``int32`` array."""
+        split = self._split(task, probe)
+        if hard is None:
+            return np.sort(np.concatenate([split[(status, False)], split[(status, True)]]))
+        return split[(status, hard)]
 
-    def _split(self, task: str, probe: Probe) -> dict[tuple[str, bool], list[int]]:
-        """Images of ``probe`` by (status, hard), in one pass.
+    def _split(self, task: str, probe: Probe) -> dict[tuple[str, bool], np.ndarray]:
+        """Images of ``probe`` by (status, hard), from :meth:`codes_over_images`; memoised.
 
-        Only images that contain every category the probe names need :meth:`label`; in the others the probe is
-        absent where the absence is verified (undecidable elsewhere), and the precomputed co-occurrence mask says
-        which absences are hard (positions: never).
-        """
+        Why arrays: a verified-absence list holds most of a source's images, and a paper-scale build draws
+        thousands of probes; as Python lists these took seconds to make and gigabytes to keep."""
         key = ("split", task, probe)
         if key not in self._image_lists:
-            if task == "position":
-                cats = [probe[0], probe[2]]  # type: ignore[index]
-            elif task == "attribute":
-                cats = [probe[1]]  # type: ignore[index]
-            else:
-                cats = [probe]
-            idx = [self._cat_index[c] for c in cats]
-            out: dict[tuple[str, bool], list[int]] = {(s, h): [] for s in ("pos", "neg") for h in (False, True)}
-            if task == "position":
-                start, candidates, labels = self._position_table(probe)  # type: ignore[arg-type]
-                codes = labels.codes[start:start + len(candidates)]
-            else:  # one category: its decision table's column over the images that show it
-                candidates, codes = self._decided_column(task, probe)
-            for (status, hard) in out:
-                picked = np.zeros(len(self.facts), dtype=bool)
-                picked[candidates[codes == (POS if status == "pos" else NEG) + int(hard)]] = True
-                out[(status, hard)] = self._image_numbers(picked)
-            if task == "position":  # false when the subject or the object is verified absent
-                absent = np.any(self.verified_absent[:, idx], axis=1)
-                out[("neg", False)] = sorted(out[("neg", False)] + self._image_numbers(absent))
-            else:
-                verified = self.attribute_verified_absent if task == "attribute" else self.verified_absent
-                absent = verified[:, idx[0]]
-                hard = self.absent_hard[:, idx[0]]
-                out[("neg", True)] = sorted(out[("neg", True)] + self._image_numbers(absent & hard))
-                out[("neg", False)] = sorted(out[("neg", False)] + self._image_numbers(absent & ~hard))
-            self._image_lists[key] = out  # type: ignore[assignment]
+            codes = self.codes_over_images(task, probe)
+            self._image_lists[key] = {  # type: ignore[assignment]
+                (status, hard): np.flatnonzero(codes == (POS if status == "pos" else NEG) + int(hard)).astype(np.int32)
+                for status in ("pos", "neg") for hard in (False, True)}
         return self._image_lists[key]  # type: ignore[return-value]
+
+    def codes_over_images(self, task: str, probe: Probe) -> np.ndarray:
+        """:func:`label_code` of ``probe`` in every image, in one pass (``int8``, one per image).
+
+        Only images that show every category the probe names need the decision tables; in the others the probe
+        is absent where the absence is verified (undecidable elsewhere), and the precomputed co-occurrence mask
+        says which absences are hard (positions: never). The two sets of images are disjoint
+        (:func:`verified_absence` excludes shown categories)."""
+        codes = np.full(len(self.facts), UNDECIDED, dtype=np.int8)
+        if task == "position":
+            s, o = self._cat_index[probe[0]], self._cat_index[probe[2]]  # type: ignore[index]
+            codes[self.verified_absent[:, s] | self.verified_absent[:, o]] = NEG
+            start, candidates, labels = self._position_table(probe)  # type: ignore[arg-type]
+            codes[candidates] = labels.codes[start:start + len(candidates)]
+            return codes
+        c = self._cat_index[probe[1] if task == "attribute" else probe]  # type: ignore[index]
+        verified = self.attribute_verified_absent if task == "attribute" else self.verified_absent
+        absent = verified[:, c]
+        codes[absent] = NEG + self.absent_hard[absent, c]
+        candidates, shown = self._decided_column(task, probe)
+        codes[candidates] = shown
+        return codes
 
     # ------------------------------------------------------------------------------------------- decision tables
 

@@ -227,7 +227,7 @@ class Sampler:
     # --------------------------------------------------------------------------------------------- helpers
 
     @staticmethod
-    def _take(rng: np.random.Generator, pool: Sequence[int], k: int, used: set[int]) -> list[int] | None:
+    def _take(rng: np.random.Generator, pool: Sequence[int] | np.ndarray, k: int, used: set[int]) -> list[int] | None:
         """``k`` distinct images from the sorted ``pool`` not in ``used`` (which is updated), or ``None``.
 
         The draw is ``rng.choice`` over the pool with the used images taken out; the free list is never built
@@ -246,14 +246,14 @@ class Sampler:
                 if j > i:
                     break
                 i += 1
-            chosen.append(pool[i])
+            chosen.append(int(pool[i]))
         used.update(chosen)
         return chosen
 
-    def _pos(self, task: str, probe: Probe, hard: bool) -> list[int]:
+    def _pos(self, task: str, probe: Probe, hard: bool) -> np.ndarray:
         return self.pools.images(task, probe, "pos", hard)
 
-    def _neg(self, task: str, probe: Probe, hard: bool) -> list[int]:
+    def _neg(self, task: str, probe: Probe, hard: bool) -> np.ndarray:
         return self.pools.images(task, probe, "neg", hard)
 
     def _probe(self, rng: np.random.Generator, task: str) -> Probe | None:

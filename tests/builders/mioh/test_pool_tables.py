@@ -58,7 +58,7 @@ def list_disagreements(pools: Pools, task: str) -> list[tuple[object, str, bool]
             for hard in (False, True):
                 expected = [img for img, lab in enumerate(labels)
                             if lab is not None and lab.status == status and lab.hard == hard]
-                if pools.images(task, probe, status, hard) != expected:
+                if pools.images(task, probe, status, hard).tolist() != expected:
                     out.append((probe, status, hard))
     return out
 

@@ -145,7 +145,7 @@ def test_a_reused_entry_opens_no_image_to_answer_over_all_images(tmp_path, sourc
             if task == "counting":
                 pool.count_split(probe)
             elif task != "position":
-                pool.images(task, probe, "pos") + pool.images(task, probe, "neg")
+                pool.images(task, probe, "pos"), pool.images(task, probe, "neg")
         assert not pool.facts._opened, task
     for pool in pools.values():
         assert pool.index_of(pool.records.images[-1].id) == len(pool.facts) - 1

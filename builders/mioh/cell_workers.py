@@ -1,0 +1,96 @@
+"""The cells of a MIOH build drawn in forked worker processes, with exactly the items one process draws.
+
+Why: drawing questions is most of a warm paper-scale build (84 cells of 244 questions), and each cell depends on
+the pools alone (its own seeded generator, :func:`sources.seeding.rng`) except for one thing: an item whose id an
+earlier cell of the same task already made is rejected (:attr:`MiohBuilder.seen`), and the cell draws on.
+
+So a worker draws a cell *as if no earlier cell had made any item*, and records every id the cell looked up
+(:class:`SeenIds`). The caller takes the cells in build order; a cell none of whose looked-up ids an earlier cell
+made saw exactly what one process would have seen and is kept; any other cell is drawn again in the caller, after
+the cells before it, as one process would draw it. The items are therefore byte-identical whatever the number of
+workers (``tests/builders/mioh/test_cell_workers.py``); only the time changes. In a paper-scale build a
+collision between cells is rare (images are drawn from tens of thousands); in a small world it is common, and the
+redrawn cells, counted in build.json (``stats.drawing.redrawn``), make parallel drawing pointless there, so small
+builds (under :data:`MIN_QUESTIONS` questions) draw in the calling process.
+
+A worker sees the pools through the fork (nothing is pickled on the way in) and sends back the cell's items.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from sources.forking import fork_affordable, usable_cores
+
+MIN_QUESTIONS = 5_000
+"""Below this many questions in a build, starting workers costs more than it saves."""
+
+Cell = tuple[str, str, str]
+"""(task, question type, pressure)."""
+
+
+class SeenIds:
+    """The item ids a builder has made, and every id it was asked about since :meth:`forget_asked`."""
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        self.ids: set[str] = set(ids)
+        self.asked: set[str] = set()
+
+    def __contains__(self, item_id: object) -> bool:
+        self.asked.add(item_id)  # type: ignore[arg-type]
+        return item_id in self.ids
+
+    def add(self, item_id: str) -> None:
+        self.ids.add(item_id)
+
+    def update(self, item_ids: Iterable[str]) -> None:
+        self.ids.update(item_ids)
+
+
+_BUILDERS: dict[str, Any] = {}
+"""The task builders (:class:`builders.mioh.builder.MiohBuilder`), set before the workers are forked."""
+_CELLS: Sequence[Cell] = ()
+
+
+def _draw_alone(index: int) -> tuple[Any, set[str]]:
+    """Cell ``index`` drawn as if it were the build's first: its result and the ids it looked up."""
+    task, qtype, pressure = _CELLS[index]
+    builder = _BUILDERS[task]
+    builder.seen = SeenIds()
+    return builder.build_cell(qtype, pressure), builder.seen.asked
+
+
+def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str, Any],
+               on_done: Callable[[int, int], None] = lambda done, total: None,
+               min_questions: int | None = None, workers: int | None = None) -> Iterator[Any]:
+    """Each cell's :class:`builders.mioh.builder.CellResult`, in order, drawn by forked workers where that pays
+    (several cores, at least ``min_questions`` questions (default :data:`MIN_QUESTIONS`), memory for the
+    workers: :func:`fork_affordable`), ``workers`` of them (default: one per usable core);
+    ``stats`` gets ``workers`` and ``redrawn`` (cells drawn again in this process)."""
+    questions = sum(builders[task].config.n_questions for task, _, _ in cells)
+    workers = min(usable_cores() if workers is None else workers, len(cells))
+    stats.update(workers=1, redrawn=0)
+    if workers < 2 or questions < (MIN_QUESTIONS if min_questions is None else min_questions) \
+            or not fork_affordable(workers):
+        for done, (task, qtype, pressure) in enumerate(cells, 1):
+            yield builders[task].build_cell(qtype, pressure)
+            on_done(done, len(cells))
+        return
+    global _BUILDERS, _CELLS
+    _BUILDERS, _CELLS = builders, cells
+    stats["workers"] = workers
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            drawn = pool.imap(_draw_alone, range(len(cells)))
+            for done, ((task, qtype, pressure), (result, asked)) in enumerate(zip(cells, drawn), 1):
+                builder = builders[task]
+                if asked.isdisjoint(builder.seen.ids):  # it saw what it would have seen after the earlier cells
+                    builder.seen.update(item.id for item in result.items)
+                else:
+                    result = builder.build_cell(qtype, pressure)
+                    stats["redrawn"] += 1
+                yield result
+                on_done(done, len(cells))
+    finally:
+        _BUILDERS, _CELLS = {}, ()

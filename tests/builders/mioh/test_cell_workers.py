@@ -1,0 +1,51 @@
+"""Cells drawn by forked workers give exactly the items of one process, collisions between cells included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from builders.mioh import cell_workers
+from builders.mioh.builder import build
+from builders.mioh.config import MiohConfig
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def drawn(monkeypatch, workers: int, **options: Any) -> tuple[list[str], dict[str, Any]]:
+    """Every item's JSON line of a demo build, drawn by ``workers`` processes, and the drawing statistics."""
+    original = cell_workers.draw_cells
+    monkeypatch.setattr("builders.mioh.builder.draw_cells", lambda *args: original(
+        *args, min_questions=0, workers=workers))
+    stats: dict[str, Any] = {}
+    config = MiohConfig(progress=False, no_clip=True, **options)
+    return [item.to_json() for item in build(config, stats)], stats["drawing"]
+
+
+SMALL_WORLD = {"demo_images": 30, "n_images": 2, "n_questions": 12}
+"""So few images that cells of a task make the same item: the redraw path is exercised."""
+
+
+def test_workers_draw_the_items_one_process_draws(monkeypatch):
+    alone, one = drawn(monkeypatch, 1, **SMALL_WORLD)
+    parallel, two = drawn(monkeypatch, 2, **SMALL_WORLD)
+    assert one == {"workers": 1, "redrawn": 0} and two["workers"] == 2 and two["redrawn"] > 0
+    assert parallel == alone
+    wider, _ = drawn(monkeypatch, 1, n_questions=3)
+    assert drawn(monkeypatch, 3, n_questions=3)[0] == wider
+
+
+def test_a_cell_that_looked_up_an_earlier_cells_item_is_drawn_again(monkeypatch):
+    """Without the check on looked-up ids (keeping every worker's cell) the items differ."""
+    alone, _ = drawn(monkeypatch, 1, **SMALL_WORLD)
+    monkeypatch.setattr(cell_workers.SeenIds, "__contains__", lambda self, item_id: item_id in self.ids)
+    unchecked, stats = drawn(monkeypatch, 2, **SMALL_WORLD)
+    assert stats["redrawn"] == 0 and unchecked != alone
+
+
+def test_small_builds_and_single_cores_draw_here(monkeypatch):
+    monkeypatch.setattr(cell_workers, "usable_cores", lambda: 1)
+    stats: dict[str, Any] = {}
+    list(build(MiohConfig(progress=False, no_clip=True, n_questions=2), stats))
+    assert stats["drawing"] == {"workers": 1, "redrawn": 0}
