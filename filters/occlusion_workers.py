@@ -13,24 +13,14 @@ Small sources (under :data:`MIN_INSTANCES` instances), systems where forking is 
 
 from __future__ import annotations
 
-import multiprocessing
 from typing import Iterator, Sequence
 
 from filters.geometry import Occlusions, occlusions_of
-from sources.forking import fork_affordable, usable_cores
+from sources.forking import fork_affordable, forked_imap, usable_cores
 from sources.records import ImageRecord
 
 MIN_INSTANCES = 50_000
 """Below this many instances starting workers costs more than it saves."""
-
-_IMAGES: Sequence[ImageRecord] = ()
-"""The images the workers measure, set before they are forked (they inherit it)."""
-
-
-def _measure(bounds: tuple[int, int]) -> Occlusions:
-    start, end = bounds
-    return occlusions_of(_IMAGES[start:end])
-
 
 def occlusions_ahead(
     images: Sequence[ImageRecord], chunk: int, min_instances: int = MIN_INSTANCES
@@ -42,10 +32,5 @@ def occlusions_ahead(
     if workers < 2 or sum(len(im.instances) for im in images) < min_instances or not fork_affordable(workers):
         yield from (None for _ in range(n_chunks))
         return
-    global _IMAGES
-    _IMAGES = images
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            yield from pool.imap(_measure, [(s, min(s + chunk, len(images))) for s in range(0, len(images), chunk)])
-    finally:
-        _IMAGES = ()
+    bounds = [(s, min(s + chunk, len(images))) for s in range(0, len(images), chunk)]
+    yield from forked_imap(lambda span: occlusions_of(images[span[0]:span[1]]), bounds, workers)

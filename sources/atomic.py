@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 
 @contextmanager
@@ -38,14 +38,16 @@ def atomic_directory(target: Path, is_complete: Callable[[Path], bool]) -> Itera
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_atomic(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder, so readers never see half a file
-    (and an interrupted write leaves the previous file, or none)."""
+def write_atomic(path: Path, data: bytes | memoryview | Sequence[bytes | memoryview]) -> Path:
+    """Write ``data`` (bytes, or a sequence of parts written one after another) to ``path`` through a temporary
+    file in the same folder, so readers never see half a file (and an interrupted write leaves the previous
+    file, or none)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for part in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+                fh.write(part)
         os.replace(tmp, path)
     except BaseException:
         try:

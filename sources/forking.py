@@ -8,8 +8,13 @@ and ``/proc`` says what memory is free) and while the free memory covers what th
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
+from typing import Any, Callable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def fork_affordable(copies: int = 1) -> bool:
@@ -32,3 +37,25 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+_TASK: Callable[[Any], Any] | None = None
+"""What :func:`forked_imap`'s workers run, set before they are forked (they inherit it)."""
+
+
+def _run_task(arg: Any) -> Any:
+    return _TASK(arg)  # type: ignore[misc]
+
+
+def forked_imap(fn: Callable[[T], R], args: Iterable[T], workers: int) -> Iterator[R]:
+    """``map(fn, args)``, in order, computed by ``workers`` forked processes.
+
+    ``fn`` may be any callable (a closure, a bound method): the workers inherit it, and whatever it reads, through
+    the fork; only the arguments and the results are pickled. Call it only where :func:`fork_affordable` says so."""
+    global _TASK
+    _TASK = fn
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            yield from pool.imap(_run_task, args)
+    finally:
+        _TASK = None

@@ -53,6 +53,7 @@ from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
 from filters.base import FilterStats
 from filters.clip import ClipUnavailable, load_scorer
+from sources.forking import usable_cores
 from sources.heap import long_lived
 from sources.records import RecordSet
 
@@ -527,9 +528,12 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     all_items: list[Item] = []
     shortfalls = []
     drawing: dict[str, Any] = {}
+    # while a forked child writes the entry it holds a core: the workers take the others
+    workers = None if stored is None else usable_cores() - 1
     try:
         with long_lived():  # the items and the pools' memos live to the end: no collector passes over them
-            for (task, qtype, pressure), result in zip(cells, draw_cells(builders, cells, drawing, update)):
+            for (task, qtype, pressure), result in zip(cells, draw_cells(builders, cells, drawing, update,
+                                                                         workers=workers)):
                 all_items.extend(result.items)
                 n_questions = len({it.provenance.get("family", it.id) for it in result.items})
                 if n_questions < result.wanted:

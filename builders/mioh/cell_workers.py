@@ -1,6 +1,6 @@
 """The cells of a MIOH build drawn in forked worker processes, with exactly the items one process draws.
 
-Why: drawing questions is most of a warm paper-scale build (84 cells of 244 questions), and each cell depends on
+Why: drawing questions is most of a warm paper-scale build (72 cells of 244 questions), and each cell depends on
 the pools alone (its own seeded generator, :func:`sources.seeding.rng`) except for one thing: an item whose id an
 earlier cell of the same task already made is rejected (:attr:`MiohBuilder.seen`), and the cell draws on.
 
@@ -18,10 +18,9 @@ A worker sees the pools through the fork (nothing is pickled on the way in) and 
 
 from __future__ import annotations
 
-import multiprocessing
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from sources.forking import fork_affordable, usable_cores
+from sources.forking import fork_affordable, forked_imap, usable_cores
 
 MIN_QUESTIONS = 5_000
 """Below this many questions in a build, starting workers costs more than it saves."""
@@ -48,19 +47,6 @@ class SeenIds:
         self.ids.update(item_ids)
 
 
-_BUILDERS: dict[str, Any] = {}
-"""The task builders (:class:`builders.mioh.builder.MiohBuilder`), set before the workers are forked."""
-_CELLS: Sequence[Cell] = ()
-
-
-def _draw_alone(index: int) -> tuple[Any, set[str]]:
-    """Cell ``index`` drawn as if it were the build's first: its result and the ids it looked up."""
-    task, qtype, pressure = _CELLS[index]
-    builder = _BUILDERS[task]
-    builder.seen = SeenIds()
-    return builder.build_cell(qtype, pressure), builder.seen.asked
-
-
 def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str, Any],
                on_done: Callable[[int, int], None] = lambda done, total: None,
                min_questions: int | None = None, workers: int | None = None) -> Iterator[Any]:
@@ -77,20 +63,22 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str,
             yield builders[task].build_cell(qtype, pressure)
             on_done(done, len(cells))
         return
-    global _BUILDERS, _CELLS
-    _BUILDERS, _CELLS = builders, cells
     stats["workers"] = workers
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            drawn = pool.imap(_draw_alone, range(len(cells)))
-            for done, ((task, qtype, pressure), (result, asked)) in enumerate(zip(cells, drawn), 1):
-                builder = builders[task]
-                if asked.isdisjoint(builder.seen.ids):  # it saw what it would have seen after the earlier cells
-                    builder.seen.update(item.id for item in result.items)
-                else:
-                    result = builder.build_cell(qtype, pressure)
-                    stats["redrawn"] += 1
-                yield result
-                on_done(done, len(cells))
-    finally:
-        _BUILDERS, _CELLS = {}, ()
+
+    def draw_alone(cell: Cell) -> tuple[Any, set[str]]:
+        """The cell drawn as if it were the build's first (in a worker): its result and the ids it looked up."""
+        task, qtype, pressure = cell
+        builder = builders[task]
+        builder.seen = SeenIds()
+        return builder.build_cell(qtype, pressure), builder.seen.asked
+
+    drawn = forked_imap(draw_alone, cells, workers)
+    for done, ((result, asked), (task, qtype, pressure)) in enumerate(zip(drawn, cells), 1):
+        builder = builders[task]
+        if asked.isdisjoint(builder.seen.ids):  # it saw what it would have seen after the earlier cells
+            builder.seen.update(item.id for item in result.items)
+        else:
+            result = builder.build_cell(qtype, pressure)
+            stats["redrawn"] += 1
+        yield result
+        on_done(done, len(cells))

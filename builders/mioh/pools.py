@@ -264,7 +264,7 @@ class Pools:
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
 
-    _TRANSIENT = ("_image_lists", "_labels", "_attribute_memo", "_numbers", "_relations_of_image")
+    _TRANSIENT = ("_image_lists", "_labels", "_attribute_memo", "_numbers", "_relations_of_image", "_by_column")
     """Memos filled while questions are drawn: not part of a pickled (prepared, cached) pool. The tables
     :meth:`prepare` fills are kept: they are what lets a rerun read per-image facts only where it asks."""
 
@@ -616,17 +616,27 @@ class Pools:
         codes = np.full(len(self.facts), UNDECIDED, dtype=np.int8)
         if task == "position":
             s, o = self._cat_index[probe[0]], self._cat_index[probe[2]]  # type: ignore[index]
-            codes[self.verified_absent[:, s] | self.verified_absent[:, o]] = NEG
+            codes[self._column("verified_absent", s) | self._column("verified_absent", o)] = NEG
             start, candidates, labels = self._position_table(probe)  # type: ignore[arg-type]
             codes[candidates] = labels.codes[start:start + len(candidates)]
             return codes
         c = self._cat_index[probe[1] if task == "attribute" else probe]  # type: ignore[index]
-        verified = self.attribute_verified_absent if task == "attribute" else self.verified_absent
-        absent = verified[:, c]
-        codes[absent] = NEG + self.absent_hard[absent, c]
+        absent = self._column("attribute_verified_absent" if task == "attribute" else "verified_absent", c)
+        codes[absent] = NEG + self._column("absent_hard", c)[absent]
         candidates, shown = self._decided_column(task, probe)
         codes[candidates] = shown
         return codes
+
+    def _column(self, matrix: str, c: int) -> np.ndarray:
+        """Column ``c`` of the image x category matrix named ``matrix``, from a column-major copy made once.
+
+        Why: a column of a row-major matrix is a strided read across all of it, and drawing questions reads
+        thousands of columns (a copy of a COCO-train-sized matrix is 9 MB)."""
+        memo = self.__dict__.setdefault("_by_column", {})
+        found = memo.get(matrix)
+        if found is None:
+            found = memo[matrix] = np.asfortranarray(getattr(self, matrix))
+        return found[:, c]
 
     # ------------------------------------------------------------------------------------------- decision tables
 
@@ -638,7 +648,7 @@ class Pools:
             shown, attributes, labels, _ = self._attribute_columns(category)
             return shown, labels.codes[:, attributes[attribute]]
         c = self._cat_index[probe]  # type: ignore[index]
-        shown = np.flatnonzero(self.incidence[:, c])
+        shown = np.flatnonzero(self._column("incidence", c))
         return shown, self._category_table(task)[0].codes[shown, c]
 
     def _category_table(self, task: str) -> tuple[LabelColumns, np.ndarray | None]:

@@ -36,12 +36,16 @@ import copy
 import hashlib
 import io
 import json
+import mmap
 import os
 import pickle
+import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, overload
+
+import numpy as np
 
 from builders.mioh.config import MiohConfig
 from builders.mioh.pools import ImageFacts, Pools
@@ -54,9 +58,13 @@ from sources.jsonio import PolygonRLE
 from sources.records import ImageRecord
 
 CACHE_FOLDER = "mioh-pools"
-FORMAT = 3
+FORMAT = 4
 """Bumped when what an entry holds changes shape (2: polygon masks not kept; 3: facts packed per image, the
-pools' tables kept)."""
+pools' tables kept; 4: arrays and packed facts stored out of band and mapped, :func:`write_entry`)."""
+
+MAGIC = b"MIOHPL\x00\x04"
+ALIGN = 64
+"""Out-of-band buffers start at multiples of this (numpy reads aligned arrays fastest)."""
 
 _CODE = ("sources", "filters", "builders/mioh/pools.py", "builders/mioh/labels.py")
 """The code an entry depends on (paths relative to the repository root)."""
@@ -119,13 +127,9 @@ class PreparedPools:
         """The cached ``(pools by task, filter stats, verification report)``, or ``None`` when there is no
         usable entry."""
         try:
-            data = self.path.read_bytes()
-        except OSError:
-            return None
-        try:
-            with long_lived():  # millions of long-lived objects: no collector passes while they are made
-                entry = pickle.loads(data)
-        except Exception:  # noqa: BLE001 - a truncated or foreign file is a cache miss, never an error
+            with long_lived():  # long-lived objects: no collector passes while they are made
+                entry = read_entry(self.path)
+        except Exception:  # noqa: BLE001 - a missing, truncated or foreign file is a cache miss, never an error
             return None
         if not isinstance(entry, dict) or entry.get("format") != FORMAT:
             return None
@@ -137,10 +141,8 @@ class PreparedPools:
         packed = {id(p): _packed(p) for p in pools.values()}  # a pool serving two tasks stays one object
         entry = {"format": FORMAT, "pools": {task: packed[id(p)] for task, p in pools.items()},
                  "filter_stats": filter_stats, "verification": verification}
-        buffer = io.BytesIO()
-        _WithoutPolygonMasks(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
         try:
-            write_atomic(self.path, buffer.getbuffer())
+            write_atomic(self.path, entry_parts(entry))
         except OSError:
             return False
         return True
@@ -216,20 +218,32 @@ def _dumps(obj: Any) -> bytes:
 
 
 class PackedFacts(Sequence[ImageFacts]):
-    """A prepared pool's per-image facts (:class:`builders.mioh.pools.ImageFacts`), one pickle per image,
-    unpickled when an image is first read.
+    """A prepared pool's per-image facts (:class:`builders.mioh.pools.ImageFacts`), one pickle per image in one
+    byte array (``offsets[k]:offsets[k + 1]`` is image ``k``), unpickled when an image is first read.
 
     Why: a paper-scale entry holds ~200,000 images' facts, ~16 million Python objects that took a rerun ~23 s
     to unpickle, and drawing questions reads none of them: the pools answer from their decision tables
     (:meth:`builders.mioh.pools.Pools.prepare`). They stay in the entry for what does read them (the
-    ``decide_*`` methods the tables were filled from)."""
+    ``decide_*`` methods the tables were filled from); as one array they are mapped from the entry's file
+    (:func:`read_entry`), so a rerun reads from disk only the images it opens."""
 
-    def __init__(self, blobs: list[bytes]) -> None:
-        self._blobs = blobs
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
+        self._blob = blob
+        self._offsets = offsets
         self._opened: dict[int, ImageFacts] = {}
 
+    @classmethod
+    def pack(cls, facts: Sequence[ImageFacts]) -> PackedFacts:
+        """Pickle each image's facts as the entry pickles them (:func:`_dumps`) into one array."""
+        blob = bytearray()
+        offsets = [0]
+        for one in facts:
+            blob += _dumps(one)
+            offsets.append(len(blob))
+        return cls(np.frombuffer(blob, dtype=np.uint8), np.array(offsets, dtype=np.int64))
+
     def __len__(self) -> int:
-        return len(self._blobs)
+        return len(self._offsets) - 1
 
     @overload
     def __getitem__(self, index: int) -> ImageFacts: ...
@@ -240,14 +254,15 @@ class PackedFacts(Sequence[ImageFacts]):
     def __getitem__(self, index: int | slice) -> ImageFacts | list[ImageFacts]:
         if isinstance(index, slice):
             return [self[k] for k in range(*index.indices(len(self)))]
-        k = range(len(self._blobs))[index]  # negative indices, and IndexError, as a list gives them
+        k = range(len(self))[index]  # negative indices, and IndexError, as a list gives them
         found = self._opened.get(k)
         if found is None:
-            found = self._opened[k] = pickle.loads(self._blobs[k])
+            start, end = self._offsets[k:k + 2].tolist()
+            found = self._opened[k] = pickle.loads(self._blob[start:end])
         return found
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return PackedFacts, (self._blobs,)
+        return PackedFacts, (self._blob, self._offsets)
 
 
 class ImagesOfFacts(Sequence[ImageRecord]):
@@ -269,6 +284,52 @@ def _packed(pools: Pools) -> Pools:
     """A shallow copy of ``pools`` as an entry keeps it: facts packed one image at a time, the record set's
     images read through them (not pickled twice)."""
     twin = copy.copy(pools)
-    twin.facts = PackedFacts([_dumps(facts) for facts in pools.facts])  # type: ignore[assignment]
+    twin.facts = PackedFacts.pack(pools.facts)  # type: ignore[assignment]
     twin.records = replace(pools.records, images=ImagesOfFacts(twin.facts))  # type: ignore[arg-type]
     return twin
+
+
+# ------------------------------------------------------------------------------------------------ the file
+
+
+def entry_parts(entry: Any) -> list[Any]:
+    """The entry file's bytes, in parts: a table of contents, the pickle (protocol 5) and, each at a multiple of
+    :data:`ALIGN`, the buffers it keeps out of band (every contiguous numpy array: the tables, the packed facts).
+
+    Layout: :data:`MAGIC`, the pickle's length and the number of buffers (``<QQ``), each buffer's offset and
+    length (``<QQ``), the pickle, then the buffers."""
+    buffers: list[pickle.PickleBuffer] = []
+    head = io.BytesIO()
+    _WithoutPolygonMasks(head, protocol=5, buffer_callback=buffers.append).dump(entry)
+    raws = [buffer.raw() for buffer in buffers]
+    position = len(MAGIC) + 16 + 16 * len(raws) + head.getbuffer().nbytes
+    spans = []
+    for raw in raws:
+        position = -(-position // ALIGN) * ALIGN
+        spans.extend((position, raw.nbytes))
+        position += raw.nbytes
+    parts: list[Any] = [MAGIC, struct.pack("<QQ", head.getbuffer().nbytes, len(raws)),
+                        struct.pack(f"<{len(spans)}Q", *spans), head.getbuffer()]
+    written = len(MAGIC) + 16 + 16 * len(raws) + head.getbuffer().nbytes
+    for start, raw in zip(spans[::2], raws):
+        parts += [bytes(start - written), raw]
+        written = start + raw.nbytes
+    return parts
+
+
+def read_entry(path: Path) -> Any:
+    """The entry :func:`entry_parts` wrote, its arrays read-only views of the file mapped into memory: pages
+    are read from disk when first touched (a rerun touches the rows of the images it draws), and forked
+    workers share them. Raises on a file that is not such an entry (the caller's cache miss)."""
+    with open(path, "rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    view = memoryview(mapped)
+    if bytes(view[:len(MAGIC)]) != MAGIC:
+        raise ValueError(f"{path}: not a prepared-pools entry of format {FORMAT}")
+    head_length, n_buffers = struct.unpack_from("<QQ", mapped, len(MAGIC))
+    spans = struct.unpack_from(f"<{2 * n_buffers}Q", mapped, len(MAGIC) + 16)
+    head_start = len(MAGIC) + 16 + 16 * n_buffers
+    if head_start + head_length > len(mapped) or any(s + n > len(mapped) for s, n in zip(spans[::2], spans[1::2])):
+        raise ValueError(f"{path}: truncated")
+    buffers = [view[start:start + n] for start, n in zip(spans[::2], spans[1::2])]
+    return pickle.loads(view[head_start:head_start + head_length], buffers=buffers)

@@ -331,3 +331,20 @@ def test_a_text_only_model_finding_a_promised_answer_is_by_design(tmp_path):
     model = results[True].summary["text_only_model"]
     assert model["leaking_tasks"] == [] and model["tasks"]["t/beyond"]["by_design"] == REFUSAL
     assert model["tasks"]["t/beyond"]["accuracy"] == 1.0 and results[True].reasons == {}
+
+
+def test_checks_in_forked_processes_report_what_one_process_reports(monkeypatch):
+    """Large item sets run the checks in forked processes; the report is the same, faults included."""
+    from builders.lint import report as report_module
+
+    items = clean_set() + [yes_no("x.jpg", "dog", "yes"), yes_no("x.jpg", "dog", "no"),
+                           mcq("y.jpg", "Which objct is in the the image?", ["dog", "dog", "cat", "cup"], "A")]
+    here = lint(items).section()
+    forked = []
+    original = report_module.forked_imap
+    monkeypatch.setattr(report_module, "PARALLEL_ITEMS", 0)
+    monkeypatch.setattr(report_module, "usable_cores", lambda: 2)
+    monkeypatch.setattr(report_module, "forked_imap", lambda *args: forked.append(args[1]) or original(*args))
+    there = lint(items).section()
+    assert forked and forked[0][0] == "wording" and sorted(forked[0]) == sorted(report_module.CHECKS)
+    assert there["flagged_items"] >= 3 and there == here
