@@ -18,7 +18,9 @@ What "the same" means is the cache key, a sha256 over:
 An entry keeps each image's facts (records, geometry labels) as a pickle of its own, unpickled when the image
 is first read (:class:`PackedFacts`), and keeps the tables :meth:`builders.mioh.pools.Pools.prepare` fills with
 what is read over every image (probes, decisions per image and category, counts, refusals, the relation index):
-a rerun loads numpy arrays and bytes, and opens the facts of the images its questions show.
+a rerun opens the facts of the images its questions show. The arrays (tables and packed facts) are stored out of
+band and mapped from the file (:func:`read_entry`): loading reads the rest of the pickle, and the pages drawing
+touches are read when touched.
 
 Polygon masks (COCO, PACO) are not kept: the geometry that needs them is measured before the entry is written,
 and a kept mask would cost the cold build its conversion to RLE; reading one from a cached pool raises
