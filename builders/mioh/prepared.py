@@ -62,7 +62,7 @@ from sources.records import ImageRecord
 CACHE_FOLDER = "mioh-pools"
 FORMAT = 4
 """Bumped when what an entry holds changes shape (2: polygon masks not kept; 3: facts packed per image, the
-pools' tables kept; 4: arrays and packed facts stored out of band and mapped, :func:`write_entry`)."""
+pools' tables kept; 4: arrays and packed facts stored out of band and mapped, :func:`entry_parts`)."""
 
 MAGIC = b"MIOHPL\x00\x04"
 ALIGN = 64
@@ -304,15 +304,15 @@ def entry_parts(entry: Any) -> list[Any]:
     head = io.BytesIO()
     _WithoutPolygonMasks(head, protocol=5, buffer_callback=buffers.append).dump(entry)
     raws = [buffer.raw() for buffer in buffers]
-    position = len(MAGIC) + 16 + 16 * len(raws) + head.getbuffer().nbytes
+    pickled = head.getbuffer()
+    written = position = len(MAGIC) + 16 + 16 * len(raws) + pickled.nbytes
     spans = []
     for raw in raws:
         position = -(-position // ALIGN) * ALIGN
         spans.extend((position, raw.nbytes))
         position += raw.nbytes
-    parts: list[Any] = [MAGIC, struct.pack("<QQ", head.getbuffer().nbytes, len(raws)),
-                        struct.pack(f"<{len(spans)}Q", *spans), head.getbuffer()]
-    written = len(MAGIC) + 16 + 16 * len(raws) + head.getbuffer().nbytes
+    parts: list[Any] = [MAGIC, struct.pack("<QQ", pickled.nbytes, len(raws)), struct.pack(f"<{len(spans)}Q", *spans),
+                        pickled]
     for start, raw in zip(spans[::2], raws):
         parts += [bytes(start - written), raw]
         written = start + raw.nbytes
