@@ -30,10 +30,10 @@ Cell = tuple[str, str, str]
 
 
 class SeenIds:
-    """The item ids a builder has made, and every id it was asked about since :meth:`forget_asked`."""
+    """The item ids a builder has made, and every id it was asked about (``in``) since it was made."""
 
-    def __init__(self, ids: Iterable[str] = ()) -> None:
-        self.ids: set[str] = set(ids)
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
         self.asked: set[str] = set()
 
     def __contains__(self, item_id: object) -> bool:
