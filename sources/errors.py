@@ -31,6 +31,10 @@ class SourceError(MirageError):
         where = f"{self.file}: {self.record}" if self.record else self.file
         return f"{where}: {self.problem}"
 
+    def __reduce__(self) -> tuple[type[SourceError], tuple[str, str, str]]:
+        """Rebuilt from its three parts when unpickled (a forked worker hands its error to the caller)."""
+        return (type(self), (self.file, self.record, self.problem))
+
 
 class ConfigError(MirageError):
     """A configuration value or command-line option is invalid."""

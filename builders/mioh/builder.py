@@ -22,7 +22,7 @@ from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
 from builders.mioh.labels import Label
 from builders.mioh.llm_context import rewrite_contexts
 from builders.mioh.pools import Pools
-from builders.mioh.prepared import PreparedPools
+from builders.mioh.prepared import PreparedPools, is_packed
 from builders.mioh.questions import (
     IMAGE_LADDER,
     IMAGE_SLOT_VARIANTS,
@@ -40,6 +40,7 @@ from builders.mioh.questions import (
     variants,
 )
 from builders.mioh.refusals import refusal_counts
+from builders.mioh.source_workers import prepare_forked, worth_forking
 from builders.mioh.render import (
     Wording,
     answer_letter,
@@ -60,6 +61,52 @@ from sources.records import RecordSet
 # ------------------------------------------------------------------------------------------------- sources
 
 
+@dataclass(frozen=True)
+class SourceReader:
+    """One of the paper's sources a config names: the tasks it serves and how to read it."""
+
+    name: str
+    tasks: tuple[str, ...]
+    read: Callable[[dict[str, Any] | None], RecordSet]
+    """Read (and validate) the source; ``verification``, when given, gets an absence-verification report."""
+
+
+def source_readers(config: MiohConfig) -> list[SourceReader]:
+    """The paper's sources ``config`` names, in reading order (COCO-ReM, PACO, SVG): each is read and labelled
+    on its own, so :mod:`builders.mioh.source_workers` can prepare them at once."""
+    readers = []
+    if config.coco_rem:
+        def read_coco_rem(verification: dict[str, Any] | None) -> RecordSet:
+            from sources.coco import read_coco
+
+            return read_coco(config.coco_rem, config.coco_images, source="coco-rem")  # type: ignore[arg-type]
+
+        readers.append(SourceReader("coco-rem", ("existence", "counting"), read_coco_rem))
+    if config.paco:
+        def read_paco(verification: dict[str, Any] | None) -> RecordSet:
+            from sources.paco import read_paco
+
+            return read_paco(config.paco, config.paco_images)  # type: ignore[arg-type]
+
+        readers.append(SourceReader("paco", ("attribute",), read_paco))
+    if config.svg:
+        def read_svg(verification: dict[str, Any] | None) -> RecordSet:
+            from sources.svg import read_svg
+
+            records = read_svg(config.svg, config.svg_images)  # type: ignore[arg-type]
+            if not config.verify_absence_with:
+                return records
+            from sources.absence import verify_absence
+
+            records, report = verify_absence(records, config.verify_absence_with)
+            if verification is not None:
+                verification.update(report)
+            return records
+
+        readers.append(SourceReader("svg", ("position",), read_svg))
+    return readers
+
+
 def load_sources(config: MiohConfig, task_bar, verification: dict[str, Any] | None = None) -> dict[str, RecordSet]:
     """Record sets per task: the demo world for all four, or the paper's sources for the tasks they serve.
 
@@ -72,25 +119,9 @@ def load_sources(config: MiohConfig, task_bar, verification: dict[str, Any] | No
                          progress=task_bar("demo world", config.demo_images))
         return {task: demo for task in config.tasks}
     loaded: dict[str, RecordSet] = {}
-    if config.coco_rem:
-        from sources.coco import read_coco
-
-        coco = read_coco(config.coco_rem, config.coco_images, source="coco-rem")  # type: ignore[arg-type]
-        loaded.update(existence=coco, counting=coco)
-    if config.paco:
-        from sources.paco import read_paco
-
-        loaded["attribute"] = read_paco(config.paco, config.paco_images)  # type: ignore[arg-type]
-    if config.svg:
-        from sources.svg import read_svg
-
-        loaded["position"] = read_svg(config.svg, config.svg_images)  # type: ignore[arg-type]
-        if config.verify_absence_with:
-            from sources.absence import verify_absence
-
-            loaded["position"], report = verify_absence(loaded["position"], config.verify_absence_with)
-            if verification is not None:
-                verification.update(report)
+    for reader in source_readers(config):
+        records = reader.read(verification)
+        loaded.update((task, records) for task in reader.tasks)
     return {task: rs for task, rs in loaded.items() if task in config.tasks}
 
 
@@ -481,6 +512,15 @@ def _prepare(
     """Read the sources, then load the CLIP stage (unless given; a bad source is reported before any CLIP
     notice), and build the pools (one per record set, shared by the tasks it serves): what
     :class:`builders.mioh.prepared.PreparedPools` caches."""
+    if not config.uses_demo:
+        readers = source_readers(config)
+        forked = prepare_forked(config, readers, task_bar) if worth_forking(config, readers) else None
+        if forked is not None:
+            pools_by_task, filter_stats, verification = forked
+            stats["preparing"] = {"processes": len(readers)}
+            sources = {task: pools.records for task, pools in pools_by_task.items()}
+            return sources, pools_by_task, filter_stats, verification, clip or ClipStage(config, stats, executor)
+    stats["preparing"] = {"processes": 1}
     verification: dict[str, Any] = {}
     with long_lived():
         sources = load_sources(config, task_bar, verification)
@@ -528,8 +568,8 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     all_items: list[Item] = []
     shortfalls = []
     drawing: dict[str, Any] = {}
-    # while a forked child writes the entry it holds a core: the workers take the others
-    workers = None if stored is None else usable_cores() - 1
+    # while a forked child packs the pools for the entry it holds a core: the workers take the others
+    workers = usable_cores() - 1 if stored is not None and not all(map(is_packed, pools_by_task.values())) else None
     try:
         with long_lived():  # the items and the pools' memos live to the end: no collector passes over them
             for (task, qtype, pressure), result in zip(cells, draw_cells(builders, cells, drawing, update,

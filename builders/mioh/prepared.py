@@ -140,8 +140,11 @@ class PreparedPools:
     def store(self, pools: dict[str, Any], filter_stats: FilterStats, verification: dict[str, Any]) -> bool:
         """Write the entry atomically (``True`` when written); a full disk or a read-only cache only costs
         the next build its speed."""
-        packed = {id(p): _packed(p) for p in pools.values()}  # a pool serving two tasks stays one object
-        entry = {"format": FORMAT, "pools": {task: packed[id(p)] for task, p in pools.items()},
+        once: dict[int, Pools] = {}
+        for p in pools.values():  # a pool serving two tasks is packed once and stays one object
+            if id(p) not in once:
+                once[id(p)] = packed(p)
+        entry = {"format": FORMAT, "pools": {task: once[id(p)] for task, p in pools.items()},
                  "filter_stats": filter_stats, "verification": verification}
         try:
             write_atomic(self.path, entry_parts(entry))
@@ -282,9 +285,17 @@ class ImagesOfFacts(Sequence[ImageRecord]):
         return self._facts[index].image
 
 
-def _packed(pools: Pools) -> Pools:
+def is_packed(pools: Pools) -> bool:
+    """Whether ``pools`` is as an entry keeps it (:func:`packed`): writing it is a copy, not a pickling."""
+    return isinstance(pools.facts, PackedFacts)
+
+
+def packed(pools: Pools) -> Pools:
     """A shallow copy of ``pools`` as an entry keeps it: facts packed one image at a time, the record set's
-    images read through them (not pickled twice)."""
+    images read through them (not pickled twice); ``pools`` itself when packed already (loaded from an entry,
+    or prepared by :mod:`builders.mioh.source_workers`)."""
+    if is_packed(pools):
+        return pools
     twin = copy.copy(pools)
     twin.facts = PackedFacts.pack(pools.facts)  # type: ignore[assignment]
     twin.records = replace(pools.records, images=ImagesOfFacts(twin.facts))  # type: ignore[arg-type]

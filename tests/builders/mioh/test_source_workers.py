@@ -1,0 +1,110 @@
+"""Sources prepared in forked children (builders/mioh/source_workers.py): the build one process makes, the same
+errors one process reports, and one process taking over when a child dies."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from builders import mioh
+from builders.mioh import builder, source_workers
+from builders.mioh.config import MiohConfig
+from tests.fixtures.real_formats import corrupt, make_coco, make_coco_for_svg, make_paco, make_svg, set_field
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.skipif(not source_workers.fork_affordable(), reason="this system cannot fork (not Linux, or too "
+                                                                    "little free memory)"),
+]
+
+
+@pytest.fixture()
+def sources(tmp_path: Path) -> dict[str, Path]:
+    coco, paco, svg = make_coco(tmp_path / "coco"), make_paco(tmp_path / "paco"), make_svg(tmp_path / "svg")
+    verify = make_coco_for_svg(tmp_path / "verify")
+    return {"coco": coco.annotations, "coco_images": coco.images_dir, "paco": paco.annotations,
+            "paco_images": paco.images_dir, "svg": svg.annotations, "svg_images": svg.images_dir,
+            "verify": verify.annotations}
+
+
+def argv(sources: dict[str, Path]) -> list[str]:
+    return ["--coco-rem", str(sources["coco"]), "--coco-images", str(sources["coco_images"]),
+            "--paco", str(sources["paco"]), "--paco-images", str(sources["paco_images"]),
+            "--svg", str(sources["svg"]), "--svg-images", str(sources["svg_images"]),
+            "--verify-absence-with", str(sources["verify"])]
+
+
+@pytest.fixture()
+def forking(monkeypatch) -> None:
+    """Fork for the tests' small files, on any number of cores."""
+    monkeypatch.setattr(source_workers, "MIN_SOURCE_BYTES", 0)
+    monkeypatch.setattr(source_workers, "usable_cores", lambda: 2)
+
+
+def build(tmp_path: Path, sources: dict[str, Path], name: str, *extra: str) -> tuple[int, bytes, dict]:
+    out = tmp_path / "out"
+    code = mioh.main([*argv(sources), "--n-images", "2", "--n-questions", "3", "--out", str(out), "--name", name,
+                      "--cache-dir", str(tmp_path / f"cache-{name}"), "--no-clip", "--no-progress", *extra])
+    if code != 0:
+        return code, b"", {}
+    return code, (out / name / "items.jsonl").read_bytes(), json.loads((out / name / "build.json").read_text())
+
+
+def test_forked_sources_make_the_build_one_process_makes(tmp_path, sources, monkeypatch):
+    _, serial, serial_build = build(tmp_path, sources, "serial")
+    monkeypatch.setattr(source_workers, "MIN_SOURCE_BYTES", 0)
+    monkeypatch.setattr(source_workers, "usable_cores", lambda: 2)
+    _, forked, forked_build = build(tmp_path, sources, "forked")
+    assert serial_build["stats"]["preparing"] == {"processes": 1}
+    assert forked_build["stats"]["preparing"] == {"processes": 3}
+    assert forked == serial and serial
+    for key in ("filters", "federated_refusals", "sources", "pools", "quality", "verify_absence"):
+        assert forked_build["stats"][key] == serial_build["stats"][key], key
+    # the entry the forked build stored serves a rerun with the same items
+    _, warm, warm_build = build(tmp_path, sources, "forked")
+    assert warm_build["stats"]["prepared_pools"] == "reused" and warm == serial
+
+
+def test_forking_is_only_for_large_sources_without_clip(tmp_path, sources):
+    config = MiohConfig(coco_rem=str(sources["coco"]), coco_images=str(sources["coco_images"]),
+                        paco=str(sources["paco"]), paco_images=str(sources["paco_images"]), no_clip=True)
+    readers = builder.source_readers(config)
+    assert [r.name for r in readers] == ["coco-rem", "paco"]
+    assert not source_workers.worth_forking(config, readers)  # a few kilobytes: not worth a process
+    source_workers.MIN_SOURCE_BYTES, saved = 0, source_workers.MIN_SOURCE_BYTES
+    try:
+        assert source_workers.worth_forking(config, readers) == (source_workers.usable_cores() >= 2)
+        assert not source_workers.worth_forking(config, readers[:1])  # one source: nothing to do at once
+        with_clip = MiohConfig(coco_rem=config.coco_rem, coco_images=config.coco_images, paco=config.paco,
+                               paco_images=config.paco_images)
+        assert not source_workers.worth_forking(with_clip, readers)
+    finally:
+        source_workers.MIN_SOURCE_BYTES = saved
+
+
+def test_a_bad_source_is_reported_as_one_process_reports_it(tmp_path, sources, capsys, monkeypatch, forking):
+    """A bad PACO file is reported while COCO is fine; with COCO bad as well, COCO's error comes first (it is
+    read first), whichever child fails first; nothing of the build is written."""
+    corrupt(sources["paco"], set_field("annotations", 0, "bbox", [1, 2, 3]))
+    code, _, _ = build(tmp_path, sources, "bad")
+    paco_error = capsys.readouterr().err
+    assert code == 2 and str(sources["paco"]) in paco_error and "annotations[0]" in paco_error
+    corrupt(sources["coco"], set_field("images", 0, "width", -5))
+    code, _, _ = build(tmp_path, sources, "bad")
+    coco_error = capsys.readouterr().err
+    assert code == 2 and str(sources["coco"]) in coco_error and "images[0]" in coco_error
+    monkeypatch.setattr(source_workers, "MIN_SOURCE_BYTES", 1 << 60)  # one process: the same messages
+    assert build(tmp_path, sources, "bad")[0] == 2
+    assert capsys.readouterr().err == coco_error
+    assert not (tmp_path / "out" / "bad").exists()
+    assert not list((tmp_path / "cache-bad" / "mioh-pools").glob(".preparing-*"))  # no scratch left behind
+
+
+def test_a_child_that_dies_leaves_the_preparing_to_one_process(tmp_path, sources, monkeypatch, forking):
+    _, expected, _ = build(tmp_path, sources, "expected")
+    monkeypatch.setattr(source_workers, "packed", lambda pools: os._exit(9))  # as if killed for memory
+    _, items, built = build(tmp_path, sources, "after-a-death")
+    assert built["stats"]["preparing"] == {"processes": 1} and items == expected
