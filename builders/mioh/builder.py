@@ -40,7 +40,6 @@ from builders.mioh.questions import (
     variants,
 )
 from builders.mioh.refusals import refusal_counts
-from builders.mioh.source_workers import prepare_forked, worth_forking
 from builders.mioh.render import (
     Wording,
     answer_letter,
@@ -50,6 +49,7 @@ from builders.mioh.render import (
     context_text,
     prioritize,
 )
+from builders.mioh.source_workers import prepare_forked, worth_forking
 from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
 from filters.base import FilterStats

@@ -12,7 +12,14 @@ import pytest
 from builders import mioh
 from builders.mioh import builder, source_workers
 from builders.mioh.config import MiohConfig
-from tests.fixtures.real_formats import corrupt, make_coco, make_coco_for_svg, make_paco, make_svg, set_field
+from tests.fixtures.real_formats import (
+    corrupt,
+    make_coco,
+    make_coco_for_svg,
+    make_paco,
+    make_svg,
+    set_field,
+)
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
