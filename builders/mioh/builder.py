@@ -66,6 +66,8 @@ class SourceReader:
     """One of the paper's sources a config names: the tasks it serves and how to read it."""
 
     name: str
+    path: str
+    """The annotation file."""
     tasks: tuple[str, ...]
     read: Callable[[dict[str, Any] | None], RecordSet]
     """Read (and validate) the source; ``verification``, when given, gets an absence-verification report."""
@@ -81,14 +83,14 @@ def source_readers(config: MiohConfig) -> list[SourceReader]:
 
             return read_coco(config.coco_rem, config.coco_images, source="coco-rem")  # type: ignore[arg-type]
 
-        readers.append(SourceReader("coco-rem", ("existence", "counting"), read_coco_rem))
+        readers.append(SourceReader("coco-rem", config.coco_rem, ("existence", "counting"), read_coco_rem))
     if config.paco:
         def read_paco(verification: dict[str, Any] | None) -> RecordSet:
             from sources.paco import read_paco
 
             return read_paco(config.paco, config.paco_images)  # type: ignore[arg-type]
 
-        readers.append(SourceReader("paco", ("attribute",), read_paco))
+        readers.append(SourceReader("paco", config.paco, ("attribute",), read_paco))
     if config.svg:
         def read_svg(verification: dict[str, Any] | None) -> RecordSet:
             from sources.svg import read_svg
@@ -103,7 +105,7 @@ def source_readers(config: MiohConfig) -> list[SourceReader]:
                 verification.update(report)
             return records
 
-        readers.append(SourceReader("svg", ("position",), read_svg))
+        readers.append(SourceReader("svg", config.svg, ("position",), read_svg))
     return readers
 
 

@@ -35,6 +35,7 @@ none) and an entry that cannot be read is ignored and rewritten; ``--no-cache`` 
 from __future__ import annotations
 
 import copy
+import copyreg
 import hashlib
 import io
 import json
@@ -45,7 +46,7 @@ import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 import numpy as np
 
@@ -203,23 +204,15 @@ _NOT_KEPT = MaskNotKept()
 class _WithoutPolygonMasks(pickle.Pickler):
     """Pickles polygon masks (:class:`sources.jsonio.PolygonRLE`, a million in a COCO-train-sized file) as
     :class:`MaskNotKept`: converting them to RLE to pickle them cost a cold paper-scale build ~15 s and the
-    entry ~300 MB, for masks no later stage reads."""
+    entry ~300 MB, for masks no later stage reads. (Through the dispatch table, looked up in C, rather than
+    ``reducer_override``, a Python call for every record pickled: packing is ~10 % faster.)"""
 
-    def reducer_override(self, obj: Any) -> Any:
-        if type(obj) is PolygonRLE:
-            return _not_kept, ()
-        return NotImplemented
+    dispatch_table: ClassVar[dict[type, Callable[[Any], Any]]] = {**copyreg.dispatch_table,
+                                                                  PolygonRLE: lambda mask: (_not_kept, ())}
 
 
 def _not_kept() -> MaskNotKept:
     return _NOT_KEPT
-
-
-def _dumps(obj: Any) -> bytes:
-    """``obj`` pickled as the entry pickles it (polygon masks not kept)."""
-    buffer = io.BytesIO()
-    _WithoutPolygonMasks(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-    return buffer.getvalue()
 
 
 class PackedFacts(Sequence[ImageFacts]):
@@ -239,11 +232,18 @@ class PackedFacts(Sequence[ImageFacts]):
 
     @classmethod
     def pack(cls, facts: Sequence[ImageFacts]) -> PackedFacts:
-        """Pickle each image's facts as the entry pickles them (:func:`_dumps`) into one array."""
+        """Pickle each image's facts on its own (polygon masks not kept) into one array; one pickler serves all,
+        its memo cleared between images so that each pickle stands alone."""
         blob = bytearray()
         offsets = [0]
+        buffer = io.BytesIO()
+        pickler = _WithoutPolygonMasks(buffer, protocol=pickle.HIGHEST_PROTOCOL)
         for one in facts:
-            blob += _dumps(one)
+            pickler.clear_memo()
+            buffer.seek(0)
+            buffer.truncate()
+            pickler.dump(one)
+            blob += buffer.getbuffer()
             offsets.append(len(blob))
         return cls(np.frombuffer(blob, dtype=np.uint8), np.array(offsets, dtype=np.int64))
 
