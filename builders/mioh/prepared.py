@@ -159,10 +159,11 @@ class PreparedPools:
         """Start writing the entry; the returned function waits for it (``True`` when written).
 
         Why: pickling a paper-scale entry from pools made in this process keeps one core busy for ~30 s, while
-        the build's next stage (drawing questions) needs only the other. (Pools packed already, by
-        :mod:`builders.mioh.source_workers`, make it a copy of ~1.5 s.) Where the system can fork and has the memory for a second copy of the
-        pools (the child's pickling touches every object, so copy-on-write duplicates them), a forked child
-        writes the snapshot taken at the fork while this process goes on; elsewhere it is written right away.
+        the build's next stage (drawing questions) needs only the other (pools packed already, by
+        :mod:`builders.mioh.source_workers`, make it a copy of ~1.5 s). Where the system can fork and has the
+        memory for a second copy of the pools (the child's pickling touches every object, so copy-on-write
+        duplicates them), a forked child writes the snapshot taken at the fork while this process goes on;
+        elsewhere it is written right away.
         """
         if not fork_affordable():
             written = self.store(pools, filter_stats, verification)

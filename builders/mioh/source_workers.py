@@ -25,6 +25,7 @@ import shutil
 import signal
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -33,6 +34,7 @@ from builders.mioh.pools import Pools
 from builders.mioh.prepared import CACHE_FOLDER, entry_parts, packed, read_entry
 from filters.base import FilterStats
 from sources.atomic import write_atomic
+from sources.errors import MirageError
 from sources.forking import fork_affordable, usable_cores
 from sources.heap import long_lived
 
@@ -114,11 +116,16 @@ def _child(config: MiohConfig, reader: Any, scratch: Path, k: int) -> None:
         code = 0
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the caller, who raises it
         code = 2
+        if not isinstance(exc, MirageError):  # a bug: where it happened, for whoever reads the traceback
+            exc.add_note(f"raised in the process preparing {reader.name}:\n{traceback.format_exc()}")
         try:
             blob = pickle.dumps(exc)
             pickle.loads(blob)  # an exception that cannot be rebuilt is sent as its message
         except Exception:  # noqa: BLE001
-            blob = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
+            stand_in = RuntimeError(f"{type(exc).__name__}: {exc}")
+            for note in getattr(exc, "__notes__", ()):
+                stand_in.add_note(note)
+            blob = pickle.dumps(stand_in)
         try:
             write_atomic(scratch / f"{k}.error", blob)
         except BaseException:  # noqa: BLE001
@@ -127,7 +134,9 @@ def _child(config: MiohConfig, reader: Any, scratch: Path, k: int) -> None:
         os._exit(code)
 
 
-def _wait(children: dict[int, int], exits: dict[int, int], scratch: Path, update: Callable[[int, int], None]) -> bool:
+def _wait(
+    children: dict[int, int], exits: dict[int, int], scratch: Path, update: Callable[[int, int], None]
+) -> bool:
     """Wait for the children (their exit codes go into ``exits``), raising the error a one-process build would
     raise first as soon as it is known; ``False`` when a child ended without a result."""
     while len(exits) < len(children):

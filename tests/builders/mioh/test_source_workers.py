@@ -115,3 +115,15 @@ def test_a_child_that_dies_leaves_the_preparing_to_one_process(tmp_path, sources
     monkeypatch.setattr(source_workers, "packed", lambda pools: os._exit(9))  # as if killed for memory
     _, items, built = build(tmp_path, sources, "after-a-death")
     assert built["stats"]["preparing"] == {"processes": 1} and items == expected
+
+
+def test_a_bug_in_a_child_is_raised_with_where_it_happened(tmp_path, sources, monkeypatch, forking):
+    def broken(*args, **kwargs):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(source_workers, "Pools", broken)
+    with pytest.raises(ValueError, match="a bug") as info:
+        build(tmp_path, sources, "bug")
+    assert any("raised in the process preparing coco-rem" in note and "broken" in note
+               for note in info.value.__notes__)
+    assert not list((tmp_path / "cache-bug" / "mioh-pools").glob(".preparing-*"))
