@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 from filters.geometry import Occlusions, occlusions_of
-from sources.forking import fork_affordable, forked_imap, usable_cores
+from sources.forking import forked_imap, forking_pays, usable_cores
 from sources.records import ImageRecord
 
 MIN_INSTANCES = 50_000
@@ -29,7 +29,7 @@ def occlusions_ahead(
     the caller measures them itself (a small source, no fork, one core)."""
     n_chunks = -(-len(images) // chunk)
     workers = min(usable_cores(), n_chunks)
-    if workers < 2 or sum(len(im.instances) for im in images) < min_instances or not fork_affordable(workers):
+    if not forking_pays(workers, sum(len(im.instances) for im in images), min_instances):
         yield from (None for _ in range(n_chunks))
         return
     bounds = [(s, min(s + chunk, len(images))) for s in range(0, len(images), chunk)]

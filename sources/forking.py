@@ -31,6 +31,13 @@ def fork_affordable(copies: int = 1) -> bool:
     return available_kb > copies * resident_kb
 
 
+def forking_pays(workers: int, amount: int, minimum: int) -> bool:
+    """Whether ``workers`` forked workers are worth starting for ``amount`` of work: two or more of them, at least
+    ``minimum`` of work (below it, starting them costs more than it saves), and memory for their copy-on-write
+    pages (:func:`fork_affordable`). The one rule of every worker pool here (occlusion, question cells, lint)."""
+    return workers >= 2 and amount >= minimum and fork_affordable(workers)
+
+
 def usable_cores() -> int:
     """The cores this process may run on (its affinity mask where the system has one)."""
     try:

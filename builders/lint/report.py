@@ -13,7 +13,7 @@ from builders.items import Item, canonical_json
 from builders.lint import balance, choices, contradictions, duplicates, independence, wording
 from builders.lint.base import CheckResult, LintContext
 from builders.lint.dictionary import allow_list, load_dictionary
-from sources.forking import fork_affordable, forked_imap, usable_cores
+from sources.forking import forked_imap, forking_pays, usable_cores
 from sources.heap import long_lived
 
 CHECKS: dict[str, Callable[[Sequence[Item], LintContext], CheckResult]] = {
@@ -113,7 +113,7 @@ def lint(items: Sequence[Item], build: Mapping[str, Any] | None = None, *, allow
         return CHECKS[name](items, context)
 
     workers = min(usable_cores(), len(names))
-    if len(items) < PARALLEL_ITEMS or llm is not None or workers < 2 or not fork_affordable(workers):
+    if llm is not None or not forking_pays(workers, len(items), PARALLEL_ITEMS):
         results = {name: run(name) for name in names}
     else:  # the slowest check first, so it does not start last
         order = sorted(names, key=lambda name: name != "wording")

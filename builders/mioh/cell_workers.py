@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from sources.forking import fork_affordable, forked_imap, usable_cores
+from sources.forking import forked_imap, forking_pays, usable_cores
 
 MIN_QUESTIONS = 5_000
 """Below this many questions in a build, starting workers costs more than it saves."""
@@ -52,13 +52,12 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str,
                min_questions: int | None = None, workers: int | None = None) -> Iterator[Any]:
     """Each cell's :class:`builders.mioh.builder.CellResult`, in order, drawn by forked workers where that pays
     (several cores, at least ``min_questions`` questions (default :data:`MIN_QUESTIONS`), memory for the
-    workers: :func:`fork_affordable`), ``workers`` of them (default: one per usable core);
+    workers: :func:`sources.forking.forking_pays`), ``workers`` of them (default: one per usable core);
     ``stats`` gets ``workers`` and ``redrawn`` (cells drawn again in this process)."""
     questions = sum(builders[task].config.n_questions for task, _, _ in cells)
     workers = min(usable_cores() if workers is None else workers, len(cells))
     stats.update(workers=1, redrawn=0)
-    if workers < 2 or questions < (MIN_QUESTIONS if min_questions is None else min_questions) \
-            or not fork_affordable(workers):
+    if not forking_pays(workers, questions, MIN_QUESTIONS if min_questions is None else min_questions):
         for done, (task, qtype, pressure) in enumerate(cells, 1):
             yield builders[task].build_cell(qtype, pressure)
             on_done(done, len(cells))
