@@ -12,6 +12,7 @@ from rich.console import Console
 from builders.cli import add_build_arguments, builder_parser, exit_on_error, run_builder, stderr, stdout, table
 from builders.items import Item
 from builders.llm import add_llm_arguments
+from builders.mioh import prepared
 from builders.mioh.builder import write_build
 from builders.mioh.config import MiohConfig
 from builders.mioh.refusals import print_refusals
@@ -47,7 +48,9 @@ def parser() -> argparse.ArgumentParser:
            "right option (all, differs, which, total, exact), not in hard_positive cells (a hard positive needs a "
            "present object). Scheduled per cell and question form, so cells of few questions round it, down to "
            f"none with --n-questions 2 (the build warns) (default {d.nota_share})")
-    add_build_arguments(p, d, seed_of="every random choice", name="n<N>-seed<S>", cache_of="demo scenes and model outputs",
+    cache_of = (f"demo scenes, model outputs and the prepared pools of real sources (the {prepared.KEEP} most "
+                f"recently used kept; ${prepared.KEEP_VARIABLE} sets how many)")
+    add_build_arguments(p, d, seed_of="every random choice", name="n<N>-seed<S>", cache_of=cache_of,
                         demo=("images", "size of the demo world when no data is given"))
     a("--coco-rem", metavar="FILE", help="COCO-ReM instances JSON (existence, counting)")
     a("--coco-images", metavar="DIR", help="directory of the COCO images the JSON names")

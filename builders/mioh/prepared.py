@@ -30,6 +30,11 @@ weights outside the key, and their embeddings have their own cache already. The 
 questions (:meth:`PreparedPools.store_while`). Entries are written atomically (a crash leaves the previous entry or
 none) and an entry that cannot be read is ignored and rewritten; ``--no-cache`` is not needed: delete
 ``DIR/mioh-pools``.
+
+The folder keeps the :data:`KEEP` most recently used entries (``$MIRAGE_POOLS_KEEP`` overrides it): a paper-scale
+entry is about a gigabyte, every set of sources and pool rules has its own (each threshold tried is one more),
+and nothing else would ever remove them. Storing an entry removes the least recently used beyond that, and the
+scratch folders of :mod:`builders.mioh.source_workers` that a killed build left behind (:func:`prune`).
 """
 
 from __future__ import annotations
@@ -42,7 +47,9 @@ import json
 import mmap
 import os
 import pickle
+import shutil
 import struct
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -54,6 +61,7 @@ from builders.mioh.config import MiohConfig
 from builders.mioh.pools import ImageFacts, Pools
 from filters.base import FilterStats
 from sources.atomic import write_atomic
+from sources.errors import ConfigError
 from sources.forking import fork_affordable
 from sources.hashing import file_sha256
 from sources.heap import long_lived
@@ -68,6 +76,16 @@ pools' tables kept; 4: arrays and packed facts stored out of band and mapped, :f
 MAGIC = b"MIOHPL\x00\x04"
 ALIGN = 64
 """Out-of-band buffers start at multiples of this (numpy reads aligned arrays fastest)."""
+
+KEEP = 3
+"""Entries kept in the folder by default: the most recently used (stored or loaded) ones."""
+
+KEEP_VARIABLE = "MIRAGE_POOLS_KEEP"
+"""The environment variable that overrides :data:`KEEP`."""
+
+STALE_SCRATCH_S = 24 * 3600
+"""A scratch folder of :mod:`builders.mioh.source_workers` this old belongs to no running build (a build prepares
+its sources in minutes), so :func:`prune` removes it; a younger one may be another build's, still being filled."""
 
 _CODE = ("sources", "filters", "builders/mioh/pools.py", "builders/mioh/labels.py")
 """The code an entry depends on (paths relative to the repository root)."""
@@ -110,6 +128,7 @@ class PreparedPools:
     absence-verification report, as :func:`builders.mioh.builder._build` makes them."""
 
     def __init__(self, config: MiohConfig) -> None:
+        self.keep = kept_entries()
         self.path = Path(config.resolved_cache_dir()) / CACHE_FOLDER / f"{cache_key(config)}.pkl"
 
     @classmethod
@@ -136,6 +155,10 @@ class PreparedPools:
             return None
         if not isinstance(entry, dict) or entry.get("format") != FORMAT:
             return None
+        try:
+            os.utime(self.path)  # used now: the last entry pruning removes (a read-only cache keeps its old time)
+        except OSError:
+            pass
         return entry["pools"], entry["filter_stats"], entry["verification"]
 
     def store(self, pools: dict[str, Any], filter_stats: FilterStats, verification: dict[str, Any]) -> bool:
@@ -151,6 +174,7 @@ class PreparedPools:
             write_atomic(self.path, entry_parts(entry))
         except OSError:
             return False
+        prune(self.path.parent, self.keep)
         return True
 
     def store_while(
@@ -183,6 +207,51 @@ class PreparedPools:
             return status[0]
 
         return wait
+
+
+def kept_entries() -> int:
+    """:data:`KEEP`, or ``$MIRAGE_POOLS_KEEP`` when set (a whole number, at least 1)."""
+    text = os.environ.get(KEEP_VARIABLE, "").strip()
+    if not text:
+        return KEEP
+    try:
+        keep = int(text)
+    except ValueError:
+        keep = 0
+    if keep < 1:
+        raise ConfigError(f"${KEEP_VARIABLE}: expected the number of prepared-pools entries to keep (1 or more), "
+                          f"got {text!r}")
+    return keep
+
+
+def prune(folder: Path, keep: int, now: float | None = None) -> list[Path]:
+    """Remove all but the ``keep`` most recently used entries (``*.pkl``, by modification time, which a load
+    renews) of ``folder``, and scratch folders older than :data:`STALE_SCRATCH_S`; returns what was removed.
+
+    Never fails: an entry another build removed first, or one that cannot be removed, is skipped. Removing an
+    entry another build has open is safe (it is mapped, and the mapping outlives the name)."""
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+
+    def modified(path: Path) -> float | None:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return None
+
+    entries = [(t, path) for path in folder.glob("*.pkl") if (t := modified(path)) is not None]
+    for _, path in sorted(entries, reverse=True)[keep:]:
+        try:
+            path.unlink()
+            removed.append(path)
+        except OSError:
+            pass
+    for scratch in folder.glob(".preparing-*"):
+        t = modified(scratch)
+        if t is not None and now - t > STALE_SCRATCH_S:
+            shutil.rmtree(scratch, ignore_errors=True)
+            removed.append(scratch)
+    return removed
 
 
 class MaskNotKept(Mapping[str, Any]):

@@ -4,6 +4,7 @@ source, rule or code misses; a broken entry is a miss, never an error."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,48 @@ def test_changed_sources_or_rules_miss(tmp_path, sources):
     annotations.write_text(json.dumps(data))
     _, changed = build(tmp_path / "out", cache, sources)
     assert changed["stats"]["prepared_pools"] == "stored" and len(entries(cache)) == 3
+
+
+def test_only_the_most_recently_used_entries_are_kept(tmp_path, sources, monkeypatch):
+    """Each rule set tried is an entry of its own (about a gigabyte at paper scale): storing one removes the least
+    recently used beyond $MIRAGE_POOLS_KEEP, and loading an entry makes it recent again."""
+    monkeypatch.setenv(prepared.KEEP_VARIABLE, "2")
+    cache = tmp_path / "cache"
+    first = build(tmp_path / "out", cache, sources)[0]
+    (first_entry,) = entries(cache)
+    build(tmp_path / "out", cache, sources, "--hard-area", "0.05")
+    (second_entry,) = set(entries(cache)) - {first_entry}
+    again, reused = build(tmp_path / "out", cache, sources)  # the first entry, used again: now the recent one
+    assert reused["stats"]["prepared_pools"] == "reused" and again == first
+    _, third = build(tmp_path / "out", cache, sources, "--hard-area", "0.02")
+    assert third["stats"]["prepared_pools"] == "stored"
+    kept = entries(cache)
+    assert len(kept) == 2 and first_entry in kept and second_entry not in kept
+
+
+def test_pruning_removes_old_scratch_folders_and_spares_young_ones(tmp_path):
+    folder = tmp_path / prepared.CACHE_FOLDER
+    old, young = folder / ".preparing-old", folder / ".preparing-young"
+    for scratch in (old, young):
+        scratch.mkdir(parents=True)
+        (scratch / "0.pkl").write_bytes(b"half a child's pools")
+    entry = folder / "a.pkl"
+    entry.write_bytes(b"entry")
+    now = young.stat().st_mtime + 60
+    os.utime(old, (now - prepared.STALE_SCRATCH_S - 1,) * 2)
+    assert prepared.prune(folder, keep=1, now=now) == [old]
+    assert sorted(p.name for p in folder.iterdir()) == [".preparing-young", "a.pkl"]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "three"])
+def test_a_bad_keep_count_is_a_one_line_error(tmp_path, sources, monkeypatch, capsys, value):
+    monkeypatch.setenv(prepared.KEEP_VARIABLE, value)
+    argv = [*sources, "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "--no-clip",
+            "--no-progress"]
+    assert mioh.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert prepared.KEEP_VARIABLE in err and repr(value) in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_code_is_part_of_the_key(tmp_path, sources, monkeypatch):
