@@ -54,15 +54,15 @@ def _run_task(arg: Any) -> Any:
     return _TASK(arg)  # type: ignore[misc]
 
 
-def forked_imap(fn: Callable[[T], R], args: Iterable[T], workers: int) -> Iterator[R]:
-    """``map(fn, args)``, in order, computed by ``workers`` forked processes.
+def forked_imap(fn: Callable[[T], R], args: Iterable[T], workers: int, niceness: int = 0) -> Iterator[R]:
+    """``map(fn, args)``, in order, computed by ``workers`` forked processes (``niceness`` added to theirs).
 
     ``fn`` may be any callable (a closure, a bound method): the workers inherit it, and whatever it reads, through
     the fork; only the arguments and the results are pickled. Call it only where :func:`fork_affordable` says so."""
     global _TASK
     _TASK = fn
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, os.nice if niceness else None, (niceness,)) as pool:
             yield from pool.imap(_run_task, args)
     finally:
         _TASK = None

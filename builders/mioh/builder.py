@@ -16,7 +16,7 @@ from builders.cli import EmptyBuildError, progress_bar, stderr
 from builders.items import Item, make_item
 from builders.llm import make_client
 from builders.mcq import BalancedCycle, ShareSchedule, letter
-from builders.mioh.cell_workers import SeenIds, draw_cells
+from builders.mioh.cell_workers import CellDrawing, SeenIds
 from builders.mioh.clip import compute_signals
 from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
 from builders.mioh.labels import Label
@@ -49,7 +49,7 @@ from builders.mioh.render import (
     context_text,
     prioritize,
 )
-from builders.mioh.source_workers import prepare_forked, worth_forking
+from builders.mioh.source_workers import DRAWING_NICENESS, prepare_forked, worth_forking
 from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
 from filters.base import FilterStats
@@ -509,19 +509,23 @@ def build(config: MiohConfig, stats: dict[str, Any] | None = None) -> Iterator[I
 
 
 def _prepare(
-    config: MiohConfig, clip: ClipStage | None, stats: dict[str, Any], executor: Any, task_bar
+    config: MiohConfig, clip: ClipStage | None, stats: dict[str, Any], executor: Any, task_bar, drawing: CellDrawing
 ) -> tuple[dict[str, RecordSet], dict[str, Pools], FilterStats, dict[str, Any], ClipStage]:
     """Read the sources, then load the CLIP stage (unless given; a bad source is reported before any CLIP
     notice), and build the pools (one per record set, shared by the tasks it serves): what
-    :class:`builders.mioh.prepared.PreparedPools` caches."""
+    :class:`builders.mioh.prepared.PreparedPools` caches. Where each source is prepared by a process of its own,
+    ``drawing`` draws a source's cells as soon as its pools are ready."""
     if not config.uses_demo:
         readers = source_readers(config)
-        forked = prepare_forked(config, readers, task_bar) if worth_forking(config, readers) else None
+        forked = (prepare_forked(config, readers, task_bar,
+                                 on_source=lambda pools: drawing.draw(pools, niceness=DRAWING_NICENESS))
+                  if worth_forking(config, readers) else None)
         if forked is not None:
             pools_by_task, filter_stats, verification = forked
             stats["preparing"] = {"processes": len(readers)}
             sources = {task: pools.records for task, pools in pools_by_task.items()}
             return sources, pools_by_task, filter_stats, verification, clip or ClipStage(config, stats, executor)
+        drawing.forget()  # a child died: whatever was drawn from the others' pools is drawn again
     stats["preparing"] = {"processes": 1}
     verification: dict[str, Any] = {}
     with long_lived():
@@ -551,12 +555,16 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     if prepared is not None and prepared.exists():  # the CLIP stage decides whether an entry may serve
         clip = ClipStage(config, stats, executor)
         cached = prepared.load() if clip.scorer is None else None
+    with_source = [task for task in config.tasks if config.uses_demo or getattr(config, TASK_SOURCE[task])]
+    drawing = CellDrawing(with_source, QUESTION_TYPES, config.pressures, config.n_questions,
+                          lambda task, pools: MiohBuilder(config, task, pools), task_bar)
     if cached is not None:
         pools_by_task, filter_stats, verification = cached
         sources = {task: pools.records for task, pools in pools_by_task.items()}
         stats["prepared_pools"] = "reused"
     else:
-        sources, pools_by_task, filter_stats, verification, clip = _prepare(config, clip, stats, executor, task_bar)
+        sources, pools_by_task, filter_stats, verification, clip = _prepare(config, clip, stats, executor, task_bar,
+                                                                            drawing)
         if prepared is not None and clip.scorer is None:  # written while the questions are drawn, where possible
             stored = prepared.store_while(pools_by_task, filter_stats, verification)
         stats["prepared_pools"] = "not cached"
@@ -564,28 +572,23 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
         {"task": task, "reason": f"no {TASK_SOURCE[task]} data given (--{TASK_SOURCE[task].replace('_', '-')})"}
         for task in config.tasks if task not in sources
     ]
-    cells = [(t, q, p) for t in config.tasks if t in pools_by_task for q in QUESTION_TYPES for p in config.pressures]
-    update = task_bar("questions", len(cells))
-    builders = {task: MiohBuilder(config, task, pools) for task, pools in pools_by_task.items()}
-    all_items: list[Item] = []
-    shortfalls = []
-    drawing: dict[str, Any] = {}
     # while a forked child packs the pools for the entry it holds a core: the workers take the others
     workers = usable_cores() - 1 if stored is not None and not all(map(is_packed, pools_by_task.values())) else None
     try:
-        with long_lived():  # the items and the pools' memos live to the end: no collector passes over them
-            for (task, qtype, pressure), result in zip(cells, draw_cells(builders, cells, drawing, update,
-                                                                         workers=workers)):
-                all_items.extend(result.items)
-                n_questions = len({it.provenance.get("family", it.id) for it in result.items})
-                if n_questions < result.wanted:
-                    shortfalls.append({
-                        "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
-                        "made": n_questions, "reasons": dict(sorted(result.failures.items())),
-                    })
+        drawing.draw(pools_by_task, workers=workers)  # the tasks not drawn while the sources were prepared
     finally:  # even when drawing fails, the entry being written is waited for (no child left behind)
         if stored is not None and stored():
             stats["prepared_pools"] = "stored"
+    all_items: list[Item] = []
+    shortfalls = []
+    for (task, qtype, pressure), result in drawing.in_order():
+        all_items.extend(result.items)
+        n_questions = len({it.provenance.get("family", it.id) for it in result.items})
+        if n_questions < result.wanted:
+            shortfalls.append({
+                "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
+                "made": n_questions, "reasons": dict(sorted(result.failures.items())),
+            })
     llm = config.llm()
     if llm.enabled:
         all_items, contexts = rewrite_contexts(all_items, make_client(llm))
@@ -593,7 +596,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     else:
         stats["llm"] = {"writer": "template", "reason": "no --llm-model configured: contexts from templates"}
     stats.update(
-        drawing=drawing,
+        drawing=drawing.stats,
         clip=clip.record(),
         sources={rs.source: {"path": rs.path, "images": len(rs.images), "categories": len(rs.categories), "license": rs.license}
                  for rs in {id(r): r for r in sources.values()}.values()},

@@ -18,9 +18,11 @@ A worker sees the pools through the fork (nothing is pickled on the way in) and 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Sequence
+import sys
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from sources.forking import forked_imap, forking_pays, usable_cores
+from sources.heap import long_lived
 
 MIN_QUESTIONS = 5_000
 """Below this many questions in a build, starting workers costs more than it saves."""
@@ -49,11 +51,12 @@ class SeenIds:
 
 def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str, Any],
                on_done: Callable[[int, int], None] = lambda done, total: None,
-               min_questions: int | None = None, workers: int | None = None) -> Iterator[Any]:
+               min_questions: int | None = None, workers: int | None = None, niceness: int = 0) -> Iterator[Any]:
     """Each cell's :class:`builders.mioh.builder.CellResult`, in order, drawn by forked workers where that pays
     (several cores, at least ``min_questions`` questions (default :data:`MIN_QUESTIONS`), memory for the
-    workers: :func:`sources.forking.forking_pays`), ``workers`` of them (default: one per usable core);
-    ``stats`` gets ``workers`` and ``redrawn`` (cells drawn again in this process)."""
+    workers: :func:`sources.forking.forking_pays`), ``workers`` of them (default: one per usable core), their
+    ``niceness`` raised by that much; ``stats`` gets ``workers`` and ``redrawn`` (cells drawn again in this
+    process)."""
     questions = sum(builders[task].config.n_questions for task, _, _ in cells)
     workers = min(usable_cores() if workers is None else workers, len(cells))
     stats.update(workers=1, redrawn=0)
@@ -71,7 +74,7 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str,
         builder.seen = SeenIds()
         return builder.build_cell(qtype, pressure), builder.seen.asked
 
-    drawn = forked_imap(draw_alone, cells, workers)
+    drawn = forked_imap(draw_alone, cells, workers, niceness)
     for done, ((result, asked), (task, qtype, pressure)) in enumerate(zip(drawn, cells), 1):
         builder = builders[task]
         if asked.isdisjoint(builder.seen.ids):  # it saw what it would have seen after the earlier cells
@@ -81,3 +84,66 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str,
             stats["redrawn"] += 1
         yield result
         on_done(done, len(cells))
+
+
+class CellDrawing:
+    """A build's cells, drawn a group of tasks at a time as their pools become ready; the results in build order.
+
+    Why: the paper's sources are prepared by processes of their own (:mod:`builders.mioh.source_workers`), and the
+    first to finish leaves a core idle while the others work. Each task's cells depend on that task's pools alone
+    (and on its own earlier cells, drawn in the same order in any group), so the tasks of a finished source are
+    drawn at once, and the items are those a build drawing every cell at the end makes. Whether forked workers pay
+    (:func:`draw_cells`) is decided over the whole build, so that every group draws as the whole build would.
+    """
+
+    def __init__(self, tasks: Sequence[str], question_types: Sequence[str], pressures: Sequence[str],
+                 n_questions: int, make_builder: Callable[[str, Any], Any],
+                 task_bar: Callable[[str, int], Callable[[int, int], None]]) -> None:
+        """``tasks``: the build's tasks with a source, in build order; ``make_builder(task, pools)`` makes a
+        task's :class:`builders.mioh.builder.MiohBuilder`; ``task_bar`` makes the progress bar of the cells."""
+        self.tasks = frozenset(tasks)
+        self.cells: list[Cell] = [(t, q, p) for t in tasks for q in question_types for p in pressures]
+        self.builders: dict[str, Any] = {}
+        self.results: dict[Cell, Any] = {}
+        self.stats: dict[str, Any] = {"workers": 1, "redrawn": 0}
+        self._make_builder = make_builder
+        self._task_bar = task_bar
+        self._update: Callable[[int, int], None] | None = None
+        self._workers_pay = n_questions * len(self.cells) >= MIN_QUESTIONS
+
+    def draw(self, pools_by_task: Mapping[str, Any], workers: int | None = None, niceness: int = 0) -> None:
+        """Draw the cells of the tasks of ``pools_by_task`` not drawn yet (``workers``, ``niceness``: as
+        :func:`draw_cells`)."""
+        new = {task for task in pools_by_task if task not in self.builders}
+        if not new <= self.tasks:
+            raise ValueError(f"pools for tasks no cell was planned for: {', '.join(sorted(new - self.tasks))}")
+        cells = [cell for cell in self.cells if cell[0] in new]
+        if not cells:
+            return
+        self.builders.update((task, self._make_builder(task, pools_by_task[task])) for task in new)
+        if self._update is None:
+            self._update = self._task_bar("questions", len(self.cells))
+        stats: dict[str, Any] = {}
+        with long_lived():  # the items and the pools' memos live to the end: no collector passes over them
+            for cell, result in zip(cells, draw_cells(self.builders, cells, stats, self._progress,
+                                                      min_questions=0 if self._workers_pay else sys.maxsize,
+                                                      workers=workers, niceness=niceness)):
+                self.results[cell] = result
+        self.stats["workers"] = max(self.stats["workers"], stats["workers"])
+        self.stats["redrawn"] += stats["redrawn"]
+
+    def forget(self) -> None:
+        """Drop every cell drawn (the pools they were drawn from are being prepared again)."""
+        self.builders.clear()
+        self.results.clear()
+        self.stats.update(workers=1, redrawn=0)
+        if self._update is not None:
+            self._update(0, len(self.cells))
+
+    def in_order(self) -> list[tuple[Cell, Any]]:
+        """``(cell, result)`` of every cell drawn, in build order."""
+        return [(cell, self.results[cell]) for cell in self.cells if cell in self.results]
+
+    def _progress(self, done: int, total: int) -> None:
+        assert self._update is not None  # made by draw() before any cell is drawn
+        self._update(len(self.results), len(self.cells))

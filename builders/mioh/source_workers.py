@@ -8,7 +8,9 @@ child, and handed back the way the prepared-pools cache keeps pools (:mod:`build
 facts packed, arrays out of band, the file mapped). Packing is work the cache entry needs anyway, so handing the
 pools back costs little, and writing the entry afterwards is a copy. The pools are those one process makes (the
 same code on the same records), and drawing from packed pools is what a warm rerun does: the items are the same
-(``tests/builders/mioh/test_source_workers.py``).
+(``tests/builders/mioh/test_source_workers.py``). The caller draws a finished source's questions while the other
+sources are still prepared, in workers at the lowest priority (:data:`DRAWING_NICENESS`), so that the core the
+first children leave is not idle while the last one works.
 
 Used where it pays and is safe: no CLIP stage (its model is loaded once, in the caller), at least two sources whose
 annotation files hold :data:`MIN_SOURCE_BYTES` together, several cores, and fork available
@@ -46,6 +48,11 @@ YIELDING = 10
 its child gets a core whenever it can use one and the others fill the other core: the children end closer
 together, and the build waits less on a last child packing its pools alone on one core."""
 
+DRAWING_NICENESS = 19
+"""The niceness of the workers that draw a finished source's questions while the other sources are prepared:
+the lowest priority, so they take only the cores the children leave idle and never delay the last child, which
+is what the build waits for."""
+
 POLL_S = 0.05
 """How often the caller looks for finished children."""
 
@@ -63,9 +70,16 @@ def worth_forking(config: MiohConfig, readers: Sequence[Any]) -> bool:
         return False
 
 
-def prepare_forked(config: MiohConfig, readers: Sequence[Any], task_bar: Callable) -> Prepared | None:
+def prepare_forked(
+    config: MiohConfig, readers: Sequence[Any], task_bar: Callable,
+    on_source: Callable[[dict[str, Pools]], None] = lambda pools_by_task: None,
+) -> Prepared | None:
     """Each of ``readers`` (:class:`builders.mioh.builder.SourceReader`) prepared by a forked child; ``None`` when a
-    child ended without a result (the caller then prepares in process). Raises a child's error (a bad source)."""
+    child ended without a result (the caller then prepares in process). Raises a child's error (a bad source).
+
+    ``on_source`` gets each source's pools by task as soon as its child is done, while the others still work: the
+    caller draws their questions meanwhile (the core a finished child leaves would otherwise idle). What is
+    returned is merged in reading order, whatever order the children end in."""
     folder = Path(config.resolved_cache_dir()) / CACHE_FOLDER
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -75,6 +89,7 @@ def prepare_forked(config: MiohConfig, readers: Sequence[Any], task_bar: Callabl
     update = task_bar("sources: read + label", len(readers))
     children: dict[int, int] = {}
     exits: dict[int, int] = {}
+    results: dict[int, dict[str, Any]] = {}
     try:
         sizes = [os.path.getsize(reader.path) for reader in readers]
         for k, reader in enumerate(readers):
@@ -84,9 +99,14 @@ def prepare_forked(config: MiohConfig, readers: Sequence[Any], task_bar: Callabl
                     os.nice(YIELDING)
                 _child(config, reader, scratch, k)  # never returns
             children[k] = pid
-        if not _wait(children, exits, scratch, update):
-            return None
-        return _collect(readers, config.tasks, scratch)
+        while len(results) < len(readers):
+            if not _wait(children, exits, scratch, update, until_one_of=set(children) - set(results)):
+                return None
+            for k in sorted(set(exits) - set(results)):  # ended well (an error was raised by _wait)
+                with long_lived():
+                    results[k] = read_entry(scratch / f"{k}.pkl")
+                on_source(_tasks_of(readers[k], config.tasks, results[k]))
+        return _merged(readers, config.tasks, results)
     finally:
         for k, pid in children.items():  # on an error or an interrupt: no child is left running
             if k not in exits:
@@ -135,11 +155,13 @@ def _child(config: MiohConfig, reader: Any, scratch: Path, k: int) -> None:
 
 
 def _wait(
-    children: dict[int, int], exits: dict[int, int], scratch: Path, update: Callable[[int, int], None]
+    children: dict[int, int], exits: dict[int, int], scratch: Path, update: Callable[[int, int], None],
+    until_one_of: set[int],
 ) -> bool:
-    """Wait for the children (their exit codes go into ``exits``), raising the error a one-process build would
-    raise first as soon as it is known; ``False`` when a child ended without a result."""
-    while len(exits) < len(children):
+    """Wait until one of the children ``until_one_of`` has ended well (exit codes go into ``exits``), raising the
+    error a one-process build would raise first as soon as it is known; ``False`` when a child ended without a
+    result."""
+    while True:
         for k, pid in children.items():
             if k not in exits:
                 done, status = os.waitpid(pid, os.WNOHANG)
@@ -156,26 +178,29 @@ def _wait(
             _raise(scratch, unread_failure[0])
         if failed and len(exits) == len(children):
             _raise(scratch, failed[0])
-        if len(exits) < len(children):
-            time.sleep(POLL_S)
-    return True
+        if not failed and any(exits.get(k) == 0 for k in until_one_of):
+            return True
+        time.sleep(POLL_S)
 
 
 def _raise(scratch: Path, k: int) -> None:
     raise pickle.loads((scratch / f"{k}.error").read_bytes())
 
 
-def _collect(readers: Sequence[Any], tasks: Sequence[str], scratch: Path) -> Prepared:
+def _tasks_of(reader: Any, tasks: Sequence[str], result: dict[str, Any]) -> dict[str, Pools]:
+    """The pools of one child's ``result`` by the build's tasks its reader serves."""
+    return {task: result["pools"] for task in reader.tasks if task in tasks}
+
+
+def _merged(readers: Sequence[Any], tasks: Sequence[str], results: dict[int, dict[str, Any]]) -> Prepared:
     """The children's results, merged in reading order (the order one process fills them in)."""
     pools_by_task: dict[str, Pools] = {}
     filter_stats = FilterStats()
     verification: dict[str, Any] = {}
     for k, reader in enumerate(readers):
-        with long_lived():
-            result = read_entry(scratch / f"{k}.pkl")
-        filter_stats = filter_stats.merge(result["filter_stats"])
-        verification.update(result["verification"])
-        pools_by_task.update((task, result["pools"]) for task in reader.tasks if task in tasks)
+        filter_stats = filter_stats.merge(results[k]["filter_stats"])
+        verification.update(results[k]["verification"])
+        pools_by_task.update(_tasks_of(reader, tasks, results[k]))
     return pools_by_task, filter_stats, verification
 
 

@@ -13,10 +13,12 @@ from builders.mioh.config import MiohConfig
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
+DRAW_CELLS = cell_workers.draw_cells
+
+
 def drawn(monkeypatch, workers: int, **options: Any) -> tuple[list[str], dict[str, Any]]:
     """Every item's JSON line of a demo build, drawn by ``workers`` processes, and the drawing statistics."""
-    original = cell_workers.draw_cells
-    monkeypatch.setattr("builders.mioh.builder.draw_cells", lambda *args, **_: original(
+    monkeypatch.setattr(cell_workers, "draw_cells", lambda *args, **_: DRAW_CELLS(
         *args, min_questions=0, workers=workers))
     stats: dict[str, Any] = {}
     config = MiohConfig(progress=False, no_clip=True, **options)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from builders import mioh
-from builders.mioh import builder, source_workers
+from builders.mioh import builder, cell_workers, source_workers
 from builders.mioh.config import MiohConfig
 from tests.fixtures.real_formats import (
     corrupt,
@@ -114,6 +115,39 @@ def test_a_child_that_dies_leaves_the_preparing_to_one_process(tmp_path, sources
     _, expected, _ = build(tmp_path, sources, "expected")
     monkeypatch.setattr(source_workers, "packed", lambda pools: os._exit(9))  # as if killed for memory
     _, items, built = build(tmp_path, sources, "after-a-death")
+    assert built["stats"]["preparing"] == {"processes": 1} and items == expected
+
+
+def test_the_cells_of_a_finished_source_are_drawn_while_the_others_are_prepared(tmp_path, sources, monkeypatch,
+                                                                                forking):
+    """COCO's and PACO's cells are drawn while the SVG child still works; when that child then dies, what was
+    drawn is dropped and one process prepares and draws everything: the items of a one-process build."""
+    _, expected, _ = build(tmp_path, sources, "expected")
+    real_packed = source_workers.packed
+
+    def svg_dies_late(pools):
+        if pools.records.source == "svg":
+            time.sleep(1.0)  # the other children end first, and their cells are drawn
+            os._exit(9)  # as if killed for memory
+        return real_packed(pools)
+
+    events: list[str] = []
+    real_draw, real_forget = cell_workers.CellDrawing.draw, cell_workers.CellDrawing.forget
+
+    def draw(self, pools_by_task, **options):
+        events.append("draw " + " ".join(sorted(set(pools_by_task) - set(self.builders))))
+        real_draw(self, pools_by_task, **options)
+
+    def forget(self):
+        events.append("forget")
+        real_forget(self)
+
+    monkeypatch.setattr(source_workers, "packed", svg_dies_late)
+    monkeypatch.setattr(cell_workers.CellDrawing, "draw", draw)
+    monkeypatch.setattr(cell_workers.CellDrawing, "forget", forget)
+    _, items, built = build(tmp_path, sources, "svg-dies")
+    assert sorted(events[:2]) == ["draw attribute", "draw counting existence"]
+    assert events[2:] == ["forget", "draw attribute counting existence position"]
     assert built["stats"]["preparing"] == {"processes": 1} and items == expected
 
 
