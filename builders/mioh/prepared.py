@@ -250,7 +250,8 @@ def prune(folder: Path, keep: int, now: float | None = None) -> list[Path]:
         t = modified(scratch)
         if t is not None and now - t > STALE_SCRATCH_S:
             shutil.rmtree(scratch, ignore_errors=True)
-            removed.append(scratch)
+            if not scratch.exists():
+                removed.append(scratch)
     return removed
 
 
