@@ -126,8 +126,12 @@ def test_the_cells_of_a_finished_source_are_drawn_while_the_others_are_prepared(
     real_packed = source_workers.packed
 
     def svg_dies_late(pools):
-        if pools.records.source == "svg":
-            time.sleep(1.0)  # the other children end first, and their cells are drawn
+        if pools.records.source == "svg":  # once the other children have handed their pools over ...
+            deadline = time.monotonic() + 60
+            while len(list(tmp_path.glob("cache-svg-dies/mioh-pools/.preparing-*/[01].pkl"))) < 2:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            time.sleep(2.0)  # ... and the caller has seen them end (it looks every 50 ms)
             os._exit(9)  # as if killed for memory
         return real_packed(pools)
 
