@@ -62,7 +62,9 @@ def forked_imap(fn: Callable[[T], R], args: Iterable[T], workers: int, niceness:
     global _TASK
     _TASK = fn
     try:
-        with multiprocessing.get_context("fork").Pool(workers, os.nice if niceness else None, (niceness,)) as pool:
+        with multiprocessing.get_context("fork").Pool(
+            workers, initializer=os.nice if niceness else None, initargs=(niceness,)
+        ) as pool:
             yield from pool.imap(_run_task, args)
     finally:
         _TASK = None

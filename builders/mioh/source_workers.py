@@ -102,7 +102,7 @@ def prepare_forked(
         while len(results) < len(readers):
             if not _wait(children, exits, scratch, update, until_one_of=set(children) - set(results)):
                 return None
-            for k in sorted(set(exits) - set(results)):  # ended well (an error was raised by _wait)
+            for k in sorted(set(exits) - set(results)):  # all ended well: _wait raises a child's error itself
                 with long_lived():
                     results[k] = read_entry(scratch / f"{k}.pkl")
                 on_source(_tasks_of(readers[k], config.tasks, results[k]))
