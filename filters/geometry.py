@@ -27,6 +27,7 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 from pycocotools import mask as mask_utils
 
+from filters import mask_runs
 from filters.base import FilterStats, Threshold
 from sources.errors import ConfigError
 from sources.records import RLE, ImageRecord, Instance
@@ -258,12 +259,23 @@ def _instance_frames(
 
 
 def _occlusions(images: Sequence[ImageRecord], counts: Sequence[int], pixel_boxes: np.ndarray) -> Occlusions:
-    out = []
+    """:func:`occlusion` of each image, the mask proxies of up to :data:`PROXY_BATCH_MASKS` masks' worth of
+    images measured together (per image, numpy's call overhead cost more than the run arithmetic)."""
+    out: list[tuple[np.ndarray, list[OcclusionMethod]]] = []
+    batch = _ProxyBatch()
     start = 0
     for image, n in zip(images, counts):
-        out.append(occlusion(image, pixel_boxes[start:start + n]))
+        out.append(_exact_occlusion(image, pixel_boxes[start:start + n], batch, len(out)))
         start += n
+        if batch.n_masks >= PROXY_BATCH_MASKS:
+            batch.measure_into(out)
+            batch = _ProxyBatch()
+    batch.measure_into(out)
     return out
+
+
+PROXY_BATCH_MASKS = 1000
+"""Masks whose runs are decoded and compared in one pass: a few tens of MB of run arrays at most."""
 
 
 def truncation(boxes: np.ndarray, width: int, height: int, tol: float = 1.0) -> np.ndarray:
@@ -299,6 +311,18 @@ def occlusion(image: ImageRecord, pixel_boxes: np.ndarray | None = None) -> tupl
     from boxes alone, so an image of separate objects reads no mask (and polygon masks of such files are never
     even converted to RLE, see :class:`sources.jsonio.PolygonRLE`).
     """
+    if pixel_boxes is None:
+        pixel_boxes = _pixel_boxes(
+            np.array([i.bbox for i in image.instances], dtype=np.float64), image.width, image.height
+        )
+    return _occlusions([image], [len(image.instances)], pixel_boxes)[0]
+
+
+def _exact_occlusion(
+    image: ImageRecord, pixel_boxes: np.ndarray, batch: _ProxyBatch, slot: int
+) -> tuple[np.ndarray, list[OcclusionMethod]]:
+    """:func:`occlusion` where it is exact (amodal areas); the instances that need the mask proxy are handed to
+    ``batch`` as result ``slot``, which fills their values in when it is measured."""
     insts = image.instances
     occ = np.zeros(len(insts), dtype=np.float64)
     methods: list[OcclusionMethod] = ["none"] * len(insts)
@@ -312,11 +336,8 @@ def occlusion(image: ImageRecord, pixel_boxes: np.ndarray | None = None) -> tupl
             need_proxy.append(k)
     with_mask = [k for k, inst in enumerate(insts) if inst.rle is not None]
     if need_proxy and with_mask:
-        if pixel_boxes is None:
-            pixel_boxes = _pixel_boxes(np.array([i.bbox for i in insts], dtype=np.float64), image.width, image.height)
-        proxy = _proxy_occlusion(insts, need_proxy, with_mask, image.width, image.height, pixel_boxes)
-        for k, value in zip(need_proxy, proxy):
-            occ[k] = value
+        batch.add(slot, image, need_proxy, with_mask, pixel_boxes)
+        for k in need_proxy:
             methods[k] = "mask_proxy"
     return occ, methods
 
@@ -355,15 +376,9 @@ def _pixel_boxes(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
     return np.stack([x0, y0, x1, y1], axis=1).astype(np.int64)
 
 
-def _proxy_occlusion(
-    insts: Sequence[Instance],
-    targets: Sequence[int],
-    with_mask: Sequence[int],
-    width: int,
-    height: int,
-    pix: np.ndarray,
-) -> list[float]:
-    """Occlusion proxy: fraction of the target's box covered by the union of the OTHER instances' masks.
+class _ProxyBatch:
+    """The occlusion proxy of many images' instances, measured together: the fraction of each target's box
+    covered by the union of the OTHER instances' masks.
 
     Why: a modal (visible-only) annotation does not say how big the whole object is, but whatever hides part of
     it is itself annotated, and it sits inside the target's box, where the hidden part would have been. So the
@@ -371,61 +386,98 @@ def _proxy_occlusion(
 
     * only other instances whose box overlaps the target's box can cover it (checked on boxes first, vectorised);
       only targets with such a neighbour and those neighbours need their masks, and those are never decoded:
-      the covered share is counted on run lengths (pycocotools ``merge``/``area``, ~2x faster than decoding
-      the boxes' columns in numpy on a paper-scale source, same counts);
+      the covered share is counted on run lengths, for all targets of the image at once
+      (:func:`filters.mask_runs.covered_outside`);
     * pixels of the target's own mask never count as covered (they are visible by definition);
     * when both draw orders (``z``) are known, only instances in front (larger ``z``) count;
     * known bias: without ``z`` a large object *behind* the target (a bed under a person) also fills the box
       around a non-rectangular target, so the proxy over-estimates; it leans to "hard", the safer error for a
       hard-positive label, and reaching the 0.9 drop bound needs a target whose own mask fills < 10 % of its box.
     """
-    wm = np.asarray(with_mask)
-    # box overlap of every target with every masked instance, at once
-    t = pix[np.asarray(targets)]
-    o = pix[wm]
-    overlap = (
-        (t[:, None, 0] < o[None, :, 2]) & (o[None, :, 0] < t[:, None, 2])
-        & (t[:, None, 1] < o[None, :, 3]) & (o[None, :, 1] < t[:, None, 3])
-    )
-    z = np.array([np.nan if i.z is None else i.z for i in insts], dtype=np.float64)
-    selections = []
-    for r, k in enumerate(targets):
-        x0, y0, x1, y1 = pix[k]
-        sel = overlap[r] & (wm != k)
-        if not np.isnan(z[k]):
-            zo = z[wm]
-            sel &= np.isnan(zo) | (zo > z[k])
-        selections.append(sel if (x1 - x0) * (y1 - y0) > 0 and sel.any() else None)
-    # covered = |box & union(others)| - |box & union(others) & own|, in run-length space (pycocotools' C
-    # merge and area): no mask is ever decoded, and each needed mask is converted to RLE once
-    compressed: dict[int, dict] = {}
 
-    def mask(k: int) -> dict:
-        if k not in compressed:
-            compressed[k] = _as_compressed(insts[k].rle, height, width)  # type: ignore[arg-type]
-        return compressed[k]
+    def __init__(self) -> None:
+        self.n_masks = 0
+        """Masked instances of the images added so far (an upper bound on the masks a measure reads)."""
+        self._images: list[ImageRecord] = []
+        self._slots: list[int] = []
+        self._targets: list[Sequence[int]] = []
+        self._masked: list[Sequence[int]] = []
+        self._pixel_boxes: list[np.ndarray] = []
 
-    out = []
-    for k, sel in zip(targets, selections):
-        if sel is None:
-            out.append(0.0)
-            continue
-        x0, y0, x1, y1 = (int(v) for v in pix[k])
-        others = [mask(j) for j in wm[sel].tolist()]
-        union = others[0] if len(others) == 1 else mask_utils.merge(others)
-        in_box = mask_utils.merge([union, _box_rle(x0, y0, x1, y1, height, width)], intersect=True)
-        covered = int(mask_utils.area(in_box))
-        if covered and insts[k].rle is not None:
-            covered -= int(mask_utils.area(mask_utils.merge([in_box, mask(k)], intersect=True)))
-        out.append(float(covered) / float((x1 - x0) * (y1 - y0)))
-    return out
+    def add(self, slot: int, image: ImageRecord, targets: Sequence[int], with_mask: Sequence[int],
+            pixel_boxes: np.ndarray) -> None:
+        """Measure instances ``targets`` of ``image`` (by position), covered by those of ``with_mask``; the
+        values go to result ``slot``."""
+        self._images.append(image)
+        self._slots.append(slot)
+        self._targets.append(targets)
+        self._masked.append(with_mask)
+        self._pixel_boxes.append(pixel_boxes)
+        self.n_masks += len(with_mask)
 
+    def measure_into(self, results: list[tuple[np.ndarray, list[OcclusionMethod]]]) -> None:
+        """Count the covered pixels of every target added and write each target's share into its result.
 
-def _box_rle(x0: int, y0: int, x1: int, y1: int, height: int, width: int) -> dict:
-    """The pixel box ``[x0, x1) x [y0, y1)`` (non-empty) as a compressed RLE: one run of ones per column."""
-    tall = y1 - y0
-    counts = [x0 * height + y0, tall] + [height - tall, tall] * (x1 - x0 - 1) + [height * width - (x1 - 1) * height - y1]
-    return mask_utils.frPyObjects({"size": [height, width], "counts": counts}, height, width)
+        Instances are numbered across the batch's images; every (target, masked instance) pair of one image is
+        checked for box overlap at once, then the masks of the pairs that overlap are counted on their runs.
+        """
+        if not self._images:
+            return
+        sizes = np.array([len(im.instances) for im in self._images], dtype=np.int64)
+        first = np.cumsum(sizes) - sizes
+        n_targets = np.array([len(t) for t in self._targets], dtype=np.int64)
+        n_masked = np.array([len(m) for m in self._masked], dtype=np.int64)
+        target = np.concatenate([np.asarray(t, dtype=np.int64) for t in self._targets]) + np.repeat(first, n_targets)
+        masked = np.concatenate([np.asarray(m, dtype=np.int64) for m in self._masked]) + np.repeat(first, n_masked)
+        pix = np.concatenate(self._pixel_boxes)
+        # every (target, masked instance of its image) pair
+        per_target = np.repeat(n_masked, n_targets)
+        t_of = np.repeat(np.arange(len(target)), per_target)
+        m_of = np.repeat(np.repeat(np.cumsum(n_masked) - n_masked, n_targets), per_target)
+        m_of += np.arange(len(t_of)) - np.repeat(np.cumsum(per_target) - per_target, per_target)
+        t, o = pix[target[t_of]], pix[masked[m_of]]
+        covers = (
+            (t[:, 0] < o[:, 2]) & (o[:, 0] < t[:, 2]) & (t[:, 1] < o[:, 3]) & (o[:, 1] < t[:, 3])
+            & (masked[m_of] != target[t_of])
+            & (t[:, 2] > t[:, 0]) & (t[:, 3] > t[:, 1])  # an empty box stays 0
+        )
+        z = self._draw_orders()
+        if z is not None:
+            zt, zo = z[target[t_of]], z[masked[m_of]]
+            covers &= np.isnan(zt) | np.isnan(zo) | (zo > zt)
+        t_of, m_of = t_of[covers], m_of[covers]
+        active = np.unique(t_of)
+        values = np.zeros(len(target), dtype=np.float64)
+        if len(active):
+            values[active] = self._shares(target[active], np.searchsorted(active, t_of), masked[m_of], pix)
+        start = 0
+        for slot, targets in zip(self._slots, self._targets):
+            results[slot][0][targets] = values[start:start + len(targets)]
+            start += len(targets)
+
+    def _draw_orders(self) -> np.ndarray | None:
+        """Every instance's ``z`` (NaN where unknown), or ``None`` when no instance of the batch has one."""
+        instances = [inst for im in self._images for inst in im.instances]
+        if all(inst.z is None for inst in instances):
+            return None
+        return np.array([np.nan if i.z is None else i.z for i in instances], dtype=np.float64)
+
+    def _shares(self, targets: np.ndarray, box_of_pair: np.ndarray, cover_of_pair: np.ndarray,
+                pix: np.ndarray) -> np.ndarray:
+        """The share of each target's box (instances numbered across the batch) covered by its pairs' masks
+        outside its own mask."""
+        instances = [inst for im in self._images for inst in im.instances]
+        has_mask = np.fromiter((inst.rle is not None for inst in instances), dtype=bool, count=len(instances))
+        own_box = np.flatnonzero(has_mask[targets])
+        needed, local = np.unique(np.concatenate((cover_of_pair, targets[own_box])), return_inverse=True)
+        heights = np.repeat([im.height for im in self._images], [len(im.instances) for im in self._images])
+        boxes = pix[targets]
+        covered = mask_runs.covered_outside(
+            boxes, heights[targets],
+            (box_of_pair, local[:len(box_of_pair)]), (own_box, local[len(box_of_pair):]),
+            mask_runs.decode_intervals([instances[k].rle["counts"] for k in needed.tolist()]),  # type: ignore[index]
+        )
+        return covered / ((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
 
 
 def difficulty_counts(difficulties: Mapping[str, Difficulty]) -> dict[str, int]:
