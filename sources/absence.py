@@ -90,10 +90,10 @@ def read_coco_presence(annotations: str | Path) -> CocoPresence:
     """Read the ``images``, ``categories`` and ``annotations`` of a COCO file into :class:`CocoPresence`.
 
     Only what absence needs is validated (ids, file names, each annotation's image and category); the images
-    themselves need not be on disk. Raises :class:`SourceError` on bad input.
+    themselves need not be on disk, and polygons are not even parsed. Raises :class:`SourceError` on bad input.
     """
     path = Path(annotations)
-    sections = dict(zip(coco.SECTIONS, coco.load_sections(path)[1]))
+    sections = dict(zip(coco.SECTIONS, coco.load_sections(path, polygons=False)[1]))
     names: dict[Any, str] = {}
     for i, cat in enumerate(sections["categories"]):
         rec = jsonio.label("categories", i)

@@ -63,10 +63,12 @@ SECTIONS = ("images", "categories", "annotations")
 """The top-level arrays every COCO-style file has, in the order they are checked."""
 
 
-def load_sections(path: Path) -> tuple[dict[str, Any], list[list[Any]]]:
+def load_sections(path: Path, polygons: bool = True) -> tuple[dict[str, Any], list[list[Any]]]:
     """The file's top-level object and its :data:`SECTIONS` arrays; a file that is not an object holding the
-    three arrays is a :class:`SourceError` (shared by :func:`load_coco_style` and :mod:`sources.absence`)."""
-    data = jsonio.expect_dict(jsonio.load_json(path), path, "", "top level")
+    three arrays is a :class:`SourceError` (shared by :func:`load_coco_style` and :mod:`sources.absence`).
+    ``polygons=False`` reads polygon segmentations as ``null`` (:func:`sources.jsonio.load_json_without_polygons`)."""
+    load = jsonio.load_json if polygons else jsonio.load_json_without_polygons
+    data = jsonio.expect_dict(load(path), path, "", "top level")
     return data, [jsonio.expect_list(jsonio.require_key(data, key, path, ""), path, "", f"'{key}'") for key in SECTIONS]
 
 

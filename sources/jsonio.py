@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -105,7 +106,31 @@ def load_json(path: str | Path, what: str = "annotation file") -> Any:
     A syntax error is reported with its line and column, which is what a user needs to open the file there.
     """
     p = require_file(path, what)
+    return _parse_file(p, _read_bytes(p))
+
+
+POLYGON_SEGMENTATION = re.compile(rb'"segmentation"\s*:\s*\[[\[\]0-9eE+\-.,\s]*\]')
+"""A ``"segmentation"`` key with polygons: a list of nothing but brackets, numbers, commas and white space (an
+RLE, an object, does not match). In valid JSON a quoted word followed by a colon is always a key."""
+
+
+def load_json_without_polygons(path: str | Path, what: str = "annotation file") -> Any:
+    """:func:`load_json` with every polygon ``segmentation`` read as ``null``, for readers that need the
+    annotations' ids and not their masks (:func:`sources.absence.read_coco_presence`).
+
+    Why: polygons are ~45 % of a COCO-train-sized file and most of its parse time (there: 8 s whole, 1 s to cut
+    them out plus 3 s to parse the rest). Polygons are not validated here; a file whose shortened text does not
+    parse is parsed whole, so an error is reported where it is in the file.
+    """
+    p = require_file(path, what)
     data = _read_bytes(p)
+    try:
+        return _parse(POLYGON_SEGMENTATION.sub(b'"segmentation":null', data))
+    except ValueError:  # json's and orjson's decode errors, UnicodeDecodeError: reported on the whole text
+        return _parse_file(p, data)
+
+
+def _parse_file(p: Path, data: bytes) -> Any:
     try:
         return _parse(data)
     except json.JSONDecodeError as e:

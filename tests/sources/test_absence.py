@@ -110,3 +110,41 @@ def test_verify_absence_rejects_a_broken_file(tmp_path: Path) -> None:
     rf.rewrite_json(coco.annotations, lambda d: d["annotations"][0].update(category_id=999))
     with pytest.raises(SourceError, match="annotations\\[0\\].*unknown category id 999"):
         verify_absence(read_svg(svg.annotations, svg.images_dir), coco.annotations)
+
+
+def test_presence_skips_polygons_and_equals_a_plain_json_reading(tmp_path: Path) -> None:
+    """Polygons are cut out of the text before parsing (sources.jsonio.load_json_without_polygons); RLE masks,
+    odd spacing and numbers in exponent form must not confuse the cut, and the presence must be what a plain
+    ``json.load`` of the file gives."""
+    import json
+
+    from sources.jsonio import load_json_without_polygons
+
+    doc = {
+        "images": [{"id": 1, "file_name": "a.jpg", "width": 9, "height": 9},
+                   {"id": 2, "file_name": "b.jpg", "width": 9, "height": 9}],
+        "categories": [{"id": 1, "name": "cup"}, {"id": 2, "name": "dog"}, {"id": 3, "name": "segmentation"}],
+        "annotations": [
+            {"id": 1, "image_id": 1, "category_id": 1, "segmentation": [[1, 1.5e0, 2, -0.0, 3, 3E+0]], "bbox": [1, 1, 2, 2]},
+            {"id": 2, "image_id": 2, "category_id": 2, "segmentation": {"size": [9, 9], "counts": "03[0"}},
+            {"id": 3, "image_id": 2, "category_id": 3, "segmentation": []},
+        ],
+    }
+    text = json.dumps(doc, indent=1).replace('"segmentation": [\n', '"segmentation" :\n  [\n')
+    path = tmp_path / "instances.json"
+    path.write_text(text)
+    shortened = load_json_without_polygons(path)
+    plain = json.loads(text)
+    for ann in plain["annotations"]:
+        if isinstance(ann["segmentation"], list):
+            ann["segmentation"] = None
+    assert shortened == plain
+    presence = read_coco_presence(path)
+    assert presence.by_id == {"1": frozenset({"cup"}), "2": frozenset({"dog", "segmentation"})}
+
+
+def test_presence_of_a_malformed_file_reports_where_the_file_breaks(tmp_path: Path) -> None:
+    path = tmp_path / "instances.json"
+    path.write_text('{"images": [], "categories": [],\n "annotations": [{"segmentation": [[1, 2,\n 3]]}\n ,,]}')
+    with pytest.raises(SourceError, match="line 4"):
+        read_coco_presence(path)
