@@ -386,7 +386,7 @@ class _ProxyBatch:
 
     * only other instances whose box overlaps the target's box can cover it (checked on boxes first, vectorised);
       only targets with such a neighbour and those neighbours need their masks, and those are never decoded:
-      the covered share is counted on run lengths, for all targets of the image at once
+      the covered share is counted on run lengths, for the targets of many images at once
       (:func:`filters.mask_runs.covered_outside`);
     * pixels of the target's own mask never count as covered (they are visible by definition);
     * when both draw orders (``z``) are known, only instances in front (larger ``z``) count;
@@ -441,7 +441,8 @@ class _ProxyBatch:
             & (masked[m_of] != target[t_of])
             & (t[:, 2] > t[:, 0]) & (t[:, 3] > t[:, 1])  # an empty box stays 0
         )
-        z = self._draw_orders()
+        instances = [inst for im in self._images for inst in im.instances]
+        z = _draw_orders(instances)
         if z is not None:
             zt, zo = z[target[t_of]], z[masked[m_of]]
             covers &= np.isnan(zt) | np.isnan(zo) | (zo > zt)
@@ -449,24 +450,16 @@ class _ProxyBatch:
         active = np.unique(t_of)
         values = np.zeros(len(target), dtype=np.float64)
         if len(active):
-            values[active] = self._shares(target[active], np.searchsorted(active, t_of), masked[m_of], pix)
+            values[active] = self._shares(instances, target[active], np.searchsorted(active, t_of), masked[m_of], pix)
         start = 0
         for slot, targets in zip(self._slots, self._targets):
             results[slot][0][targets] = values[start:start + len(targets)]
             start += len(targets)
 
-    def _draw_orders(self) -> np.ndarray | None:
-        """Every instance's ``z`` (NaN where unknown), or ``None`` when no instance of the batch has one."""
-        instances = [inst for im in self._images for inst in im.instances]
-        if all(inst.z is None for inst in instances):
-            return None
-        return np.array([np.nan if i.z is None else i.z for i in instances], dtype=np.float64)
-
-    def _shares(self, targets: np.ndarray, box_of_pair: np.ndarray, cover_of_pair: np.ndarray,
-                pix: np.ndarray) -> np.ndarray:
-        """The share of each target's box (instances numbered across the batch) covered by its pairs' masks
-        outside its own mask."""
-        instances = [inst for im in self._images for inst in im.instances]
+    def _shares(self, instances: Sequence[Instance], targets: np.ndarray, box_of_pair: np.ndarray,
+                cover_of_pair: np.ndarray, pix: np.ndarray) -> np.ndarray:
+        """The share of each target's box (``instances`` numbered across the batch) covered by its pairs'
+        masks outside its own mask."""
         has_mask = np.fromiter((inst.rle is not None for inst in instances), dtype=bool, count=len(instances))
         own_box = np.flatnonzero(has_mask[targets])
         needed, local = np.unique(np.concatenate((cover_of_pair, targets[own_box])), return_inverse=True)
@@ -478,6 +471,13 @@ class _ProxyBatch:
             mask_runs.decode_intervals([instances[k].rle["counts"] for k in needed.tolist()]),  # type: ignore[index]
         )
         return covered / ((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
+
+
+def _draw_orders(instances: Sequence[Instance]) -> np.ndarray | None:
+    """Every instance's ``z`` (NaN where unknown), or ``None`` when none has one."""
+    if all(inst.z is None for inst in instances):
+        return None
+    return np.array([np.nan if i.z is None else i.z for i in instances], dtype=np.float64)
 
 
 def difficulty_counts(difficulties: Mapping[str, Difficulty]) -> dict[str, int]:

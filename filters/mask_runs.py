@@ -1,10 +1,10 @@
 """Masks as runs of pixels, in numpy: how much of a box the union of some masks covers, minus another mask.
 
-Why: the occlusion proxy (:func:`filters.geometry._proxy_occlusion`) asks, for every instance that another
+Why: the occlusion proxy (:class:`filters.geometry._ProxyBatch`) asks, for every instance that another
 instance's box overlaps, how many pixels of its box the other instances' masks paint outside its own mask. Asked
 of pycocotools one target at a time (``merge`` the others, ``merge`` with a box made into an RLE, ``area``, once
 more for the own mask) it cost five library calls per target, each decoding and re-encoding compressed strings:
-most of a paper-scale build's CPU. Here all targets of an image are answered at once, on the masks' run lengths,
+most of a paper-scale build's CPU. Here the targets of many images are answered at once, on the masks' run lengths,
 with a handful of numpy calls and no mask ever decoded to pixels. The counts are the same integers pycocotools
 gives (the tests compare them on random masks).
 
@@ -20,7 +20,7 @@ The method, in three steps:
 * Pixels of the box covered by the others and not by the target's own mask number ``|others | own| - |own|``,
   and the length of a union of intervals needs no merge: sorted by start, each interval adds what reaches past
   the furthest end before it (:func:`union_lengths`). Each target's box gets its own stretch of the number line,
-  so every target of an image is one sort.
+  so every target of a batch is one sort.
 """
 
 from __future__ import annotations
