@@ -131,6 +131,7 @@ def load_json_without_polygons(path: str | Path, what: str = "annotation file") 
 
 
 def _parse_file(p: Path, data: bytes) -> Any:
+    """:func:`_parse` of the bytes of file ``p``, a decoding problem raised as a :class:`SourceError` naming it."""
     try:
         return _parse(data)
     except json.JSONDecodeError as e:
