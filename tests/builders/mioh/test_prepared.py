@@ -193,3 +193,34 @@ def test_a_reused_entry_opens_no_image_to_answer_over_all_images(tmp_path, sourc
     for pool in pools.values():
         assert pool.index_of(pool.records.images[-1].id) == len(pool.facts) - 1
         assert pool.facts._opened.keys() == {len(pool.facts) - 1}  # only the record read for its id
+
+
+def test_packed_facts_rebuild_what_was_packed(tmp_path):
+    """An image's facts are packed as rows of field values and rebuilt on reading: records (instances with
+    attributes, draw orders, amodal masks, unknown attribute types; relations; federated lists) and geometry
+    labels come back equal, and so does everything derived from them."""
+    import dataclasses
+
+    from builders.mioh.pools import PoolConfig, Pools
+    from filters.base import FilterStats
+    from sources.demo import load_demo
+    from sources.records import Instance, Relation
+
+    demo = load_demo(seed=1, n_images=12, cache_dir=tmp_path)
+    first = demo.images[0]
+    a, b = first.instances[:2]
+    federated = dataclasses.replace(  # what PACO and SVG records carry beyond the demo world's
+        first, id="federated", coco_id="42", verified_absent=frozenset({"zebra"}),
+        not_exhaustive=frozenset({a.category}),
+        attributes_verified_absent=frozenset({"kite"}), attributes_not_exhaustive=frozenset({b.category}),
+        instances=(dataclasses.replace(a, unknown_attribute_types=frozenset({"colour"}), iscrowd=True), b,
+                   Instance("plain", b.category, (1.0, 2.0, 3.0, 4.0), 12.0)),
+        relations=(Relation(a.id, "left of", b.id), Relation(b.id, "right of", a.id)))
+    records = dataclasses.replace(demo, images=(*demo.images, federated))
+    pools = Pools(records, PoolConfig(), FilterStats())
+    packed = prepared.PackedFacts.pack(pools.facts)
+    assert len(packed) == len(pools.facts) and any(i.z is not None for f in pools.facts for i in f.image.instances)
+    for before, after in zip(pools.facts, packed):
+        assert after.image == before.image and after.difficulty == before.difficulty
+        assert vars(after) == vars(before)
+    assert packed[-1].image.relations and packed[-1].image.instances[0].unknown_attribute_types == {"colour"}
