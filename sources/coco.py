@@ -94,6 +94,7 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
         categories[cid] = jsonio.check_name(jsonio.require_key(cat, "name", path, rec), path, rec)
 
     images: dict[int | str, CocoImage] = {}
+    image_path = jsonio.image_paths(images_dir)
     seen = {}
     for i, img in enumerate(raw_images):
         rec = jsonio.label("images", i, img.get("id") if isinstance(img, dict) else None)
@@ -109,8 +110,7 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
         if name is None:
             raise SourceError(path, rec, "missing required key 'file_name'")
         name = jsonio.check_name(name, path, rec, "file_name")
-        file = jsonio.check_image_file(jsonio.image_path(images_dir, name), path, rec)
-        jsonio.check_declared_size(file, width, height, path, rec)
+        file = jsonio.check_image(image_path(name), width, height, path, rec)
         images[iid] = CocoImage(iid, rec, file, width, height)
 
     anns: dict[int | str, CocoAnnotation] = {}

@@ -17,7 +17,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from sources.errors import SourceError
 from sources.records import BBox
@@ -319,6 +319,21 @@ def image_path(images_dir: str | Path, name: str) -> str:
     return str(Path(images_dir) / name)
 
 
+def image_paths(images_dir: str | Path) -> Callable[[str], str]:
+    """:func:`image_path` in ``images_dir`` for many names: a plain file name is appended to the folder's path,
+    which is what :class:`pathlib.Path` gives it, without building a path object per image (a COCO-train-sized
+    file names 118,000); any other name (``a/b.jpg``, ``.``, ...) goes through :func:`image_path`."""
+    folder = str(Path(images_dir))
+    prefix = "" if folder == "." else folder.rstrip("/") + "/"
+
+    def join(name: str) -> str:
+        if "/" in name or name in ("", ".", ".."):
+            return image_path(images_dir, name)
+        return prefix + name
+
+    return join
+
+
 def check_image_file(path: str, file: str | Path, record: str) -> str:
     """``path`` when an image file exists there (a cheap ``stat``; the image is not opened)."""
     if not os.path.isfile(path):
@@ -336,7 +351,8 @@ def _header_size(path: str) -> tuple[int, int] | None:
 
     Why: a COCO-train-sized source checks 118,000 image headers; ``PIL.Image.open`` costs ~60 us an image
     (plugin lookup, object set-up), this ~10 us, and both read the same header fields."""
-    with open(path, "rb") as f:
+    # non-blocking: a FIFO or device where an image should be reads empty here instead of waiting for a writer
+    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
         head = f.read(26)
         if head[:8] == _PNG_SIGNATURE and head[12:16] == b"IHDR":
             return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
@@ -375,6 +391,20 @@ def image_size_from_file(path: str, file: str | Path, record: str) -> tuple[int,
             return im.size
     except (OSError, UnidentifiedImageError) as e:
         raise SourceError(file, record, f"cannot read image size from {path}: {e}") from None
+
+
+def check_image(path: str, width: int, height: int, file: str | Path, record: str) -> str:
+    """:func:`check_image_file` and :func:`check_declared_size` of ``path``, with one open and no ``stat`` where
+    both pass (its header read: a file that is there and of the declared size); anything else is checked by
+    them in turn, so the error is theirs."""
+    try:
+        if _header_size(path) == (width, height):
+            return path
+    except OSError:
+        pass
+    check_image_file(path, file, record)
+    check_declared_size(path, width, height, file, record)
+    return path
 
 
 def check_declared_size(path: str, width: int, height: int, file: str | Path, record: str) -> None:

@@ -77,3 +77,32 @@ def test_a_wrong_image_size_stops_a_build_with_one_line(tmp_path: Path, capsys: 
     assert code == 2 and len(err) == 1
     assert str(fx.annotations) in err[0] and str(image) in err[0] and "declare" in err[0]
     assert not out.exists()
+
+
+@pytest.mark.parametrize("folder", ["imgs", "imgs/", "./imgs", "/data/imgs", "/", ".", "", "a//b"])
+@pytest.mark.parametrize("name", ["x.jpg", "sub/x.jpg", "./x.jpg", "../x.jpg", "/abs/x.jpg", ".", ".."])
+def test_image_paths_join_as_pathlib_does(folder: str, name: str) -> None:
+    from sources.jsonio import image_path, image_paths
+
+    assert image_paths(folder)(name) == image_path(folder, name) == str(Path(folder) / name)
+
+
+def test_an_image_that_is_missing_a_folder_or_a_fifo_is_not_found(tmp_path: Path) -> None:
+    """The one-open check of an image (its header) leaves every failure to the checks before it: a missing file
+    and anything that is not a regular file are 'not found' (a FIFO is not waited on), a wrong size is said so."""
+    import os
+
+    from sources.jsonio import check_image
+
+    fx = make_coco(tmp_path / "coco")
+    image = next(fx.images_dir.iterdir())
+    with Image.open(image) as im:
+        width, height = im.size
+    assert check_image(str(image), width, height, "f.json", "r") == str(image)
+    with pytest.raises(SourceError, match="is .* pixels, but the annotations declare"):
+        check_image(str(image), width + 1, height, "f.json", "r")
+    os.mkfifo(tmp_path / "fifo.png")
+    (tmp_path / "folder.png").mkdir()
+    for missing in ("fifo.png", "folder.png", "absent.png"):
+        with pytest.raises(SourceError, match="image file not found"):
+            check_image(str(tmp_path / missing), width, height, "f.json", "r")
