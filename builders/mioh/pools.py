@@ -177,10 +177,33 @@ def _geometry_signal(diff: Difficulty) -> tuple[str, float]:
 class ImageFacts:
     """Per-image state of every category, attribute and relation, computed once from the records."""
 
+    _DERIVED = frozenset({"categories", "any_hard", "n_objects", "instances", "relations_by_categories"})
+
     def __init__(self, image: ImageRecord, diffs: dict[str, Difficulty]) -> None:
         """``diffs``: the geometry label of every instance (:func:`filters.geometry.classify_images`)."""
         self.image = image
         self.difficulty = diffs
+        self._derive()
+
+    @classmethod
+    def lazy(cls, image: ImageRecord, diffs: dict[str, Difficulty]) -> ImageFacts:
+        """The facts of ``image``, the state derived from its record and labels made when first read.
+
+        Why: a rerun opens an image's facts from the prepared-pools cache (:mod:`builders.mioh.prepared`) mostly
+        for its record (the file a question shows); deriving the rest there cost a paper-scale rerun ~1 s."""
+        facts = cls.__new__(cls)
+        facts.image = image
+        facts.difficulty = diffs
+        return facts
+
+    def __getattr__(self, name: str) -> object:  # only called for an attribute not set (yet)
+        if name not in ImageFacts._DERIVED or "image" not in vars(self):
+            raise AttributeError(name)
+        self._derive()
+        return vars(self)[name]
+
+    def _derive(self) -> None:
+        image, diffs = self.image, self.difficulty
         by_cat: dict[str, list] = {}
         for inst in image.instances:
             by_cat.setdefault(inst.category, []).append(inst)

@@ -310,7 +310,7 @@ def _facts_restored(record: tuple[Any, ...], instances: list[tuple[Any, ...]], r
                         relations=tuple(Relation(*row) for row in relations))
     diffs = {iid: Difficulty(level, reason, InstanceGeometry(*geometry), rule)
              for iid, (level, reason, geometry, rule) in zip(labelled, labels)}
-    return ImageFacts(image, diffs)
+    return ImageFacts.lazy(image, diffs)
 
 
 class _WithoutPolygonMasks(pickle.Pickler):

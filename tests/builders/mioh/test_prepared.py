@@ -198,10 +198,10 @@ def test_a_reused_entry_opens_no_image_to_answer_over_all_images(tmp_path, sourc
 def test_packed_facts_rebuild_what_was_packed(tmp_path):
     """An image's facts are packed as rows of field values and rebuilt on reading: records (instances with
     attributes, draw orders, amodal masks, unknown attribute types; relations; federated lists) and geometry
-    labels come back equal, and so does everything derived from them."""
+    labels come back equal, and so does everything derived from them, when it is first read."""
     import dataclasses
 
-    from builders.mioh.pools import PoolConfig, Pools
+    from builders.mioh.pools import ImageFacts, PoolConfig, Pools
     from filters.base import FilterStats
     from sources.demo import load_demo
     from sources.records import Instance, Relation
@@ -222,5 +222,8 @@ def test_packed_facts_rebuild_what_was_packed(tmp_path):
     assert len(packed) == len(pools.facts) and any(i.z is not None for f in pools.facts for i in f.image.instances)
     for before, after in zip(pools.facts, packed):
         assert after.image == before.image and after.difficulty == before.difficulty
+        assert vars(after).keys() == {"image", "difficulty"}  # the rest is derived when first read
+        for name in ImageFacts._DERIVED:
+            assert getattr(after, name) == getattr(before, name), name
         assert vars(after) == vars(before)
     assert packed[-1].image.relations and packed[-1].image.instances[0].unknown_attribute_types == {"colour"}
