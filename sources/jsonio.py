@@ -324,7 +324,7 @@ def image_paths(images_dir: str | Path) -> Callable[[str], str]:
     which is what :class:`pathlib.Path` gives it, without building a path object per image (a COCO-train-sized
     file names 118,000); any other name (``a/b.jpg``, ``.``, ...) goes through :func:`image_path`."""
     folder = str(Path(images_dir))
-    prefix = "" if folder == "." else folder.rstrip("/") + "/"
+    prefix = "" if folder == "." else folder if folder.endswith("/") else folder + "/"  # "/" and "//" end in one
 
     def join(name: str) -> str:
         if "/" in name or name in ("", ".", ".."):

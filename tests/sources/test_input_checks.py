@@ -79,7 +79,7 @@ def test_a_wrong_image_size_stops_a_build_with_one_line(tmp_path: Path, capsys: 
     assert not out.exists()
 
 
-@pytest.mark.parametrize("folder", ["imgs", "imgs/", "./imgs", "/data/imgs", "/", ".", "", "a//b"])
+@pytest.mark.parametrize("folder", ["imgs", "imgs/", "./imgs", "/data/imgs", "/", "//", "//net", ".", "", "a//b"])
 @pytest.mark.parametrize("name", ["x.jpg", "sub/x.jpg", "./x.jpg", "../x.jpg", "/abs/x.jpg", ".", ".."])
 def test_image_paths_join_as_pathlib_does(folder: str, name: str) -> None:
     from sources.jsonio import image_path, image_paths
