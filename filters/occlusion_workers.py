@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
+from filters import mask_runs_jit
 from filters.geometry import Occlusions, occlusions_of
 from sources.forking import forked_imap, forking_pays, usable_cores
 from sources.records import ImageRecord
@@ -33,4 +34,5 @@ def occlusions_ahead(
         yield from (None for _ in range(n_chunks))
         return
     bounds = [(s, min(s + chunk, len(images))) for s in range(0, len(images), chunk)]
+    mask_runs_jit.load()  # the compiled run arithmetic loaded once, here, and inherited by every worker
     yield from forked_imap(lambda span: occlusions_of(images[span[0]:span[1]]), bounds, workers)

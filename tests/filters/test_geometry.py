@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from pycocotools import mask as mask_utils
 
-from filters import geometry, mask_runs
+from filters import geometry, mask_runs, mask_runs_jit
 from filters.base import FilterStats
 from filters.geometry import (
     Difficulty,
@@ -39,6 +41,18 @@ def inst(iid: str, box, mask=None, area=None, **kw) -> Instance:
 
 def image(*instances: Instance) -> ImageRecord:
     return ImageRecord("img", "test", "img.png", W, H, tuple(instances))
+
+
+@pytest.fixture(params=["numpy", "compiled"])
+def mask_path(request, monkeypatch) -> str:
+    """Run a test through the numpy run arithmetic and through the compiled loops (every batch, however small)."""
+    if request.param == "compiled":
+        if not mask_runs_jit.AVAILABLE:
+            pytest.skip("numba is not installed (pip install -e '.[fast]')")
+        monkeypatch.setattr(mask_runs, "JIT_MIN_MASKS", 0)
+    else:
+        monkeypatch.setattr(mask_runs, "JIT_MIN_MASKS", sys.maxsize)
+    return request.param
 
 
 # ------------------------------------------------------------------------------------------------ relative area
@@ -155,7 +169,7 @@ def _dense_occlusion(insts: list[Instance], k: int) -> float:
 
 
 @pytest.mark.parametrize("with_z", [False, True])
-def test_proxy_occlusion_equals_a_dense_reference(with_z):
+def test_proxy_occlusion_equals_a_dense_reference(with_z, mask_path):
     """The run-length arithmetic gives the share a decoded-pixel computation gives, on random overlapping masks,
     many images measured in one batch (as :func:`occlusions_of` does) and one image at a time alike."""
     rng = np.random.default_rng(0)
@@ -172,7 +186,40 @@ def test_proxy_occlusion_equals_a_dense_reference(with_z):
     assert checked > 50  # the comparison met many covered targets, not only zeros
 
 
-def test_masks_decode_to_the_runs_pycocotools_gives():
+def test_boxes_whose_stretches_touch_keep_their_own_counts(mask_path):
+    """A mask's run that starts below a box in the box's last column is the box's last number (all its pixels lie
+    before it); the next box's first pixel is the first number of its own stretch. Measured together, in whatever
+    order the pairs come, each box gets its own count (once, a tie between the two sent a count to the wrong box)."""
+    def counts(*cells: tuple[int, slice]) -> str:
+        m = np.zeros((H, W), dtype=np.uint8, order="F")
+        for column, rows in cells:
+            m[rows, column] = 1
+        return geometry.mask_utils.encode(m)["counts"].decode("ascii")
+
+    boxes = np.array([[2, 2, 5, 5], [10, 0, 12, 5]])  # [x0, y0, x1, y1): 3x3 at (2, 2) and 2x5 at (10, 0)
+    below_and_inside = counts((3, slice(2, 5)), (4, slice(7, 10)))  # 3 pixels in box 0, then a run below it
+    first_column = counts((10, slice(0, 5)))  # box 1's first column, from its first pixel
+    intervals = mask_runs.decode_intervals([below_and_inside, first_column])
+    for others in ((np.array([0, 1]), np.array([0, 1])), (np.array([1, 0]), np.array([1, 0]))):
+        covered = mask_runs.covered_outside(boxes, np.array([H, H]), others, (np.array([], int), np.array([], int)),
+                                            intervals)
+        assert covered.tolist() == [3, 5]
+
+
+def test_a_box_under_many_masks_equals_a_dense_reference(mask_path):
+    """More masks on one box than the compiled loop merges head by head (:data:`filters.mask_runs_jit.MERGE_RUNS`):
+    the union is sorted whole there, and still equals the decoded pixels' count."""
+    rng = np.random.default_rng(3)
+    target = inst("t", (2, 1, 14, 8), rle(3, 2, 12, 7))
+    others = [inst(f"o{k}", (x, y, 3, 3), rle(x, y, x + 3, y + 3)) for k, (x, y) in
+              enumerate(zip(rng.integers(0, 17, 24).tolist(), rng.integers(0, 7, 24).tolist()))]
+    assert len(others) > mask_runs_jit.MERGE_RUNS
+    insts = [target, *others]
+    occ, _ = geometry.occlusion(image(*insts))
+    assert occ[0] == _dense_occlusion(insts, 0) > 0
+
+
+def test_masks_decode_to_the_runs_pycocotools_gives(mask_path):
     """:func:`filters.mask_runs.decode_counts` (many strings in one pass) against pycocotools' own decoding, on
     masks whose run lengths need several 5-bit groups and negative differences."""
     rng = np.random.default_rng(1)
@@ -300,3 +347,20 @@ def test_exact_occlusion_from_amodal_mask_when_area_missing():
     target = Instance("t", "thing", (2, 2, 2, 4), 8.0, rle(2, 2, 4, 6), amodal_rle=rle(2, 2, 8, 6))
     g = measure_image(image(target))
     assert g["t"].occlusion == pytest.approx(1 - 8 / 24) and g["t"].occlusion_method == "amodal"
+
+
+@pytest.mark.skipif(not mask_runs_jit.AVAILABLE, reason="numba is not installed (pip install -e '.[fast]')")
+def test_compiled_box_position_finds_every_column_exactly():
+    """The compiled loop finds a position's column by a multiplication with ``1 / height``, corrected by one where
+    rounding missed: every position's place in a box is the numpy path's, at column boundaries included (where
+    ``k * 49 * (1 / 49)`` falls just below ``k``)."""
+    jit = mask_runs_jit.load()
+    for height in (1, 7, 48, 49, 480, 427, 1000):
+        positions = np.arange(0, height * 12, max(1, height // 40))
+        positions = np.unique(np.concatenate((positions, np.arange(1, 13) * height, np.arange(1, 13) * height - 1)))
+        box = np.array([3, min(2, height - 1), 9, height])
+        expected = mask_runs.box_positions(positions, np.full(len(positions), height), *(np.full(len(positions), v)
+                                           for v in (box[0], box[1], box[2], box[3] - box[1])))
+        got = [jit._box_position(int(p), height, 1.0 / height, *(int(v) for v in box[:3]), int(box[3] - box[1]))
+               for p in positions]
+        assert got == expected.tolist()
