@@ -168,21 +168,24 @@ def classify_images(
     scores = {t.name: np.array([getattr(g, t.name) for g in flat], dtype=np.float64)
               for _, rules in levels for t in rules}
     failing = {t: ~t.passes_array(scores[t.name]) for _, rules in levels for t in rules}
+    # per instance: 0 when easy, else 1 + the first level whose rules it fails; only those are asked rule by rule
+    fails_level = [np.logical_or.reduce([failing[t] for t in rules]) for _, rules in levels]
+    first_failed = np.select(fails_level, range(1, len(levels) + 1), 0).tolist()
     dropped: Counter[str] = Counter()
     out: list[dict[str, Difficulty]] = []
     k = 0
     for per_image in geometries:
         classified: dict[str, Difficulty] = {}
         for iid, geom in per_image.items():
-            classified[iid] = Difficulty("easy", None, geom)
-            for level, rules in levels:
+            if first_failed[k]:
+                level, rules = levels[first_failed[k] - 1]
                 failed = [t for t in rules if failing[t][k]]
-                if failed:
-                    reason = "; ".join(t.reason(getattr(geom, t.name)) for t in failed)
-                    classified[iid] = Difficulty(level, reason, geom, failed[0].rule)  # type: ignore[arg-type]
-                    if level == "drop":
-                        dropped[failed[0].rule] += 1
-                    break
+                reason = "; ".join(t.reason(getattr(geom, t.name)) for t in failed)
+                classified[iid] = Difficulty(level, reason, geom, failed[0].rule)  # type: ignore[arg-type]
+                if level == "drop":
+                    dropped[failed[0].rule] += 1
+            else:
+                classified[iid] = Difficulty("easy", None, geom)
             k += 1
         out.append(classified)
     if stats is not None:
