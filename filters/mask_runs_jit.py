@@ -39,7 +39,8 @@ def _jit(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def load() -> ModuleType | None:
     """This module with its loops compiled (loaded from numba's cache after the first time: ~0.5 s a process), or
-    ``None`` without numba. Call it before forking workers, so that they inherit the compiled loops."""
+    ``None`` without numba. Call it before forking workers, so that they inherit the compiled loops: they are
+    compiled here, on a tiny input, for the argument types :mod:`filters.mask_runs` passes."""
     global _loaded
     if _loaded is None and AVAILABLE:
         import sys
@@ -47,8 +48,16 @@ def load() -> ModuleType | None:
         import numba
 
         module = sys.modules[__name__]
-        for fn in _KERNELS:  # helpers first: a loop calling one is compiled against the compiled helper
-            setattr(module, fn.__name__, numba.njit(cache=True, nogil=True)(fn))
+        for fn in _KERNELS:
+            try:
+                compiled = numba.njit(cache=True, nogil=True)(fn)
+            except RuntimeError:  # nowhere to write numba's cache (a read-only install): compiled in each process
+                compiled = numba.njit(nogil=True)(fn)
+            setattr(module, fn.__name__, compiled)
+        runs, lengths = module.decode_counts(np.frombuffer(b"02", dtype=np.uint8), np.array([2], dtype=np.int64))
+        one = np.zeros(1, dtype=np.int64)
+        module.covered_outside(np.array([[0, 0, 1, 1]], dtype=np.int64), one + 1, one, one, np.zeros(1, dtype=bool),
+                               one, one + 1, np.array([0, 1], dtype=np.int64))
         _loaded = module
     return _loaded
 

@@ -364,3 +364,25 @@ def test_compiled_box_position_finds_every_column_exactly():
         got = [jit._box_position(int(p), height, 1.0 / height, *(int(v) for v in box[:3]), int(box[3] - box[1]))
                for p in positions]
         assert got == expected.tolist()
+
+
+@pytest.mark.skipif(not mask_runs_jit.AVAILABLE, reason="numba is not installed (pip install -e '.[fast]')")
+def test_compiled_loops_load_where_numba_cannot_cache(monkeypatch):
+    """A read-only install leaves numba nowhere to write its cache (``cache=True`` raises): the loops are compiled
+    without it, and count as before."""
+    import numba
+
+    real = numba.njit
+
+    def nowhere_to_cache(*args, **kwargs):
+        if kwargs.get("cache"):
+            raise RuntimeError("cannot cache function 'decode_counts': no locator available for file")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(numba, "njit", nowhere_to_cache)
+    monkeypatch.setattr(mask_runs_jit, "_loaded", None)
+    jit = mask_runs_jit.load()
+    assert jit is not None
+    monkeypatch.setattr(mask_runs, "JIT_MIN_MASKS", 0)
+    runs, lengths = mask_runs.decode_counts([rle(2, 3, 5, 8)["counts"].encode("ascii")])
+    assert runs.tolist() == [23, 5, 5, 5, 5, 5, 152] and lengths.tolist() == [7]  # 3 columns of 5 rows at (2, 3)
