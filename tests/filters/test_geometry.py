@@ -43,12 +43,16 @@ def image(*instances: Instance) -> ImageRecord:
     return ImageRecord("img", "test", "img.png", W, H, tuple(instances))
 
 
+NO_NUMBA = "numba is not installed (pip install -e '.[fast]')"
+needs_numba = pytest.mark.skipif(not mask_runs_jit.AVAILABLE, reason=NO_NUMBA)
+
+
 @pytest.fixture(params=["numpy", "compiled"])
 def mask_path(request, monkeypatch) -> str:
     """Run a test through the numpy run arithmetic and through the compiled loops (every batch, however small)."""
     if request.param == "compiled":
         if not mask_runs_jit.AVAILABLE:
-            pytest.skip("numba is not installed (pip install -e '.[fast]')")
+            pytest.skip(NO_NUMBA)
         monkeypatch.setattr(mask_runs, "JIT_MIN_MASKS", 0)
     else:
         monkeypatch.setattr(mask_runs, "JIT_MIN_MASKS", sys.maxsize)
@@ -349,7 +353,7 @@ def test_exact_occlusion_from_amodal_mask_when_area_missing():
     assert g["t"].occlusion == pytest.approx(1 - 8 / 24) and g["t"].occlusion_method == "amodal"
 
 
-@pytest.mark.skipif(not mask_runs_jit.AVAILABLE, reason="numba is not installed (pip install -e '.[fast]')")
+@needs_numba
 def test_compiled_box_position_finds_every_column_exactly():
     """The compiled loop finds a position's column by a multiplication with ``1 / height``, corrected by one where
     rounding missed: every position's place in a box is the numpy path's, at column boundaries included (where
@@ -366,7 +370,7 @@ def test_compiled_box_position_finds_every_column_exactly():
         assert got == expected.tolist()
 
 
-@pytest.mark.skipif(not mask_runs_jit.AVAILABLE, reason="numba is not installed (pip install -e '.[fast]')")
+@needs_numba
 def test_compiled_loops_load_where_numba_cannot_cache(monkeypatch):
     """A read-only install leaves numba nowhere to write its cache (``cache=True`` raises): the loops are compiled
     without it, and count as before."""
