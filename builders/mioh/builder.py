@@ -230,6 +230,14 @@ class MiohBuilder:
         return out
 
     def to_item(self, spec: Spec, key: Key, pressure: str, cell_rng: np.random.Generator, extra: dict[str, Any]) -> Item | None:
+        """The item of ``spec``; ``None`` where a linguistic pressure's claim would be true. The claim is chosen
+        first: most rejected attempts of a paper-scale build end here, and nothing before it draws from
+        ``cell_rng``, so rendering only what is kept changes no item."""
+        claim = None
+        if pressure in ("sycophantic", "instructional_override"):
+            claim = choose_claim(cell_rng, self.pools, spec, key)
+            if not claim_is_false(self.pools, spec, claim):
+                return None
         question = self.wording.question(spec)
         options = self.wording.options(spec)
         context = ""
@@ -248,10 +256,7 @@ class MiohBuilder:
             "challenging_images": dict(zip(("hard_positive", "hard_negative"), self.challenging(spec))),
             **extra,
         }
-        if pressure in ("sycophantic", "instructional_override"):
-            claim = choose_claim(cell_rng, self.pools, spec, key)
-            if not claim_is_false(self.pools, spec, claim):
-                return None
+        if claim is not None:
             context, variant = context_text(cell_rng, self.wording, pressure, claim)
             question = prioritize(self.wording, question)
             provenance["context"] = {"claim": claim.as_dict(), "template": variant, "writer": "template"}

@@ -33,6 +33,7 @@ class LabelRows:
         self._rows: dict[tuple[str, int], np.ndarray] = {}
         self._related: dict[int, list[int]] = {}
         self._numbers: dict[str, dict[Probe, int]] = {}
+        self._groups: tuple[list[str], np.ndarray, list[np.ndarray]] | None = None
 
     def columns(self, task: str) -> tuple[np.ndarray, ...]:
         """Category columns of every probe of ``task`` (positions: subject and object), computed once."""
@@ -99,13 +100,31 @@ class LabelRows:
 
     def _fill(self, row: np.ndarray, task: str, img: int, probe_numbers: list[int]) -> None:
         """Codes of the probes numbered ``probe_numbers``: from the decision tables at once where they name a
-        category the image shows (:meth:`Pools.shown_codes`), else each from :meth:`Pools.label_uncached`."""
-        probes = self.pools.probes(task)
-        if task != "position":
-            row[probe_numbers] = self.pools.shown_codes(task, img, [probes[k] for k in probe_numbers])
-            return
-        for k in probe_numbers:
-            row[k] = label_code(self.pools.label_uncached(task, img, probes[k]))
+        category the image shows (:meth:`Pools.category_codes`, :meth:`Pools.attribute_codes`: a category's
+        attribute probes are numbered in a run of their own order), else each from :meth:`Pools.label_uncached`."""
+        if task == "attribute":
+            categories, columns, numbers = self.attribute_groups()
+            for g in np.flatnonzero(self.pools.incidence[img][columns]).tolist():
+                row[numbers[g]] = self.pools.attribute_codes(img, categories[g])
+        elif task != "position":
+            (cats,) = self.columns(task)
+            row[probe_numbers] = self.pools.category_codes(task, img)[cats[probe_numbers]]
+        else:
+            probes = self.pools.probes(task)
+            for k in probe_numbers:
+                row[k] = label_code(self.pools.label_uncached(task, img, probes[k]))
+
+    def attribute_groups(self) -> tuple[list[str], np.ndarray, list[np.ndarray]]:
+        """The categories of the attribute probes, their columns, and the numbers of each one's probes (in probe
+        order), built once."""
+        if self._groups is None:
+            numbers: dict[str, list[int]] = {}
+            for k, (_, category) in enumerate(self.pools.probes("attribute")):  # type: ignore[misc]
+                numbers.setdefault(category, []).append(k)
+            categories = list(numbers)
+            self._groups = (categories, np.array([self.pools.category_index(c) for c in categories], dtype=np.int64),
+                            [np.array(numbers[c], dtype=np.int64) for c in categories])
+        return self._groups
 
     def related(self, img: int) -> list[int]:
         """Numbers of the triples ``img`` annotates, as given or opposite (a few per image): where relations are

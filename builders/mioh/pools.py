@@ -542,24 +542,20 @@ class Pools:
         verified = self.attribute_verified_absent if task == "attribute" else self.verified_absent
         return self.absent_label(img, category) if verified[img, c] else None  # type: ignore[arg-type]
 
-    def shown_codes(self, task: str, img: int, probes: Sequence[Probe]) -> list[int]:
-        """:func:`label_code` of each of ``probes`` in image ``img``, where each names a category the image shows
-        (existence, counting, attribute), read from the decision tables without making a :class:`Label`.
+    def category_codes(self, task: str, img: int) -> np.ndarray:
+        """:func:`label_code` of every category (by column) in image ``img`` for ``task`` (existence, counting),
+        read from the decision table: valid for the categories the image shows (elsewhere the table holds no
+        label: absent categories are decided from the absence matrices).
 
         Why: label rows (:mod:`builders.mioh.label_rows`) ask this of every probe an image shows, over a million
-        times in a paper-scale build."""
-        if task != "attribute":
-            codes = self._category_table(task)[0].codes[img]
-            return codes[[self._cat_index[p] for p in probes]].tolist()  # type: ignore[index]
-        rows: dict[str, tuple[list[int], dict[str, int]]] = {}
-        out = []
-        for attribute, category in probes:  # type: ignore[misc]
-            found = rows.get(category)
-            if found is None:
-                shown, attributes, labels, _ = self._attribute_columns(category)
-                found = rows[category] = (labels.codes[int(np.searchsorted(shown, img))].tolist(), attributes)
-            out.append(found[0][found[1][attribute]])
-        return out
+        times in a paper-scale build; a row of the table answers for all of them at once."""
+        return self._category_table(task)[0].codes[img]
+
+    def attribute_codes(self, img: int, category: str) -> np.ndarray:
+        """:func:`label_code` of every attribute probe of ``category`` (in :meth:`probes` order) in image ``img``,
+        which shows the category: one row of the category's decision table (:meth:`category_codes`' sibling)."""
+        shown, _, labels, _ = self._attribute_columns(category)
+        return labels.codes[int(np.searchsorted(shown, img))]
 
     def _position_label(self, img: int, probe: tuple[str, str, str]) -> Label | None:
         s, o = self._cat_index[probe[0]], self._cat_index[probe[2]]
