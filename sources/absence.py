@@ -120,6 +120,22 @@ def read_coco_presence(annotations: str | Path) -> CocoPresence:
         if cid not in names:
             raise SourceError(path, rec, f"unknown category id {cid!r} (not in 'categories')")
         shown[iid].add(names[cid])
+    return _presence(path, names, files, shown)
+
+
+def presence_of(style: coco.CocoStyle) -> CocoPresence:
+    """The :class:`CocoPresence` of a COCO file already read whole by :func:`sources.coco.load_coco_style`:
+    what :func:`read_coco_presence` reads from the same file (``tests/sources/test_absence.py``), without
+    parsing it a second time. Its checks are a superset of :func:`read_coco_presence`'s."""
+    images = style.images_by_id()
+    files = {iid: posixpath.basename(images[iid].name) for iid in style.by_image}  # the file's order, as there
+    shown = {iid: {style.categories[a.category_id] for a in anns} for iid, anns in style.by_image.items()}
+    return _presence(style.path, style.categories, files, shown)
+
+
+def _presence(path: Path, names: dict[Any, str], files: dict[Any, str], shown: dict[Any, set[str]]) -> CocoPresence:
+    """Category names by id, file names and shown category names by image id (in the file's order: of two
+    images with one file name, the later is kept) as a :class:`CocoPresence`."""
     return CocoPresence(
         path=path,
         categories=frozenset(names.values()),
@@ -128,14 +144,17 @@ def read_coco_presence(annotations: str | Path) -> CocoPresence:
     )
 
 
-def verify_absence(records: RecordSet, annotations: str | Path) -> tuple[RecordSet, dict[str, Any]]:
+def verify_absence(
+    records: RecordSet, annotations: str | Path, presence: CocoPresence | None = None
+) -> tuple[RecordSet, dict[str, Any]]:
     """``records`` with the absences the COCO file ``annotations`` verifies, and what was matched.
 
     For every image matched in the COCO file, each vocabulary name of ``records`` that maps to a COCO category
     (module rule) and that neither source shows in that image is added to ``verified_absent``. An exhaustive
     record set is returned unchanged. The report names the file, the images matched and the names mapped.
+    ``presence``, when given, is the file's presence already read (:func:`presence_of`); else it is read here.
     """
-    coco = read_coco_presence(annotations)
+    coco = presence if presence is not None else read_coco_presence(annotations)
     mapping = {name: cat for name in records.categories if (cat := coco_category_of(name, coco.categories))}
     matched = 0
     images = []

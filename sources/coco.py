@@ -33,6 +33,8 @@ class CocoImage:
     file: str
     width: int
     height: int
+    name: str = ""
+    """The file name as the entry gives it (``file_name``, or the last part of an LVIS ``coco_url``)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,10 @@ class CocoStyle:
     categories: dict[int | str, str]
     annotations: dict[int | str, CocoAnnotation]
     by_image: dict[int | str, list[CocoAnnotation]] = field(default_factory=dict)
+    """Every image's annotations, images in the file's order."""
+
+    def images_by_id(self) -> dict[int | str, CocoImage]:
+        return {image.id: image for image in self.images}
 
 
 SECTIONS = ("images", "categories", "annotations")
@@ -111,7 +117,7 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
             raise SourceError(path, rec, "missing required key 'file_name'")
         name = jsonio.check_name(name, path, rec, "file_name")
         file = jsonio.check_image(image_path(name), width, height, path, rec)
-        images[iid] = CocoImage(iid, rec, file, width, height)
+        images[iid] = CocoImage(iid, rec, file, width, height, name)
 
     anns: dict[int | str, CocoAnnotation] = {}
     by_image: dict[int | str, list[CocoAnnotation]] = {iid: [] for iid in images}
@@ -187,7 +193,13 @@ def read_coco(annotations: str | Path, images_dir: str | Path, source: str = "co
     annotated or not (absent categories are the negatives of existence questions). Images are sorted by id and
     their ``file`` is ``images_dir/file_name`` exactly as joined. Raises :class:`SourceError` on bad input.
     """
-    style = load_coco_style(annotations, images_dir)
+    return coco_records(load_coco_style(annotations, images_dir), annotations, source)
+
+
+def coco_records(style: CocoStyle, annotations: str | Path, source: str = "coco-rem") -> RecordSet:
+    """:func:`read_coco`'s record set of the file ``annotations``, already read and validated by
+    :func:`load_coco_style` (a build that also wants the file's :func:`sources.absence.presence_of` reads it
+    once)."""
     images = tuple(
         ImageRecord(
             id=str(img.id),

@@ -49,6 +49,7 @@ from builders.mioh.render import (
     context_text,
     prioritize,
 )
+from builders.mioh.shared_presence import SharedPresence
 from builders.mioh.source_workers import DRAWING_NICENESS, prepare_forked, worth_forking
 from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
@@ -73,15 +74,23 @@ class SourceReader:
     """Read (and validate) the source; ``verification``, when given, gets an absence-verification report."""
 
 
-def source_readers(config: MiohConfig) -> list[SourceReader]:
+def source_readers(config: MiohConfig, shared: SharedPresence | None = None) -> list[SourceReader]:
     """The paper's sources ``config`` names, in reading order (COCO-ReM, PACO, SVG): each is read and labelled
-    on its own, so :mod:`builders.mioh.source_workers` can prepare them at once."""
+    on its own, so :mod:`builders.mioh.source_workers` can prepare them at once. Where SVG's absences are
+    verified with COCO-ReM's own file, the COCO reader hands its presence over through ``shared`` (default: in
+    this process) instead of verification reading the file again (:mod:`builders.mioh.shared_presence`)."""
+    shared = shared if shared is not None else SharedPresence.of(config)
     readers = []
     if config.coco_rem:
         def read_coco_rem(verification: dict[str, Any] | None) -> RecordSet:
-            from sources.coco import read_coco
+            from sources.coco import coco_records, load_coco_style
 
-            return read_coco(config.coco_rem, config.coco_images, source="coco-rem")  # type: ignore[arg-type]
+            style = load_coco_style(config.coco_rem, config.coco_images)  # type: ignore[arg-type]
+            if shared.path is not None:
+                from sources.absence import presence_of
+
+                shared.give(presence_of(style))
+            return coco_records(style, config.coco_rem, source="coco-rem")  # type: ignore[arg-type]
 
         readers.append(SourceReader("coco-rem", config.coco_rem, ("existence", "counting"), read_coco_rem))
     if config.paco:
@@ -100,7 +109,8 @@ def source_readers(config: MiohConfig) -> list[SourceReader]:
                 return records
             from sources.absence import verify_absence
 
-            records, report = verify_absence(records, config.verify_absence_with)
+            presence = shared.take() if shared.path is not None else None
+            records, report = verify_absence(records, config.verify_absence_with, presence)
             if verification is not None:
                 verification.update(report)
             return records
@@ -521,8 +531,9 @@ def _prepare(
     :class:`builders.mioh.prepared.PreparedPools` caches. Where each source is prepared by a process of its own,
     ``drawing`` draws a source's cells as soon as its pools are ready."""
     if not config.uses_demo:
-        readers = source_readers(config)
-        forked = (prepare_forked(config, readers, task_bar,
+        shared = SharedPresence.of(config)
+        readers = source_readers(config, shared)
+        forked = (prepare_forked(config, readers, task_bar, shared,
                                  on_source=lambda pools: drawing.draw(pools, niceness=DRAWING_NICENESS))
                   if worth_forking(config, readers) else None)
         if forked is not None:

@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 from builders.mioh.config import MiohConfig
 from builders.mioh.pools import Pools
 from builders.mioh.prepared import CACHE_FOLDER, entry_parts, packed, read_entry
+from builders.mioh.shared_presence import SharedPresence
 from filters.base import FilterStats
 from sources.atomic import write_atomic
 from sources.errors import MirageError
@@ -71,11 +72,12 @@ def worth_forking(config: MiohConfig, readers: Sequence[Any]) -> bool:
 
 
 def prepare_forked(
-    config: MiohConfig, readers: Sequence[Any], task_bar: Callable,
+    config: MiohConfig, readers: Sequence[Any], task_bar: Callable, shared: SharedPresence | None = None,
     on_source: Callable[[dict[str, Pools]], None] = lambda pools_by_task: None,
 ) -> Prepared | None:
     """Each of ``readers`` (:class:`builders.mioh.builder.SourceReader`) prepared by a forked child; ``None`` when a
     child ended without a result (the caller then prepares in process). Raises a child's error (a bad source).
+    ``shared``, the readers' COCO presence hand-off, is switched to the children's scratch folder.
 
     ``on_source`` gets each source's pools by task as soon as its child is done, while the others still work: the
     caller draws their questions meanwhile (the core a finished child leaves would otherwise idle). What is
@@ -92,6 +94,8 @@ def prepare_forked(
     results: dict[int, dict[str, Any]] = {}
     try:
         sizes = [os.path.getsize(reader.path) for reader in readers]
+        if shared is not None and shared.path is not None:
+            shared.across(scratch, giver=[reader.path for reader in readers].index(shared.path))
         for k, reader in enumerate(readers):
             pid = os.fork()
             if pid == 0:

@@ -17,6 +17,7 @@ from tests.fixtures.real_formats import (
     corrupt,
     make_coco,
     make_coco_for_svg,
+    make_coco_source_for_svg,
     make_paco,
     make_svg,
     set_field,
@@ -165,3 +166,34 @@ def test_a_bug_in_a_child_is_raised_with_where_it_happened(tmp_path, sources, mo
     assert any("raised in the process preparing coco-rem" in note and "broken" in note
                for note in info.value.__notes__)
     assert not list((tmp_path / "cache-bug" / "mioh-pools").glob(".preparing-*"))
+
+
+@pytest.mark.parametrize("processes", [1, 3])
+def test_absence_verified_with_the_coco_source_file_reads_it_once(tmp_path, sources, monkeypatch, processes):
+    """Where --verify-absence-with names the --coco-rem file, the COCO reader hands its presence over
+    (builders/mioh/shared_presence.py), in process or from child to child: verification never reads the file
+    again, and the build is the one made when it verifies against a copy (read the old way)."""
+    import shutil
+
+    from sources import absence
+
+    coco = make_coco_source_for_svg(tmp_path / "shared")
+    copy = shutil.copy(coco.annotations, tmp_path / "copy.json")
+    sources = {**sources, "coco": coco.annotations, "coco_images": coco.images_dir}
+    if processes > 1:
+        monkeypatch.setattr(source_workers, "MIN_SOURCE_BYTES", 0)
+        monkeypatch.setattr(source_workers, "usable_cores", lambda: 2)
+    else:
+        monkeypatch.setattr(source_workers, "MIN_SOURCE_BYTES", 1 << 60)
+    _, expected, expected_build = build(tmp_path, {**sources, "verify": copy}, "copy")
+    assert expected_build["stats"]["verify_absence"]["images_matched"] == 6
+
+    def read_again(path):
+        raise AssertionError(f"{path} read again")
+
+    monkeypatch.setattr(absence, "read_coco_presence", read_again)
+    code, items, built = build(tmp_path, {**sources, "verify": coco.annotations}, "shared")
+    assert code == 0 and built["stats"]["preparing"] == {"processes": processes}
+    assert items == expected
+    assert {**built["stats"]["verify_absence"], "file": None} == {**expected_build["stats"]["verify_absence"],
+                                                                  "file": None}
