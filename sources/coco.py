@@ -62,6 +62,7 @@ class CocoStyle:
     """Every image's annotations, images in the file's order."""
 
     def images_by_id(self) -> dict[int | str, CocoImage]:
+        """The images by id (``images`` is a list sorted by id)."""
         return {image.id: image for image in self.images}
 
 

@@ -100,8 +100,9 @@ class LabelRows:
 
     def _fill(self, row: np.ndarray, task: str, img: int, probe_numbers: list[int]) -> None:
         """Codes of the probes numbered ``probe_numbers``: from the decision tables at once where they name a
-        category the image shows (:meth:`Pools.category_codes`, :meth:`Pools.attribute_codes`: a category's
-        attribute probes are numbered in a run of their own order), else each from :meth:`Pools.label_uncached`."""
+        category the image shows (:meth:`Pools.category_codes`; attributes: :meth:`Pools.attribute_codes` per shown
+        category, over all its probes, so ``probe_numbers`` is not read), else each from
+        :meth:`Pools.label_uncached`."""
         if task == "attribute":
             categories, columns, numbers = self.attribute_groups()
             for g in np.flatnonzero(self.pools.incidence[img][columns]).tolist():
