@@ -82,7 +82,12 @@ class LabelRows:
         row = np.full(len(cats), UNDECIDED, dtype=np.int8)
         absent = ~shown & verified
         row[absent] = NEG + pools.absent_hard[img][cats][absent]
-        self._fill(row, task, img, np.flatnonzero(shown).tolist())
+        if task == "attribute":  # per shown category, over all its probes: one decision-table row each
+            categories, columns, numbers = self.attribute_groups()
+            for g in np.flatnonzero(pools.incidence[img][columns]).tolist():
+                row[numbers[g]] = pools.attribute_codes(img, categories[g])
+        else:
+            self._fill(row, task, img, np.flatnonzero(shown).tolist())
         return row
 
     def _position_row(self, img: int) -> np.ndarray:
@@ -100,14 +105,9 @@ class LabelRows:
 
     def _fill(self, row: np.ndarray, task: str, img: int, probe_numbers: list[int]) -> None:
         """Codes of the probes numbered ``probe_numbers``: from the decision tables at once where they name a
-        category the image shows (:meth:`Pools.category_codes`; attributes: :meth:`Pools.attribute_codes` per shown
-        category, over all its probes, so ``probe_numbers`` is not read), else each from
-        :meth:`Pools.label_uncached`."""
-        if task == "attribute":
-            categories, columns, numbers = self.attribute_groups()
-            for g in np.flatnonzero(self.pools.incidence[img][columns]).tolist():
-                row[numbers[g]] = self.pools.attribute_codes(img, categories[g])
-        elif task != "position":
+        category the image shows (:meth:`Pools.category_codes`), else each from :meth:`Pools.label_uncached`
+        (attribute rows are filled per category in :meth:`_category_row`)."""
+        if task != "position":
             (cats,) = self.columns(task)
             row[probe_numbers] = self.pools.category_codes(task, img)[cats[probe_numbers]]
         else:
