@@ -21,17 +21,17 @@ from builders.mioh.pools import OPPOSITE_RELATIONS, Pools, Probe
 
 class LabelRows:
     """Label rows of one pool, per task; rows of the smaller vocabularies are kept (images recur across
-    questions), position rows (one entry per scene-graph triple) are recomputed."""
+    questions), position rows (one entry per scene-graph triple) are recomputed from the absence matrices and the
+    kept codes of each image's own triples (:meth:`related_codes`)."""
 
     TASKS = ("existence", "attribute", "position")
     """The set-fact tasks, whose options are probes (counting's are numbers)."""
-    KEPT_TASKS = ("existence", "attribute")
 
     def __init__(self, pools: Pools) -> None:
         self.pools = pools
         self._columns: dict[str, tuple[np.ndarray, ...]] = {}
         self._rows: dict[tuple[str, int], np.ndarray] = {}
-        self._related: dict[int, list[int]] = {}
+        self._related_codes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._numbers: dict[str, dict[Probe, int]] = {}
         self._groups: tuple[list[str], np.ndarray, list[np.ndarray]] | None = None
 
@@ -54,21 +54,31 @@ class LabelRows:
             self._numbers[task] = {p: k for k, p in enumerate(self.pools.probes(task))}
         return self._numbers[task]
 
-    def row(self, task: str, img: int) -> np.ndarray:
-        """``int8`` codes (:func:`builders.mioh.pools.label_code`) of every probe of ``task`` in image ``img``."""
+    def row(self, task: str, img: int, columns: np.ndarray | None = None) -> np.ndarray:
+        """``int8`` codes (:func:`builders.mioh.pools.label_code`) of every probe of ``task`` in image ``img``;
+        with ``columns`` (probe numbers), of those probes only, in that order."""
         if task not in self.TASKS:
             raise ValueError(f"no label rows for {task!r}: one of {', '.join(self.TASKS)}")
+        if task == "position":
+            return self._position_row(img, columns)
         key = (task, img)
         found = self._rows.get(key)
         if found is None:
-            found = self._position_row(img) if task == "position" else self._category_row(task, img)
-            if task in self.KEPT_TASKS:
-                self._rows[key] = found
-        return found
+            found = self._rows[key] = self._category_row(task, img)
+        return found if columns is None else found[columns]
 
-    def stack(self, task: str, images: Iterable[int]) -> np.ndarray:
-        """Rows of ``images`` stacked: images x probes."""
-        return np.stack([self.row(task, img) for img in images])
+    def stack(self, task: str, images: Iterable[int], columns: np.ndarray | None = None) -> np.ndarray:
+        """Rows of ``images`` stacked: images x probes (``columns``: as in :meth:`row`)."""
+        if task == "position" and columns is not None:  # where each triple sits among the columns, found once
+            where = self._positions_among(columns)
+            return np.stack([self._position_row(img, columns, where) for img in images])
+        return np.stack([self.row(task, img, columns) for img in images])
+
+    def _positions_among(self, columns: np.ndarray) -> np.ndarray:
+        """Each position probe's index in ``columns``, -1 where it is not among them."""
+        where = np.full(len(self.pools.probes("position")), -1, dtype=np.int64)
+        where[columns] = np.arange(len(columns))
+        return where
 
     # ------------------------------------------------------------------------------------------------ rows
 
@@ -90,30 +100,44 @@ class LabelRows:
             self._fill(row, task, img, np.flatnonzero(shown).tolist())
         return row
 
-    def _position_row(self, img: int) -> np.ndarray:
+    def _position_row(self, img: int, columns: np.ndarray | None = None, where: np.ndarray | None = None
+                      ) -> np.ndarray:
         """Triples: false (easy) where the subject or the object is missing and verified absent; where both are
-        shown, only the triples :meth:`related` lists can be decided unless relations are exhaustive."""
+        shown, only the triples :meth:`related` lists can be decided unless relations are exhaustive.
+        ``columns``: the triples asked for (all of them, in order, when ``None``); ``where``: each triple's
+        position among the columns (-1: not asked), when the caller has it.
+
+        Why columns: a scene-graph source has tens of thousands of triples, and a question's distractors are
+        usually found among the first few thousand of its random order (:meth:`Sampler._distractors`)."""
         pools = self.pools
         subjects, objects = self.columns("position")
+        if columns is not None:
+            subjects, objects = subjects[columns], objects[columns]
         shown, verified = pools.incidence[img], pools.verified_absent[img]
         both = shown[subjects] & shown[objects]
         row = np.full(len(subjects), UNDECIDED, dtype=np.int8)
         row[~both & (verified[subjects] | verified[objects])] = NEG
-        asked = np.flatnonzero(both).tolist() if pools.config.relations_exhaustive else self.related(img)
-        self._fill(row, "position", img, asked)
+        if pools.config.relations_exhaustive:
+            asked = np.flatnonzero(both)
+            numbers = asked if columns is None else columns[asked]
+            probes = self.pools.probes("position")
+            row[asked] = [label_code(pools.label_uncached("position", img, probes[k])) for k in numbers.tolist()]
+            return row
+        numbers, codes = self.related_codes(img)
+        if columns is None:
+            row[numbers] = codes
+        else:
+            local = (self._positions_among(columns) if where is None else where)[numbers]
+            hit = local >= 0
+            row[local[hit]] = codes[hit]
         return row
 
     def _fill(self, row: np.ndarray, task: str, img: int, probe_numbers: list[int]) -> None:
-        """Codes of the probes numbered ``probe_numbers``: from the decision tables at once where they name a
-        category the image shows (:meth:`Pools.category_codes`), else each from :meth:`Pools.label_uncached`
-        (attribute rows are filled per category in :meth:`_category_row`)."""
-        if task != "position":
-            (cats,) = self.columns(task)
-            row[probe_numbers] = self.pools.category_codes(task, img)[cats[probe_numbers]]
-        else:
-            probes = self.pools.probes(task)
-            for k in probe_numbers:
-                row[k] = label_code(self.pools.label_uncached(task, img, probes[k]))
+        """Codes of the probes numbered ``probe_numbers`` (existence: they name a category the image shows), from
+        the decision table at once (:meth:`Pools.category_codes`); attribute rows are filled per category in
+        :meth:`_category_row`, position rows in :meth:`_position_row`."""
+        (cats,) = self.columns(task)
+        row[probe_numbers] = self.pools.category_codes(task, img)[cats[probe_numbers]]
 
     def attribute_groups(self) -> tuple[list[str], np.ndarray, list[np.ndarray]]:
         """The categories of the attribute probes, their columns, and the numbers of each one's probes (in probe
@@ -131,11 +155,22 @@ class LabelRows:
         """Numbers of the triples ``img`` annotates, as given or opposite (a few per image): where relations are
         not exhaustive, the only triples :meth:`Pools.decide_position` can decide while both categories are
         shown."""
-        found = self._related.get(img)
+        index = self.numbers("position")
+        return sorted({
+            k for subject, relation, obj in self.pools.relations_in(img)
+            for rel in (relation, OPPOSITE_RELATIONS.get(relation))
+            if (k := index.get((subject, rel, obj))) is not None})
+
+    def related_codes(self, img: int) -> tuple[np.ndarray, np.ndarray]:
+        """The numbers of :meth:`related` and their codes (from :meth:`Pools.label_uncached`), kept: the only
+        entries of a position row that are not decided from the absence matrices, a few per image."""
+        found = self._related_codes.get(img)
         if found is None:
-            index = self.numbers("position")
-            found = self._related[img] = sorted({
-                k for subject, relation, obj in self.pools.relations_in(img)
-                for rel in (relation, OPPOSITE_RELATIONS.get(relation))
-                if (k := index.get((subject, rel, obj))) is not None})
+            numbers = self.related(img)
+            probes = self.pools.probes("position")
+            found = self._related_codes[img] = (
+                np.array(numbers, dtype=np.int64),
+                np.array([label_code(self.pools.label_uncached("position", img, probes[k])) for k in numbers],
+                         dtype=np.int8),
+            )
         return found

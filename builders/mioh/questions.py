@@ -205,6 +205,10 @@ def evaluate(pools: Pools, spec: Spec) -> Key | None:
 RowTest = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A test of probes from their labels on a question's images: ``(pos, hard)`` (images x probes) -> per probe."""
 
+DISTRACTOR_SPAN = 1024
+"""Probes labelled in the first span of a distractor search (:meth:`Sampler._distractors`): every probe of the
+category vocabularies (COCO's 80, PACO's ~500 attribute probes) in one span; scene-graph triples over a few."""
+
 
 @dataclass(frozen=True)
 class Want:
@@ -293,22 +297,33 @@ class Sampler:
         """``k`` probes (not ``exclude``), in a random order, decided on every one of ``images`` and passing
         ``ok``; probes that also pass ``prefer`` (plausible ones: present in some of the images) come first.
 
-        Every probe's labels come from :class:`LabelRows` at once; the tests see ``(pos, hard)``, two boolean
-        images x probes matrices, and return one verdict per probe.
+        The labels come from :class:`LabelRows`, many probes at once; the tests see ``(pos, hard)``, two boolean
+        images x probes matrices, and return one verdict per probe (a probe's verdict reads its own column
+        only). The random order is read in growing spans (:data:`DISTRACTOR_SPAN`, doubled each time) until
+        ``k`` preferred probes are found: a scene-graph source has tens of thousands of triples and they are
+        usually found among the first few thousand. The probes chosen are those one pass over the whole order
+        chooses: the first ``k`` preferred ones, else the preferred ones and then the first others that pass.
         """
         probes = self.pools.probes(task)
         order = rng.permutation(len(probes))
-        codes = self.rows.stack(task, images)
-        decided = (codes >= 0).all(axis=0)
-        decided[self.rows.numbers(task)[exclude]] = False
-        order = order[decided[order]]
-        codes = codes[:, order]
-        pos, hard = codes >= POS, (codes == NEG_HARD) | (codes == POS_HARD)
-        good = ok(pos, hard)
-        liked = good & prefer(pos, hard) if prefer is not None else good
-        chosen = order[liked][:k].tolist()
+        excluded = self.rows.numbers(task)[exclude]
+        liked: list[int] = []
+        others: list[int] = []
+        start, span = 0, DISTRACTOR_SPAN
+        while start < len(order) and len(liked) < k:
+            part = order[start:start + span]
+            start, span = start + span, 2 * span
+            codes = self.rows.stack(task, images, part)
+            decided = (codes >= 0).all(axis=0) & (part != excluded)
+            part, codes = part[decided], codes[:, decided]
+            pos, hard = codes >= POS, (codes == NEG_HARD) | (codes == POS_HARD)
+            good = ok(pos, hard)
+            like = good & prefer(pos, hard) if prefer is not None else good
+            liked += part[like].tolist()
+            others += part[good & ~like].tolist()
+        chosen = liked[:k]
         if len(chosen) < k and prefer is not None:
-            chosen += order[good & ~liked][: k - len(chosen)].tolist()
+            chosen += others[: k - len(chosen)]
         return [probes[i] for i in chosen] if len(chosen) == k else None
 
     # ------------------------------------------------------------------------------------- set-fact tasks

@@ -36,7 +36,21 @@ def disagreements(pools: Pools, task: str) -> list[tuple[int, object, int, int]]
             expected = label_code(pools.label_from_facts(task, img, probe))
             if row[k] != expected:
                 out.append((img, probe, int(row[k]), expected))
-    return out
+    return out + column_disagreements(rows, task)
+
+
+def column_disagreements(rows: LabelRows, task: str) -> list[tuple[int, object, int, int]]:
+    """(image, probe, code asked by column, code of the whole row) wherever rows asked for a random third of the
+    probes, in random order (as :meth:`Sampler._distractors` asks for them), differ from the whole rows."""
+    probes = rows.pools.probes(task)
+    columns = np.random.default_rng(0).permutation(len(probes))[: max(1, len(probes) // 3)]
+    images = range(len(rows.pools.facts))
+    whole, stacked = rows.stack(task, images), rows.stack(task, images, columns)
+    one_by_one = np.stack([rows.row(task, img, columns) for img in images])
+    assert stacked.shape == one_by_one.shape == (len(images), len(columns))
+    return [(img, probes[c], int(asked[img, j]), int(whole[img, c]))
+            for asked in (stacked, one_by_one) for img in images for j, c in enumerate(columns.tolist())
+            if asked[img, j] != whole[img, c]]
 
 
 def pool_of(records, exhaustive_relations: bool, clip=None) -> Pools:
@@ -91,6 +105,19 @@ def test_federated_rows_match_every_label(tmp_path):
 def test_counting_has_no_rows(demo):
     with pytest.raises(ValueError, match="no label rows for 'counting'"):
         LabelRows(pool_of(demo, True)).row("counting", 0)
+
+
+def test_a_wrong_column_is_caught(tmp_path, monkeypatch):
+    """The column comparison can fail: scene-graph rows asked by column that put a triple's own label in the
+    wrong column."""
+    from sources.svg import read_svg
+
+    svg = make_svg(tmp_path / "svg")
+    rows = LabelRows(pool_of(read_svg(svg.annotations, svg.images_dir), False))
+    assert column_disagreements(rows, "position") == []
+    among = rows._positions_among
+    monkeypatch.setattr(rows, "_positions_among", lambda columns: np.roll(among(columns), 1))
+    assert column_disagreements(rows, "position") != []
 
 
 def test_a_wrong_row_is_caught(demo, monkeypatch):
