@@ -12,10 +12,9 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from builders.items import Item, OPTION_LETTERS
+from builders.items import OPTION_LETTERS, Item, image_name
 
 YES_NO = ("yes", "no")
 
@@ -45,7 +44,8 @@ class CheckResult:
 @dataclass
 class LintContext:
     """What the checks may read besides the items: the build's ``build.json`` (empty for a bare items file),
-    the dictionary of known words (``None`` when no word list is installed) and the allow-list."""
+    the dictionary of known words (``None`` when no word list is installed) and the allow-list. The word lists
+    are read by the wording check alone, and :func:`builders.lint.report.lint` loads them where it runs it."""
 
     build: Mapping[str, Any] = field(default_factory=dict)
     dictionary: frozenset[str] | None = None
@@ -56,12 +56,7 @@ class LintContext:
 
 def image_names(item: Item) -> tuple[str, ...]:
     """Image names, not paths: a build and its release name the same images from different folders."""
-    return tuple(_name(p) for p in item.images)
-
-
-@lru_cache(maxsize=1 << 18)
-def _name(path: str) -> str:
-    return Path(path).name
+    return tuple(image_name(p) for p in item.images)
 
 
 def is_mcq(item: Item) -> bool:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from builders.items import Item
 
@@ -55,16 +56,28 @@ def load_dictionary() -> frozenset[str] | None:
 def _label_strings(value: Any, out: set[str]) -> None:
     """Short strings (a category name, a relation, a colour) anywhere in a provenance value, four levels deep at
     most and the first 50 entries of a list (walked without recursion: a paper-scale build has a million)."""
+    if isinstance(value, str):
+        _add_label(value, out)
+        return
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         value, depth = stack.pop()
-        if isinstance(value, str):
-            if len(value) <= 40 and len(value.split()) <= 4 and not value.endswith(("?", ".")):
-                out.add(value)
-        elif depth < 4 and isinstance(value, Mapping):
-            stack.extend((v, depth + 1) for v in value.values())
-        elif depth < 4 and isinstance(value, (list, tuple)):
-            stack.extend((v, depth + 1) for v in value[:50])
+        children: Iterable[Any] = value.values() if isinstance(value, (dict, Mapping)) else value[:50]
+        for child in children:  # strings are the most common children: asked first, a known one in one lookup
+            if isinstance(child, str):
+                if child not in out:
+                    _add_label(child, out)
+            elif depth < 3 and isinstance(child, _CONTAINERS):
+                stack.append((child, depth + 1))
+
+
+_CONTAINERS = (dict, list, tuple, Mapping)
+"""What :func:`_label_strings` walks into; ``dict`` first: ``isinstance`` against an abstract class is slow."""
+
+
+def _add_label(value: str, out: set[str]) -> None:
+    if len(value) <= 40 and len(value.split()) <= 4 and not value.endswith(("?", ".")):
+        out.add(value)
 
 
 def allow_list(items: Iterable[Item], extra: Iterable[str] = ()) -> frozenset[str]:

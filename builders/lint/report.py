@@ -104,12 +104,13 @@ def lint(items: Sequence[Item], build: Mapping[str, Any] | None = None, *, allow
          llm: Any = None, checks: Sequence[str] | None = None) -> LintReport:
     """Run the checks over ``items``; ``build`` is the build's build.json (what the builder promises)."""
     start = time.perf_counter()
-    context = LintContext(build=build or {}, dictionary=load_dictionary(), llm=llm)
+    context = LintContext(build=build or {}, llm=llm)
     names = [name for name in CHECKS if checks is None or name in checks]
 
-    def run(name: str) -> CheckResult:  # only the wording check reads the allow list: made where it runs
+    def run(name: str) -> CheckResult:  # only the wording check reads the word lists: loaded where it runs
         if name == "wording":
-            return CHECKS[name](items, replace(context, allow_words=allow_list(items, allow)))
+            words = replace(context, dictionary=load_dictionary(), allow_words=allow_list(items, allow))
+            return CHECKS[name](items, words)
         return CHECKS[name](items, context)
 
     workers = min(usable_cores(), len(names))

@@ -128,25 +128,41 @@ def _slot(text: str, field: str) -> Iterator[str]:
             yield m.group(0)
 
 
-def _spelling(text: str, known: frozenset[str], allowed: frozenset[str]) -> Iterator[str]:
+SPELLING_TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|[.!?:]")
+"""A word (with an apostrophe suffix: "dog's") or a mark that ends a sentence."""
+
+
+def _spelling(text: str, known: frozenset[str], allowed: frozenset[str],
+              verdicts: dict[tuple[str, bool], bool] | None = None) -> Iterator[str]:
+    """The words of ``text`` outside ``known`` and ``allowed``; ``verdicts`` remembers each word's verdict
+    (where it starts a sentence or not) across the texts of one check: a build's texts share most of their
+    words, and asking each again was half of the wording check on a paper-scale build."""
+    verdicts = {} if verdicts is None else verdicts
     sentence_start = True
-    for m in re.finditer(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|[.!?:]", text):
-        token = m.group(0)
+    for token in SPELLING_TOKEN.findall(text):
         if token in ".!?:":
             sentence_start = True
             continue
-        first, sentence_start = sentence_start, False
-        if len(token) <= 2 or not token.isalpha() and "'" not in token or any(c.isdigit() for c in token):
-            continue
-        if token[0].isupper() and not first or token.isupper():
-            continue  # a proper noun or an acronym
-        word = token.lower()
-        if word in known or word in allowed:
-            continue
-        stem = word.split("'", 1)[0]
-        if "'" in word and (stem in known or len(stem) <= 3 or stem + "n" in known):
-            continue
-        yield token
+        key = (token, sentence_start)
+        sentence_start = False
+        unknown = verdicts.get(key)
+        if unknown is None:
+            unknown = verdicts[key] = _unknown(token, key[1], known, allowed)
+        if unknown:
+            yield token
+
+
+def _unknown(token: str, first: bool, known: frozenset[str], allowed: frozenset[str]) -> bool:
+    """Whether one word is a spelling fault (``first``: it starts a sentence)."""
+    if len(token) <= 2 or not token.isalpha() and "'" not in token or any(c.isdigit() for c in token):
+        return False
+    if token[0].isupper() and not first or token.isupper():
+        return False  # a proper noun or an acronym
+    word = token.lower()
+    if word in known or word in allowed:
+        return False
+    stem = word.split("'", 1)[0]
+    return not ("'" in word and (stem in known or len(stem) <= 3 or stem + "n" in known))
 
 
 def _punctuation(text: str, field: str) -> Iterator[str]:
@@ -169,8 +185,9 @@ def _punctuation(text: str, field: str) -> Iterator[str]:
         yield "question without a question mark"
 
 
-def faults(text: str, field: str, context: LintContext, allowed: frozenset[str]) -> list[tuple[str, str]]:
-    """``(rule, what)`` for every fault of one text."""
+def faults(text: str, field: str, context: LintContext, allowed: frozenset[str],
+           verdicts: dict[tuple[str, bool], bool] | None = None) -> list[tuple[str, str]]:
+    """``(rule, what)`` for every fault of one text (``verdicts``: as :func:`_spelling`'s)."""
     found: list[tuple[str, str]] = []
     rules: list[tuple[str, Callable[[], Iterator[str]]]] = [
         ("agreement", lambda: _agreement(text, context.dictionary)),
@@ -180,7 +197,7 @@ def faults(text: str, field: str, context: LintContext, allowed: frozenset[str])
         ("punctuation", lambda: _punctuation(text, field)),
     ]
     if context.dictionary is not None:
-        rules.append(("spelling", lambda: _spelling(text, context.dictionary, allowed)))  # type: ignore[arg-type]
+        rules.append(("spelling", lambda: _spelling(text, context.dictionary, allowed, verdicts)))  # type: ignore[arg-type]
     for rule, run in rules:
         found.extend((rule, what) for what in run())
     return found
@@ -191,13 +208,14 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
     per_rule: Counter[str] = Counter()
     unknown: Counter[str] = Counter()
     cache: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    verdicts: dict[tuple[str, bool], bool] = {}
     for i, it in enumerate(items):
         n = 0
         for field, text in texts(it):
             key = (field.split(" ", 1)[0], text)
             found = cache.get(key)
             if found is None:
-                found = cache[key] = faults(text, key[0], context, context.allow_words)
+                found = cache[key] = faults(text, key[0], context, context.allow_words, verdicts)
             for rule, what in found:
                 n += 1
                 per_rule[rule] += 1
