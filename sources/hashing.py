@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
+from pathlib import Path
+
+from sources.atomic import write_atomic
 
 FileSignature = tuple[int, int, int, int, int]
 """``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``: what a file's bytes are assumed unchanged by while
@@ -53,3 +57,61 @@ def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20, st: os.stat_
                     h.update(block)
         digest = _HASHED[key] = h.hexdigest()
     return digest
+
+
+class DigestMemo:
+    """:func:`file_sha256` remembered across runs in a small JSON file: ``{signature: sha256}`` of settled files.
+
+    Why: a cache keyed by its inputs' content (:mod:`builders.mioh.prepared`) hashes them on every run, and a
+    paper-scale build's annotation files (half a gigabyte) took half a second of a ten-second rerun to hash. A file
+    whose :func:`signature` is unchanged has unchanged bytes (the reasoning git's index relies on), so a digest is
+    reused while the signature stays the same, and is only remembered once the file has :func:`settled`. The memo
+    is advisory: one that is missing, unreadable or damaged is ignored (the files are hashed again) and rewritten,
+    and two builds writing it at once lose at most a few entries (:func:`sources.atomic.write_atomic`).
+    """
+
+    KEEP = 256
+    """Entries kept, the most recently used (each set of source files a cache dir sees adds a few)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._entries: dict[str, str] | None = None
+        self._changed = False
+
+    def sha256(self, path: str | os.PathLike[str]) -> str:
+        """The file's sha256: remembered when its signature is, else hashed (and remembered once settled)."""
+        st = os.stat(path)
+        key = signature(st)
+        entries = self._load()
+        text = ":".join(map(str, key))
+        digest = entries.pop(text, None)
+        if digest is None:
+            digest = file_sha256(path, st=st)
+        else:
+            _HASHED[key] = digest  # the rest of the process (build.json's input hashes) reuses it
+        if settled(st):
+            entries[text] = digest  # last: the most recently used
+            self._changed = True
+        return digest
+
+    def save(self) -> None:
+        """Write the memo if it changed (never raises: a memo that cannot be written is only slower next time)."""
+        if not self._changed or self._entries is None:
+            return
+        kept = dict(list(self._entries.items())[-self.KEEP:])
+        try:
+            write_atomic(self.path, json.dumps(kept, indent=0, sort_keys=False).encode())
+        except OSError:
+            pass
+        self._changed = False
+
+    def _load(self) -> dict[str, str]:
+        if self._entries is None:
+            try:
+                found = json.loads(self.path.read_bytes())
+            except (OSError, ValueError):
+                found = {}
+            ok = isinstance(found, dict) and all(isinstance(k, str) and isinstance(v, str) and len(v) == 64
+                                                 for k, v in found.items())
+            self._entries = found if ok else {}
+        return self._entries

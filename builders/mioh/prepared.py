@@ -8,7 +8,8 @@ build whose inputs are the same loads them instead (``benchmarks/bench_mioh_scal
 
 What "the same" means is the cache key, a sha256 over:
 
-* every annotation file's content (sha256; computed once per process, ``build.json`` reuses it) and every image
+* every annotation file's content (sha256; computed once per process, ``build.json`` reuses it, and remembered
+  across runs while the file's size, times and inode stay the same: :data:`DIGESTS_FILE`) and every image
   folder's path and modification time (adding or removing an image file changes it; the declared-size check
   ran when the entry was made);
 * the pool rules (geometry thresholds, hard-negative thresholds, counting scope and limit);
@@ -65,7 +66,7 @@ from filters.geometry import Difficulty, InstanceGeometry
 from sources.atomic import write_atomic
 from sources.errors import ConfigError
 from sources.forking import fork_affordable
-from sources.hashing import file_sha256
+from sources.hashing import DigestMemo, file_sha256
 from sources.heap import long_lived
 from sources.jsonio import PolygonRLE
 from sources.records import ImageRecord, Instance, Relation
@@ -90,6 +91,10 @@ STALE_SCRATCH_S = 24 * 3600
 """A scratch folder of :mod:`builders.mioh.source_workers` this old belongs to no running build (a build prepares
 its sources in minutes), so :func:`prune` removes it; a younger one may be another build's, still being filled."""
 
+DIGESTS_FILE = "file-digests.json"
+"""The annotation files' sha256 remembered by signature (:class:`sources.hashing.DigestMemo`): a rerun on the same
+files does not read half a gigabyte again to find its entry."""
+
 _CODE = ("sources", "filters", "builders/mioh/pools.py", "builders/mioh/labels.py")
 """The code an entry depends on (paths relative to the repository root)."""
 
@@ -105,13 +110,15 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def cache_key(config: MiohConfig) -> str:
-    """The key of ``config``'s prepared pools (see the module docstring for what goes in)."""
+def cache_key(config: MiohConfig, digests: DigestMemo | None = None) -> str:
+    """The key of ``config``'s prepared pools (see the module docstring for what goes in); ``digests``: where
+    the annotation files' hashes are remembered across runs (:data:`DIGESTS_FILE`)."""
     inputs: dict[str, Any] = {}
     for flag in ("coco_rem", "paco", "svg", "verify_absence_with"):
         path = getattr(config, flag)
         if path:
-            inputs[flag] = {"path": os.path.abspath(path), "sha256": file_sha256(path)}
+            digest = digests.sha256(path) if digests is not None else file_sha256(path)
+            inputs[flag] = {"path": os.path.abspath(path), "sha256": digest}
     for flag in ("coco_images", "paco_images", "svg_images"):
         folder = getattr(config, flag)
         if folder:
@@ -132,7 +139,10 @@ class PreparedPools:
 
     def __init__(self, config: MiohConfig) -> None:
         self.keep = kept_entries()
-        self.path = Path(config.resolved_cache_dir()) / CACHE_FOLDER / f"{cache_key(config)}.pkl"
+        folder = Path(config.resolved_cache_dir()) / CACHE_FOLDER
+        digests = DigestMemo(folder / DIGESTS_FILE)
+        self.path = folder / f"{cache_key(config, digests)}.pkl"
+        digests.save()
 
     @classmethod
     def of(cls, config: MiohConfig) -> PreparedPools | None:

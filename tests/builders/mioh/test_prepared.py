@@ -62,6 +62,59 @@ def test_changed_sources_or_rules_miss(tmp_path, sources):
     assert changed["stats"]["prepared_pools"] == "stored" and len(entries(cache)) == 3
 
 
+@pytest.fixture()
+def settled_at_once(monkeypatch):
+    """Files count as settled as soon as they are written (:data:`sources.hashing.RACY_SECONDS`), and each build
+    starts with no hash remembered in memory, as a new process would."""
+    from sources import hashing
+
+    monkeypatch.setattr(hashing, "RACY_SECONDS", 0.0)
+    monkeypatch.setattr(hashing, "_HASHED", {})
+    return hashing
+
+
+def test_a_rerun_hashes_no_unchanged_source_again(tmp_path, sources, settled_at_once, monkeypatch):
+    cache = tmp_path / "cache"
+    cold, cold_build = build(tmp_path / "out", cache, sources)
+    memo = json.loads((cache / prepared.CACHE_FOLDER / prepared.DIGESTS_FILE).read_text())
+    assert sorted(memo.values()) == sorted(h.removeprefix("sha256:") for h in cold_build["input_hashes"].values())
+    settled_at_once._HASHED.clear()
+    hashed: list[str] = []
+    real = settled_at_once.file_sha256
+    monkeypatch.setattr(settled_at_once, "file_sha256", lambda path, **kw: hashed.append(str(path)) or real(path, **kw))
+    warm, warm_build = build(tmp_path / "out", cache, sources)
+    assert warm_build["stats"]["prepared_pools"] == "reused" and warm == cold and hashed == []
+    assert warm_build["input_hashes"] == cold_build["input_hashes"]
+
+
+def test_a_source_rewritten_with_its_size_and_mtime_is_hashed_again(tmp_path, sources, settled_at_once):
+    """The remembered hash stands for the bytes only while the file's signature does: a rewrite in place that
+    keeps the size and the modification time (``cp -p``) still moves the change time."""
+    cache = tmp_path / "cache"
+    build(tmp_path / "out", cache, sources)
+    annotations = Path(sources[1])
+    st = annotations.stat()
+    data = annotations.read_bytes()
+    assert b'"iscrowd": 0' in data
+    annotations.write_bytes(data.replace(b'"iscrowd": 0', b'"iscrowd": 1', 1))  # same size, another mask kind
+    os.utime(annotations, ns=(st.st_atime_ns, st.st_mtime_ns))
+    settled_at_once._HASHED.clear()
+    _, changed = build(tmp_path / "out", cache, sources)
+    assert changed["stats"]["prepared_pools"] == "stored" and len(entries(cache)) == 2
+
+
+def test_a_damaged_digest_memo_is_ignored_and_rewritten(tmp_path, sources, settled_at_once):
+    cache = tmp_path / "cache"
+    cold, _ = build(tmp_path / "out", cache, sources)
+    memo = cache / prepared.CACHE_FOLDER / prepared.DIGESTS_FILE
+    for damage in ("{not json", '{"1:2:3:4:5": "not a hash"}', "[]"):
+        memo.write_text(damage)
+        settled_at_once._HASHED.clear()
+        warm, warm_build = build(tmp_path / "out", cache, sources)
+        assert warm_build["stats"]["prepared_pools"] == "reused" and warm == cold
+        assert all(len(v) == 64 for v in json.loads(memo.read_text()).values())
+
+
 def test_only_the_most_recently_used_entries_are_kept(tmp_path, sources, monkeypatch):
     """Each rule set tried is an entry of its own (about a gigabyte at paper scale): storing one removes the least
     recently used beyond $MIRAGE_POOLS_KEEP, and loading an entry makes it recent again."""
