@@ -151,3 +151,25 @@ def test_a_wrong_table_entry_is_caught(paco):
     assert pools.shown_refusals("counting") != dict(pair_refusals(pools, "counting"))
     reported = refusal_counts(pools, "counting")["reasons"][NOT_EXHAUSTIVE]
     assert reported == pair_refusals(pools, "counting")[NOT_EXHAUSTIVE] + 1
+
+
+def test_unverified_position_pairs_are_counted_pair_by_pair(tmp_path):
+    """The position refusals build.json reports are the (image, triple) pairs where the subject or the object is
+    missing and no missing one is verified absent, counted here one pair at a time."""
+    from builders.mioh.pools import UNVERIFIED_ABSENCE
+    from sources.absence import verify_absence
+    from sources.svg import read_svg
+    from tests.fixtures.real_formats import make_coco_for_svg, make_svg
+
+    svg, coco = make_svg(tmp_path / "svg"), make_coco_for_svg(tmp_path / "coco")
+    records = verify_absence(read_svg(svg.annotations, svg.images_dir), coco.annotations)[0]
+    pools = pool_of(records, False)
+    expected = 0
+    for img in range(len(pools.facts)):
+        for subject, _, obj in pools.probes("position"):
+            missing = [c for c in (pools.category_index(subject), pools.category_index(obj))
+                       if not pools.incidence[img, c]]
+            if missing and not any(pools.verified_absent[img, c] for c in missing):
+                expected += 1
+    assert pools.verified_absent.any() and expected > 0  # both kinds of missing category occur
+    assert refusal_counts(pools, "position")["reasons"][UNVERIFIED_ABSENCE] == expected
