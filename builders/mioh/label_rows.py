@@ -2,10 +2,11 @@
 
 Why: drawing a question's distractors asks, for a few images, which probes hold where. Asked one probe at a time
 through :meth:`Pools.label`, that was most of a paper-scale build (thousands of attribute probes, tens of thousands
-of scene-graph triples, millions of Python calls). A row answers the same question with a few numpy expressions:
+of scene-graph triples, millions of Python calls). Rows answer the same question with a few numpy expressions:
 probes whose categories the image does not show are decided from the verified-absence and hard-negative matrices
-(what :meth:`Pools.decide_existence` and its siblings do for a missing category), and only the probes whose
-categories it shows (a handful; for positions, the triples it annotates) go through :meth:`Pools.label` itself.
+(what :meth:`Pools.decide_existence` and its siblings do for a missing category), the probes whose categories it
+shows are read from the decision tables :meth:`Pools.prepare` filled, and only the triples a scene graph
+annotates go through :meth:`Pools.label_uncached` one by one (a few per image).
 ``tests/builders/mioh/test_label_rows.py`` checks every row against :meth:`Pools.label`, probe by probe.
 """
 
@@ -20,9 +21,9 @@ from builders.mioh.pools import OPPOSITE_RELATIONS, Pools, Probe
 
 
 class LabelRows:
-    """Label rows of one pool, per task; rows of the smaller vocabularies are kept (images recur across
-    questions), position rows (one entry per scene-graph triple) are recomputed from the absence matrices and the
-    kept codes of each image's own triples (:meth:`related_codes`)."""
+    """Label rows of one pool, per task; the rows of the smaller vocabularies are made for every image at once and
+    kept, position rows (one entry per scene-graph triple) are recomputed from the absence matrices and the kept
+    codes of each image's own triples (:meth:`related_codes`)."""
 
     TASKS = ("existence", "attribute", "position")
     """The set-fact tasks, whose options are probes (counting's are numbers)."""
@@ -30,7 +31,7 @@ class LabelRows:
     def __init__(self, pools: Pools) -> None:
         self.pools = pools
         self._columns: dict[str, tuple[np.ndarray, ...]] = {}
-        self._rows: dict[tuple[str, int], np.ndarray] = {}
+        self._matrices: dict[str, np.ndarray] = {}
         self._related_codes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._numbers: dict[str, dict[Probe, int]] = {}
         self._groups: tuple[list[str], np.ndarray, list[np.ndarray]] | None = None
@@ -61,11 +62,8 @@ class LabelRows:
             raise ValueError(f"no label rows for {task!r}: one of {', '.join(self.TASKS)}")
         if task == "position":
             return self._position_row(img, columns)
-        key = (task, img)
-        found = self._rows.get(key)
-        if found is None:
-            found = self._rows[key] = self._category_row(task, img)
-        return found if columns is None else found[columns]
+        rows = self._category_rows(task)
+        return rows[img] if columns is None else rows[img, columns]
 
     def stack(self, task: str, images: Iterable[int], columns: np.ndarray | None = None) -> np.ndarray:
         """Rows of ``images`` stacked: images x probes (``columns``: as in :meth:`row`)."""
@@ -82,23 +80,32 @@ class LabelRows:
 
     # ------------------------------------------------------------------------------------------------ rows
 
-    def _category_row(self, task: str, img: int) -> np.ndarray:
-        """Probes naming one category: a missing category is a (hard where likely) negative where its absence is
-        verified (attributes: by the attribute pass too), undecidable elsewhere."""
+    def _category_rows(self, task: str) -> np.ndarray:
+        """Every image's row of a task whose probes name one category (images x probes), made at once and kept: a
+        missing category is a (hard where likely) negative where its absence is verified (attributes: by the
+        attribute pass too), undecidable elsewhere; a shown one is read from the task's decision table.
+
+        Why at once: drawing asks for the rows of tens of thousands of images, one numpy pass per row cost more
+        than the whole matrix (a COCO-train-sized source: 118,000 x 80 codes, 9 MB)."""
+        found = self._matrices.get(task)
+        if found is not None:
+            return found
         pools = self.pools
         (cats,) = self.columns(task)
-        shown = pools.incidence[img][cats]
-        verified = (pools.attribute_verified_absent if task == "attribute" else pools.verified_absent)[img][cats]
-        row = np.full(len(cats), UNDECIDED, dtype=np.int8)
+        shown = pools.incidence[:, cats]
+        verified = (pools.attribute_verified_absent if task == "attribute" else pools.verified_absent)[:, cats]
+        rows = np.full(shown.shape, UNDECIDED, dtype=np.int8)
         absent = ~shown & verified
-        row[absent] = NEG + pools.absent_hard[img][cats][absent]
-        if task == "attribute":  # per shown category, over all its probes: one decision-table row each
-            categories, columns, numbers = self.attribute_groups()
-            for g in np.flatnonzero(pools.incidence[img][columns]).tolist():
-                row[numbers[g]] = pools.attribute_codes(img, categories[g])
+        rows[absent] = NEG + pools.absent_hard[:, cats][absent]
+        if task == "attribute":  # per category: the images showing it x its probes, one decision-table block
+            categories, _, numbers = self.attribute_groups()
+            for category, probe_numbers in zip(categories, numbers):
+                images, codes = pools.attribute_block(category)
+                rows[np.ix_(images, probe_numbers)] = codes
         else:
-            self._fill(row, task, img, np.flatnonzero(shown).tolist())
-        return row
+            rows[shown] = pools.category_code_table(task)[:, cats][shown]
+        self._matrices[task] = rows
+        return rows
 
     def _position_row(self, img: int, columns: np.ndarray | None = None, where: np.ndarray | None = None
                       ) -> np.ndarray:
@@ -131,13 +138,6 @@ class LabelRows:
             hit = local >= 0
             row[local[hit]] = codes[hit]
         return row
-
-    def _fill(self, row: np.ndarray, task: str, img: int, probe_numbers: list[int]) -> None:
-        """Codes of the probes numbered ``probe_numbers`` (existence: they name a category the image shows), from
-        the decision table at once (:meth:`Pools.category_codes`); attribute rows are filled per category in
-        :meth:`_category_row`, position rows in :meth:`_position_row`."""
-        (cats,) = self.columns(task)
-        row[probe_numbers] = self.pools.category_codes(task, img)[cats[probe_numbers]]
 
     def attribute_groups(self) -> tuple[list[str], np.ndarray, list[np.ndarray]]:
         """The categories of the attribute probes, their columns, and the numbers of each one's probes (in probe

@@ -542,20 +542,21 @@ class Pools:
         verified = self.attribute_verified_absent if task == "attribute" else self.verified_absent
         return self.absent_label(img, category) if verified[img, c] else None  # type: ignore[arg-type]
 
-    def category_codes(self, task: str, img: int) -> np.ndarray:
-        """:func:`label_code` of every category (by column) in image ``img`` for ``task`` (existence, counting),
-        read from the decision table: valid for the categories the image shows (elsewhere the table holds no
+    def category_code_table(self, task: str) -> np.ndarray:
+        """:func:`label_code` of every category (by column) in every image for ``task`` (existence, counting),
+        the decision table's codes: valid where the image shows the category (elsewhere the table holds no
         label: absent categories are decided from the absence matrices).
 
-        Why: label rows (:mod:`builders.mioh.label_rows`) ask this of every probe an image shows, over a million
-        times in a paper-scale build; a row of the table answers for all of them at once."""
-        return self._category_table(task)[0].codes[img]
+        Why: label rows (:mod:`builders.mioh.label_rows`) read it for every probe an image shows, which asked
+        one probe at a time was over a million calls in a paper-scale build."""
+        return self._category_table(task)[0].codes
 
-    def attribute_codes(self, img: int, category: str) -> np.ndarray:
-        """:func:`label_code` of every attribute probe of ``category`` (in :meth:`probes` order) in image ``img``,
-        which shows the category: one row of the category's decision table (:meth:`category_codes`' sibling)."""
+    def attribute_block(self, category: str) -> tuple[np.ndarray, np.ndarray]:
+        """The images showing ``category`` (sorted) and :func:`label_code` of every attribute probe of the
+        category (in :meth:`probes` order) in each of them: the category's decision table
+        (:meth:`category_code_table`'s sibling)."""
         shown, _, labels, _ = self._attribute_columns(category)
-        return labels.codes[int(np.searchsorted(shown, img))]
+        return shown, labels.codes
 
     def _position_label(self, img: int, probe: tuple[str, str, str]) -> Label | None:
         s, o = self._cat_index[probe[0]], self._cat_index[probe[2]]

@@ -498,7 +498,8 @@ class Sampler:
         for c, (easy_c, hard_c) in self.pools.count_split(category).items():
             if count_ok(c):
                 easy += easy_c
-                hard += [img for img in hard_c if (c > 0) == (hard_kind == "pos")]
+                if (c > 0) == (hard_kind == "pos"):  # hard positives are counted, hard negatives are absent
+                    hard += hard_c
         got_h = self._take(rng, sorted(hard), n_hard, used)
         got_e = self._take(rng, sorted(easy), n - n_hard, used) if got_h is not None else None
         return None if got_h is None or got_e is None else got_h + got_e
