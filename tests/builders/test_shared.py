@@ -20,6 +20,18 @@ def mcq(answer: str, options=("a", "bb", "ccc", "None of the above"), slots: int
                      provenance={"answer_slots": slots})
 
 
+@pytest.mark.parametrize("path", ["a/b.jpg", "/x/y/z.png", "b.jpg", "a//b.jpg", "a/./b.jpg", "images/x y.jpg",
+                                  "a/b/", "a/b/.", "a/b/..", "", ".", "/", "a\\b.jpg"])
+def test_image_names_are_what_pathlib_says(path):
+    """Item ids hash image names: the remembered shortcut must name every path as ``Path(path).name`` does."""
+    from pathlib import Path
+
+    from builders.items import image_name
+
+    image_name.cache_clear()
+    assert image_name(path) == Path(path).name
+
+
 def test_item_id_depends_on_what_the_model_sees_not_where_images_live():
     a = item_id("mioh", "existence", ["/a/x.png"], "Q?", ["A", "B"])
     assert a == item_id("mioh", "existence", ["/elsewhere/x.png"], "Q?", ["A", "B"])
