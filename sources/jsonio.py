@@ -132,7 +132,7 @@ def load_json_without_polygons(path: str | Path, what: str = "annotation file") 
 
 
 def _parse_file(p: Path, data: bytes) -> Any:
-    """:func:`_parse` of the bytes of file ``p``, a decoding problem raised as a :class:`SourceError` naming it."""
+    """:func:`parse_json` of the bytes of file ``p``, a decoding problem raised as a :class:`SourceError` naming it."""
     try:
         return parse_json(data)
     except json.JSONDecodeError as e:

@@ -34,7 +34,6 @@ class LabelRows:
         self._matrices: dict[str, np.ndarray] = {}
         self._related_codes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._numbers: dict[str, dict[Probe, int]] = {}
-        self._groups: tuple[list[str], np.ndarray, list[np.ndarray]] | None = None
 
     def columns(self, task: str) -> tuple[np.ndarray, ...]:
         """Category columns of every probe of ``task`` (positions: subject and object), computed once."""
@@ -98,8 +97,7 @@ class LabelRows:
         absent = ~shown & verified
         rows[absent] = NEG + pools.absent_hard[:, cats][absent]
         if task == "attribute":  # per category: the images showing it x its probes, one decision-table block
-            categories, _, numbers = self.attribute_groups()
-            for category, probe_numbers in zip(categories, numbers):
+            for category, probe_numbers in self._attribute_groups().items():
                 images, codes = pools.attribute_block(category)
                 rows[np.ix_(images, probe_numbers)] = codes
         else:
@@ -139,17 +137,12 @@ class LabelRows:
             row[local[hit]] = codes[hit]
         return row
 
-    def attribute_groups(self) -> tuple[list[str], np.ndarray, list[np.ndarray]]:
-        """The categories of the attribute probes, their columns, and the numbers of each one's probes (in probe
-        order), built once."""
-        if self._groups is None:
-            numbers: dict[str, list[int]] = {}
-            for k, (_, category) in enumerate(self.pools.probes("attribute")):  # type: ignore[misc]
-                numbers.setdefault(category, []).append(k)
-            categories = list(numbers)
-            self._groups = (categories, np.array([self.pools.category_index(c) for c in categories], dtype=np.int64),
-                            [np.array(numbers[c], dtype=np.int64) for c in categories])
-        return self._groups
+    def _attribute_groups(self) -> dict[str, np.ndarray]:
+        """Each category of the attribute probes -> the numbers of its probes, in probe order."""
+        numbers: dict[str, list[int]] = {}
+        for k, (_, category) in enumerate(self.pools.probes("attribute")):  # type: ignore[misc]
+            numbers.setdefault(category, []).append(k)
+        return {category: np.array(found, dtype=np.int64) for category, found in numbers.items()}
 
     def related(self, img: int) -> list[int]:
         """Numbers of the triples ``img`` annotates, as given or opposite (a few per image): where relations are
