@@ -56,7 +56,7 @@ from filters.clip_mining import (  # re-exported: the flat public API
     similarity_matrix,
 )
 from sources.errors import ConfigError, MirageError, SourceError
-from sources.hashing import file_sha256, settled, signature
+from sources.hashing import file_sha256, settled, signature_text
 
 __all__ = [
     "ClipConfig",
@@ -471,7 +471,7 @@ class ClipScorer:
                 stats.append(os.stat(p))
             except OSError as e:
                 raise SourceError(p, "", f"image file not readable: {e.strerror or e}") from e
-        keys = [":".join(map(str, signature(st))) for st in stats]
+        keys = [signature_text(st) for st in stats]
         known = self.store.content_digests(keys)
         unhashed = {k: (p, st) for k, p, st in zip(keys, paths, stats) if k not in known}
         return keys, known, unhashed

@@ -42,6 +42,11 @@ def signature(st: os.stat_result) -> FileSignature:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def signature_text(st: os.stat_result) -> str:
+    """The :func:`signature` of a stat result as the text persistent caches store it under (``"dev:ino:..."``)."""
+    return ":".join(map(str, signature(st)))
+
+
 def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20, st: os.stat_result | None = None) -> str:
     """Hex SHA-256 of a file's bytes; ``st``, when the caller has already stat'ed the file, saves a second
     ``stat``. Remembered for the rest of the process by the file's :func:`signature`."""
@@ -83,7 +88,7 @@ class DigestMemo:
         st = os.stat(path)
         key = signature(st)
         entries = self._load()
-        text = ":".join(map(str, key))
+        text = signature_text(st)
         digest = entries.pop(text, None)
         if digest is None:
             digest = file_sha256(path, st=st)

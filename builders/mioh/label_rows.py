@@ -125,7 +125,7 @@ class LabelRows:
         if pools.config.relations_exhaustive:
             asked = np.flatnonzero(both)
             numbers = asked if columns is None else columns[asked]
-            probes = self.pools.probes("position")
+            probes = pools.probes("position")
             row[asked] = [label_code(pools.label_uncached("position", img, probes[k])) for k in numbers.tolist()]
             return row
         numbers, codes = self.related_codes(img)
