@@ -8,7 +8,9 @@ in) and sends back one float and one method name per instance. The values are th
 computed itself (the same code on the same records); ``tests/filters/test_occlusion_workers.py`` compares them.
 
 Small sources (under :data:`MIN_INSTANCES` instances), systems where forking is not affordable
-(:func:`sources.forking.fork_affordable`) and single-core machines measure in the calling process.
+(:func:`sources.forking.fork_affordable`), single-core machines and a process given a share of one core
+(:func:`sources.forking.share_cores`: a source's child when the sources outnumber the cores) measure in the calling
+process.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import pytest
 from filters import occlusion_workers
 from filters.base import FilterStats
 from filters.geometry import classify_images, occlusions_of
+from sources import forking
 from sources.forking import fork_affordable, usable_cores
 from tests.fixtures.real_formats import make_coco
 
@@ -47,6 +48,17 @@ def test_workers_measure_what_the_caller_would(image_sets, name):
 def test_small_sources_are_measured_by_the_caller(image_sets):
     images = image_sets["coco"]
     assert list(occlusion_workers.occlusions_ahead(images, 5)) == [None, None, None]  # 12 images, few instances
+
+
+def test_a_process_given_one_core_measures_in_itself(image_sets, monkeypatch):
+    """A source's child given a share of one core (the sources outnumber the cores) starts no workers, however
+    many cores the machine has."""
+    monkeypatch.setattr(forking.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(forking, "_SHARE", None)
+    assert forking.usable_cores() == 4
+    forking.share_cores(1)
+    assert forking.usable_cores() == 1
+    assert list(occlusion_workers.occlusions_ahead(image_sets["coco"], 5, min_instances=0)) == [None, None, None]
 
 
 def test_labels_from_given_occlusions_equal_labels_measured_inline(image_sets):

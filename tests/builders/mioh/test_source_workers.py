@@ -13,6 +13,7 @@ import pytest
 from builders import mioh
 from builders.mioh import builder, cell_workers, source_workers
 from builders.mioh.config import MiohConfig
+from sources import forking as forking_module
 from tests.fixtures.real_formats import (
     corrupt,
     make_coco,
@@ -154,6 +155,36 @@ def test_the_cells_of_a_finished_source_are_drawn_while_the_others_are_prepared(
     assert sorted(events[:2]) == ["draw attribute", "draw counting existence"]
     assert events[2:] == ["forget", "draw attribute counting existence position"]
     assert built["stats"]["preparing"] == {"processes": 1} and items == expected
+
+
+@pytest.mark.parametrize(("cores", "sizes", "shares"), [
+    (2, [216, 126, 179], [1, 1, 1]),  # the sources outnumber the cores: no child starts workers
+    (16, [216, 126, 179], [6, 5, 5]),
+    (4, [1, 3, 2], [1, 2, 1]),
+    (5, [7, 7], [3, 2]),  # a tie: reading order
+    (1, [1, 2], [1, 1]),
+])
+def test_the_cores_are_shared_out_largest_file_first(cores, sizes, shares):
+    assert source_workers.core_shares(cores, sizes) == shares
+
+
+def test_each_child_measures_with_its_share_of_the_cores(tmp_path, sources, monkeypatch, forking):
+    """With 7 cores for 3 sources the child of the largest file may use 3, the others 2; the caller keeps all."""
+    monkeypatch.setattr(source_workers, "usable_cores", lambda: 7)
+    real = source_workers.Pools
+
+    def spy(records, *args, **kwargs):
+        (tmp_path / f"{Path(records.path).name}.cores").write_text(str(forking_module.usable_cores()))
+        return real(records, *args, **kwargs)
+
+    monkeypatch.setattr(source_workers, "Pools", spy)
+    code, _, built = build(tmp_path, sources, "shared")
+    assert code == 0 and built["stats"]["preparing"] == {"processes": 3}
+    files = [sources["coco"], sources["paco"], sources["svg"]]
+    largest = max(files, key=lambda f: f.stat().st_size)
+    assert {f.name: int((tmp_path / f"{f.name}.cores").read_text()) for f in files} == {
+        f.name: 3 if f == largest else 2 for f in files}
+    assert forking_module._SHARE is None
 
 
 def test_a_bug_in_a_child_is_raised_with_where_it_happened(tmp_path, sources, monkeypatch, forking):
