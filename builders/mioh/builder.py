@@ -592,48 +592,49 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     workers = usable_cores() - 1 if stored is not None and not all(map(is_packed, pools_by_task.values())) else None
     try:
         drawing.draw(pools_by_task, workers=workers)  # the tasks not drawn while the sources were prepared
-    finally:  # even when drawing fails, the entry being written is waited for (no child left behind)
-        if stored is not None and stored():
-            stats["prepared_pools"] = "stored"
-    all_items: list[Item] = []
-    shortfalls = []
-    for (task, qtype, pressure), result in drawing.in_order():
-        all_items.extend(result.items)
-        n_questions = len({it.provenance.get("family", it.id) for it in result.items})
-        if n_questions < result.wanted:
-            shortfalls.append({
-                "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
-                "made": n_questions, "reasons": dict(sorted(result.failures.items())),
-            })
-    llm = config.llm()
-    if llm.enabled:
-        all_items, contexts = rewrite_contexts(all_items, make_client(llm))
-        stats["llm"] = {"writer": "llm", "config": llm.to_dict(), "contexts": contexts}
-    else:
-        stats["llm"] = {"writer": "template", "reason": "no --llm-model configured: contexts from templates"}
-    stats.update(
-        drawing=drawing.stats,
-        clip=clip.record(),
-        sources={rs.source: {"path": rs.path, "images": len(rs.images), "categories": len(rs.categories), "license": rs.license}
-                 for rs in {id(r): r for r in sources.values()}.values()},
-        filters=filter_stats.as_dict(),
-        pools={task: {"probes": len(p.probes(task))} for task, p in pools_by_task.items()},
-        federated_refusals={task: {"source": p.records.source, "exhaustive": p.records.exhaustive,
-                                   **refusal_counts(p, task)} for task, p in pools_by_task.items()},
-        **({"verify_absence": verification} if verification else {}),
-        items=len(all_items),
-        skipped=skipped + [{"cell": s} for s in shortfalls],
-        quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
-        nota=nota_report(all_items, config.nota_share),
-        seconds=round(time.perf_counter() - started, 2),
-        input_hashes=input_hashes(sources, [config.verify_absence_with] if config.verify_absence_with else []),
-        generated_sources=[rs.source for rs in sources.values() if rs.generated],
-    )
-    if config.decomposed:  # Sec. 5.5: after the quality stats, which are about the benchmark's own items
-        from builders.mioh.decomposed import decompose
+        all_items: list[Item] = []
+        shortfalls = []
+        for (task, qtype, pressure), result in drawing.in_order():
+            all_items.extend(result.items)
+            n_questions = len({it.provenance.get("family", it.id) for it in result.items})
+            if n_questions < result.wanted:
+                shortfalls.append({
+                    "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
+                    "made": n_questions, "reasons": dict(sorted(result.failures.items())),
+                })
+        llm = config.llm()
+        if llm.enabled:
+            all_items, contexts = rewrite_contexts(all_items, make_client(llm))
+            stats["llm"] = {"writer": "llm", "config": llm.to_dict(), "contexts": contexts}
+        else:
+            stats["llm"] = {"writer": "template", "reason": "no --llm-model configured: contexts from templates"}
+        stats.update(
+            drawing=drawing.stats,
+            clip=clip.record(),
+            sources={rs.source: {"path": rs.path, "images": len(rs.images), "categories": len(rs.categories),
+                                 "license": rs.license}
+                     for rs in {id(r): r for r in sources.values()}.values()},
+            filters=filter_stats.as_dict(),
+            pools={task: {"probes": len(p.probes(task))} for task, p in pools_by_task.items()},
+            federated_refusals={task: {"source": p.records.source, "exhaustive": p.records.exhaustive,
+                                       **refusal_counts(p, task)} for task, p in pools_by_task.items()},
+            **({"verify_absence": verification} if verification else {}),
+            items=len(all_items),
+            skipped=skipped + [{"cell": s} for s in shortfalls],
+            quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
+            nota=nota_report(all_items, config.nota_share),
+            seconds=round(time.perf_counter() - started, 2),
+            input_hashes=input_hashes(sources, [config.verify_absence_with] if config.verify_absence_with else []),
+            generated_sources=[rs.source for rs in sources.values() if rs.generated],
+        )
+        if config.decomposed:  # Sec. 5.5: after the quality stats, which are about the benchmark's own items
+            from builders.mioh.decomposed import decompose
 
-        single, stats["decomposed"] = decompose(all_items)
-        all_items = all_items + single
+            single, stats["decomposed"] = decompose(all_items)
+            all_items = all_items + single
+    finally:  # the entry is written while the statistics are made, and waited for even when drawing fails
+        if stored is not None and stored():  # (no child left behind)
+            stats["prepared_pools"] = "stored"
     yield from all_items
 
 
