@@ -351,28 +351,32 @@ def _header_size(path: str) -> tuple[int, int] | None:
     for anything else or anything unexpected (the caller asks PIL then).
 
     Why: a COCO-train-sized source checks 118,000 image headers; ``PIL.Image.open`` costs ~60 us an image
-    (plugin lookup, object set-up), this ~10 us, and both read the same header fields."""
-    # non-blocking: a FIFO or device where an image should be reads empty here instead of waiting for a writer
-    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
-        head = f.read(26)
+    (plugin lookup, object set-up), this ~4 us (with the file in the page cache), and both read the same header
+    fields."""
+    # non-blocking: a FIFO or device where an image should be reads empty here instead of waiting for a writer;
+    # positioned reads on the bare descriptor: a file object's set-up cost as much as the reads (9 us against 4)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        head = os.pread(fd, 26, 0)
         if head[:8] == _PNG_SIGNATURE and head[12:16] == b"IHDR":
             return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
         if head[:2] != b"\xff\xd8":
             return None
-        f.seek(2)
+        offset = 2
         for _ in range(256):  # markers before the frame header: APPn, DQT, DHT, COM, ...
-            marker = f.read(4)
+            marker = os.pread(fd, 9, offset)  # a marker, its length, and a frame header's first five bytes
             if len(marker) < 4 or marker[0] != 0xFF:
                 return None
             kind, length = marker[1], int.from_bytes(marker[2:4], "big")
             if kind in _JPEG_FRAME_MARKERS:
-                frame = f.read(5)
-                if len(frame) < 5:
+                if len(marker) < 9:
                     return None
-                return int.from_bytes(frame[3:5], "big"), int.from_bytes(frame[1:3], "big")
+                return int.from_bytes(marker[7:9], "big"), int.from_bytes(marker[5:7], "big")
             if length < 2 or kind == 0xD9:
                 return None
-            f.seek(length - 2, os.SEEK_CUR)
+            offset += 2 + length
+    finally:
+        os.close(fd)
     return None
 
 
