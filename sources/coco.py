@@ -14,7 +14,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from sources import jsonio
 from sources.errors import SourceError
@@ -37,9 +37,11 @@ class CocoImage:
     """The file name as the entry gives it (``file_name``, or the last part of an LVIS ``coco_url``)."""
 
 
-@dataclass(frozen=True)
-class CocoAnnotation:
-    """One validated entry of ``annotations`` (the raw dict stays available for format-specific fields)."""
+class CocoAnnotation(NamedTuple):
+    """One validated entry of ``annotations`` (the raw dict stays available for format-specific fields).
+
+    A named tuple, not a frozen dataclass: a COCO-train-sized file makes 860,000, and a frozen dataclass's
+    ``__init__`` (a call per field) took 0.7 s of them where a tuple takes 0.3 s."""
 
     id: int | str
     record: str
