@@ -632,8 +632,8 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
 
             single, stats["decomposed"] = decompose(all_items)
             all_items = all_items + single
-    finally:  # the entry is written while the statistics are made, and waited for even when drawing fails
-        if stored is not None and stored():  # (no child left behind)
+    finally:  # waited for here: written while the statistics are made, and no child left behind on a failure
+        if stored is not None and stored():
             stats["prepared_pools"] = "stored"
     yield from all_items
 

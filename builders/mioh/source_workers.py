@@ -125,10 +125,7 @@ def core_shares(cores: int, sizes: Sequence[int]) -> list[int]:
     """The cores each child's own worker pools may use (:func:`sources.forking.share_cores`), for children
     preparing files of ``sizes`` bytes side by side on ``cores`` cores: an even share, the cores left over going
     to the largest files first, and at least one each (a child with one measures occlusion in its own process).
-
-    Why not every core each: the children already keep the cores busy, and a worker forked from a child holding
-    gigabytes costs CPU in copied pages; with two cores and three sources, workers made the cold paper-scale build
-    72 s where the children alone take 57 s (one paired run each)."""
+    Why not every core each: :func:`sources.forking.share_cores`."""
     even, left = divmod(cores, len(sizes))
     shares = [max(1, even)] * len(sizes)
     if even:
