@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any, Container, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item, image_name
 
@@ -44,12 +44,13 @@ class CheckResult:
 @dataclass
 class LintContext:
     """What the checks may read besides the items: the build's ``build.json`` (empty for a bare items file),
-    the dictionary of known words (``None`` when no word list is installed) and the allow-list. The word lists
-    are read by the wording check alone, and :func:`builders.lint.report.lint` loads them where it runs it."""
+    the dictionary of known words (``None`` when no word list is installed) and the allow-list (in a lint, a
+    :class:`builders.lint.dictionary.LazyAllowList`). The word lists are read by the wording check alone, and
+    :func:`builders.lint.report.lint` loads them where it runs it."""
 
     build: Mapping[str, Any] = field(default_factory=dict)
     dictionary: frozenset[str] | None = None
-    allow_words: frozenset[str] = frozenset()
+    allow_words: Container[str] = frozenset()
     llm: Any = None
     """A :class:`builders.llm.LLMConfig` for the text-only baseline, or ``None``."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,30 @@ def allow_list(items: Iterable[Item], extra: Iterable[str] = ()) -> frozenset[st
         _label_strings(list(it.options), strings)  # short options only: a sentence option is not a name
         _label_strings(it.provenance, strings)
     return frozenset(w.lower() for s in strings for w in WORD_RE.findall(s))
+
+
+class LazyAllowList(Container[str]):
+    """:func:`allow_list` of ``items`` and ``extra``, made the first time a word is asked about.
+
+    Why: the spelling rule asks the allow-list only about words the dictionary lacks, and a build whose words are
+    all known never asks; walking the provenance of a paper-scale build's 20,000 items took 0.4 s, on the path
+    of the lint's slowest check."""
+
+    def __init__(self, items: Sequence[Item], extra: Iterable[str] = ()) -> None:
+        self._items: Sequence[Item] | None = items
+        self._extra = tuple(extra)
+        self._words: frozenset[str] | None = None
+
+    @property
+    def words(self) -> frozenset[str]:
+        """The allowed words, made now if no word was asked about yet."""
+        if self._words is None:
+            self._words = allow_list(self._items or (), self._extra)
+            self._items = None  # the items are not held past the walk
+        return self._words
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.words
 
 
 def read_allow_file(path: str | Path) -> list[str]:

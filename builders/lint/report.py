@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from builders.items import Item, canonical_json
 from builders.lint import balance, choices, contradictions, duplicates, independence, wording
 from builders.lint.base import CheckResult, LintContext
-from builders.lint.dictionary import allow_list, load_dictionary
+from builders.lint.dictionary import LazyAllowList, load_dictionary
 from sources.forking import forked_imap, forking_pays, usable_cores
 from sources.heap import long_lived
 
@@ -109,7 +109,7 @@ def lint(items: Sequence[Item], build: Mapping[str, Any] | None = None, *, allow
 
     def run(name: str) -> CheckResult:  # only the wording check reads the word lists: loaded where it runs
         if name == "wording":
-            words = replace(context, dictionary=load_dictionary(), allow_words=allow_list(items, allow))
+            words = replace(context, dictionary=load_dictionary(), allow_words=LazyAllowList(items, allow))
             return CHECKS[name](items, words)
         return CHECKS[name](items, context)
 

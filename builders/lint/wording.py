@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Container, Iterator, Sequence
 
 from builders.items import Item
 from builders.lint.base import CheckResult, LintContext, texts
@@ -132,7 +132,7 @@ SPELLING_TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|[.!?:]")
 """A word (with an apostrophe suffix: "dog's") or a mark that ends a sentence."""
 
 
-def _spelling(text: str, known: frozenset[str], allowed: frozenset[str],
+def _spelling(text: str, known: frozenset[str], allowed: Container[str],
               verdicts: dict[tuple[str, bool], bool] | None = None) -> Iterator[str]:
     """The words of ``text`` outside ``known`` and ``allowed``; ``verdicts`` remembers each word's verdict
     (where it starts a sentence or not) across the texts of one check: a build's texts share most of their
@@ -152,7 +152,7 @@ def _spelling(text: str, known: frozenset[str], allowed: frozenset[str],
             yield token
 
 
-def _unknown(token: str, first: bool, known: frozenset[str], allowed: frozenset[str]) -> bool:
+def _unknown(token: str, first: bool, known: frozenset[str], allowed: Container[str]) -> bool:
     """Whether one word is a spelling fault (``first``: it starts a sentence)."""
     if len(token) <= 2 or not token.isalpha() and "'" not in token or any(c.isdigit() for c in token):
         return False
@@ -185,7 +185,7 @@ def _punctuation(text: str, field: str) -> Iterator[str]:
         yield "question without a question mark"
 
 
-def faults(text: str, field: str, context: LintContext, allowed: frozenset[str],
+def faults(text: str, field: str, context: LintContext, allowed: Container[str],
            verdicts: dict[tuple[str, bool], bool] | None = None) -> list[tuple[str, str]]:
     """``(rule, what)`` for every fault of one text (``verdicts``: as :func:`_spelling`'s)."""
     found: list[tuple[str, str]] = []
