@@ -149,7 +149,7 @@ def iter_jsonl(path: str | Path, what: str = "annotation file") -> Iterator[tupl
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
+            yield number, parse_json(line)
         except json.JSONDecodeError as e:
             raise SourceError(p, f"line {number}", _decode_problem(e, with_line=False)) from None
         except UnicodeDecodeError as e:
@@ -159,7 +159,7 @@ def iter_jsonl(path: str | Path, what: str = "annotation file") -> Iterator[tupl
 def parse_embedded_json(text: str, file: str | Path, record: str, key: str) -> Any:
     """Parse a JSON document stored as a string field (SVG keeps each scene graph that way)."""
     try:
-        return json.loads(text)
+        return parse_json(text)
     except json.JSONDecodeError as e:
         raise SourceError(file, record, f"{key!r} holds malformed JSON ({_decode_problem(e)})") from None
 

@@ -269,3 +269,23 @@ def test_load_json_reads_what_json_reads(tmp_path):
         path.write_text(text, encoding="utf-8")
         got, want = load_json(path), json.loads(path.read_bytes())
         assert repr(got) == repr(want), text
+
+
+def test_json_lines_and_embedded_json_read_what_json_reads(tmp_path):
+    """SVG's rows (a JSON-lines file) and their scene graphs (JSON in a string) go through the orjson fast path
+    too (1.2 s of an SVG-sized file's 5.5 s read); the values stay json's, and a malformed line is still named."""
+    import json
+
+    from sources.jsonio import iter_jsonl, parse_embedded_json
+
+    texts = ['{"a": 1, "a": 2, "x": [1.5, -0.0, 1e-7]}', '[NaN, 1e400, 123456789012345678901234567890]',
+             '"\\ud800 lone surrogate"', '{"ok": "\u00e9\u2028"}']
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\ufeff" + "\n".join(texts) + "\n", encoding="utf-8")
+    got = [(n, repr(value)) for n, value in iter_jsonl(path)]
+    want = [(n, repr(json.loads(line))) for n, line in enumerate(path.read_bytes().splitlines(), start=1)]
+    assert got == want
+    for text in texts:
+        assert repr(parse_embedded_json(text, path, "[0]", "scene_graph")) == repr(json.loads(text))
+    path.write_text(texts[0] + "\n" + texts[0][:-1] + "\n", encoding="utf-8")
+    expect_error(lambda: list(iter_jsonl(path)), path, "line 2", "malformed JSON at column")
