@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from builders.mioh.labels import NEG, POS, POS_HARD, UNDECIDED, Label, LabelColumns
+from builders.mioh.recent import RecentEntries
 from filters.base import FilterStats
 from filters.cooccurrence import (
     CooccurrenceStats,
@@ -81,6 +82,11 @@ Probe = Hashable
 
 FACTS_CHUNK = 2000
 """Images classified per geometry call: large enough for numpy to pay off, small enough for a live progress bar."""
+
+SPLIT_MEMO_BYTES = 64 << 20
+"""The image lists of the probes drawn last (:meth:`Pools.images`) kept up to this many bytes a pool: every
+object and attribute probe of a paper-scale build (32 and 20 MB), some 550 of its thousands of scene-graph
+triples (each drawn a few times, mostly within one question)."""
 
 
 EASY_POS = Label("pos")
@@ -287,7 +293,8 @@ class Pools:
         self._image_lists: dict[tuple, list[int]] = {}
         self._labels: dict[tuple, Label | None] = {}
 
-    _TRANSIENT = ("_image_lists", "_labels", "_attribute_memo", "_numbers", "_relations_of_image", "_by_column")
+    _TRANSIENT = ("_image_lists", "_splits", "_labels", "_attribute_memo", "_numbers", "_relations_of_image",
+                  "_by_column")
     """Memos filled while questions are drawn: not part of a pickled (prepared, cached) pool. The tables
     :meth:`prepare` fills are kept: they are what lets a rerun read per-image facts only where it asks."""
 
@@ -614,17 +621,21 @@ class Pools:
         return split[(status, hard)]
 
     def _split(self, task: str, probe: Probe) -> dict[tuple[str, bool], np.ndarray]:
-        """Images of ``probe`` by (status, hard), from :meth:`codes_over_images`; memoised.
+        """Images of ``probe`` by (status, hard), from :meth:`codes_over_images`; those of the probes drawn last
+        are kept (:data:`SPLIT_MEMO_BYTES`).
 
         Why arrays: a verified-absence list holds most of a source's images, and a paper-scale build draws
         thousands of probes; as Python lists these took seconds to make and gigabytes to keep."""
-        key = ("split", task, probe)
-        if key not in self._image_lists:
+        splits = self.__dict__.get("_splits")
+        if splits is None:
+            splits = self._splits = RecentEntries(SPLIT_MEMO_BYTES)
+        found = splits.get((task, probe))
+        if found is None:
             codes = self.codes_over_images(task, probe)
-            self._image_lists[key] = {  # type: ignore[assignment]
-                (status, hard): np.flatnonzero(codes == (POS if status == "pos" else NEG) + int(hard)).astype(np.int32)
-                for status in ("pos", "neg") for hard in (False, True)}
-        return self._image_lists[key]  # type: ignore[return-value]
+            found = {(status, hard): np.flatnonzero(codes == (POS if status == "pos" else NEG) + int(hard))
+                     .astype(np.int32) for status in ("pos", "neg") for hard in (False, True)}
+            splits.put((task, probe), found, sum(images.nbytes for images in found.values()))
+        return found
 
     def codes_over_images(self, task: str, probe: Probe) -> np.ndarray:
         """:func:`label_code` of ``probe`` in every image, in one pass (``int8``, one per image).

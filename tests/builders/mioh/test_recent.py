@@ -1,0 +1,45 @@
+"""The bounded memo behind the probes' image lists (``builders.mioh.recent``)."""
+
+from __future__ import annotations
+
+from builders.mioh.recent import RecentEntries
+
+
+def test_the_least_recently_used_go_first_once_over_budget():
+    memo = RecentEntries(budget=100)
+    memo.put("a", "A", 40)
+    memo.put("b", "B", 40)
+    assert memo.get("a") == "A"  # now the most recently used: "b" goes first
+    memo.put("c", "C", 40)
+    assert (memo.get("b"), memo.get("a"), memo.get("c")) == (None, "A", "C")
+    assert memo.nbytes == 80 and len(memo) == 2
+
+
+def test_an_entry_over_the_budget_is_still_kept_alone_and_a_new_value_replaces_the_old():
+    memo = RecentEntries(budget=10)
+    memo.put("a", "A", 5)
+    memo.put("big", "BIG", 50)
+    assert (memo.get("a"), memo.get("big"), len(memo), memo.nbytes) == (None, "BIG", 1, 50)
+    memo.put("big", "SMALL", 3)
+    assert (memo.get("big"), memo.nbytes) == ("SMALL", 3)
+
+
+def test_a_build_that_keeps_no_image_lists_draws_the_same_items(tmp_path, monkeypatch):
+    """Dropping a probe's lists only costs their recomputation: with a budget of 0 bytes (every list made again
+    at each use) the demo build's items are byte-identical, and the memo holds one entry at most."""
+    import builders.mioh.pools as pools_module
+    from builders import mioh
+
+    def build(name: str) -> bytes:
+        argv = ["--n-images", "4", "--n-questions", "3", "--out", str(tmp_path / name), "--no-progress",
+                "--cache-dir", str(tmp_path / f"cache-{name}")]
+        assert mioh.main(argv) == 0
+        return (tmp_path / name / "n4-seed0" / "items.jsonl").read_bytes()
+
+    kept = build("kept")
+    sizes: list[int] = []
+    put = RecentEntries.put
+    monkeypatch.setattr(pools_module, "SPLIT_MEMO_BYTES", 0)
+    monkeypatch.setattr(RecentEntries, "put", lambda self, *a: (put(self, *a), sizes.append(len(self)))[0])
+    assert build("dropped") == kept
+    assert sizes and max(sizes) == 1
