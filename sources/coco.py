@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Sequence
 
-from sources import jsonio
+from sources import image_headers, jsonio
 from sources.errors import SourceError
+from sources.image_headers import HeaderChecks
 from sources.records import BBox, ImageRecord, Instance, RecordSet
 
 DEFAULT_LICENSE = "CC BY 4.0 (annotations); Flickr terms (images)"
@@ -86,45 +87,75 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
 
     Checked: top-level object with ``images``, ``categories`` and ``annotations`` arrays; ids present, of the
     right type and unique; image sizes positive; image files present on disk, of the declared size (read from
-    their headers, ~25 us an image); every annotation's image and category known; boxes of four numbers with a
-    positive size inside their image. Unknown extra fields (``info``, ``licenses``, a ``source`` on annotations,
-    ...) are ignored; LVIS's federated lists (``neg_category_ids``, ...) are read by :mod:`sources.paco`.
+    their headers by several processes while the annotations are checked, :mod:`sources.image_headers`); every
+    annotation's image and category known; boxes of four numbers with a positive size inside their image. Unknown
+    extra fields (``info``, ``licenses``, a ``source`` on annotations, ...) are ignored; LVIS's federated lists
+    (``neg_category_ids``, ...) are read by :mod:`sources.paco`.
     """
     path = Path(annotations)
-    data, (raw_images, raw_cats, raw_anns) = load_sections(path)
+    with HeaderChecks(readers=_large(path)) as headers:  # readers forked before the file is parsed
+        data, (raw_images, raw_cats, raw_anns) = load_sections(path)
+        categories: dict[int | str, str] = {}
+        seen: dict[int | str, str] = {}
+        for i, cat in enumerate(raw_cats):
+            rec = jsonio.label("categories", i, cat.get("id") if isinstance(cat, dict) else None)
+            jsonio.expect_dict(cat, path, rec)
+            cid = jsonio.check_id(jsonio.require_key(cat, "id", path, rec), path, rec)
+            jsonio.claim_id(seen, cid, path, rec, "category id")
+            categories[cid] = jsonio.check_name(jsonio.require_key(cat, "name", path, rec), path, rec)
+        images = _images(raw_images, images_dir, path, headers)
+        listed = list(images.values())
+        headers.check(_files(listed))  # the files are read while the annotations are checked
+        try:
+            anns, by_image = _annotations(raw_anns, images, categories, path)
+        except SourceError:
+            _raise_bad_file(path, listed, headers)  # an image's bad file comes before any annotation's error
+            raise
+        _raise_bad_file(path, listed, headers)
 
-    categories: dict[int | str, str] = {}
-    seen: dict[int | str, str] = {}
-    for i, cat in enumerate(raw_cats):
-        rec = jsonio.label("categories", i, cat.get("id") if isinstance(cat, dict) else None)
-        jsonio.expect_dict(cat, path, rec)
-        cid = jsonio.check_id(jsonio.require_key(cat, "id", path, rec), path, rec)
-        jsonio.claim_id(seen, cid, path, rec, "category id")
-        categories[cid] = jsonio.check_name(jsonio.require_key(cat, "name", path, rec), path, rec)
+    ordered = sorted(images.values(), key=lambda im: jsonio.id_sort_key(im.id))
+    return CocoStyle(path, data, ordered, categories, anns, by_image)
 
+
+def _images(
+    raw_images: list[Any], images_dir: str | Path, path: Path, headers: HeaderChecks
+) -> dict[int | str, CocoImage]:
+    """The validated ``images`` entries by id, in file order. Their files are checked by the caller
+    (:func:`_raise_bad_file`), except on an error here: the files of the images before it are checked first."""
     images: dict[int | str, CocoImage] = {}
     image_path = jsonio.image_paths(images_dir)
-    seen = {}
-    for i, img in enumerate(raw_images):
-        rec = jsonio.label("images", i, img.get("id") if isinstance(img, dict) else None)
-        jsonio.expect_dict(img, path, rec)
-        iid = jsonio.check_id(jsonio.require_key(img, "id", path, rec), path, rec)
-        jsonio.claim_id(seen, iid, path, rec, "image id")
-        width, height = jsonio.check_size(
-            jsonio.require_key(img, "width", path, rec), jsonio.require_key(img, "height", path, rec), path, rec
-        )
-        name = img.get("file_name")
-        if name is None and isinstance(img.get("coco_url"), str):  # LVIS images carry a URL only
-            name = posixpath.basename(img["coco_url"])
-        if name is None:
-            raise SourceError(path, rec, "missing required key 'file_name'")
-        name = jsonio.check_name(name, path, rec, "file_name")
-        file = jsonio.check_image(image_path(name), width, height, path, rec)
-        images[iid] = CocoImage(iid, rec, file, width, height, name)
+    seen: dict[int | str, str] = {}
+    try:
+        for i, img in enumerate(raw_images):
+            rec = jsonio.label("images", i, img.get("id") if isinstance(img, dict) else None)
+            jsonio.expect_dict(img, path, rec)
+            iid = jsonio.check_id(jsonio.require_key(img, "id", path, rec), path, rec)
+            jsonio.claim_id(seen, iid, path, rec, "image id")
+            width, height = jsonio.check_size(
+                jsonio.require_key(img, "width", path, rec), jsonio.require_key(img, "height", path, rec), path, rec
+            )
+            name = img.get("file_name")
+            if name is None and isinstance(img.get("coco_url"), str):  # LVIS images carry a URL only
+                name = posixpath.basename(img["coco_url"])
+            if name is None:
+                raise SourceError(path, rec, "missing required key 'file_name'")
+            name = jsonio.check_name(name, path, rec, "file_name")
+            images[iid] = CocoImage(iid, rec, image_path(name), width, height, name)
+    except SourceError:
+        before = list(images.values())
+        headers.check(_files(before))
+        _raise_bad_file(path, before, headers)
+        raise
+    return images
 
+
+def _annotations(
+    raw_anns: list[Any], images: dict[int | str, CocoImage], categories: dict[int | str, str], path: Path
+) -> tuple[dict[int | str, CocoAnnotation], dict[int | str, list[CocoAnnotation]]]:
+    """The validated ``annotations`` entries by id, and grouped by image (images in file order)."""
     anns: dict[int | str, CocoAnnotation] = {}
     by_image: dict[int | str, list[CocoAnnotation]] = {iid: [] for iid in images}
-    seen = {}
+    seen: dict[int | str, str] = {}
     for i, ann in enumerate(raw_anns):
         rec = jsonio.label("annotations", i, ann.get("id") if isinstance(ann, dict) else None)
         jsonio.expect_dict(ann, path, rec)
@@ -141,9 +172,29 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
         a = CocoAnnotation(aid, rec, iid, cid, bbox, ann)
         anns[aid] = a
         by_image[iid].append(a)
+    return anns, by_image
 
-    ordered = sorted(images.values(), key=lambda im: jsonio.id_sort_key(im.id))
-    return CocoStyle(path, data, ordered, categories, anns, by_image)
+
+def _large(path: Path) -> bool:
+    """Whether ``path`` is large enough to name thousands of images (a missing file is reported when read)."""
+    try:
+        return path.stat().st_size >= image_headers.MIN_FILE_BYTES
+    except OSError:
+        return False
+
+
+def _files(images: Sequence[CocoImage]) -> list[tuple[str, int, int]]:
+    """What :class:`sources.image_headers.HeaderChecks` checks of each image: its file and declared size."""
+    return [(image.file, image.width, image.height) for image in images]
+
+
+def _raise_bad_file(path: Path, images: Sequence[CocoImage], headers: HeaderChecks) -> None:
+    """Raise the error of the first of ``images`` whose file is missing or not of its declared size, if any: the
+    files the header checks found wrong are checked again here, in file order (:func:`sources.jsonio.check_image`),
+    so the error is the one a check of each file in turn would raise."""
+    for k in headers.mismatches():
+        image = images[k]
+        jsonio.check_image(image.file, image.width, image.height, path, image.record)
 
 
 def build_instances(

@@ -346,7 +346,7 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _JPEG_FRAME_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}  # SOF0..SOF15 (not DHT, JPG, DAC)
 
 
-def _header_size(path: str) -> tuple[int, int] | None:
+def header_size(path: str) -> tuple[int, int] | None:
     """``(width, height)`` from a PNG's IHDR or a JPEG's frame header, read with a few small reads; ``None``
     for anything else or anything unexpected (the caller asks PIL then).
 
@@ -385,7 +385,7 @@ def image_size_from_file(path: str, file: str | Path, record: str) -> tuple[int,
     from PIL import Image, UnidentifiedImageError
 
     try:
-        size = _header_size(path)
+        size = header_size(path)
     except OSError:
         size = None
     if size is not None and size[0] > 0 and size[1] > 0:
@@ -403,7 +403,7 @@ def check_image(path: str, width: int, height: int, file: str | Path, record: st
     both pass (its header read: a file that is there and of the declared size); anything else is checked by
     them in turn, so the error is theirs."""
     try:
-        if _header_size(path) == (width, height):
+        if header_size(path) == (width, height):
             return path
     except OSError:
         pass

@@ -103,7 +103,7 @@ def test_image_header_sizes_match_pil(tmp_path: Path) -> None:
             path = tmp_path / f"{w}-{name}"
             Image.fromarray(arr).save(path, format=fmt, **kw)
             expected = None if fmt == "gif" else (w, h)
-            assert jsonio._header_size(str(path)) == expected, path
+            assert jsonio.header_size(str(path)) == expected, path
             assert jsonio.image_size_from_file(str(path), "f.json", "images[0]") == (w, h)
     (tmp_path / "cut.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     with pytest.raises(Exception, match="cannot read image size"):
