@@ -61,7 +61,8 @@ class HeaderChecks:
         self.entries: Sequence[Entry] = ()
         self._pool: Any = None
         self._pending: Any = None  # stays set once the readers are done: their verdicts are kept
-        if readers and fork_affordable():
+        # a daemonic process (a multiprocessing worker reading a source) may not start children of its own
+        if readers and fork_affordable() and not multiprocessing.current_process().daemon:
             self._pool = multiprocessing.get_context("fork").Pool(READERS, initializer=gc.disable)
 
     @property

@@ -92,3 +92,17 @@ def test_a_clean_file_reads_the_same_with_and_without_workers(tmp_path: Path, in
     monkeypatch.setattr(image_headers, "MIN_FILE_BYTES", 10**12)
     assert read_coco(fx.annotations, fx.images_dir) == with_workers
     assert in_workers == [True, False]
+
+
+def test_a_daemonic_process_checks_its_images_itself(tmp_path: Path, monkeypatch) -> None:
+    """A multiprocessing worker may not start processes: one that reads a large file checks the files itself."""
+
+    class Daemonic:
+        daemon = True
+
+    fx = rf.make_coco(tmp_path)
+    monkeypatch.setattr(image_headers, "MIN_IMAGES", 1)
+    monkeypatch.setattr(image_headers.multiprocessing, "current_process", lambda: Daemonic())
+    with HeaderChecks(readers=True) as checks:
+        checks.check([(str(f), 64, 48) for f in sorted(fx.images_dir.glob("*.png"))])
+        assert not checks.in_readers and checks.mismatches() == []
