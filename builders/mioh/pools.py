@@ -506,7 +506,8 @@ class Pools:
             hard = of_subject if of_subject.level == "hard" else of_object if of_object.level == "hard" else None
             if hard is None:  # a usable pair without a hard object: the relation shows plainly
                 return EASY_POS
-            first_hard = first_hard or hard
+            if first_hard is None:
+                first_hard = hard
         if first_hard is not None:  # every usable pair showing the relation involves a hard object
             signal, score = _geometry_signal(first_hard)
             return Label("pos", True, signal, score)
