@@ -95,14 +95,7 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
     path = Path(annotations)
     with HeaderChecks(readers=_large(path)) as headers:  # readers forked before the file is parsed
         data, (raw_images, raw_cats, raw_anns) = load_sections(path)
-        categories: dict[int | str, str] = {}
-        seen: dict[int | str, str] = {}
-        for i, cat in enumerate(raw_cats):
-            rec = jsonio.label("categories", i, cat.get("id") if isinstance(cat, dict) else None)
-            jsonio.expect_dict(cat, path, rec)
-            cid = jsonio.check_id(jsonio.require_key(cat, "id", path, rec), path, rec)
-            jsonio.claim_id(seen, cid, path, rec, "category id")
-            categories[cid] = jsonio.check_name(jsonio.require_key(cat, "name", path, rec), path, rec)
+        categories = _categories(raw_cats, path)
         images = _images(raw_images, images_dir, path, headers)
         listed = list(images.values())
         headers.check(_files(listed))  # the files are read while the annotations are checked
@@ -115,6 +108,19 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
 
     ordered = sorted(images.values(), key=lambda im: jsonio.id_sort_key(im.id))
     return CocoStyle(path, data, ordered, categories, anns, by_image)
+
+
+def _categories(raw_cats: list[Any], path: Path) -> dict[int | str, str]:
+    """The validated ``categories`` entries: name by id."""
+    categories: dict[int | str, str] = {}
+    seen: dict[int | str, str] = {}
+    for i, cat in enumerate(raw_cats):
+        rec = jsonio.label("categories", i, cat.get("id") if isinstance(cat, dict) else None)
+        jsonio.expect_dict(cat, path, rec)
+        cid = jsonio.check_id(jsonio.require_key(cat, "id", path, rec), path, rec)
+        jsonio.claim_id(seen, cid, path, rec, "category id")
+        categories[cid] = jsonio.check_name(jsonio.require_key(cat, "name", path, rec), path, rec)
+    return categories
 
 
 def _images(
