@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any, Sequence
 
 from sources.forking import fork_affordable
-from sources.jsonio import header_size
+from sources.jsonio import header_matches
 
 READERS = 8
 """Processes reading headers at once (mostly waiting on the disk, so more than the cores)."""
@@ -40,15 +40,7 @@ Entry = tuple[str, int, int]
 
 def mismatched(entries: Sequence[Entry]) -> list[int]:
     """Indices of ``entries`` whose header is unreadable or gives another size (or none: not PNG or JPEG)."""
-    out = []
-    for k, (path, width, height) in enumerate(entries):
-        try:
-            if header_size(path) == (width, height):
-                continue
-        except OSError:
-            pass
-        out.append(k)
-    return out
+    return [k for k, (path, width, height) in enumerate(entries) if not header_matches(path, width, height)]
 
 
 class HeaderChecks:

@@ -398,15 +398,21 @@ def image_size_from_file(path: str, file: str | Path, record: str) -> tuple[int,
         raise SourceError(file, record, f"cannot read image size from {path}: {e}") from None
 
 
+def header_matches(path: str, width: int, height: int) -> bool:
+    """Whether the file at ``path`` opens and its PNG or JPEG header gives ``width`` x ``height`` (``False`` for
+    anything else: a missing file, another size, another format, which :func:`check_image` then checks in turn)."""
+    try:
+        return header_size(path) == (width, height)
+    except OSError:
+        return False
+
+
 def check_image(path: str, width: int, height: int, file: str | Path, record: str) -> str:
     """:func:`check_image_file` and :func:`check_declared_size` of ``path``, with one open and no ``stat`` where
     both pass (its header read: a file that is there and of the declared size); anything else is checked by
     them in turn, so the error is theirs."""
-    try:
-        if header_size(path) == (width, height):
-            return path
-    except OSError:
-        pass
+    if header_matches(path, width, height):
+        return path
     check_image_file(path, file, record)
     check_declared_size(path, width, height, file, record)
     return path
