@@ -51,3 +51,18 @@ def test_small_builds_and_single_cores_draw_here(monkeypatch):
     stats: dict[str, Any] = {}
     list(build(MiohConfig(progress=False, no_clip=True, n_questions=2), stats))
     assert stats["drawing"] == {"workers": 1, "redrawn": 0}
+
+
+@pytest.mark.parametrize(("tasks", "cells_per_task", "workers", "lengths"), [
+    ("abcd", 18, 2, [18, 18, 18, 18]),  # the benchmark's warm rerun: one run per task
+    ("a", 18, 2, [9, 9]),  # one task, two workers: split
+    ("ab", 5, 5, [2, 2, 1, 2, 2, 1]),
+    ("a", 2, 8, [1, 1]),  # never an empty run
+])
+def test_workers_get_runs_of_one_task(tasks, cells_per_task, workers, lengths):
+    """So that each task's memos are built by as few workers as keep every worker busy."""
+    cells = [(task, "mcq", str(k)) for task in tasks for k in range(cells_per_task)]
+    runs = cell_workers.task_runs(cells, workers)
+    assert [len(run) for run in runs] == lengths
+    assert [cell for run in runs for cell in run] == cells
+    assert all(len({task for task, _, _ in run}) == 1 for run in runs)
