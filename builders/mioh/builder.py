@@ -559,7 +559,8 @@ def _prepare(
                 )
         pools_by_task[task] = by_source[id(records)]
     for pools in by_source.values():
-        pools.prepare([task for task, served in pools_by_task.items() if served is pools])
+        with long_lived():  # its tables live to the end: no collector passes over them as they are made
+            pools.prepare([task for task, served in pools_by_task.items() if served is pools])
     return sources, pools_by_task, filter_stats, verification, clip
 
 

@@ -147,9 +147,9 @@ def _child(config: MiohConfig, reader: Any, scratch: Path, k: int) -> None:
         filter_stats = FilterStats()
         pools = None
         if tasks:
-            with long_lived():
+            with long_lived():  # the pools' tables live to the end too (collections took half of PACO's)
                 pools = Pools(records, config.pool_config(exhaustive_relations=False), filter_stats)
-            pools.prepare(tasks)
+                pools.prepare(tasks)
             pools = packed(pools)
         write_atomic(scratch / f"{k}.pkl", entry_parts({"pools": pools, "filter_stats": filter_stats,
                                                         "verification": verification}))
