@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 from itertools import groupby
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from sources.forking import forked_imap, forking_pays, usable_cores
 from sources.heap import long_lived
@@ -31,6 +31,8 @@ MIN_QUESTIONS = 5_000
 
 Cell = tuple[str, str, str]
 """(task, question type, pressure)."""
+
+T = TypeVar("T")
 
 
 class SeenIds:
@@ -80,7 +82,7 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str,
         return [draw_alone(cell) for cell in run]
 
     runs = task_runs(cells, workers)
-    drawn = (drawn for run in forked_imap(draw_run, runs, min(workers, len(runs)), niceness) for drawn in run)
+    drawn = _in_order(cells, runs, forked_imap(draw_run, runs, min(workers, len(runs)), niceness))
     for done, ((result, asked), (task, qtype, pressure)) in enumerate(zip(drawn, cells), 1):
         builder = builders[task]
         if asked.isdisjoint(builder.seen.ids):  # it saw what it would have seen after the earlier cells
@@ -93,25 +95,35 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str,
 
 
 def task_runs(cells: Sequence[Cell], workers: int) -> list[list[Cell]]:
-    """``cells`` cut into runs of one task's consecutive cells, each task's cut into as few runs as make at least
-    ``workers`` runs in all (where there are that many cells); a worker draws a run at a time.
+    """``cells`` dealt into runs of one task's cells, each task's dealt round-robin into as few runs as make at
+    least ``workers`` runs in all (where there are that many cells); a worker draws a run at a time.
 
     Why: a task's memos (its label rows, its probes' image lists) are built by whichever process draws its cells.
     Cells dealt one at a time to two workers made both build every task's memos: at paper scale (72 cells, the
     benchmark's warm rerun) each worker used 6.0 s of CPU where one process drew everything in 9.8 s; dealt as
-    one run per task, the cells took 5.6-5.75 s against 5.95-6.0 s (two paired runs)."""
+    one run per task, the cells took 5.6-5.75 s against 5.95-6.0 s (two paired runs). Round-robin, not halves,
+    where a task is split: its question types cost unequally (PACO's attribute cells in halves took 2.2 and
+    3.5 s, dealt alternately 2.7 and 2.75 s)."""
     runs: list[list[Cell]] = []
     by_task = [list(group) for _, group in groupby(cells, key=lambda cell: cell[0])]
     pieces = -(-workers // len(by_task)) if by_task else 1
     for task_cells in by_task:
         n = min(pieces, len(task_cells))
-        size, longer = divmod(len(task_cells), n)
-        start = 0
-        for k in range(n):
-            end = start + size + (k < longer)
-            runs.append(task_cells[start:end])
-            start = end
+        runs.extend(task_cells[k::n] for k in range(n))
     return runs
+
+
+def _in_order(cells: Sequence[Cell], runs: Sequence[Sequence[Cell]], drawn: Iterable[Sequence[T]]) -> Iterator[T]:
+    """The results of ``drawn`` (each run's, in ``runs``' order) in the order of ``cells``, each as soon as it
+    and every earlier cell's result are in."""
+    number = {cell: k for k, cell in enumerate(cells)}
+    waiting: dict[int, T] = {}
+    due = 0
+    for run, results in zip(runs, drawn):
+        waiting.update((number[cell], result) for cell, result in zip(run, results))
+        while due in waiting:
+            yield waiting.pop(due)
+            due += 1
 
 
 class CellDrawing:

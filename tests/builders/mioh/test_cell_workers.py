@@ -53,16 +53,28 @@ def test_small_builds_and_single_cores_draw_here(monkeypatch):
     assert stats["drawing"] == {"workers": 1, "redrawn": 0}
 
 
-@pytest.mark.parametrize(("tasks", "cells_per_task", "workers", "lengths"), [
-    ("abcd", 18, 2, [18, 18, 18, 18]),  # the benchmark's warm rerun: one run per task
-    ("a", 18, 2, [9, 9]),  # one task, two workers: split
-    ("ab", 5, 5, [2, 2, 1, 2, 2, 1]),
-    ("a", 2, 8, [1, 1]),  # never an empty run
+@pytest.mark.parametrize(("tasks", "cells_per_task", "workers", "runs"), [
+    ("abcd", 18, 2, [("a", range(18)), ("b", range(18)), ("c", range(18)), ("d", range(18))]),  # warm rerun
+    ("a", 6, 2, [("a", (0, 2, 4)), ("a", (1, 3, 5))]),  # one task, two workers: dealt alternately
+    ("ab", 5, 5, [("a", (0, 3)), ("a", (1, 4)), ("a", (2,)), ("b", (0, 3)), ("b", (1, 4)), ("b", (2,))]),
+    ("a", 2, 8, [("a", (0,)), ("a", (1,))]),  # never an empty run
 ])
-def test_workers_get_runs_of_one_task(tasks, cells_per_task, workers, lengths):
+def test_workers_get_runs_of_one_task(tasks, cells_per_task, workers, runs):
     """So that each task's memos are built by as few workers as keep every worker busy."""
     cells = [(task, "mcq", str(k)) for task in tasks for k in range(cells_per_task)]
-    runs = cell_workers.task_runs(cells, workers)
-    assert [len(run) for run in runs] == lengths
-    assert [cell for run in runs for cell in run] == cells
-    assert all(len({task for task, _, _ in run}) == 1 for run in runs)
+    assert cell_workers.task_runs(cells, workers) == [[(task, "mcq", str(k)) for k in ks] for task, ks in runs]
+
+
+def test_runs_results_come_back_in_the_cells_order():
+    cells = [("a", "mcq", str(k)) for k in range(5)]
+    runs = cell_workers.task_runs(cells, 2)
+    pulled = []
+
+    def drawn():
+        for run in runs:
+            pulled.append(run)
+            yield [cell[2] for cell in run]
+
+    results = cell_workers._in_order(cells, runs, drawn())
+    assert next(results) == "0" and len(pulled) == 1  # cell 0's run is in: not held back for the next run
+    assert ["0", *results] == ["0", "1", "2", "3", "4"]
