@@ -62,7 +62,8 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str,
     ``niceness`` raised by that much; ``stats`` gets ``workers`` and ``redrawn`` (cells drawn again in this
     process)."""
     questions = sum(builders[task].config.n_questions for task, _, _ in cells)
-    workers = min(usable_cores() if workers is None else workers, len(cells))
+    runs = task_runs(cells, usable_cores() if workers is None else workers)
+    workers = min(usable_cores() if workers is None else workers, len(runs))
     stats.update(workers=1, redrawn=0)
     if not forking_pays(workers, questions, MIN_QUESTIONS if min_questions is None else min_questions):
         for done, (task, qtype, pressure) in enumerate(cells, 1):
@@ -81,8 +82,7 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str,
     def draw_run(run: Sequence[Cell]) -> list[tuple[Any, set[str]]]:
         return [draw_alone(cell) for cell in run]
 
-    runs = task_runs(cells, workers)
-    drawn = _in_order(cells, runs, forked_imap(draw_run, runs, min(workers, len(runs)), niceness))
+    drawn = _in_order(cells, runs, forked_imap(draw_run, runs, workers, niceness))
     for done, ((result, asked), (task, qtype, pressure)) in enumerate(zip(drawn, cells), 1):
         builder = builders[task]
         if asked.isdisjoint(builder.seen.ids):  # it saw what it would have seen after the earlier cells
