@@ -58,12 +58,13 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[Cell], stats: dict[str,
                min_questions: int | None = None, workers: int | None = None, niceness: int = 0) -> Iterator[Any]:
     """Each cell's :class:`builders.mioh.builder.CellResult`, in order, drawn by forked workers where that pays
     (several cores, at least ``min_questions`` questions (default :data:`MIN_QUESTIONS`), memory for the
-    workers: :func:`sources.forking.forking_pays`), ``workers`` of them (default: one per usable core), their
-    ``niceness`` raised by that much; ``stats`` gets ``workers`` and ``redrawn`` (cells drawn again in this
-    process)."""
+    workers: :func:`sources.forking.forking_pays`), ``workers`` of them (default: one per usable core; no more
+    than the runs of :func:`task_runs` they draw), their ``niceness`` raised by that much; ``stats`` gets
+    ``workers`` and ``redrawn`` (cells drawn again in this process)."""
     questions = sum(builders[task].config.n_questions for task, _, _ in cells)
-    runs = task_runs(cells, usable_cores() if workers is None else workers)
-    workers = min(usable_cores() if workers is None else workers, len(runs))
+    wanted = usable_cores() if workers is None else workers
+    runs = task_runs(cells, wanted)
+    workers = min(wanted, len(runs))
     stats.update(workers=1, redrawn=0)
     if not forking_pays(workers, questions, MIN_QUESTIONS if min_questions is None else min_questions):
         for done, (task, qtype, pressure) in enumerate(cells, 1):
