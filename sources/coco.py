@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Sequence
 
-from sources import image_headers, jsonio
+from sources import jsonio
 from sources.errors import SourceError
-from sources.image_headers import HeaderChecks
+from sources.image_headers import HeaderChecks, names_many_images
 from sources.records import BBox, ImageRecord, Instance, RecordSet
 
 DEFAULT_LICENSE = "CC BY 4.0 (annotations); Flickr terms (images)"
@@ -93,7 +93,7 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
     (``neg_category_ids``, ...) are read by :mod:`sources.paco`.
     """
     path = Path(annotations)
-    with HeaderChecks(readers=_large(path)) as headers:  # readers forked before the file is parsed
+    with HeaderChecks(readers=names_many_images(path)) as headers:  # readers forked before the file is parsed
         data, (raw_images, raw_cats, raw_anns) = load_sections(path)
         categories = _categories(raw_cats, path)
         images = _images(raw_images, images_dir, path, headers)
@@ -179,14 +179,6 @@ def _annotations(
         anns[aid] = a
         by_image[iid].append(a)
     return anns, by_image
-
-
-def _large(path: Path) -> bool:
-    """Whether ``path`` is large enough to name thousands of images (a missing file is reported when read)."""
-    try:
-        return path.stat().st_size >= image_headers.MIN_FILE_BYTES
-    except OSError:
-        return False
 
 
 def _files(images: Sequence[CocoImage]) -> list[tuple[str, int, int]]:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Sequence
 
@@ -33,6 +35,15 @@ MIN_IMAGES = 5_000
 MIN_FILE_BYTES = 16 << 20
 """An annotation file this large is worth starting readers for before it is parsed (COCO's val2017 instances
 file, 25 MB, names 5,000 images; train2017's, 450 MB, 118,000)."""
+
+def names_many_images(annotations: str | Path) -> bool:
+    """Whether an annotation file is large enough (:data:`MIN_FILE_BYTES`) to name thousands of images, so that
+    readers are worth starting before it is parsed (a missing file: ``False``, its reader reports it)."""
+    try:
+        return os.path.getsize(annotations) >= MIN_FILE_BYTES
+    except OSError:
+        return False
+
 
 Entry = tuple[str, int, int]
 """An image file's path and its declared width and height."""
