@@ -3,8 +3,9 @@
 # test_harness_vlmevalkit.py); called by .ci/install after the release and services parts (it reuses their torch,
 # datasets, pyarrow and Pillow). Idempotent: a second run only checks that what the tests use imports.
 #
-# lmms-eval goes into its own virtualenv, .venv-lmms-eval, made with --system-site-packages: it sees the project
-# env (torch, datasets, Mirage itself, installed editable) without changing it. lmms-eval 0.7.3 declares ~50
+# lmms-eval goes into its own virtualenv, .venv-lmms-eval, that sees the project env (torch, transformers,
+# datasets, Mirage itself, installed editable) behind its own packages without changing it (.ci/child-venv.sh says
+# how, and why not --system-site-packages). lmms-eval 0.7.3 declares ~50
 # dependencies for its model wrappers and built-in task scorers (transformers, wandb==0.25.0, yt-dlp, av,
 # sentence-transformers, pycocoevalcap, ...: several GB with their own pins); the path Mirage's tasks take
 # (TaskManager(include_path=...), simple_evaluate, the generate_until request flow) imports only the few listed
@@ -17,6 +18,7 @@
 # ones listed below. qwen-vl-utils goes without its own dependencies (PyAV is needed for videos only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. .ci/child-venv.sh
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 LMMS_EVAL_VERSION="0.7.3"
 VENV=".venv-lmms-eval"
@@ -36,7 +38,7 @@ PY
 }
 
 if ! check 2>/dev/null; then
-  python -m venv --system-site-packages "$VENV"
+  rm -rf "$VENV" && child_venv "$VENV"
   "$VENV/bin/python" -m pip install --quiet --no-deps "lmms-eval==$LMMS_EVAL_VERSION"
   # pip then lists every declared dependency left out ("lmms-eval 0.7.3 requires ..."), and those of the project
   # env's packages it sees: expected, filtered (PIP_FILTER)
@@ -58,7 +60,7 @@ from vlmeval.dataset import build_dataset  # noqa: F401
 PY
 }
 if ! check_vlm >/dev/null 2>&1; then
-  python -m venv --system-site-packages "$VLM_VENV"
+  rm -rf "$VLM_VENV" && child_venv "$VLM_VENV"
   "$VLM_VENV/bin/python" -m pip install --quiet --no-deps "ms-vlmeval==$VLM_VERSION" "qwen-vl-utils==0.0.14"
   "$VLM_VENV/bin/python" -m pip install --quiet "${VLM_DEPS[@]}" 2>&1 | sed -E "${PIP_FILTER[@]}" >&2
   check_vlm >/dev/null 2>&1 || check_vlm   # quiet when fine (vlmeval logs a missing .env), loud when not

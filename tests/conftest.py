@@ -32,6 +32,20 @@ def have(*modules: str) -> bool:
     return all(importlib.util.find_spec(m) is not None for m in modules)
 
 
+def venv_imports(python: "os.PathLike[str]", *modules: str) -> bool:
+    """Whether the virtualenv of ``python`` exists and imports every one of ``modules`` (in a child process).
+
+    A venv's interpreter existing is not enough: one made by an older install step could not import transformers
+    or Mirage itself, and its test then failed instead of saying what to install.
+    """
+    import subprocess
+
+    if not os.path.exists(python):
+        return False
+    code = "\n".join(f"import {m}" for m in modules)
+    return subprocess.run([os.fspath(python), "-c", code], capture_output=True, timeout=300).returncode == 0
+
+
 def require(available: bool, what: str, hint: str = "bash .ci/install") -> None:
     """Skip (locally) or fail (in CI) a test whose integration dependency is missing."""
     if available:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from scoring.harness.cli import main as harness_main
-from tests.conftest import require
+from tests.conftest import require, venv_imports
 from tests.data_cards.conftest import make_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,8 @@ def pixels(data_or_path) -> tuple:
 
 
 def test_vlmevalkit_reads_the_sheets_and_its_circular_eval_agrees(tmp_path, monkeypatch):
-    require(VENV_PYTHON.exists(), "VLMEvalKit (.venv-vlmevalkit)", "bash .ci/install-harness.sh")
+    require(venv_imports(VENV_PYTHON, "vlmeval.dataset"),
+            "VLMEvalKit (.venv-vlmevalkit, importing vlmeval.dataset)", "bash .ci/install-harness.sh")
     import pandas as pd
     import pyarrow.parquet as pq
 
