@@ -145,10 +145,29 @@ def print_lint(path: Path) -> None:
     verdict = "clean" if section["clean"] else f"{', '.join(parts)}; python -m lint {path} lists them"
     stdout.print(table(f"Lint: {verdict}", ["check", "flagged", "finding"],
                        summary_rows(section), numeric=False))
+    print_blind(section.get("blind"), every_cell=False)
     for finding in section["findings"]:
-        stdout.print(f"  task finding: {finding}", markup=False, highlight=False)
+        if not finding.startswith("answerable blind:"):  # the table above shows those
+            stdout.print(f"  task finding: {finding}", markup=False, highlight=False)
     for note in section.get("notes", []):
         stdout.print(f"  note: {note}", markup=False, highlight=False)
+
+
+def print_blind(audit: Mapping[str, Any] | None, every_cell: bool) -> None:
+    """The blind audit's table (:func:`builders.lint.report.blind_rows`): each task whole and its flagged cells,
+    or (``every_cell``) every pressure and question type too."""
+    from builders.lint.report import BLIND_COLUMNS, BLIND_TITLE, blind_caption, blind_rows
+
+    if not audit:
+        return
+    if audit.get("off") or not audit["cells"]:
+        reason = audit.get("off") or "no multiple-choice or yes/no items"
+        stdout.print(f"{BLIND_TITLE} not audited: {reason}", markup=False, highlight=False)
+        return
+    flagged = len(audit["flagged"])
+    title = f"{BLIND_TITLE} {flagged} of {len(audit['cells'])} cells flagged"
+    stdout.print(table(title, BLIND_COLUMNS, blind_rows(audit, every_cell), legend=blind_caption(audit),
+                       numeric=False))
 
 
 def read_config_file(path: str | Path, config_type: type) -> dict[str, Any]:

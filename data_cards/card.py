@@ -17,6 +17,7 @@ import yaml
 
 from builders.items import OPTION_LETTERS, Item
 from builders.lint import markdown as lint_markdown
+from builders.lint.report import blind_markdown
 from builders.lint.base import is_mcq
 
 from .export import SPLIT, TaskShards
@@ -621,6 +622,7 @@ def render_card(
         "build_stats_table": build_stats_table,
         "skipped_text": skipped_text,
         "lint_text": lint_markdown(build.get("lint")),
+        "blind_text": blind_markdown(build.get("lint")),
         "sources_table": sources_table,
         "annotation_process": annotation_process,
         "annotators": annotators,

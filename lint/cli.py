@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import ArgumentParser, exit_on_error, stderr, stdout, table
+from builders.cli import ArgumentParser, exit_on_error, print_blind, stderr, stdout, table
 from builders.imports import FORMATS, read_published
 from builders.items import Item
 from builders.lint import CHECKS, lint, summary_rows
@@ -121,8 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         stdout.print(table(f"Lint of {path}: {len(items)} items, {section['flagged_items']} flagged "
                            f"({report.seconds:.1f} s)", ["check", "flagged", "finding"],
                            summary_rows(section), numeric=False))
+        print_blind(section.get("blind"), every_cell=True)
         for finding in section["findings"]:
-            stdout.print(f"  task finding: {finding}")
+            if not finding.startswith("answerable blind:"):  # the table above shows those
+                stdout.print(f"  task finding: {finding}", markup=False, highlight=False)
         for note in section["notes"]:
             stdout.print(f"  note: {note}", markup=False, highlight=False)
         shown = [(r["id"], "; ".join(r["reasons"])) for r in report.item_rows() if r["reasons"]][: args.show]
