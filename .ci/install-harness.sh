@@ -23,8 +23,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 LMMS_EVAL_VERSION="0.7.3"
 VENV=".venv-lmms-eval"
 # pinned to the versions the tests last passed with (lmms-eval itself pins none of them)
+# filelock: lmms-eval's simple_evaluate imports filelock._api, which filelock 4 no longer has; the project env's
+# datasets / huggingface_hub take filelock 4, so the venv keeps a 3.x of its own in front of it
 EVALUATOR_DEPS=("loguru==0.7.3" "pytz==2026.6" "accelerate==1.15.0" "tenacity==9.2.1" "evaluate==0.4.6"
-                "sacrebleu==2.6.0")
+                "sacrebleu==2.6.0" "filelock==3.32.7")
 
 check() {
   "$VENV/bin/python" - <<PY
@@ -32,6 +34,7 @@ import importlib.metadata as m
 assert m.version("lmms_eval") == "$LMMS_EVAL_VERSION", m.version("lmms_eval")
 from lmms_eval.evaluator import simple_evaluate  # noqa: F401
 from lmms_eval.tasks import TaskManager  # noqa: F401
+import filelock._api  # noqa: F401 - simple_evaluate needs it at run time
 import scoring.harness.lmms_eval_utils  # noqa: F401 - Mirage's hooks import in the harness env
 PY
 }

@@ -24,10 +24,11 @@ leave-one-out) is the "most frequent text" rule. A text-only LLM, when one is co
 **Cells.** Each task is reported whole, per pressure and per question type. A cell's accuracy counts an item right
 (1), wrong (0), or, where a rule has nothing to say (no numeric options, no refusal option), at chance
 (``1/choices``). Shuffled variants of one question count as one question: the interval is the Wilson 95 % interval
-of the cell's accuracy over its number of questions (``scipy.stats.binomtest``). A cell is **flagged** when that
-interval's lower bound is above chance + ``MARGIN`` for the learner or any rule: the evidence says a blind
-strategy beats a guess by more than five points. A task whose answer is fixed by design (``fixed_answers`` of
-:mod:`builders.lint.independence`: MM-SAP's BeyondVisQA is answered by refusing) is reported apart, never flagged.
+of the cell's accuracy over its number of questions (``scipy.stats.binomtest``). A cell is **flagged** when the
+learner's interval (or the text-only LLM's) has its lower bound above chance + ``MARGIN``: the evidence says a
+blind strategy beats a guess by more than five points. Rules whose bound is above it are listed with the cell. A
+task whose answer is fixed by design (``fixed_answers`` of :mod:`builders.lint.independence`: MM-SAP's BeyondVisQA
+is answered by refusing) is reported apart, never flagged.
 
 scikit-learn is the ``lint`` extra; without it the audit reports itself off and says what to install.
 """
@@ -45,7 +46,12 @@ from builders.items import OPTION_LETTERS, Item, canonical_json
 from builders.lint.base import is_mcq, is_yes_no, normalise
 
 MARGIN = 0.05
-"""How far above chance a blind strategy's lower 95 % bound must be for its cell to be flagged."""
+"""How far above chance a blind learner's lower 95 % bound must be for its cell to be flagged."""
+FLAGGING = ("learned", "text_only_llm")
+"""The strategies whose verdict flags a cell: the learners. The hand rules are reported beside them (the learner
+has features for each: position, length rank, the choice's text, numeric rank), but not tested one by one: six
+rules in each of a task's ten cells are sixty tests, and one of them beats its bound by luck in a build with no
+shortcut at all (seen: "longest" at 40 % against 20 % over 35 random golds)."""
 LEVEL = 0.95
 FOLDS = 5
 HASH_FEATURES = 1 << 20
@@ -268,13 +274,17 @@ class Cell:
             return []
         return [s for s, (low, _) in self.interval.items() if low > self.chance + MARGIN]
 
+    @property
+    def flagged(self) -> bool:
+        return any(s in FLAGGING for s in self.above)
+
     def to_json(self) -> dict[str, Any]:
         learner = "learned" if "learned" in self.accuracy else None
         low, high = self.interval.get(learner, (None, None)) if learner else (None, None)
         out: dict[str, Any] = {
             "cell": self.name, "n": self.questions, "items": len(self.members), "chance": round(self.chance, 4),
             "accuracy": _round(self.accuracy.get("learned")), "low95": _round(low), "high95": _round(high),
-            "flagged": bool(self.above), "above_chance": self.above,
+            "flagged": self.flagged, "above_chance": self.above,
             "strategies": {s: {"accuracy": _round(a), "low95": _round(self.interval[s][0])}
                            for s, a in self.accuracy.items()},
         }
@@ -368,7 +378,7 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
             right_by.setdefault(name, {}).update({i: float(r) for i, r in right.items()})
         for cell_name, cell_members in cells_of(items, members, f"{benchmark}/{task}"):
             cells.append(make_cell(items, cell_name, cell_members, right_by, fixed.get((benchmark, task))))
-    flagged = [c.name for c in cells if c.above]
+    flagged = [c.name for c in cells if c.flagged]
     learned_right = right_by.get("learned", {})
     return {
         "cells": [c.to_json() for c in cells],

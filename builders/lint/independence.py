@@ -1,7 +1,7 @@
 """Image independence: which items, and which whole tasks, can be answered without looking at the images?
 
 The task-level verdict is the blind audit of :mod:`builders.lint.blind`: a text-only learner and hand rules, cell
-by cell (task, task x pressure, task x question type), flagged where a blind strategy's lower 95 % bound is above
+by cell (task, task x pressure, task x question type), flagged where the learner's lower 95 % bound is above
 chance + 5 points. This check adds the items to blame:
 
 * ``language_prior``: the answer the *other* questions' statistics suggest (leave-one-out, so an item never

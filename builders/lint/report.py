@@ -231,8 +231,8 @@ def blind_caption(audit: Mapping[str, Any]) -> str:
     """What the table means, in two lines."""
     text = (f"p: pressure, t: question type; learner: text-only logistic regression, cross-validated by image "
             f"set (95% interval); rules: letter, longest, text (most often right), rank (among numbers), yes, "
-            f"refuse; fixed: the answer is fixed by design; FLAG: a blind strategy's 95% lower "
-            f"bound > chance + {audit.get('margin', MARGIN):.0%}")
+            f"refuse; fixed: the answer is fixed by design; FLAG: the learner's 95% lower bound > "
+            f"chance + {audit.get('margin', MARGIN):.0%}")
     if audit.get("open_items_not_audited"):
         text += f"; {audit['open_items_not_audited']} open-answer items not audited"
     return text
@@ -254,8 +254,8 @@ def blind_markdown(section: Mapping[str, Any] | None) -> str:
             f"letter, longest option, most frequent answer text, rank among numbers, always yes, always refuse) "
             f"tried to answer every multiple-choice and yes/no item without its images. Overall the learner was "
             f"right on {pct(overall.get('accuracy'))} of {overall.get('n', 0)} items against "
-            f"{pct(overall.get('chance'))} by chance. A cell is flagged when a blind strategy's 95 % lower bound "
-            f"is above chance + {audit.get('margin', MARGIN):.0%}.")
+            f"{pct(overall.get('chance'))} by chance. A cell is flagged when the learner's (or a text-only "
+            f"LLM's) 95 % lower bound is above chance + {audit.get('margin', MARGIN):.0%}.")
     shown = [c for c in audit["cells"] if c["flagged"] or "by_design" in c]
     if not shown:
         return text + f" **No cell of {len(audit['cells'])} is flagged.**"
