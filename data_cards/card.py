@@ -817,18 +817,22 @@ PLOTS = {
 }
 
 
+def plot_specs(stats: Mapping[str, Any]) -> list[tuple[str, Mapping[str, int], dict[str, Any]]]:
+    """``(path relative to the release, counts, bar_chart options)`` of every plot of the card."""
+    specs = [(f"plots/{fname}.png", stats[key], {"title": title, "xlabel": xlabel})
+             for fname, (key, title, xlabel) in PLOTS.items()]
+    for n, counts in (stats.get("answers_by_options") or {}).items():
+        specs.append((f"plots/answers-{n}-options.png", counts,
+                      {"title": f"Answer letters of {n}-option questions", "xlabel": "answer",
+                       "reference": sum(counts.values()) / int(n)}))
+    return specs
+
+
 def write_plots(out_dir: Path, stats: Mapping[str, Any]) -> list[str]:
-    """The card's PNG plots under ``plots/``; returns their paths relative to ``out_dir``."""
+    """The card's PNG plots under ``plots/`` (:func:`plot_specs`); returns their paths relative to ``out_dir``."""
     from .plots import bar_chart
 
-    written = []
-    for fname, (key, title, xlabel) in PLOTS.items():
-        path = out_dir / "plots" / f"{fname}.png"
-        bar_chart(path, stats[key], title=title, xlabel=xlabel)
-        written.append(path.relative_to(out_dir).as_posix())
-    for n, counts in (stats.get("answers_by_options") or {}).items():
-        path = out_dir / "plots" / f"answers-{n}-options.png"
-        bar_chart(path, counts, title=f"Answer letters of {n}-option questions", xlabel="answer",
-                  reference=sum(counts.values()) / int(n))
-        written.append(path.relative_to(out_dir).as_posix())
-    return written
+    specs = plot_specs(stats)
+    for rel, counts, options in specs:
+        bar_chart(out_dir / rel, counts, **options)
+    return [rel for rel, _, _ in specs]

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import ArgumentParser, exit_on_error, print_blind, stderr, stdout, table
+from builders.cli import ArgumentParser, count, exit_on_error, print_blind, stderr, stdout, table
 from builders.imports import FORMATS, read_published
 from builders.items import Item
 from builders.lint import CHECKS, lint, summary_rows
@@ -46,13 +46,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-words", metavar="FILE",
                    help="words the spelling rule accepts, one a line (the items' own category names are always allowed)")
     p.add_argument("--out", metavar="DIR", help="write lint.json and issues.jsonl there (default print only)")
-    p.add_argument("--show", type=int, default=10, metavar="N",
+    p.add_argument("--show", type=count, default=10, metavar="N",
                    help="flagged items listed on screen (default 10)")
     p.add_argument("--fail-on-findings", action="store_true",
                    help="exit status 1 when any item or task is flagged (default exit status 0)")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="cache of the text-only model's answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    add_llm_arguments(p)
+    add_llm_arguments(p, "text-only model (optional; default none)", "model that answers each item without its images")
     return p
 
 

@@ -493,7 +493,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     imp = sub.add_parser("import-pickle", help="convert the Mementos authors' graph pickles (restricted unpickler)")
     imp.add_argument("pickles", nargs="+", metavar="FILE", help="e.g. dl_action_graph_v1.pkl robo_object_graph_v1.pkl")
-    imp.add_argument("--domain", choices=DOMAINS, help="domain of the graphs (default from the file name: dl_, robo_, cmc_)")
+    imp.add_argument("--domain", choices=DOMAINS, metavar="DOMAIN",
+                     help=f"domain of the graphs: {', '.join(DOMAINS)} (default from the file name: dl_, robo_, cmc_)")
     imp.add_argument("--kind", choices=KINDS, help="keyword kind of the graphs (default from the file name: _action_, _object_)")
     imp.add_argument("--out", required=True, metavar="DIR", help="graph directory (graphs already there are merged into)")
     bld = sub.add_parser("build", help="graphs from a build's human keyword lists plus approved pairs")

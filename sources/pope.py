@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sources.errors import SourceError
+from sources.jsonio import decode_problem
 
 SETTINGS = ("random", "popular", "adversarial")
 QUESTION_OBJECT = re.compile(r"^is there (?:a|an) (.+?) in the image\?$", re.I)
@@ -57,7 +58,7 @@ def _records(path: Path) -> list[tuple[int, object]]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise SourceError(path, f"line {exc.lineno}", f"malformed JSON ({exc.msg})") from None
+            raise SourceError(path, "", decode_problem(exc)) from None
         return list(enumerate(data, start=1))
     out = []
     for n, line in enumerate(text.splitlines(), start=1):
@@ -66,7 +67,7 @@ def _records(path: Path) -> list[tuple[int, object]]:
         try:
             out.append((n, json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise SourceError(path, f"line {n}", f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+            raise SourceError(path, f"line {n}", decode_problem(exc, with_line=False)) from None
     return out
 
 

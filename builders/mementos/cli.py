@@ -44,7 +44,7 @@ def parser() -> argparse.ArgumentParser:
     a("--on-error", choices=("skip", "fail"), help="an unreadable video is skipped with its reason, or stops the build "
                                                    f"(default {d.on_error})")
     a("--max-videos", type=int, metavar="N", help="a seeded sample of at most N videos per source (default all)")
-    add_executor_arguments(p, "frame sampling tasks")
+    add_executor_arguments(p, "frame sampling tasks", clip=False)
     add_llm_arguments(p)
     return p
 

@@ -38,7 +38,8 @@ def parser() -> argparse.ArgumentParser:
     a("--authored", metavar="FILE",
       help="authored questions, YAML or JSON lines (KnowVisQA and hand-made BasicVisQA) "
            "(default the shipped demo knowledge file on the demo world, none otherwise)")
-    add_build_arguments(p, d, seed_of="every random choice", name="demo-seed<S> or real-seed<S>", cache_of="demo scenes",
+    add_build_arguments(p, d, seed_of="every random choice",
+                        name="demo-seed<S> or real-seed<S>, -shuffles<K> added with --shuffles K", cache_of="demo scenes",
                         demo=("images", "size of the demo world"))
     add_llm_arguments(p)
     return p

@@ -51,4 +51,7 @@ class MmsapConfig(BuildOptions):
         return not (self.vqav2_questions or self.coco_instances)
 
     def build_name(self) -> str:
-        return self.name or f"{'demo' if self.uses_demo else 'real'}-seed{self.seed}"
+        """``--name``, else ``demo-seed<S>`` or ``real-seed<S>``, ``-shuffles<K>`` added for K option orders per
+        question: a build of another shape never replaces the default build under its name."""
+        shape = f"-shuffles{self.shuffles}" if self.shuffles != 1 else ""
+        return self.name or f"{'demo' if self.uses_demo else 'real'}-seed{self.seed}{shape}"

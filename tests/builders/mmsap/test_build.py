@@ -42,7 +42,7 @@ def demo_records(cache: str) -> Path:
 def demo_build(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("mmsap")
     assert main(["--out", str(out), "--no-progress", "--shuffles", "5", *DEMO]) == 0
-    return out / "demo-seed0"
+    return out / "demo-seed0-shuffles5"
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_build_lints_clean_with_beyondvisqa_refusal_noted_by_design(demo_build):
 
 def test_builds_are_byte_identical_for_a_seed(tmp_path, demo_build):
     assert main(["--out", str(tmp_path), "--no-progress", "--shuffles", "5", *DEMO]) == 0
-    assert (tmp_path / "demo-seed0" / "items.jsonl").read_bytes() == (demo_build / "items.jsonl").read_bytes()
+    assert (tmp_path / "demo-seed0-shuffles5" / "items.jsonl").read_bytes() == (demo_build / "items.jsonl").read_bytes()
     assert main(["--out", str(tmp_path), "--no-progress", "--seed", "1", "--demo-images", "120", "--n-basic", "3",
                  "--n-beyond", "2", "--name", "other"]) == 0
     assert (tmp_path / "other" / "items.jsonl").read_bytes() != (demo_build / "items.jsonl").read_bytes()
@@ -397,7 +397,7 @@ def test_config_file_sets_options_and_rejects_unknown_ones(tmp_path, capsys):
     config = tmp_path / "mmsap.yaml"
     config.write_text("n_basic: 2\nn_beyond: 1\ndemo_images: 120\nshuffles: 2\n")
     assert main(["--config", str(config), "--out", str(tmp_path), "--no-progress", "--n-beyond", "2"]) == 0
-    items = read_items(tmp_path / "demo-seed0")
+    items = read_items(tmp_path / "demo-seed0-shuffles2")
     first = [it for it in items if it["provenance"]["shuffle"] == 0]
     assert Counter(it["task"] for it in first) == {"basic": 8, "beyond": 12, "know": 12}
     assert len(items) == 2 * len(first)
