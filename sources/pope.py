@@ -5,23 +5,31 @@ Two layouts, one question per line (JSON lines; a JSON array of the same objects
 * POPE v1 (``coco_pope_{random,popular,adversarial}.json``): ``{"question_id": 1, "image": "COCO_val2014_...jpg",
   "text": "Is there a snowboard in the image?", "label": "yes"}``;
 * v2 layouts: ``{"query": ..., "image_name": ..., "target_object": ..., "label": "Yes"}`` (``question_id`` or
-  ``id`` when present).
+  ``id`` when present). POPEv2 (Li et al., "Analyzing and Mitigating Object Hallucination: A Training Bias
+  Perspective", AAAI 2026; its ``annotations.json``, a JSON array) adds ``image_id`` and asks each question twice:
+  of the COCO image (``"image_name": "/normal_images/000000000139.jpg"``) and of its edited, counterfactual copy
+  (``"/images/000000000139.jpg"``), which has the same file name.
 
-Labels are read in either case ("yes", "Yes", "YES"). The setting (random / popular / adversarial) is taken
-from the file name when it names one. Every problem is a :class:`~sources.errors.SourceError` naming the file
-and the line.
+Labels are read in either case ("yes", "Yes", "YES"). An image is kept as the file names it, less a leading
+``/`` (POPEv2 writes ``/images/...`` relative to its own folder). The setting (random / popular / adversarial)
+is taken from the file name when it names one; a file that names none and holds both images under ``images/``
+and images elsewhere is POPEv2's pairs, and its settings are ``counterfactual`` (``images/``, as the authors'
+``prepare_popev2_hf_parquet.py`` tells them apart) and ``normal``. Every problem is a
+:class:`~sources.errors.SourceError` naming the file and the line.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sources.errors import SourceError
 
 SETTINGS = ("random", "popular", "adversarial")
+COUNTERFACTUAL_FOLDER = "images"
+"""POPEv2's folder of edited images; its originals lie elsewhere (``normal_images/``)."""
 QUESTION_OBJECT = re.compile(r"^is there (?:a|an) (.+?) in the image\?$", re.I)
 
 
@@ -29,14 +37,20 @@ QUESTION_OBJECT = re.compile(r"^is there (?:a|an) (.+?) in the image\?$", re.I)
 class PopeQuestion:
     question_id: str
     image: str
+    """The image as the file names it (a leading ``/`` removed): a file name, or a path below the file's folder."""
     question: str
     label: str
     """``"yes"`` or ``"no"``, lower case."""
     target_object: str
     """The object asked about: v2's ``target_object``, else read from "Is there a/an X in the image?" ("" if the
     question does not have that form)."""
+    image_id: str
+    """POPEv2's COCO image id, shared by an image and its edited copy ("" where the file has none)."""
     setting: str
+    """``random`` / ``popular`` / ``adversarial`` (from the file name), POPEv2's ``normal`` / ``counterfactual``,
+    else ``unknown``."""
     line: int
+    """The question's line (JSON lines) or its position in the array (a JSON array), from 1."""
 
 
 def setting_of(path: Path) -> str:
@@ -45,7 +59,8 @@ def setting_of(path: Path) -> str:
     return found[0] if len(found) == 1 else "unknown"
 
 
-def _records(path: Path) -> list[tuple[int, object]]:
+def _records(path: Path) -> list[tuple[int, str, object]]:
+    """``(number, where, record)``: where is "line N" in JSON lines, "record N" in a JSON array."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -58,13 +73,15 @@ def _records(path: Path) -> list[tuple[int, object]]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise SourceError(path, f"line {exc.lineno}", f"malformed JSON ({exc.msg})") from None
-        return list(enumerate(data, start=1))
+        if not isinstance(data, list):
+            raise SourceError(path, "file", f"expected a JSON array of questions, got {type(data).__name__}")
+        return [(n, f"record {n}", record) for n, record in enumerate(data, start=1)]
     out = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            out.append((n, json.loads(line)))
+            out.append((n, f"line {n}", json.loads(line)))
         except json.JSONDecodeError as exc:
             raise SourceError(path, f"line {n}", f"malformed JSON ({exc.msg} at column {exc.colno})") from None
     return out
@@ -86,8 +103,7 @@ def read_pope(path: str | Path) -> list[PopeQuestion]:
         raise SourceError(path, "file", "POPE question file not found")
     setting = setting_of(path)
     out = []
-    for n, record in _records(path):
-        where = f"line {n}"
+    for n, where, record in _records(path):
         if not isinstance(record, dict):
             raise SourceError(path, where, f"expected a JSON object, got {type(record).__name__}")
         question = _field(record, ("text", "query", "question"), path, where).strip()
@@ -100,9 +116,18 @@ def read_pope(path: str | Path) -> list[PopeQuestion]:
             target = m.group(1) if m else ""
         out.append(PopeQuestion(
             question_id=_field(record, ("question_id", "id"), path, where, required=False) or str(n),
-            image=_field(record, ("image", "image_name", "image_id"), path, where),
+            image=_field(record, ("image", "image_name", "image_id"), path, where).lstrip("/"),
             question=question, label=label, target_object=target, setting=setting, line=n,
+            image_id=_field(record, ("image_id",), path, where, required=False),
         ))
     if not out:
         raise SourceError(path, "file", "no questions")
-    return out
+    return _popev2_settings(out) if setting == "unknown" else out
+
+
+def _popev2_settings(questions: list[PopeQuestion]) -> list[PopeQuestion]:
+    """POPEv2's pairs get ``counterfactual`` / ``normal`` settings; other files are returned as they are."""
+    edited = [q.image.startswith(COUNTERFACTUAL_FOLDER + "/") for q in questions]
+    if all(edited) or not any(edited):
+        return questions
+    return [replace(q, setting="counterfactual" if e else "normal") for q, e in zip(questions, edited)]

@@ -162,3 +162,72 @@ def test_reefknot_release_through_the_lint(tmp_path):
     assert checks["contradictions"]["summary"]["unpaired_groups"] == 1  # image 2: one yes, no no
     assert "agreement: 'is covers' in the answer" in json.dumps(checks["wording"]["examples"])
     assert lint_main([str(release), "--format", "reefknot"]) == 2  # no --images: one line, exit 2
+
+
+def write_popev2(folder: Path, pairs: int, images: bool = False) -> Path:
+    """POPEv2's ``annotations.json`` (a JSON array): each question asked of a COCO image
+    (``/normal_images/<id>.jpg``) and of its edited copy (``/images/<id>.jpg``, the same file name); every third
+    pair had the object added rather than removed. With ``images``, small JPEGs that differ between the two."""
+    from PIL import Image
+
+    rows = []
+    for k in range(pairs):
+        image_id = 139 + k
+        added = k % 3 == 2
+        obj = ("dog", "cup", "chair")[k % 3]
+        for folder_name, label in (("normal_images", "No" if added else "Yes"), ("images", "Yes" if added else "No")):
+            rows.append({"image_id": image_id, "query": f"Is there a {obj} in the image?", "target_object": obj,
+                         "image_name": f"/{folder_name}/{image_id:012d}.jpg", "label": label})
+            if images:
+                target = folder / folder_name / f"{image_id:012d}.jpg"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shade = (k % 200, 40 if folder_name == "images" else 220, 90)
+                Image.new("RGB", (8, 6), shade).save(target, quality=95)
+    path = folder / "annotations.json"
+    path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    return path
+
+
+def test_popev2_pairs_get_one_id_per_question_and_are_not_contradictions(tmp_path, capsys):
+    """Issue 38: an edited image shares its file name with its original, and ids hash file names: 1,000 items had
+    500 ids and the lint flagged all 1,000 as contradicting duplicates."""
+    source = write_popev2(tmp_path, 500, images=True)
+    questions = read_pope(source)
+    assert [(q.image, q.setting, q.image_id) for q in questions[:2]] == [
+        ("normal_images/000000000139.jpg", "normal", "139"), ("images/000000000139.jpg", "counterfactual", "139")]
+    assert import_main(["pope", str(source), "--images", str(tmp_path), "--out", str(tmp_path / "b"),
+                        "--name", "v2"]) == 0
+    build = tmp_path / "b" / "v2"
+    items = read_items(build / "items.jsonl")
+    assert len(items) == 1000 and len({it.id for it in items}) == 1000
+    assert {it.pressure for it in items} == {"normal", "counterfactual"}
+    record = json.loads((build / "build.json").read_text())
+    checks = record["lint"]["checks"]
+    assert checks["contradictions"]["flagged"] == 0 and checks["duplicates"]["flagged"] == 0
+    assert record["lint_promises"] == {} and record["stats"]["imported"]["images_copied"] == 1000
+    # each item shows its own image: the copy in the build holds the bytes of the file the annotation names
+    for it in items[:20]:
+        assert it.images[0] == "images/" + it.provenance["image_file"].replace("/", "-")
+        assert (build / it.images[0]).read_bytes() == (tmp_path / it.provenance["image_file"]).read_bytes()
+    normal = next(it for it in items if it.provenance["image_file"] == "normal_images/000000000139.jpg")
+    edited = next(it for it in items if it.provenance["image_file"] == "images/000000000139.jpg")
+    assert (normal.answer, edited.answer) == ("yes", "no") and normal.question == edited.question
+
+
+def test_popev2_lints_clean_from_its_own_file(tmp_path):
+    source = write_popev2(tmp_path, 30)
+    assert lint_main([str(source), "--format", "pope", "--out", str(tmp_path / "o"),
+                      "--checks", "contradictions,duplicates"]) == 0
+    section = json.loads((tmp_path / "o" / "lint.json").read_text())
+    assert section["checks"]["contradictions"]["flagged"] == 0 and section["checks"]["duplicates"]["flagged"] == 0
+
+
+def test_pope_v1_images_keep_their_names(tmp_path):
+    """Only images whose file names clash are renamed: POPE v1's ids are those of every earlier import."""
+    write_pope_v1(tmp_path / "coco_pope_random.json")
+    assert import_main(["pope", str(tmp_path / "coco_pope_random.json"), "--images", str(tmp_path / "val2014"),
+                        "--out", str(tmp_path / "b"), "--name", "p"]) == 0
+    items = read_items(tmp_path / "b" / "p" / "items.jsonl")
+    assert {it.images[0] for it in items} == {str(tmp_path / "val2014" / f"COCO_val2014_{k:012d}.jpg")
+                                              for k in range(2)}
+    assert not (tmp_path / "b" / "p" / "images").exists()
