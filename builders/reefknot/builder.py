@@ -232,12 +232,33 @@ def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) ->
     yield from items
 
 
+def why_no_items(stats: dict[str, Any]) -> str:
+    """The filter counts behind an empty build, in one line (no build.json is written to hold them)."""
+    phases = stats["phases"]
+    b, e = phases["b_filtering"], phases["e_questions"]
+    drops = ", ".join(f"{reason} {n:,}" for reason, n in b["dropped"].items() if n) or "none"
+    line = (f"of {_count(phases['a_triplets']['relations'], 'relationship')} in "
+            f"{_count(phases['a_triplets']['images'], 'image')}, {_count(b['kept'], 'triplet')} passed the filters "
+            f"(dropped: {drops})")
+    if b["kept"] and not sum(e["planned"].values()):
+        line += (f"; too few to keep the asked counts in proportion (scale {e['scale']}: every count rounds to 0; "
+                 "lower the counts or use more images)")
+    elif b["kept"]:
+        unasked = ", ".join(f"{reason} {n:,}" for reason, n in e["dropped"].items() if n) or "none"
+        line += f"; no question could be drawn from them (passed over: {unasked})"
+    return line
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def write_build(config: ReefknotConfig) -> tuple[Path, list[Item], dict[str, Any]]:
     """Run a build and write its directory atomically; returns (path, items, stats)."""
     stats: dict[str, Any] = {}
     items = list(build(config, stats))
     if not items:
-        raise ConfigError("the build produced no items: the source holds no usable triplet (see the filters)")
+        raise ConfigError(f"the build produced no items: {why_no_items(stats)}")
     source = stats["source"]
     sources = [{"name": source["name"], "path": source["path"], "license_note": source["license"]}]
     path, items = write_items_build(

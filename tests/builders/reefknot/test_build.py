@@ -10,7 +10,7 @@ import pytest
 
 from builders import reefknot
 from tests.builders.reefknot.checker import Checker, read_items
-from tests.builders.reefknot.vg_fixture import make_vg
+from tests.builders.reefknot.vg_fixture import SCENES, make_vg
 
 FIXTURE_OPTIONS = ("--min-predicate-count", "1", "--min-name-count", "1", "--prior-support", "100")
 """The fixture is tiny: every name and predicate is rare and no pair has a language prior worth the name."""
@@ -306,3 +306,41 @@ def test_categories_from_an_llm_with_the_paper_prompt(tmp_path, monkeypatch):
         assert methods["carrying"] == "override (llm answer unusable)"
         n = len(asked)
         assert run(*args) == 0 and len(asked) == n  # cached
+
+
+def test_visual_genome_v1_0_merges_an_object_written_under_new_ids(tmp_path):
+    """Issue 38: v1.0 gives the same object a new id in every relationship; merged by id only, every object of
+    two relationships looked like two instances and the several-instances rule dropped nearly everything."""
+    vg = make_vg(tmp_path / "vg", "1.0")
+    assert run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]), "--vg-image-data",
+               str(vg["image_data"]), "--out", str(tmp_path / "out"), *FIXTURE_OPTIONS) == 0
+    stats = json.loads((tmp_path / "out" / "visual_genome-seed0" / "build.json").read_text())["stats"]
+    relations = sum(len(scene) for scene in SCENES)
+    repeats = sum(2 * len(scene) - len({n for s, _, o in scene for n in (s, o)}) for scene in SCENES)
+    assert stats["read"]["objects_merged_by_box"] == repeats > 0
+    dropped = stats["phases"]["b_filtering"]["dropped"]
+    assert not any(reason.startswith("several instances") for reason in dropped)
+    assert stats["phases"]["b_filtering"]["in"] == relations
+
+
+def test_an_empty_build_names_the_filter_counts(tmp_path, capsys):
+    """The error used to say "see the filters" with no build.json to see them in: it now carries the counts."""
+    vg = make_vg(tmp_path / "vg", "1.2")
+    code = run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]), "--vg-image-data",
+               str(vg["image_data"]), "--out", str(tmp_path / "out"), "--min-name-count", "1000")
+    err = capsys.readouterr().err.strip().splitlines()
+    relations = sum(len(scene) for scene in SCENES)
+    assert code == 2 and len(err) == 1, err
+    assert f"of {relations} relationships in {len(SCENES)} images, 0 triplets passed the filters (dropped: rare" in err[0]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_too_few_triplets_for_the_counts_says_so(tmp_path, capsys):
+    vg = make_vg(tmp_path / "vg", "1.2")
+    _edit(vg["relationships"], lambda d: (d.__delitem__(slice(1, None)), d[0].update(relationships=d[0]["relationships"][:1])))
+    code = run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]), "--vg-image-data",
+               str(vg["image_data"]), "--out", str(tmp_path / "out"), *FIXTURE_OPTIONS)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "of 1 relationship in 1 image, 1 triplet passed the filters (dropped: none)" in err[0]
+    assert "too few to keep the asked counts in proportion" in err[0]
