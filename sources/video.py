@@ -437,12 +437,18 @@ def content_sha256(path: str | Path, memo_dir: str | Path | None = None) -> str:
 # --- reference text beside a video -----------------------------------------------------------------------
 
 
+def description_path(video: str | Path) -> Path:
+    """Where the description of ``video`` is read from: ``<folder>/description.txt`` for a frame folder (or comic),
+    ``<name>.txt`` beside a video file."""
+    p = Path(video)
+    return p / DESCRIPTION_FILE if p.is_dir() else p.with_suffix(".txt")
+
+
 def description_beside(video: str | Path) -> str | None:
     """The human description stored with a video, if any: ``<folder>/description.txt`` for a frame folder,
     ``<name>.txt`` beside a video file. Robot and comic readers put it in ``meta["description"]`` so a builder
     has a reference answer for sources that ship none (Mementos' own descriptions were written by people)."""
-    p = Path(video)
-    text_file = p / DESCRIPTION_FILE if p.is_dir() else p.with_suffix(".txt")
+    text_file = description_path(video)
     if not text_file.is_file():
         return None
     try:
