@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     items, promises, warnings = read_published(args.format, paths, Path(args.images) if args.images else None)
     for line in warnings:
         stderr.print(f"warning: {line}", markup=False, highlight=False)
-    decode_warnings = len(warnings)
+    read_warnings = len(warnings)
     if not items:
         raise ConfigError(f"{', '.join(map(str, paths))}: no items")
     hashes = {p.name: file_sha256(p) for p in paths}
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "benchmark": benchmark, "name": name, "seed": None, "config": {"format": args.format},
             "code_version": code_version(), "input_hashes": hashes, "items": len(items),
             "sources": [{"name": f"{args.format} (published)", "path": str(p)} for p in paths],
-            "stats": {"imported": {"files": len(paths), "items": len(items), "undecodable_bytes": decode_warnings,
+            "stats": {"imported": {"files": len(paths), "items": len(items), "warnings": read_warnings,
                                    "images_copied": len(copies) - len(absent)}},
             "skipped": [{"reason": w} for w in warnings], "lint_promises": promises,
         })

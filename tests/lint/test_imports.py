@@ -161,7 +161,29 @@ def test_reefknot_release_through_the_lint(tmp_path):
     assert checks["contradictions"]["summary"]["conflicting_groups"] == 1
     assert checks["contradictions"]["summary"]["unpaired_groups"] == 1  # image 2: one yes, no no
     assert "agreement: 'is covers' in the answer" in json.dumps(checks["wording"]["examples"])
-    assert lint_main([str(release), "--format", "reefknot"]) == 2  # no --images: one line, exit 2
+
+
+
+def test_reefknot_release_lints_without_its_images(tmp_path, capsys):
+    """Issue 38: ``lint --format reefknot`` needed every Visual Genome image the release names; the checks read
+    only the text, so missing images are a count and the findings are those of a run with every image."""
+    from tests.builders.reefknot.test_importer import RELEASE
+    from tests.builders.reefknot.vg_fixture import make_vg
+
+    vg = make_vg(tmp_path / "vg")
+    (vg["images"] / "VG_100K_2" / "2.jpg").unlink()  # a partial image set
+    release = tmp_path / "reefknot.jsonl"
+    release.write_text("".join(json.dumps(r) + "\n" for r in RELEASE))
+    complete = make_vg(tmp_path / "vg-complete")
+    runs = {"partial": ["--images", str(vg["images"])], "none": [], "all": ["--images", str(complete["images"])]}
+    sections = {}
+    for name, extra in runs.items():
+        assert lint_main([str(release), "--format", "reefknot", *extra, "--out", str(tmp_path / name)]) == 0
+        sections[name] = json.loads((tmp_path / name / "lint.json").read_text())["checks"]
+    err = " ".join(capsys.readouterr().err.split())
+    assert "1 of 4 images not found under" in err and "first: 2.jpg" in err and "no images folder given" in err
+    assert sections["partial"] == sections["none"] == sections["all"]
+    assert sections["all"]["contradictions"]["summary"]["conflicting_groups"] == 1
 
 
 def write_popev2(folder: Path, pairs: int, images: bool = False) -> Path:
