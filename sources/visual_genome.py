@@ -60,6 +60,11 @@ class ReadStats:
     images_without_objects_entry: int = 0
     objects_merged_by_box: int = 0
     """Objects given another id than an earlier one of the same name and identical box in the same image."""
+    images_without_file: int = 0
+    """Images left out because their file was not found (``missing_images="skip"``)."""
+    relationships_without_file: int = 0
+    """The relationships of those images (not read further)."""
+    image_ids_without_file: list[str] = field(default_factory=list)
 
 
 def _image_data(path: str | Path) -> dict[int | str, tuple[str, dict]]:
@@ -237,15 +242,20 @@ def iter_visual_genome(
     resolve_files: bool = True,
     clip_boxes: bool = False,
     stats: ReadStats | None = None,
+    missing_images: str = "fail",
 ) -> Iterator[ImageRecord]:
     """Yield one :class:`ImageRecord` per image entry of ``relationships``, in file order, streaming.
 
     ``resolve_files=False`` skips looking for image files (the record's ``file`` is then the bare name; callers
     resolve the few they use with :func:`find_image`); it needs ``image_data`` for the sizes. ``clip_boxes`` cuts
-    boxes that stick out of their image (counted in ``stats``) instead of rejecting them.
+    boxes that stick out of their image (counted in ``stats``) instead of rejecting them. An image file that is
+    not found is a :class:`SourceError` naming it (``missing_images="fail"``), or the image is left out, counted
+    and its id kept in ``stats`` (``"skip"``: a partial download of the images).
     """
     path = Path(relationships)
     stats = stats if stats is not None else ReadStats()
+    if missing_images not in ("fail", "skip"):
+        raise ValueError(f"missing_images must be 'fail' or 'skip', not {missing_images!r}")
     if not resolve_files and image_data is None:
         raise SourceError(path, "", "image sizes need image_data.json when image files are not opened")
     meta = _image_data(image_data) if image_data is not None else None
@@ -266,7 +276,16 @@ def iter_visual_genome(
             info = meta[iid][1]
         url = info.get("url")
         name = posixpath.basename(url) if isinstance(url, str) and url.strip("/") else f"{iid}.jpg"
-        file = _find_image(images_dir, name, path, rec) if resolve_files else name
+        found = find_image(images_dir, name) if resolve_files else name
+        if found is None and missing_images == "skip":
+            stats.images_without_file += 1
+            stats.image_ids_without_file.append(str(iid))
+            rels = entry.get("relationships")
+            stats.relationships_without_file += len(rels) if isinstance(rels, list) else 0
+            if objects_stream is not None:
+                objects_stream.take(iid)  # keeps the objects file in step
+            continue
+        file = found if found is not None else _find_image(images_dir, name, path, rec)
         if "width" in info:
             width, height = int(info["width"]), int(info["height"])
         else:
