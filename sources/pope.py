@@ -10,6 +10,11 @@ Two layouts, one question per line (JSON lines; a JSON array of the same objects
   of the COCO image (``"image_name": "/normal_images/000000000139.jpg"``) and of its edited, counterfactual copy
   (``"/images/000000000139.jpg"``), which has the same file name.
 
+  The Hugging Face release (``Monosail/POPEv2``, ``test.parquet``) holds the same 1,000 questions as 500 pairs,
+  one row each: ``question``, ``target_object``, ``image_id``, ``normal_image`` and ``counterfactual_image``
+  (``{"bytes", "path"}``, the images embedded) with their ``normal_label`` and ``counterfactual_label``; each row
+  is read as its two questions, the normal one first (:func:`parquet_images` gives the embedded bytes).
+
 Labels are read in either case ("yes", "Yes", "YES"). An image is kept as the file names it, less a leading
 ``/`` (POPEv2 writes ``/images/...`` relative to its own folder). The setting (random / popular / adversarial)
 is taken from the file name when it names one; a file that names none and holds both images under ``images/``
@@ -50,7 +55,9 @@ class PopeQuestion:
     """``random`` / ``popular`` / ``adversarial`` (from the file name), POPEv2's ``normal`` / ``counterfactual``,
     else ``unknown``."""
     line: int
-    """The question's line (JSON lines) or its position in the array (a JSON array), from 1."""
+    """The question's line (JSON lines), its position in the array (a JSON array) or its row (parquet), from 1."""
+    embedded: bool = False
+    """The image's bytes are in the file itself (POPEv2's parquet release), not in a folder of images."""
 
 
 def setting_of(path: Path) -> str:
@@ -59,8 +66,61 @@ def setting_of(path: Path) -> str:
     return found[0] if len(found) == 1 else "unknown"
 
 
+PARQUET_SIDES = (("normal", "normal_images"), ("counterfactual", COUNTERFACTUAL_FOLDER))
+"""POPEv2's parquet columns ``<side>_image`` / ``<side>_label`` and the folder each side's images came from."""
+
+
+def _parquet_rows(path: Path) -> list[dict]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise SourceError(path, "file", "reading parquet needs pyarrow: pip install pyarrow") from None
+    try:
+        return pq.read_table(path).to_pylist()
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise SourceError(path, "file", f"not a readable parquet file ({exc})") from None
+
+
+def _side_image(row: dict, side: str, path: Path, where: str) -> dict:
+    image = row.get(f"{side}_image")
+    if not isinstance(image, dict) or not image.get("bytes"):
+        raise SourceError(path, where, f"no embedded {side}_image (a struct of bytes and path)")
+    return image
+
+
+def _parquet_records(path: Path) -> list[tuple[int, str, object]]:
+    """POPEv2's pairs as two records each, in the JSON layout (``query``, ``image_name``, ``label``, ...)."""
+    out: list[tuple[int, str, object]] = []
+    for n, row in enumerate(_parquet_rows(path), start=1):
+        for side, folder in PARQUET_SIDES:
+            where = f"row {n} ({side})"
+            image = _side_image(row, side, path, where)
+            image_id = _field(row, ("image_id",), path, where)
+            name = image.get("path") or f"{folder}/{int(image_id):012d}.jpg"
+            out.append((n, where, {"question_id": f"{_field(row, ('example_id',), path, where)}-{side}",
+                                   "image_id": image_id, "query": row.get("question"),
+                                   "target_object": row.get("target_object"), "label": row.get(f"{side}_label"),
+                                   "image_name": name, "embedded": True}))
+    return out
+
+
+def parquet_images(path: str | Path) -> dict[str, bytes]:
+    """The images embedded in POPEv2's parquet release, by their name as :func:`read_pope` gives it."""
+    path = Path(path)
+    out = {}
+    for n, row in enumerate(_parquet_rows(path), start=1):
+        for side, folder in PARQUET_SIDES:
+            image = _side_image(row, side, path, f"row {n} ({side})")
+            name = image.get("path") or f"{folder}/{int(row['image_id']):012d}.jpg"
+            out[name.lstrip("/")] = image["bytes"]
+    return out
+
+
 def _records(path: Path) -> list[tuple[int, str, object]]:
-    """``(number, where, record)``: where is "line N" in JSON lines, "record N" in a JSON array."""
+    """``(number, where, record)``: where is "line N" in JSON lines, "record N" in a JSON array, "row N (side)" in
+    POPEv2's parquet release."""
+    if path.suffix.lower() == ".parquet":
+        return _parquet_records(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -119,6 +179,7 @@ def read_pope(path: str | Path) -> list[PopeQuestion]:
             image=_field(record, ("image", "image_name", "image_id"), path, where).lstrip("/"),
             question=question, label=label, target_object=target, setting=setting, line=n,
             image_id=_field(record, ("image_id",), path, where, required=False),
+            embedded=record.get("embedded") is True,
         ))
     if not out:
         raise SourceError(path, "file", "no questions")

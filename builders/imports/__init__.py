@@ -32,11 +32,13 @@ def read_published(fmt: str, paths: Sequence[Path], images_dir: Path | None = No
     return items, promises, warnings
 
 
-def images_to_copy(fmt: str, items: Sequence[Item], images_dir: Path | None) -> dict[str, Path]:
-    """``{name: the user's file}`` of images a build of these items must hold in its ``images/`` folder: those an
-    importer renamed because two different images of the benchmark share a file name (POPEv2)."""
+def images_to_copy(fmt: str, items: Sequence[Item], images_dir: Path | None, paths: Sequence[Path] = ()
+                   ) -> dict[str, Path | bytes]:
+    """``{name: the user's file, or the image's bytes}`` of images a build of these items must hold in its
+    ``images/`` folder: those an importer renamed because two different images of the benchmark share a file
+    name, and those embedded in the benchmark's files (POPEv2 in both cases)."""
     module = _module(fmt)
-    return module.images_to_copy(items, images_dir) if hasattr(module, "images_to_copy") else {}
+    return module.images_to_copy(items, images_dir, paths) if hasattr(module, "images_to_copy") else {}
 
 
 def _module(fmt: str) -> Any:

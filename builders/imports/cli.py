@@ -16,7 +16,8 @@ from sources.errors import ConfigError
 def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m builders.imports", description=__doc__)
     p.add_argument("format", choices=sorted(FORMATS), help="the published layout of FILE")
-    p.add_argument("files", nargs="+", metavar="FILE", help="the benchmark's own files (JSON lines, CSV)")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="the benchmark's own files (JSON lines, JSON, CSV; POPEv2's test.parquet)")
     p.add_argument("--images", metavar="DIR", help="folder holding the images the files name (default the "
                                                     "names as written)")
     p.add_argument("--out", metavar="DIR", default=None, help="parent of the build dir (default builds/<benchmark>)")
@@ -43,15 +44,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     benchmark = items[0].benchmark
     name = args.name or "imported-" + hashlib.sha256("".join(sorted(hashes.values())).encode()).hexdigest()[:8]
     out_dir = Path(args.out) if args.out else Path("builds") / benchmark
-    copies = images_to_copy(args.format, items, Path(args.images) if args.images else None)
-    absent = sorted(str(source) for source in copies.values() if not source.is_file())
+    copies = images_to_copy(args.format, items, Path(args.images) if args.images else None, paths)
+    absent = sorted(str(s) for s in copies.values() if isinstance(s, Path) and not s.is_file())
     if absent:
         warnings.append(f"{len(absent)} of {len(copies)} renamed images not found (first: {absent[0]}); their "
                         "items name images the build does not hold")
         stderr.print(f"warning: {warnings[-1]}", markup=False, highlight=False)
     with open_build(out_dir, name) as build:
         for target, source in sorted(copies.items()):
-            if source.is_file():
+            if isinstance(source, bytes):
+                build.images.mkdir(exist_ok=True)
+                (build.images / target).write_bytes(source)
+            elif source.is_file():
                 build.add_image(source, target)
         build.write_items(items)
         build.write_json("build.json", {

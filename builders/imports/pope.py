@@ -12,7 +12,8 @@ names too; POPEv2's edited image has the file name of its original (``images/000
 made scoring refuse the second prediction of each id. So where two different images of an import share a file
 name, each is named by its path as the file writes it, ``/`` turned into ``-`` (``images-000000000139.jpg``,
 ``normal_images-000000000139.jpg``), and a build made with ``--images DIR`` holds a copy under that name in its
-``images/`` folder (:func:`images_to_copy`); an image whose name is its own keeps it and stays where it is.
+``images/`` folder (:func:`images_to_copy`); an image whose name is its own keeps it and stays where it is. The
+images of POPEv2's parquet release (Hugging Face ``Monosail/POPEv2``) are in the file: a build holds them all.
 ``provenance.image_file`` keeps the path as the file writes it.
 """
 
@@ -24,7 +25,7 @@ from typing import Any, Iterable, Sequence
 
 from builders.items import Item, make_item
 from sources.errors import ConfigError
-from sources.pope import PopeQuestion, read_pope
+from sources.pope import PopeQuestion, parquet_images, read_pope
 
 BENCHMARK = "pope"
 PAIRED: dict[str, Any] = {"yes_no_pairs": ["setting"]}
@@ -65,18 +66,29 @@ def read(paths: Sequence[Path], images_dir: Path | None = None, warnings: list[s
 
 
 def _image(q: PopeQuestion, name: str, images_dir: Path | None) -> str:
-    """Where the item's image is: the user's file where it keeps its name, else a copy in the build."""
+    """Where the item's image is: the user's file where it keeps its name, else a copy in the build (always for
+    an image embedded in the file: POPEv2's parquet release)."""
+    if q.embedded:
+        return f"images/{name}"
     if name != PurePosixPath(q.image).name:
         return f"images/{name}" if images_dir else name
     return str(images_dir / q.image) if images_dir else q.image
 
 
-def images_to_copy(items: Sequence[Item], images_dir: Path | None) -> dict[str, Path]:
-    """``{name in the build's images/: the user's file}`` for the images renamed by :func:`image_names`."""
-    if images_dir is None:
-        return {}
-    return {PurePosixPath(it.images[0]).name: images_dir / it.provenance["image_file"] for it in items
-            if PurePosixPath(it.images[0]).name != PurePosixPath(it.provenance["image_file"]).name}
+def images_to_copy(items: Sequence[Item], images_dir: Path | None, paths: Sequence[Path] = ()
+                   ) -> dict[str, Path | bytes]:
+    """``{name in the build's images/: the user's file, or the bytes embedded in a parquet file}`` for the images
+    a build holds itself: those renamed by :func:`image_names`, and every image of POPEv2's parquet release."""
+    embedded = {p.name: p for p in paths if p.suffix.lower() == ".parquet"}
+    data = {name: parquet_images(p) for name, p in embedded.items()}
+    out: dict[str, Path | bytes] = {}
+    for it in items:
+        name, written = PurePosixPath(it.images[0]).name, it.provenance["image_file"]
+        if it.provenance["file"] in data:
+            out[name] = data[it.provenance["file"]][written]
+        elif images_dir is not None and name != PurePosixPath(written).name:
+            out[name] = images_dir / written
+    return out
 
 
 def promises(items: Sequence[Item]) -> dict[str, Any]:

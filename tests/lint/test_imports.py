@@ -236,6 +236,64 @@ def test_popev2_pairs_get_one_id_per_question_and_are_not_contradictions(tmp_pat
     assert (normal.answer, edited.answer) == ("yes", "no") and normal.question == edited.question
 
 
+def write_popev2_parquet(annotations: Path, images: Path, target: Path) -> Path:
+    """POPEv2's Hugging Face release (``test.parquet``) made from its ``annotations.json`` and images as the
+    authors' ``prepare_popev2_hf_parquet.py`` pairs them: one row per image id, both images embedded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows: dict[int, dict] = {}
+    for r in json.loads(annotations.read_text()):
+        name = r["image_name"].lstrip("/")
+        side = "counterfactual" if name.startswith("images/") else "normal"
+        row = rows.setdefault(r["image_id"], {"example_id": f"popev2-{r['image_id']:012d}", "image_id": r["image_id"],
+                                               "target_object": r["target_object"], "question": r["query"]})
+        row[f"{side}_image"] = {"bytes": (images / name).read_bytes(), "path": name}
+        row[f"{side}_label"] = r["label"]
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    schema = pa.schema([("example_id", pa.string()), ("image_id", pa.int64()), ("target_object", pa.string()),
+                        ("question", pa.string()), ("counterfactual_image", image), ("counterfactual_label", pa.string()),
+                        ("normal_image", image), ("normal_label", pa.string())])
+    pq.write_table(pa.Table.from_pylist([rows[k] for k in sorted(rows)], schema=schema), target)
+    return target
+
+
+def test_popev2_parquet_release_imports_with_its_embedded_images(tmp_path):
+    """The Hugging Face release of POPEv2: each row's two images embedded. The build holds them under the names
+    and ids the annotations.json import gives."""
+    require(have("pyarrow"), "pyarrow", "pip install -e '.[release]'")
+    source = write_popev2(tmp_path, 40, images=True)
+    parquet = write_popev2_parquet(source, tmp_path, tmp_path / "test.parquet")
+    assert import_main(["pope", str(parquet), "--out", str(tmp_path / "b"), "--name", "hf"]) == 0
+    assert import_main(["pope", str(source), "--images", str(tmp_path), "--out", str(tmp_path / "b"),
+                        "--name", "json"]) == 0
+    hf, js = (read_items(tmp_path / "b" / n / "items.jsonl") for n in ("hf", "json"))
+    assert len(hf) == 80 and [it.id for it in hf] == [it.id for it in js]
+    assert [(it.answer, it.pressure, it.images) for it in hf] == [(it.answer, it.pressure, it.images) for it in js]
+    for it in hf:
+        assert ((tmp_path / "b" / "hf" / it.images[0]).read_bytes()
+                == (tmp_path / it.provenance["image_file"]).read_bytes())
+    record = json.loads((tmp_path / "b" / "hf" / "build.json").read_text())
+    assert record["lint"]["checks"]["contradictions"]["flagged"] == 0
+    assert lint_main([str(parquet), "--format", "pope", "--checks", "contradictions,duplicates"]) == 0
+
+
+def test_a_broken_popev2_parquet_is_one_line(tmp_path, capsys):
+    require(have("pyarrow"), "pyarrow", "pip install -e '.[release]'")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "garbage.parquet").write_bytes(b"PAR1 not really")
+    pq.write_table(pa.table({"example_id": ["popev2-1"], "image_id": [1], "question": ["Is there a dog?"],
+                             "normal_label": ["Yes"], "counterfactual_label": ["No"]}), tmp_path / "no-images.parquet")
+    for name, says in (("garbage.parquet", "not a readable parquet file"),
+                       ("no-images.parquet", "row 1 (normal): no embedded normal_image")):
+        capsys.readouterr()
+        assert import_main(["pope", str(tmp_path / name), "--out", str(tmp_path / "b")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and str(tmp_path / name) in err and says in err, err
+
+
 def test_popev2_lints_clean_from_its_own_file(tmp_path):
     source = write_popev2(tmp_path, 30)
     assert lint_main([str(source), "--format", "pope", "--out", str(tmp_path / "o"),
