@@ -29,6 +29,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterator
 
 from sources.errors import SourceError
 
@@ -88,32 +89,29 @@ def _side_image(row: dict, side: str, path: Path, where: str) -> dict:
     return image
 
 
-def _parquet_records(path: Path) -> list[tuple[int, str, object]]:
-    """POPEv2's pairs as two records each, in the JSON layout (``query``, ``image_name``, ``label``, ...)."""
-    out: list[tuple[int, str, object]] = []
+def _parquet_sides(path: Path) -> Iterator[tuple[int, str, str, dict, dict, str]]:
+    """``(row number, side, where, row, embedded image, image name)`` for both questions of every row."""
     for n, row in enumerate(_parquet_rows(path), start=1):
         for side, folder in PARQUET_SIDES:
             where = f"row {n} ({side})"
             image = _side_image(row, side, path, where)
             image_id = _field(row, ("image_id",), path, where)
-            name = image.get("path") or f"{folder}/{int(image_id):012d}.jpg"
-            out.append((n, where, {"question_id": f"{_field(row, ('example_id',), path, where)}-{side}",
-                                   "image_id": image_id, "query": row.get("question"),
-                                   "target_object": row.get("target_object"), "label": row.get(f"{side}_label"),
-                                   "image_name": name, "embedded": True}))
-    return out
+            default = f"{folder}/{int(image_id):012d}.jpg" if image_id.isdigit() else f"{folder}/{image_id}.jpg"
+            yield n, side, where, row, image, (image.get("path") or default).lstrip("/")
+
+
+def _parquet_records(path: Path) -> list[tuple[int, str, object]]:
+    """POPEv2's pairs as two records each, in the JSON layout (``query``, ``image_name``, ``label``, ...)."""
+    return [(n, where, {"question_id": f"{_field(row, ('example_id',), path, where)}-{side}",
+                        "image_id": row["image_id"], "query": row.get("question"),
+                        "target_object": row.get("target_object"), "label": row.get(f"{side}_label"),
+                        "image_name": name, "embedded": True})
+            for n, side, where, row, _, name in _parquet_sides(path)]
 
 
 def parquet_images(path: str | Path) -> dict[str, bytes]:
     """The images embedded in POPEv2's parquet release, by their name as :func:`read_pope` gives it."""
-    path = Path(path)
-    out = {}
-    for n, row in enumerate(_parquet_rows(path), start=1):
-        for side, folder in PARQUET_SIDES:
-            image = _side_image(row, side, path, f"row {n} ({side})")
-            name = image.get("path") or f"{folder}/{int(row['image_id']):012d}.jpg"
-            out[name.lstrip("/")] = image["bytes"]
-    return out
+    return {name: image["bytes"] for *_, image, name in _parquet_sides(Path(path))}
 
 
 def _records(path: Path) -> list[tuple[int, str, object]]:
