@@ -7,13 +7,14 @@ spaces) and ``subject``/``object`` objects carrying ``object_id`` (or ``id``), `
 (a list, v1.4; the first is used), ``synsets`` (possibly empty; ignored) and a box as separate ``x``, ``y``,
 ``w``, ``h`` keys. An object appears once per relationship it takes part in, so instances are deduplicated by
 ``object_id``; v1.0 gives the same object a new id in every relationship (in the file of issue 38, 680 of the 811
-names repeated within an image had an identical box), so within an image two objects of one name with an identical box are
-one instance whatever their ids (counted in ``ReadStats.objects_merged_by_box``): otherwise every object would look
-like several instances of its category. ``image_data.json`` gives each image's ``width``, ``height`` and ``url``; without it the sizes are
-read from the image headers. ``objects.json`` (same shapes, ``{"image_id", "objects": [...]}``) adds the objects
-that take part in no relationship - needed to know how many instances of a category an image holds -, and its
-``merged_object_ids`` make a relationship endpoint that names a merged id the same instance; relationship
-endpoints missing from ``objects.json`` (the release has some) are kept as instances of their own.
+names repeated within an image had an identical box), so within an image two objects of one name with an identical
+box are one instance whatever their ids (counted in ``ReadStats.objects_merged_by_box``): otherwise every object
+would look like several instances of its category. ``image_data.json`` gives each image's ``width``, ``height`` and
+``url``; without it the sizes are read from the image headers. ``objects.json`` (same shapes, ``{"image_id",
+"objects": [...]}``) adds the objects that take part in no relationship - needed to know how many instances of a
+category an image holds -, and its ``merged_object_ids`` make a relationship endpoint that names a merged id the
+same instance; relationship endpoints missing from ``objects.json`` (the release has some) are kept as instances of
+their own.
 
 The files are streamed (:func:`sources.jsonstream.iter_json_array`): the 2.3-million-relationship v1.4 file is
 never held as text or as one parsed document, only one image at a time. ``objects.json`` is read in step with

@@ -139,11 +139,12 @@ class Source:
                 self.found[t.file] = find_image(self.images_dir, t.file)  # type: ignore[arg-type]
                 if self.found[t.file] is None:
                     if self.config.on_missing_image == "fail":
+                        looked = Path(self.images_dir, t.file)  # type: ignore[arg-type]
                         raise SourceError(
                             self.files["relationships"],
                             f"image_id={t.image_id}",
-                            f"image file not found: {Path(self.images_dir, t.file)} (nor under VG_100K/, "  # type: ignore[arg-type]
-                            "VG_100K_2/; --on-missing-image skip leaves such images out)",
+                            f"image file not found: {looked} (nor under VG_100K/, VG_100K_2/; --on-missing-image "
+                            "skip leaves such images out)",
                         )
                     self.missing_ids.append(t.image_id)
             if self.found[t.file] is None:

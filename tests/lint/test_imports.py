@@ -252,8 +252,9 @@ def write_popev2_parquet(annotations: Path, images: Path, target: Path) -> Path:
         row[f"{side}_label"] = r["label"]
     image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     schema = pa.schema([("example_id", pa.string()), ("image_id", pa.int64()), ("target_object", pa.string()),
-                        ("question", pa.string()), ("counterfactual_image", image), ("counterfactual_label", pa.string()),
-                        ("normal_image", image), ("normal_label", pa.string())])
+                        ("question", pa.string()), ("counterfactual_image", image),
+                        ("counterfactual_label", pa.string()), ("normal_image", image),
+                        ("normal_label", pa.string())])
     pq.write_table(pa.Table.from_pylist([rows[k] for k in sorted(rows)], schema=schema), target)
     return target
 

@@ -271,7 +271,8 @@ def test_a_build_without_items_is_one_line_and_its_reasons_are_in_a_file(tmp_pat
     err = capsys.readouterr().err.strip().splitlines()
     failed = tmp_path / "out" / "data-seed0.failed.json"
     assert len(err) == 1 and len(err[0]) < 400, err
-    assert err[0].startswith("error: the build produced no items: 5 of 5 videos left out; commonest reasons: ") and str(failed) in err[0]
+    assert err[0].startswith("error: the build produced no items: 5 of 5 videos left out; commonest reasons: ")
+    assert str(failed) in err[0]
     assert "cN" not in err[0] and "N.N" not in err[0]
     assert "charades step 3: video file not found (3)" in err[0]  # the videos that pass steps 1 and 2
     record = json.loads(failed.read_text())
