@@ -39,8 +39,8 @@ def parser() -> argparse.ArgumentParser:
                    help="read PATH as a published benchmark's own files instead of Mirage items (default "
                         "Mirage items)")
     p.add_argument("--images", metavar="DIR",
-                   help="with --format: the folder of the images the files name (required for reefknot; default "
-                        "the names as written)")
+                   help="with --format: the folder of the images the files name (reefknot: images not there are "
+                        "counted, the text is checked all the same; default the names as written)")
     p.add_argument("--checks", default=",".join(CHECKS), metavar="LIST",
                    help=f"comma-separated checks to run (default {','.join(CHECKS)})")
     p.add_argument("--allow-words", metavar="FILE",
