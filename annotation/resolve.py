@@ -270,25 +270,25 @@ def decide(item: Item, votes: Sequence[Vote], overlap: int = 3) -> tuple[str, st
 
 
 def fleiss_kappa(rows: Sequence[Mapping[str, int]], categories: Sequence[str] = VERDICTS) -> float | None:
-    """Fleiss' kappa of items each rated by the same number of raters.
+    """Fleiss' kappa of items each rated by the same number of raters, by statsmodels'
+    :func:`~statsmodels.stats.inter_rater.fleiss_kappa`.
 
     ``rows``: per item, the number of raters per category. ``None`` when undefined: no items, fewer than two
     raters, or every rating in a single category (chance agreement 1).
     """
-    rows = [r for r in rows if sum(r.get(c, 0) for c in categories) > 0]
-    if not rows:
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_kappa  # the annotation extra
+
+    table = [[r.get(c, 0) for c in categories] for r in rows]
+    table = [counts for counts in table if sum(counts) > 0]
+    if not table:
         return None
-    n = sum(rows[0].get(c, 0) for c in categories)
-    if n < 2 or any(sum(r.get(c, 0) for c in categories) != n for r in rows):
+    n = sum(table[0])
+    if n < 2 or any(sum(counts) != n for counts in table):
         raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings per item")
-    N = len(rows)
-    p = [sum(r.get(c, 0) for r in rows) / (N * n) for c in categories]
-    P_items = [(sum(r.get(c, 0) ** 2 for c in categories) - n) / (n * (n - 1)) for r in rows]
-    P_bar = sum(P_items) / N
-    P_e = sum(x * x for x in p)
-    if abs(1.0 - P_e) < 1e-12:
+    totals = [sum(column) for column in zip(*table)]
+    if max(totals) == sum(totals):  # one category only: chance agreement 1, kappa 0/0
         return None
-    return (P_bar - P_e) / (1.0 - P_e)
+    return float(statsmodels_kappa(table, method="fleiss"))
 
 
 def raw_agreement(rows: Sequence[Mapping[str, int]], categories: Sequence[str] = VERDICTS) -> float | None:

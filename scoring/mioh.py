@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item
+from builders.quality import chi_square
 from scoring.extract import Answer, extract, is_correct
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
@@ -210,13 +211,8 @@ def letter_distribution(scored: Sequence[Scored]) -> dict[str, Any]:
     letters = OPTION_LETTERS[:width]
     n_model = sum(model.values())
     n_truth = sum(truth.values())
-    chi2 = 0.0
-    for c in letters:
-        expected = n_model * truth[c] / n_truth if n_truth else 0.0
-        if expected > 0:
-            chi2 += (model[c] - expected) ** 2 / expected
-        elif model[c]:
-            chi2 = math.inf
+    expected = [n_model * truth[c] / n_truth if n_truth else 0.0 for c in letters]
+    chi2 = chi_square([model[c] for c in letters], expected).chi2
     return {
         "letters": list(letters),
         "model": {c: model[c] for c in letters},

@@ -70,8 +70,10 @@ def test_round_trip_load_dataset(tmp_path, build_dir, hf_env):
     rel = _release(tmp_path, build_dir)
     ds = datasets.load_dataset(str(rel), split="test")
     assert ds.features == release_features()
-    meta, body = split_card((rel / "README.md").read_text())
+    meta, body = split_card((rel / "README.md").read_text())  # huggingface_hub's DatasetCard reads it
     infos = {d["config_name"]: d for d in meta["dataset_info"]}
+    assert all(d["features"] == infos["all"]["features"] for d in infos.values())
+    assert "&id0" not in (rel / "README.md").read_text()  # the features are written out, no YAML anchors
     assert ds.num_rows == infos["all"]["splits"][0]["num_examples"] == 10
     assert f"It holds **{ds.num_rows} items**" in body
 
