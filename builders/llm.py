@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
@@ -43,6 +43,7 @@ from urllib.parse import urlsplit, urlunsplit
 import tenacity
 
 from sources.errors import ConfigError, MirageError
+from sources.options import add_options, option
 
 log = logging.getLogger("mirage.llm")
 
@@ -127,47 +128,46 @@ class LLMConfig:
         )
 
 
+LLM_GROUP = "LLM (optional; default offline templates)"
+
+
 @dataclass
 class LLMOptions:
-    """The ``--llm-*`` options as fields, for a builder's config to inherit.
+    """The ``--llm-*`` options, declared once as fields (:mod:`sources.options`), for a builder's config to
+    inherit; commands that are not builders add them with :func:`add_llm_arguments`."""
 
-    Same names as the argparse destinations of :func:`add_llm_arguments`, so ``--config FILE.yaml`` and the
-    command line set them alike.
-    """
-
-    llm_base_url: str | None = None
-    llm_model: str | None = None
-    llm_concurrency: int = LLMConfig.max_concurrency
-    llm_timeout: float = LLMConfig.timeout
-    llm_retries: int = LLMConfig.max_retries
-    llm_max_tokens: int | None = None
+    llm_base_url: str | None = option(
+        None, metavar="URL", group=LLM_GROUP,
+        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL); the key, if "
+             "any, is read from $OPENAI_API_KEY")
+    llm_model: str | None = option(None, metavar="NAME", group=LLM_GROUP,
+                                   help="model name; without it templates are used")
+    llm_concurrency: int = option(LLMConfig.max_concurrency, metavar="N", group=LLM_GROUP,
+                                  help="requests in flight at most (default {default})")
+    llm_timeout: float = option(LLMConfig.timeout, metavar="X", group=LLM_GROUP,
+                                help="seconds per request (default {default})")
+    llm_retries: int = option(LLMConfig.max_retries, metavar="N", group=LLM_GROUP,
+                              help="retries per request (default {default})")
+    llm_max_tokens: int | None = option(None, metavar="N", group=LLM_GROUP,
+                                        help="completion length cap (default the server's)")
 
     def llm_config(self, cache_dir: str | os.PathLike[str] | None) -> LLMConfig:
-        names = ("llm_base_url", "llm_model", "llm_concurrency", "llm_timeout", "llm_retries", "llm_max_tokens")
+        names = [f.name for f in fields(LLMOptions)]
         return LLMConfig.from_args(argparse.Namespace(**{n: getattr(self, n) for n in names}), cache_dir=cache_dir)
+
+
+LLM_OPTIONS = tuple(f.name for f in fields(LLMOptions))
+"""The ``llm_*`` options, which a builder that writes no text with an LLM leaves out (``NO_OPTIONS``)."""
 
 
 def add_llm_arguments(
     parser: argparse.ArgumentParser,
-    title: str = "LLM (optional; default offline templates)",
+    title: str = LLM_GROUP,
     model_help: str = "model name; without it templates are used",
 ) -> None:
-    """The ``--llm-*`` options every builder that writes text with an LLM shares (``title`` and ``model_help``
-    for commands where the model is what is evaluated, e.g. ``scoring.run``)."""
-    d = LLMConfig()
-    g = parser.add_argument_group(title)
-    g.add_argument("--llm-base-url", metavar="URL",
-                   help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL); "
-                        "the key, if any, is read from $OPENAI_API_KEY")
-    g.add_argument("--llm-model", metavar="NAME", help=model_help)
-    g.add_argument("--llm-concurrency", type=int, default=d.max_concurrency, metavar="N",
-                   help="requests in flight at most (default %(default)s)")
-    g.add_argument("--llm-timeout", type=float, default=d.timeout, metavar="X",
-                   help="seconds per request (default %(default)s)")
-    g.add_argument("--llm-retries", type=int, default=d.max_retries, metavar="N",
-                   help="retries per request (default %(default)s)")
-    g.add_argument("--llm-max-tokens", type=int, default=None, metavar="N",
-                   help="completion length cap (default the server's)")
+    """The ``--llm-*`` options of :class:`LLMOptions` on a command that is not a builder (``title`` and
+    ``model_help`` for commands where the model is what is evaluated, e.g. ``scoring.run``)."""
+    add_options(parser, LLMOptions, title=title, helps={"llm_model": model_help})
 
 
 def redact_url(url: str | None) -> str | None:

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from scipy import stats
 
@@ -23,8 +22,7 @@ from builders.items import Item, OPTION_LETTERS
 NOTA = "None of the above"
 
 
-@dataclass(frozen=True)
-class ChiSquare:
+class ChiSquare(NamedTuple):
     """Pearson's goodness-of-fit test of observed counts against expected counts."""
 
     chi2: float

@@ -209,17 +209,6 @@ def test_bad_options_are_one_line_exit_2(argv, words, tmp_path, capsys):
     assert len(err) == 1 and words in err[0]
 
 
-def test_help_documents_every_option(capsys):
-    with pytest.raises(SystemExit):
-        reefknot.main(["--help"])
-    text = capsys.readouterr().out
-    for action in reefknot.parser()._actions:
-        for flag in action.option_strings:
-            assert flag in text
-        if action.dest != "help":
-            assert action.help, action.dest
-
-
 def test_word_lists_hold_only_strings():
     """YAML reads a bare ``on``/``no``/``yes`` as a boolean: every phrase in the lists must stay a string."""
     import yaml
