@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PLAYWRIGHT_SKIP_BROWSER_DO
 LS_VERSION="1.23.2"   # keep in step with annotation/serve.py LABEL_STUDIO_VERSION
 VENV=".venv-labelstudio"
 
-pip_install "requests>=2.31" "rich>=13" "playwright==1.65.2" "pytest>=8" "pytest-timeout>=2.2"
+pip_install "requests>=2.31" "rich>=13" "playwright==1.65.2" "statsmodels>=0.14" "pytest>=8" "pytest-timeout>=2.2"
 # label-studio-sdk (the client, pinned as in the `annotation` extra) WITHOUT its declared dependencies: it pins
 # opencv-python-headless<4.13 (which pins numpy<2.3) and pulls NLTK, datamodel-code-generator and requests-mock,
 # none of which the client or LabelInterface import; resolving them would downgrade the `video` extra's OpenCV

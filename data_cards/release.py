@@ -1,7 +1,7 @@
 """``release``: a reviewed build -> an immutable, versioned, Hub-layout dataset directory.
 
 ``releases/<name>/<version>/`` holds ``data/**.parquet`` (embedded images), ``README.md`` (the card),
-``plots/*.png``, ``harness/`` (an lmms-eval task folder and VLMEvalKit TSVs, :mod:`scoring.harness`),
+``plots/*.png``, ``harness/`` (an lmms-eval task folder and VLMEvalKit TSVs, :mod:`data_cards.harness`),
 ``CHANGELOG.md`` (this version's entry on top of the previous version's changelog) and
 ``manifest.json`` (what it was made from, and the SHA-256 and size of every other file). It is written into
 ``<version>.partial`` and renamed when complete; an existing version is never touched.
@@ -94,7 +94,7 @@ def release(
     """Make ``<out>/<name>/<version>/`` from a build dir (see the module docstring)."""
     from .card import compute_stats, config_entries, render_card, write_plots
     from .export import DEFAULT_MAX_SHARD_BYTES, write_shards
-    from scoring.harness import write_harness_exports
+    from .harness import write_harness_exports
 
     name, inputs, known = _prepare(build_dir, version, name, include_unreviewed, out)
     name_dir = Path(out) / name

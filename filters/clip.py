@@ -55,6 +55,7 @@ from filters.clip_mining import (  # re-exported: the flat public API
     prompt_for,
     similarity_matrix,
 )
+from filters.clip_ray import encode_images_on_ray
 from sources.errors import ConfigError, MirageError, SourceError
 from sources.hashing import file_sha256, settled, signature_text
 from sources.options import add_options, option
@@ -514,8 +515,6 @@ class ClipScorer:
         todo = [(d, p) for d, p in first_path.items() if d not in found]
         self.stats.image_cache_hits += len(first_path) - len(todo)
         if todo and on_ray:
-            from filters.clip_ray import encode_images_on_ray
-
             encode_images_on_ray(self, self.executor, todo, found, on_progress)
         elif todo or streamed:
             digest_of.update(self._encode_images(todo, found, on_progress, streamed))
