@@ -440,16 +440,6 @@ def _reasons(gen: str, root: str, kind: str, lemma: Any, similarity: Any, min_ra
 # --------------------------------------------------------------------------------------------- the CLI
 
 
-def human_keywords_of_items(items: Iterable[Any]) -> list[tuple[str, str, list[str]]]:
-    """``(domain, kind, keywords)`` of every item's reference keywords (``provenance.keywords``)."""
-    out = []
-    for it in items:
-        kw = it.provenance.get("keywords", {})
-        for kind in KINDS:
-            out.append((it.task, kind, list(kw.get(kind, []))))
-    return out
-
-
 def _cmd_import(ns: argparse.Namespace) -> int:
     for path in ns.pickles:
         domain, kind = guess_domain_kind(path)

@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 from builders.items import Item, OPTION_LETTERS
 from builders.lint import blind
-from builders.lint.base import CheckResult, LintContext, answer_text, collapse, is_mcq, is_yes_no, normalise, per_task
+from builders.lint.base import CheckResult, LintContext, answer_text, collapse, is_mcq, is_yes_no, per_task
 from builders.lint.priors import mcq_prior, yes_no_prior
 from sources.errors import ConfigError
 

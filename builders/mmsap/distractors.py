@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -45,15 +45,6 @@ def near_numbers(n: int, forbidden: Iterable[int], generator: np.random.Generato
     jitter = generator.random(len(candidates))
     ranked = sorted(range(len(candidates)), key=lambda i: (abs(candidates[i] - n), jitter[i]))
     return [candidates[i] for i in ranked[:k]]
-
-
-def weighted_sample(pool: Sequence[str], weights: Sequence[float], k: int, generator: np.random.Generator) -> list[str]:
-    """``k`` of ``pool`` without replacement, probability proportional to ``weights`` (all of it if shorter)."""
-    if len(pool) <= k:
-        return list(pool)
-    w = np.asarray(weights, dtype=np.float64)
-    picked = generator.choice(len(pool), size=k, replace=False, p=w / w.sum())
-    return [pool[i] for i in picked]
 
 
 # ------------------------------------------------------------------------------------------ hashing

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -349,7 +349,3 @@ class QuestionSets:
             answer=reference,
             provenance=self._provenance(t, template="reefknot/vqa"),
         )
-
-
-def iter_items(result: SetResult) -> Iterator[Item]:
-    yield from result.items

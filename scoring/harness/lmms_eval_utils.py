@@ -17,7 +17,6 @@ exactly, as ``python -m scoring`` counts them (open answers and decomposed quest
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Sequence
 
 from builders.answers import INSTRUCTIONS, answer_format
