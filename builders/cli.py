@@ -7,6 +7,7 @@ and exit status 2 (never a traceback), progress goes to stderr, the summary tabl
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -21,6 +22,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from builders.lint import summary_rows
+from builders.lint.report import BLIND_COLUMNS, BLIND_TITLE, blind_caption, blind_rows
 from sources.errors import ConfigError, MirageError
 from sources.options import add_options, option_names
 
@@ -184,10 +187,6 @@ def run_builder(
 def print_lint(path: Path) -> None:
     """The lint's table (``build.json`` ``"lint"``, written by :func:`builders.run.open_build`): one row per
     check, 80 columns; task-level findings below it."""
-    import json
-
-    from builders.lint import summary_rows
-
     try:
         section = json.loads((Path(path) / "build.json").read_text(encoding="utf-8")).get("lint")
     except (OSError, ValueError):
@@ -210,8 +209,6 @@ def print_lint(path: Path) -> None:
 def print_blind(audit: Mapping[str, Any] | None, every_cell: bool) -> None:
     """The blind audit's table (:func:`builders.lint.report.blind_rows`): each task whole and its flagged cells,
     or (``every_cell``) every pressure and question type too."""
-    from builders.lint.report import BLIND_COLUMNS, BLIND_TITLE, blind_caption, blind_rows
-
     if not audit:
         return
     if audit.get("off") or not audit["cells"]:

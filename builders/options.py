@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.llm import LLMConfig, LLMOptions
+from sources.demo import default_cache_dir
 from sources.options import option
 
 
@@ -30,8 +31,6 @@ class BuildOptions(LLMOptions):
 
     def resolved_cache_dir(self) -> str:
         """``--cache-dir``, else ``$MIRAGE_CACHE_DIR``, else ``~/.cache/mirage``."""
-        from sources.demo import default_cache_dir
-
         return str(Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir())
 
     def llm(self) -> LLMConfig:

@@ -21,7 +21,8 @@ from builders.lint.report import blind_markdown
 from builders.lint.base import is_mcq
 
 from .export import SPLIT, TaskShards
-from .features import COLUMNS
+from .features import COLUMNS, release_features
+from .plots import bar_chart
 
 TEMPLATE_PATH = Path(__file__).with_name("card_template.md")
 
@@ -274,8 +275,6 @@ def size_category(n: int) -> str:
 
 
 def _features_yaml() -> list[dict[str, Any]]:
-    from .features import release_features
-
     return release_features()._to_yaml_list()
 
 
@@ -542,7 +541,6 @@ def render_card(
             for c in configs
         ],
     )
-    from .features import release_features
 
     feats = release_features()
     fields_table = md_table(
@@ -822,8 +820,6 @@ def plot_specs(stats: Mapping[str, Any]) -> list[tuple[str, Mapping[str, int], d
 
 def write_plots(out_dir: Path, stats: Mapping[str, Any]) -> list[str]:
     """The card's PNG plots under ``plots/`` (:func:`plot_specs`); returns their paths relative to ``out_dir``."""
-    from .plots import bar_chart
-
     specs = plot_specs(stats)
     for rel, counts, options in specs:
         bar_chart(out_dir / rel, counts, **options)

@@ -21,6 +21,8 @@ from typing import Any, Callable
 from sources.errors import MirageError
 from sources.hashing import file_sha256
 
+from .export import DEFAULT_MAX_SHARD_BYTES, plan_shards, read_columns, write_shards
+from .harness import write_harness_exports
 from .inputs import PSEUDONYMS_FILE, ReleaseInputs, load_inputs, read_pseudonyms, write_pseudonyms
 
 SEMVER_RE = re.compile(
@@ -93,8 +95,6 @@ def release(
 ) -> ReleaseResult:
     """Make ``<out>/<name>/<version>/`` from a build dir (see the module docstring)."""
     from .card import compute_stats, config_entries, render_card, write_plots
-    from .export import DEFAULT_MAX_SHARD_BYTES, write_shards
-    from .harness import write_harness_exports
 
     name, inputs, known = _prepare(build_dir, version, name, include_unreviewed, out)
     name_dir = Path(out) / name
@@ -205,7 +205,6 @@ def plan_release(
     """Every check :func:`release` makes before it writes, and the files it would write; writes nothing (the
     images are not encoded, so shard sizes are estimates: image bytes plus text)."""
     from .card import compute_stats, plot_specs
-    from .export import DEFAULT_MAX_SHARD_BYTES, plan_shards
 
     name, inputs, _ = _prepare(build_dir, version, name, include_unreviewed, out)
     stats = compute_stats(inputs.items, inputs.status, inputs.build_dir)
@@ -297,8 +296,6 @@ def _changelog(
     notes: str,
 ) -> str:
     """This version's entry, with the diff against the previous version, on top of that version's changelog."""
-    from .export import read_columns
-
     lines = [f"## v{version} - {released_at[:10]}", ""]
     if notes:
         lines += [notes.strip(), ""]

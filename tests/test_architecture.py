@@ -103,3 +103,51 @@ def test_a_broken_contract_is_reported(tmp_path: Path, contract: str) -> None:
                          timeout=300)
     assert run.returncode != 0 and "BROKEN" in run.stdout + run.stderr
     assert ("sources.planted -> builders" if contract == "layers" else "filters") in run.stdout
+
+
+PACKAGES = ("sources", "filters", "templates", "builders", "annotation", "data_cards", "scoring", "lint")
+LAZY_MODULES = {"data_cards.card": "huggingface_hub"}
+"""Mirage modules that may be imported inside a function: importing them imports a heavy optional dependency."""
+WITHOUT_HIDDEN_IMPORTS = ("scoring", "data_cards", "builders/*.py")
+"""Where every import of a Mirage module is at the top of its file (the rest of the tree still has some inside
+functions, for start-up time)."""
+
+
+def function_level_imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
+    """(line, absolute module) of the imports of Mirage modules inside the functions of ``path``."""
+    import ast
+
+    package = list(path.relative_to(root).with_suffix("").parts)
+    package = package[:-1] if package[-1] != "__init__" else package[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.ImportFrom):
+                base = package[: len(package) - inner.level + 1] if inner.level else []
+                module = ".".join([*base, *([inner.module] if inner.module else [])])
+            elif isinstance(inner, ast.Import):
+                module = inner.names[0].name
+            else:
+                continue
+            if module.split(".")[0] in PACKAGES:
+                found.append((inner.lineno, module))
+    return found
+
+
+def test_imports_hide_no_cycle_inside_functions() -> None:
+    """An import inside a function hid the cycles the contracts now forbid; where nothing heavy is imported it
+    goes to the top of the file, so the import graph is what a reader sees."""
+    paths = sorted({p for pattern in WITHOUT_HIDDEN_IMPORTS
+                    for p in (ROOT.glob(pattern) if pattern.endswith(".py") else ROOT.glob(f"{pattern}/**/*.py"))})
+    hidden = [f"{p.relative_to(ROOT)}:{line}: {module}" for p in paths
+              for line, module in function_level_imports(p) if module not in LAZY_MODULES]
+    assert paths and not hidden, "\n".join(hidden)
+
+
+def test_the_hidden_import_scan_sees_one(tmp_path: Path) -> None:
+    (tmp_path / "scoring").mkdir()
+    module = tmp_path / "scoring" / "x.py"
+    module.write_text("def f():\n    from .llm import llm_config\n    import json\n")
+    assert function_level_imports(module, tmp_path) == [(2, "scoring.llm")]

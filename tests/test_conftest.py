@@ -1,4 +1,5 @@
-"""The test session's own housekeeping: its temporary cache folder does not outlive the run."""
+"""The test session's own housekeeping: its temporary cache folder does not outlive the run, and every test has a
+timeout."""
 
 from __future__ import annotations
 
@@ -32,3 +33,9 @@ def test_a_test_run_leaves_no_cache_folder_behind(tmp_path: Path) -> None:
     (cache,) = re.findall(r"session cache: (\S+)", run.stdout)
     assert Path(cache).parent.resolve() == tmp_path.resolve()  # the child made its cache in its temp dir ...
     assert not Path(cache).exists() and not list(tmp_path.glob("mirage-test-cache-*"))  # ... and removed it
+
+
+def test_every_test_has_a_timeout(pytestconfig) -> None:
+    """pytest-timeout is configured in pyproject.toml, so a hung child fails its test instead of hanging CI."""
+    assert pytestconfig.pluginmanager.hasplugin("timeout")
+    assert float(pytestconfig.getini("timeout")) >= 600

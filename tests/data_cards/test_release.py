@@ -11,13 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from data_cards.card import split_card
-from data_cards.cli import main
-from data_cards.features import release_features
-from data_cards.release import parse_version, release
-from sources.errors import MirageError
+from tests.conftest import require_release_extra
 
-from .conftest import REVIEWERS, make_build, pixel
+require_release_extra()  # data_cards.card reads the card with huggingface_hub
+
+from data_cards.card import split_card  # noqa: E402
+from data_cards.cli import main  # noqa: E402
+from data_cards.features import release_features  # noqa: E402
+from data_cards.release import parse_version, release  # noqa: E402
+from sources.errors import MirageError  # noqa: E402
+
+from .conftest import REVIEWERS, make_build, pixel  # noqa: E402
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
