@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What annotation/ and tests/annotation need; called by .ci/install before pytest. Idempotent, non-interactive.
 #
-# - the project env gets the client side: label-studio-sdk, requests + rich (the `annotation` extra) and Playwright, whose own
+# - the project env gets the client side: label-studio-sdk, requests, rich and statsmodels (the `annotation`
+#   extra; statsmodels for Fleiss' kappa) and Playwright, whose own
 #   browser download is skipped: the tests drive the Debian Chromium at /usr/bin/chromium;
 # - the Label Studio SERVER goes into its own virtualenv, .venv-labelstudio (it pins Django and many libraries
 #   that would clash with the project env); `python -m annotation serve` and the test fixture find it there;

@@ -28,7 +28,6 @@ YES_NO = "yes_no"
 VQA = "vqa"
 KIND_NAMES = {MCQ: "multiple choice", YES_NO: "yes/no", VQA: "open answer"}
 
-
 # control names in the labeling config: pull reads annotations by these names
 VERDICT = "verdict"
 CORRECT_OPTION = "correct_option"
