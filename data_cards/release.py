@@ -94,9 +94,8 @@ def release(
     on_total: Callable[[int], None] | None = None,
 ) -> ReleaseResult:
     """Make ``<out>/<name>/<version>/`` from a build dir (see the module docstring)."""
-    from .card import compute_stats, config_entries, render_card, write_plots
-
     name, inputs, known = _prepare(build_dir, version, name, include_unreviewed, out)
+    cards = _card_module()
     name_dir = Path(out) / name
     final = name_dir / version
     partial = name_dir / f"{version}.partial"
@@ -116,12 +115,12 @@ def release(
             max_shard_bytes=max_shard_bytes or DEFAULT_MAX_SHARD_BYTES,
             progress=progress,
         )
-        stats = compute_stats(inputs.items, inputs.status, inputs.build_dir)
-        configs = config_entries(shards)
-        write_plots(partial, stats)
+        stats = cards.compute_stats(inputs.items, inputs.status, inputs.build_dir)
+        configs = cards.config_entries(shards)
+        cards.write_plots(partial, stats)
         # lmms-eval task folder + VLMEvalKit TSVs under harness/ (listed in the manifest like every file)
         write_harness_exports(partial, release=name, version=version, repo_id=repo_id)
-        card = render_card(
+        card = cards.render_card(
             version=version,
             name=name,
             build=inputs.build,
@@ -159,6 +158,17 @@ def release(
         path=final, version=version, name=name, num_items=len(inputs.items), files=len(manifest["files"]) + 1,
         stats=stats,
     )
+
+
+def _card_module() -> Any:
+    """:mod:`data_cards.card`, which writes the card with ``huggingface_hub`` (the release extra): imported when
+    a release is made, after its inputs were checked, and a one-line error without the extra."""
+    try:
+        from . import card
+    except ImportError as exc:
+        raise MirageError(f"releasing needs the release extra ({exc.name} is not installed): pip install "
+                          "'mirage-bench[release]' or bash .ci/install-release.sh") from None
+    return card
 
 
 def _prepare(build_dir: str | Path, version: str, name: str | None, include_unreviewed: bool,
@@ -204,14 +214,13 @@ def plan_release(
 ) -> ReleasePlan:
     """Every check :func:`release` makes before it writes, and the files it would write; writes nothing (the
     images are not encoded, so shard sizes are estimates: image bytes plus text)."""
-    from .card import compute_stats, plot_specs
-
     name, inputs, _ = _prepare(build_dir, version, name, include_unreviewed, out)
-    stats = compute_stats(inputs.items, inputs.status, inputs.build_dir)
+    cards = _card_module()
+    stats = cards.compute_stats(inputs.items, inputs.status, inputs.build_dir)
     files = [(path, f"{len(shard)} item(s), ~{_megabytes(size)}")
              for plan in plan_shards(inputs.items, inputs.build_dir, max_shard_bytes or DEFAULT_MAX_SHARD_BYTES)
              for path, shard, size in zip(plan.files, plan.shards, plan.sizes)]
-    files += [(path, "plot") for path, _, _ in plot_specs(stats)]
+    files += [(path, "plot") for path, _, _ in cards.plot_specs(stats)]
     files += [("harness/lmms_eval/", "lmms-eval tasks"), ("harness/vlmevalkit/", "VLMEvalKit TSVs"),
               ("harness/README.md", "how to run them"), ("README.md", "the data card"),
               ("CHANGELOG.md", "this version's entry"), (MANIFEST, "sources, sha256 of files")]
