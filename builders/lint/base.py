@@ -49,7 +49,7 @@ class LintContext:
     :func:`builders.lint.report.lint` loads them where it runs it."""
 
     build: Mapping[str, Any] = field(default_factory=dict)
-    dictionary: frozenset[str] | None = None
+    dictionary: Container[str] | None = None
     allow_words: Container[str] = frozenset()
     llm: Any = None
     """A :class:`builders.llm.LLMConfig` for the text-only baseline, or ``None``."""

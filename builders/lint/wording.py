@@ -98,7 +98,7 @@ QUESTION_START = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|what|whi
                             r"how|will|would|should|has|have)\b", re.I)
 
 
-def _agreement(text: str, dictionary: frozenset[str] | None) -> Iterator[str]:
+def _agreement(text: str, dictionary: Container[str] | None) -> Iterator[str]:
     for rule in AGREEMENT:
         for m in rule.finditer(text):
             clause = re.split(r"[.;:?!]", text[m.end():], maxsplit=1)[0]
@@ -146,7 +146,7 @@ SPELLING_TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|[.!?:]")
 """A word (with an apostrophe suffix: "dog's") or a mark that ends a sentence."""
 
 
-def _spelling(text: str, known: frozenset[str], allowed: Container[str],
+def _spelling(text: str, known: Container[str], allowed: Container[str],
               verdicts: dict[tuple[str, bool], bool] | None = None) -> Iterator[str]:
     """The words of ``text`` outside ``known`` and ``allowed``; ``verdicts`` remembers each word's verdict
     (where it starts a sentence or not) across the texts of one check: a build's texts share most of their
@@ -166,7 +166,7 @@ def _spelling(text: str, known: frozenset[str], allowed: Container[str],
             yield token
 
 
-def _unknown(token: str, first: bool, known: frozenset[str], allowed: Container[str]) -> bool:
+def _unknown(token: str, first: bool, known: Container[str], allowed: Container[str]) -> bool:
     """Whether one word is a spelling fault (``first``: it starts a sentence)."""
     if len(token) <= 2 or not token.isalpha() and "'" not in token or any(c.isdigit() for c in token):
         return False
