@@ -233,8 +233,10 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
             found = cache.get(key)
             if found is None:
                 found = cache[key] = faults(text, key[0], context, context.allow_words, verdicts)
-                if key[0] in grammar.PARSED_FIELDS:
-                    found += [("grammar", f"{words!r} ({kind})") for kind, words in parsed.get(text, ())]
+                if key[0] in grammar.PARSED_FIELDS:  # words a rule above named already are not named twice
+                    named = {what for _, what in found}
+                    found += [("grammar", f"{words!r} ({kind})") for kind, words in parsed.get(text, ())
+                              if words not in named]
             for rule, what in found:
                 n += 1
                 per_rule[rule] += 1
