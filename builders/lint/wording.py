@@ -6,7 +6,8 @@ Rules (each flag names the rule, the field and the words):
   ("there are a star and a ring" is a plural compound subject and right), an auxiliary before a finite verb of
   :data:`FINITE_VERBS` ("snow is covers ground", Reefknot's VQA labels);
   "Is the dogs", "the dogs is" (a word ending in "s" whose stem is a dictionary word; "glass", "bus" are not read
-  as plurals). Agreement needing a parser beyond these is left to review;
+  as plurals), a noun left open with "(s)" ("How many 'pentagon'(s)"). Agreement needing a parser is the
+  ``grammar`` rule's;
 * ``article``: "a" or "an" against the sound of the next word ("a octagon", "an dog", "a hour", "an unicorn",
   "a MRI"; :func:`templates.english.accepts`, the rule the builders write with), and "a" before a noun used only
   in the plural ("a scissors", "a pants"; a plural noun after "a" in general is the grammar rule's); a capital
@@ -56,6 +57,9 @@ FINITE_VERBS = frozenset("""covers holds wears sits stands lies hangs rides carr
 """Third-person verbs that never follow "is"/"are" ("snow is covers ground", Reefknot's VQA labels): an
 auxiliary then a finite verb. The list is the relation verbs of scene-graph data; other verbs need a parser."""
 AUX_THEN_FINITE = re.compile(r"\b(?:is|are|was|were)\s+(?:not\s+)?([a-z]+)\b", re.I)
+OPEN_NUMBER = re.compile(r"\b[A-Za-z]+['\u2019]?\(s\)")
+"""A noun left open between singular and plural ("How many 'pentagon'(s)", the MIOH paper's figures): English
+writes the plural after "how many" and the number's form after a count."""
 PLURAL_AFTER_IS = re.compile(r"\b(?:is|was)\s+the\s+([a-z]+s)\b", re.I)
 PLURAL_BEFORE_IS = re.compile(r"\b(?:the|these|those)\s+([a-z]+s)\s+(?:is|was)\b", re.I)
 NOT_PLURAL_ENDINGS = ("ss", "us", "is", "ous", "ics", "ws")
@@ -84,7 +88,7 @@ VALUE_LEAKS = [
 ]
 WRONG_KIND = [
     re.compile(r"\bhow\s+many\s+\d+\b(?!\s*[-'])", re.I),
-    re.compile(r"\b(?:a|an)\s+\d+\b(?![-%'\w])", re.I),
+    re.compile(r"\b(?:a|an)\s+\d+\b(?![-%'\w]|\s*(?:by|x|\u00d7)\s*\d)", re.I),  # "an 8 by 8 board" is a size
 ]
 
 PUNCTUATION = [
@@ -105,6 +109,8 @@ def _agreement(text: str, dictionary: Container[str] | None) -> Iterator[str]:
             if m.group(0).lower().startswith(("are", "were", "there are", "there were")) and " and " in clause:
                 continue  # "there are a star and a ring": a compound subject is plural
             yield m.group(0)
+    for m in OPEN_NUMBER.finditer(text):
+        yield m.group(0)
     for m in AUX_THEN_FINITE.finditer(text):
         if m.group(1).lower() in FINITE_VERBS:
             yield m.group(0)
