@@ -13,9 +13,9 @@ reference text (each distinct sentence parsed once):
   "next woman", "in front dog"), unless a determiner shows it is an adjective ("the next image");
 * ``"besides" for "beside"``: "besides" as a place after "is" / "are";
 * ``adjective as the subject``: "black is trash can" (an adjective or a colour word, which the tagger may
-  call a noun, opening the sentence as its subject);
-* ``subject and verb disagree``: a singular noun with "are" / "were" or a plural noun with "is" / "was" (a
-  compound subject, "a lot of ...", "a number of ..." are plural);
+  call a noun, opening the sentence as the subject of the "is" after it);
+* ``subject and verb disagree``: a singular noun right before "are" / "were" or a plural noun right before
+  "is" / "was" (a compound subject, "a lot of ...", "a number of ..." are plural);
 * ``auxiliary before a finite verb``: "snow is covers ground" ("not" may stand between);
 * ``"a" before a plural noun``: "Is there a skis", "a stairs", "a red skis" (the head noun, not a modifier: "a
   sports car"; at most one word between).
@@ -27,6 +27,7 @@ and the summary says what to install.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
@@ -138,13 +139,13 @@ def _subject_faults(subject: Any) -> Iterator[Fault]:
     verb = _verb_of(subject)
     sentence_start = subject.sent.start
     # "black is trash can": an adjective standing where the subject noun should be
-    if (subject.tag_ in ("JJ", "JJR", "JJS") or subject.lower_ in COLOURS) and verb is not None and subject.i < verb.i:
+    if (subject.tag_ in ("JJ", "JJR", "JJS") or subject.lower_ in COLOURS) and verb is not None and verb.i == subject.i + 1:
         predicates = [c for c in verb.children if c.dep_ in ("attr", "acomp") and c.i > verb.i]
         if not any(p.lower_ in ADJECTIVE_SUBJECT_OK for p in predicates) and subject.i == sentence_start + (
                 1 if subject.doc[sentence_start].tag_ == "DT" else 0):
             yield "adjective as the subject", _words(subject, verb)
-    if verb is None or verb.lower_ not in BE_SINGULAR | BE_PLURAL or verb.i < subject.i:
-        return  # a question's inverted verb ("Are the dogs ...") is the regex rules'
+    if verb is None or verb.lower_ not in BE_SINGULAR | BE_PLURAL or verb.i != subject.i + 1:
+        return  # the verb right after its subject ("bus are"); a question's "Are the dogs" is the regex rules'
     if any(w.tag_ in WH_TAGS for w in subject.subtree):
         return  # "how many millimetres thick is it": the subject is the question's, not the verb's
     children = list(subject.children)
@@ -165,10 +166,15 @@ _PLURALISH = (r"\b(?!(?:this|his|its|has|was|does|yes|always|perhaps|thus|plus|a
               r"[\w'-]*[a-z][^\Wsu]s\b")
 """A word that may be a plural noun or a third-person verb: ends in "s" (not "ss", "us"), not a word known
 otherwise ("this", "has")."""
+_NO_DETERMINER = "".join(f"(?<!{d} )" for d in "the a an this that its his her their our my your each every".split())
+"""Not after a determiner: "the next image" is an adjective (the rule asks the parser the same)."""
+_PRONOUNS = "(?:there|here|they|we|you|these|those|which|who|what|that|some|many|all|both)"
+"""Words before "are" that are not singular nouns (the agreement rule asks for a noun)."""
 TRIGGERS = re.compile(
     rf"""\b(?:{'|'.join(_PREPOSITIONS)})\s*(?:[^\w\s'"]|$)"""  # a preposition before punctuation or the end
-    + "".join(rf"|\b{word}\b(?!\s+{particle}\b)" for word, particle in NEEDS_PARTICLE.items())  # no particle
-    + rf"|^\W*[\w'-]+[^\w'-]+.*?\b(?:{_BE}\b|\w+'(?:s|re)\b)"  # a form of "be" after the first word
+    + "".join(rf"|{_NO_DETERMINER}\b{word}\b(?!\s+{particle}\b)" for word, particle in NEEDS_PARTICLE.items())
+    + rf"|^\W*(?:(?:the|a|an)\s+)?[\w'-]+\s+(?:is|are|was|were)\b"  # a sentence's first word and "be"
+    + rf"|\b(?!{_PRONOUNS}\b)[\w'-]+\s+(?:are|were)\b|{_PLURALISH}\s+(?:is|was)\b"  # "bus are", "dogs is"
     rf"|\b{_BE}\s+(?:not\s+)?{_PLURALISH}"  # a form of "be", then a word ending in "s"
     rf"|\ban?\s+(?:[\w'-]+\s+)?{_PLURALISH}",  # "a", then (past one word) a word ending in "s"
     re.IGNORECASE)
@@ -182,11 +188,18 @@ texts share (a template's frame) is parsed once."""
 
 
 def parse_all(texts: Iterable[str]) -> tuple[dict[str, list[Fault]], str]:
-    """Faults of every distinct text and the parser's name (``{}`` and why, when no parser is installed)."""
+    """Faults of every distinct text and the parser's name (``{}`` and why, when no parser is installed).
+
+    spaCy is loaded only when some sentence has what a rule looks for (:data:`TRIGGERS`): importing it takes
+    seconds (thinc imports torch where it is installed), and most builds' questions need no parse."""
+    if importlib.util.find_spec("spacy") is None:
+        return {}, f"off ({INSTALL_HINT})"
+    sentences = {text: [s for s in SENTENCE_END.split(text) if s.strip()] for text in dict.fromkeys(texts)}
+    distinct = list(dict.fromkeys(s for parts in sentences.values() for s in parts if TRIGGERS.search(s)))
+    if not distinct:
+        return {}, "not loaded (no sentence has what a grammar rule looks for)"
     nlp, name = load_parser()
     if nlp is None:
         return {}, name
-    sentences = {text: [s for s in SENTENCE_END.split(text) if s.strip()] for text in dict.fromkeys(texts)}
-    distinct = list(dict.fromkeys(s for parts in sentences.values() for s in parts if TRIGGERS.search(s)))
     found = dict(zip(distinct, faults(distinct, nlp)))
     return {text: [f for s in parts for f in found.get(s, ())] for text, parts in sentences.items()}, name
