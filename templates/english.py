@@ -8,7 +8,7 @@ hour", "a unicorn", "a one-way", "an MRI"), with three additions:
 * a word that starts with a digit is read as its number ("an 8-ball", "an 11", "a 9");
 * a category named in the plural because one instance is a pair or a set ("skis", "scissors", "stairs":
   COCO and LVIS names) is counted by its unit: "a pair of skis", "3 pairs of skis", "a flight of stairs"
-  (POPE asks "Is there a skis" 214 times);
+  (POPE asks "Is there a skis / a scissors / a stairs" 214 times);
 * both articles are accepted where English usage divides (:data:`EITHER_ARTICLE`: "a herb" / "an herb"), and
   before an acronym that may be read as a word or spelled out ("a SUV" / "an SUV").
 
