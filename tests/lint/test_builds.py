@@ -27,7 +27,7 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
 
 
 DEMO_ITEMS_SHA256 = {
-    ("mioh", None): "c15409e26fee27534490ed031dd696a1bf2198b3e1179bd9ff8ebdf407b111d9",
+    ("mioh", None): "592513217ec68cf32507fe33246b618d69f0a72f8b428d125abd6e688e8dedec",
     ("mementos", "decord"): "2233dcc6f51044792dd63331ced067de1962de8c5180da4d8294259451770f26",
 }
 """items.jsonl of the demo builds, by the video decoder the build used (Mementos' items name it in their
