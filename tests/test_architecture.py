@@ -126,13 +126,13 @@ def function_level_imports(path: Path, root: Path = ROOT) -> list[tuple[int, str
         for inner in ast.walk(node):
             if isinstance(inner, ast.ImportFrom):
                 base = package[: len(package) - inner.level + 1] if inner.level else []
-                module = ".".join([*base, *([inner.module] if inner.module else [])])
+                modules = ([".".join([*base, inner.module])] if inner.module
+                           else [".".join([*base, alias.name]) for alias in inner.names])  # from . import card
             elif isinstance(inner, ast.Import):
-                module = inner.names[0].name
+                modules = [alias.name for alias in inner.names]
             else:
                 continue
-            if module.split(".")[0] in PACKAGES:
-                found.append((inner.lineno, module))
+            found += [(inner.lineno, module) for module in modules if module.split(".")[0] in PACKAGES]
     return found
 
 
@@ -149,5 +149,5 @@ def test_imports_hide_no_cycle_inside_functions() -> None:
 def test_the_hidden_import_scan_sees_one(tmp_path: Path) -> None:
     (tmp_path / "scoring").mkdir()
     module = tmp_path / "scoring" / "x.py"
-    module.write_text("def f():\n    from .llm import llm_config\n    import json\n")
-    assert function_level_imports(module, tmp_path) == [(2, "scoring.llm")]
+    module.write_text("def f():\n    from .llm import llm_config\n    import json\n    from . import run\n")
+    assert function_level_imports(module, tmp_path) == [(2, "scoring.llm"), (4, "scoring.run")]
