@@ -155,20 +155,20 @@ def test_a_stand_in_model_is_scored_with_hand_checked_ar_kk_ku(demo_build, tmp_p
     assert score(["mmsap", "--release", str(demo_build), "--predictions", str(path), "--out", str(tmp_path / "r"),
                   "--no-plots"]) == 0
     results = json.loads((tmp_path / "r" / "results.json").read_text())
-    n_basic, n_know, n_beyond = 40, 12, 60  # questions per round
+    n_basic, n_know, n_beyond = 40, 33, 60  # questions per round (33 authored knowledge questions)
     for k in range(5):
         beyond_a = sum(1 for it in items if it["task"] == "beyond" and it["provenance"]["shuffle"] == k
                        and it["provenance"]["refusal"] == "A")
         assert beyond_a == 12  # refusal positions dealt in balanced blocks of five
-    # AR = (40 basic right + 12 know refused + 12 beyond refused by "A") / 112, the same in every round
-    assert results["overall"]["score_AR"]["mean"] == pytest.approx((40 + 12 + 12) / 112)
+    # AR = (40 basic right + 33 know refused + 12 beyond refused by "A") / 133, the same in every round
+    assert results["overall"]["score_AR"]["mean"] == pytest.approx((40 + 33 + 12) / 133)
     assert results["overall"]["score_AR"]["variance"] == pytest.approx(0.0)
-    assert results["overall"]["score_KK"]["mean"] == pytest.approx(40 / 52)  # know answers were refusals
-    assert results["overall"]["score_KU"]["mean"] == pytest.approx((12 + 12) / 72)
-    assert results["overall"]["answer_rate"]["mean"] == pytest.approx((40 + 48) / 112)
+    assert results["overall"]["score_KK"]["mean"] == pytest.approx(40 / 73)  # know answers were refusals
+    assert results["overall"]["score_KU"]["mean"] == pytest.approx((33 + 12) / 93)
+    assert results["overall"]["answer_rate"]["mean"] == pytest.approx((40 + 48) / 133)
     assert results["overall"]["answer_accuracy"]["mean"] == pytest.approx(40 / 88)
     assert results["subsets"]["know"]["score_KU"]["mean"] == 1.0
-    assert results["coverage"]["refusal_in_words"] == 5 * n_know and n_basic + n_know + n_beyond == 112
+    assert results["coverage"]["refusal_in_words"] == 5 * n_know and n_basic + n_know + n_beyond == 133
 
 
 # ------------------------------------------------------------------------------------------------ real formats
@@ -400,7 +400,7 @@ def test_config_file_sets_options_and_rejects_unknown_ones(tmp_path, capsys):
     assert main(["--config", str(config), "--out", str(tmp_path), "--no-progress", "--n-beyond", "2"]) == 0
     items = read_items(tmp_path / "demo-seed0-shuffles2")
     first = [it for it in items if it["provenance"]["shuffle"] == 0]
-    assert Counter(it["task"] for it in first) == {"basic": 8, "beyond": 12, "know": 12}
+    assert Counter(it["task"] for it in first) == {"basic": 8, "beyond": 12, "know": 33}
     assert len(items) == 2 * len(first)
     config.write_text("n_basic: 2\nrefusal: Nope\n")
     capsys.readouterr()
