@@ -21,6 +21,10 @@ LETTERS = "ABCDE"
 REFUSAL = "Sorry, I can't help with it"
 TEMPLATES = Path(__file__).resolve().parents[3] / "templates" / "mmsap"
 DEMO_COLOURS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown")
+# how the demo world paints them (sources/demo/world.py COLOURS, restated): a colour word must name what is drawn
+PAINT = {"red": (214, 39, 40), "orange": (247, 129, 15), "yellow": (240, 200, 20), "green": (44, 160, 44),
+         "blue": (31, 90, 200), "purple": (128, 60, 170), "pink": (240, 110, 180), "brown": (125, 75, 35)}
+PATTERN_INK = {(35, 35, 35), (250, 250, 250)}  # stripes, dots and checks (sources/demo/render.py, restated)
 DEMO_PATTERNS = ("solid", "striped", "dotted", "checkered")
 DIRECTIONS = {"to the left of": "left of", "to the right of": "right of", "above": "above", "below": "below"}
 PLURALS = {"crosses": "cross"}
@@ -132,6 +136,20 @@ class Demo:
     def __init__(self, records_json: Path) -> None:
         data = json.loads(Path(records_json).read_text())
         self.images = {im["id"]: im for im in data["images"]}
+        self.folder = Path(records_json).parent
+
+    def drawn_colour(self, im: dict, o: dict) -> str:
+        """The palette colour nearest to the commonest pixel of the instance's visible mask in the PNG."""
+        import numpy as np
+        from PIL import Image
+        from pycocotools import mask as mask_util
+
+        pixels = np.asarray(Image.open(self.folder / im["file"]).convert("RGB"))
+        visible = mask_util.decode({"size": o["rle"]["size"], "counts": o["rle"]["counts"].encode()}).astype(bool)
+        colours, counts = np.unique(pixels[visible], axis=0, return_counts=True)
+        body = [k for k, c in enumerate(colours) if tuple(int(v) for v in c) not in PATTERN_INK]
+        common = colours[max(body, key=lambda k: counts[k])].astype(int)
+        return min(PAINT, key=lambda name: sum((a - b) ** 2 for a, b in zip(PAINT[name], common)))
 
     def geometry(self, im: dict, o: dict) -> tuple[float, float, float]:
         """(relative area, occlusion, truncation) of an instance."""
@@ -380,8 +398,10 @@ class Checker:
                 return [f"{cat} is not shown exactly once, clearly and legibly"]
             truth = self.demo.colour(shown[0])
             bad = [w for w in wrong if w.lower() not in DEMO_COLOURS or w.lower() == truth]
+            drawn = self.demo.drawn_colour(im, shown[0])
             return ([f"colour {answer} != {truth}"] if answer.lower() != truth else []) + \
-                   [f"wrong colour option {w}" for w in bad]
+                ([f"the {cat} is drawn {drawn}, annotated {truth}"] if drawn != truth else []) + \
+                [f"wrong colour option {w}" for w in bad]
         if kind == "counting":
             word = re.fullmatch(r"How many (\w+) are in the picture\?", q).group(1)
             cat = PLURALS.get(word, word[:-1])
@@ -397,6 +417,8 @@ class Checker:
             shown = [o for o in im["instances"] if colour in o["attributes"] and pattern in o["attributes"]]
             if len(shown) != 1 or self.demo.level(im, shown[0]) != "easy" or not self.demo.legible(im, shown[0]):
                 return ["the colour and pattern do not pick one clear, legible object"]
+            if self.demo.drawn_colour(im, shown[0]) != colour:
+                return [f"the {colour} {pattern} object is drawn {self.demo.drawn_colour(im, shown[0])}"]
             cat = shown[0]["category"]
             truth = f"{'An' if cat[0] in 'aeiou' else 'A'} {cat}"
             article = lambda word: "An" if word[0] in "aeiou" else "A"  # noqa: E731

@@ -161,6 +161,25 @@ def test_checker_catches_an_illegible_shape_named_in_a_colour_question(demo_buil
     assert any("legibly" in p for p in demo_checker.check(planted))
 
 
+def test_checker_catches_a_colour_word_that_is_not_what_is_drawn(demo_build, demo_checker):
+    """The colour named must be the one painted: the checker reads it from the image's pixels, so records whose
+    colour attribute disagrees with the picture are caught."""
+    import copy
+
+    item = _first_round(demo_build, "basic", "color")
+    assert demo_checker.check(item) == []
+    answer, wrong = demo_checker._text(item)
+    demo = copy.copy(demo_checker.demo)
+    demo.images = copy.deepcopy(demo.images)
+    im = demo.images[item["provenance"]["image_id"]]
+    inst = next(o for o in im["instances"] if o["id"] == item["provenance"]["grounding"]["instance"])
+    said = next(c for c in ("red", "blue") if c != answer.lower() and c.capitalize() not in wrong)
+    inst["attributes"] = sorted({*inst["attributes"]} - {answer.lower()} | {said})
+    misread = Checker(demo=demo, authored=TEMPLATES / "demo_authored.yaml")
+    planted = {**item, "options": [said.capitalize() if o == answer else o for o in item["options"]]}
+    assert any(f"drawn {answer.lower()}, annotated {said}" in p for p in misread.check(planted))
+
+
 def test_checker_catches_a_diagonal_position(demo_build, demo_checker):
     """The world's relations give the pair one direction, but the shapes are apart on both axes."""
     demo = demo_checker.demo
