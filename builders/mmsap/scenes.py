@@ -131,7 +131,10 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int =
 
     Position answers are dealt from a balanced cycle of the four directions (an image is skipped when it offers
     no pair with the direction due): left/right pairs are far more common in 4:3 scenes, and a benchmark whose
-    answers are never "above"/"below" could be answered by ruling those out, or by the longest option."""
+    answers are never "above"/"below" could be answered by ruling those out, or by the longest option. Counts
+    are dealt the same way over :data:`~builders.mmsap.distractors.COUNT_OPTIONS`, so the right count's rank
+    among the four options is uniform: the nearest counts on both sides made it the second or third smallest
+    almost always, and "pick the second smallest" a blind strategy."""
     t = load_templates("mmsap", "basic_demo")["basic"]
     colours = sorted(a for a, kind in records.attribute_types.items() if kind == "colour")
     categories = sorted(records.categories)
