@@ -7,20 +7,21 @@
 #   that would clash with the project env); `python -m annotation serve` and the test fixture find it there;
 # - Chromium from Debian.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 LS_VERSION="1.23.2"   # keep in step with annotation/serve.py LABEL_STUDIO_VERSION
 VENV=".venv-labelstudio"
 
-python -m pip install --quiet "requests>=2.31" "rich>=13" "playwright==1.65.2" "pytest>=8" "pytest-timeout>=2.2"
+pip_install "requests>=2.31" "rich>=13" "playwright==1.65.2" "pytest>=8" "pytest-timeout>=2.2"
 # label-studio-sdk (the client, pinned as in the `annotation` extra) WITHOUT its declared dependencies: it pins
 # opencv-python-headless<4.13 (which pins numpy<2.3) and pulls NLTK, datamodel-code-generator and requests-mock,
 # none of which the client or LabelInterface import; resolving them would downgrade the `video` extra's OpenCV
 # and numpy. So the SDK goes in with --no-deps plus exactly what `label_studio_sdk.client` and
 # `label_studio_sdk.label_interface` import (checked by the import below).
 SDK_VERSION="2.1.2"   # keep in step with pyproject.toml's annotation extra
-python -m pip install --quiet --no-deps "label-studio-sdk==$SDK_VERSION"
-python -m pip install --quiet "httpx>=0.21.2" "pydantic>=2" "jsonschema>=4.23" "lxml>=6.1" "xmljson==0.2.1" \
+pip_install --no-deps "label-studio-sdk==$SDK_VERSION"
+pip_install "httpx>=0.21.2" "pydantic>=2" "jsonschema>=4.23" "lxml>=6.1" "xmljson==0.2.1" \
   "jsf>=0.11.2,<0.12" "appdirs>=1.4.3" "pyjwt>=2.13,<2.14" "ujson>=5.8" "ijson>=3.2.3" "pandas>=1.5"
 python -c "import label_studio_sdk.client, label_studio_sdk.label_interface"
 
@@ -30,7 +31,7 @@ assert m.version("label-studio") == "$LS_VERSION"
 PY
 then
   python -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet "label-studio==$LS_VERSION"
+  PIP="$VENV/bin/python -m pip" pip_install "label-studio==$LS_VERSION"
 fi
 
 if ! command -v chromium >/dev/null 2>&1; then

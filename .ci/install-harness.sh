@@ -4,8 +4,8 @@
 # datasets, pyarrow and Pillow). Idempotent: a second run only checks that what the tests use imports.
 #
 # lmms-eval goes into its own virtualenv, .venv-lmms-eval, that sees the project env (torch, transformers,
-# datasets, Mirage itself, installed editable) behind its own packages without changing it (.ci/child-venv.sh says
-# how, and why not --system-site-packages). lmms-eval 0.7.3 declares ~50
+# datasets, Mirage itself, installed editable) behind its own packages without changing it (.ci/lib.sh says how,
+# and why not --system-site-packages). lmms-eval 0.7.3 declares ~50
 # dependencies for its model wrappers and built-in task scorers (transformers, wandb==0.25.0, yt-dlp, av,
 # sentence-transformers, pycocoevalcap, ...: several GB with their own pins); the path Mirage's tasks take
 # (TaskManager(include_path=...), simple_evaluate, the generate_until request flow) imports only the few listed
@@ -17,15 +17,16 @@
 # `vlmeval.dataset` (build_dataset, the custom MCQ/VQA datasets, CircularEval with exact matching) imports the
 # ones listed below. qwen-vl-utils goes without its own dependencies (PyAV is needed for videos only).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
-. .ci/child-venv.sh
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 LMMS_EVAL_VERSION="0.7.3"
 VENV=".venv-lmms-eval"
-PIP_FILTER=(-e "/^[A-Za-z0-9_.-]+ [^ ]+ requires /d" -e "/dependency resolver does not currently take/d")
 # pinned to the versions the tests last passed with (lmms-eval itself pins none of them)
+# filelock: lmms-eval's simple_evaluate imports filelock._api, which filelock 4 no longer has; the project env's
+# datasets / huggingface_hub take filelock 4, so the venv keeps a 3.x of its own in front of it
 EVALUATOR_DEPS=("loguru==0.7.3" "pytz==2026.6" "accelerate==1.15.0" "tenacity==9.2.1" "evaluate==0.4.6"
-                "sacrebleu==2.6.0")
+                "sacrebleu==2.6.0" "filelock==3.32.7")
 
 check() {
   "$VENV/bin/python" - <<PY
@@ -33,16 +34,17 @@ import importlib.metadata as m
 assert m.version("lmms_eval") == "$LMMS_EVAL_VERSION", m.version("lmms_eval")
 from lmms_eval.evaluator import simple_evaluate  # noqa: F401
 from lmms_eval.tasks import TaskManager  # noqa: F401
+import filelock._api  # noqa: F401 - simple_evaluate needs it at run time
 import scoring.harness.lmms_eval_utils  # noqa: F401 - Mirage's hooks import in the harness env
 PY
 }
 
 if ! check 2>/dev/null; then
   rm -rf "$VENV" && child_venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --no-deps "lmms-eval==$LMMS_EVAL_VERSION"
-  # pip then lists every declared dependency left out ("lmms-eval 0.7.3 requires ..."), and those of the project
-  # env's packages it sees: expected, filtered (PIP_FILTER)
-  "$VENV/bin/python" -m pip install --quiet "${EVALUATOR_DEPS[@]}" 2>&1 | sed -E "${PIP_FILTER[@]}" >&2
+  PIP="$VENV/bin/python -m pip" pip_install --no-deps "lmms-eval==$LMMS_EVAL_VERSION"
+  # pip then lists every declared dependency left out ("lmms-eval 0.7.3 requires ..."): expected, summed up
+  # in one line by pip_install (.ci/lib.sh)
+  PIP="$VENV/bin/python -m pip" pip_install "${EVALUATOR_DEPS[@]}"
   check
 fi
 VLM_VERSION="0.0.20"   # ms-vlmeval
@@ -61,8 +63,8 @@ PY
 }
 if ! check_vlm >/dev/null 2>&1; then
   rm -rf "$VLM_VENV" && child_venv "$VLM_VENV"
-  "$VLM_VENV/bin/python" -m pip install --quiet --no-deps "ms-vlmeval==$VLM_VERSION" "qwen-vl-utils==0.0.14"
-  "$VLM_VENV/bin/python" -m pip install --quiet "${VLM_DEPS[@]}" 2>&1 | sed -E "${PIP_FILTER[@]}" >&2
+  PIP="$VLM_VENV/bin/python -m pip" pip_install --no-deps "ms-vlmeval==$VLM_VERSION" "qwen-vl-utils==0.0.14"
+  PIP="$VLM_VENV/bin/python -m pip" pip_install "${VLM_DEPS[@]}"
   check_vlm >/dev/null 2>&1 || check_vlm   # quiet when fine (vlmeval logs a missing .env), loud when not
 fi
 

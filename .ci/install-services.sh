@@ -14,6 +14,7 @@
 # or let this script do it: MIRAGE_TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu bash .ci/install
 # (the variable adds --index-url to the torch install; unset, the default, nothing changes).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 TORCH_PIN="torch==2.14.1"
 TORCHVISION_PIN="torchvision==0.29.1"
@@ -27,9 +28,9 @@ import importlib.metadata as m
 assert m.version("torch").split("+")[0] == "2.14.1" and m.version("torchvision").split("+")[0] == "0.29.1"
 PY
 then
-  python -m pip install --quiet ${TORCH_INDEX[@]+"${TORCH_INDEX[@]}"} "$TORCH_PIN" "$TORCHVISION_PIN"
+  pip_install ${TORCH_INDEX[@]+"${TORCH_INDEX[@]}"} "$TORCH_PIN" "$TORCHVISION_PIN"
 fi
-python -m pip install --quiet "$TORCH_PIN" "$TORCHVISION_PIN" "open_clip_torch>=2.24" "openai>=1.30" "transformers>=4.40"
+pip_install "$TORCH_PIN" "$TORCHVISION_PIN" "open_clip_torch>=2.24" "openai>=1.30" "transformers>=4.40"
 
 python - <<'PY'
 import open_clip, openai, torch

@@ -6,16 +6,17 @@
 # eva-decord is a maintained fork with the same module name, tried when decord does not install. Without either,
 # sources/video.py still works through OpenCV, but CI must test both backends, so this script then fails.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 
 if ! python -c "import cv2" 2>/dev/null; then
-  python -m pip install --quiet "opencv-python-headless>=4.8"
+  pip_install "opencv-python-headless>=4.8"
 fi
 if ! python -c "from isal import isal_zlib" 2>/dev/null; then  # ISA-L deflate for the frame cache's PNGs
-  python -m pip install --quiet "isal>=1.6"
+  pip_install "isal>=1.6"
 fi
 if ! python -c "import decord" 2>/dev/null; then
-  python -m pip install --quiet "decord>=0.6" || python -m pip install --quiet "eva-decord>=0.6"
+  pip_install "decord>=0.6" || pip_install "eva-decord>=0.6"
 fi
 
 python - <<'PY'

@@ -113,8 +113,26 @@ def run(images: int, n_videos: int, batch_size: int, workers: list[int], gpus_pe
     return rows
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+NEEDS = (
+    ("ray", "Ray", "pip install 'mirage-bench[scale]' (or bash .ci/install-scale.sh)"),
+    ("open_clip", "open_clip and torch", "pip install 'mirage-bench[clip]' (or bash .ci/install-services.sh)"),
+    ("cv2", "OpenCV", "pip install 'mirage-bench[video]' (or bash .ci/install-video.sh)"),
+)
+"""(module, what, how to install it) of what the benchmark runs: Ray, the CLIP stage, the demo videos."""
+
+
+def missing() -> str | None:
+    """What to install, in one line, when a module the benchmark needs is not importable (``None``: all are)."""
+    import importlib.util
+
+    for module, what, install in NEEDS:
+        if importlib.util.find_spec(module) is None:
+            return f"bench_ray needs {what}: {install}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     p.add_argument("--images", type=int, default=256, metavar="N", help="images for the CLIP stage (default 256)")
     p.add_argument("--videos", type=int, default=12, metavar="N", help="demo videos to sample (default 12)")
     p.add_argument("--batch-size", type=int, default=32, metavar="N", help="CLIP batch size (default 32)")
@@ -124,7 +142,11 @@ def main() -> None:
                    "(default 2)")
     p.add_argument("--gpus-per-actor", type=float, default=0.0, metavar="X",
                    help="GPUs per CLIP encoder actor on a GPU machine (default 0: CPU actors)")
-    args = p.parse_args()
+    args = p.parse_args(argv)
+    problem = missing()
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     rows = run(args.images, args.videos, args.batch_size, args.workers, args.gpus_per_actor, args.repeat)
     stdout.print(table(
         f"Local vs Ray ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}): tiny CLIP over {args.images} "
@@ -136,6 +158,7 @@ def main() -> None:
         legend="Ray +ms/item: (Ray seconds - local seconds) / items; 1st unit: the stage over one batch of images "
                "or one video (what it costs before it is under way); Ray start-up is not in the stage's time",
     ))
+    return 0
 
 
 def _opt(value: float | None, fmt: str) -> str:
@@ -143,4 +166,4 @@ def _opt(value: float | None, fmt: str) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

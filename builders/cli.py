@@ -9,7 +9,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
+import shutil
 import sys
+import textwrap
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence, TypeVar
@@ -24,20 +27,86 @@ from sources.errors import ConfigError, MirageError
 C = TypeVar("C")
 
 stderr = Console(stderr=True)
-stdout = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
-"""Summary tables: the terminal's width, ``$COLUMNS``, else 120 when piped. Tables fit 80 columns (see
-:func:`table`); long text cells use the room there is."""
+stdout = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 80)
+"""Summary tables: the terminal's width, ``$COLUMNS``, else 80 when stdout is not a terminal (rich alone would take
+the width of whichever of stdin and stderr is a terminal, so ``> file`` or ``| less`` got wide lines). Tables fit
+80 columns (see :func:`table`); long text cells use the room there is."""
+
+HELP_WIDTH = 80
+"""``--help`` is at most this wide (narrower on a narrower terminal)."""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """``--help`` at most :data:`HELP_WIDTH` columns, option names never split at their hyphens.
+
+    argparse wraps to the terminal's width and lets ``textwrap`` break after hyphens, which printed
+    "(default --clip-" with "batch-size)" on the next line. Descriptions and epilogs are wrapped too, except
+    paragraphs whose lines are all indented: those (command examples) are printed as written.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        if width is None:
+            width = min(shutil.get_terminal_size().columns, HELP_WIDTH) - 2  # argparse's own margin
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return _HelpWrapper(width).wrap(" ".join(text.split()))
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = [p for p in re.split(r"\n\s*\n", text.strip("\n")) if p.strip()]
+        out = []
+        for paragraph in paragraphs:
+            lines = paragraph.splitlines()
+            if all(line[:1].isspace() for line in lines):
+                out.append("\n".join(indent + line for line in lines))
+            else:
+                wrapper = _HelpWrapper(width, initial_indent=indent, subsequent_indent=indent)
+                out.append(wrapper.fill(" ".join(paragraph.split())))
+        return "\n\n".join(out)
+
+
+class _HelpWrapper(textwrap.TextWrapper):
+    """Lines break at spaces and after the commas of a list written without spaces (``a,b,c``), never inside
+    a word or after a hyphen, so ``--clip-batch-size`` stays whole."""
+
+    wordsep_simple_re = re.compile(r"(\s+|(?<=,)(?=[^\s,]))")
+
+    def __init__(self, width: int, **kwargs: Any) -> None:
+        super().__init__(width, break_on_hyphens=False, break_long_words=False, **kwargs)
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` whose errors are one line: ``prog: error: message``, exit status 2.
+    """``argparse.ArgumentParser`` whose errors are one line: ``prog: error: message``, exit status 2, with
+    :class:`HelpFormatter` and no abbreviated options.
 
     argparse prints the whole usage block before an error (40 lines for MIOH) and hides the one line that
     matters; an invalid choice names the valid ones in its message already. Subcommand parsers inherit it.
+
+    Abbreviations (``--n-quest`` for ``--n-questions``) are refused: a builder's config merge
+    (:func:`parse_config`) takes the options written on the command line by their full names, so an
+    abbreviated one was parsed and then dropped; and an abbreviation that works today breaks as soon as another
+    option starts the same way.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def count(text: str) -> int:
+    """``type=`` of an option that takes a whole number of things, 0 or more (argparse's ``int`` takes -3)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count: {text!r} (a whole number, 0 or more)") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative (a whole number, 0 or more)")
+    return value
 
 
 def builder_parser(benchmark: str, description: str) -> ArgumentParser:
@@ -145,21 +214,48 @@ def print_lint(path: Path) -> None:
     verdict = "clean" if section["clean"] else f"{', '.join(parts)}; python -m lint {path} lists them"
     stdout.print(table(f"Lint: {verdict}", ["check", "flagged", "finding"],
                        summary_rows(section), numeric=False))
+    print_blind(section.get("blind"), every_cell=False)
     for finding in section["findings"]:
-        stdout.print(f"  task finding: {finding}", markup=False, highlight=False)
+        if not finding.startswith("answerable blind:"):  # the table above shows those
+            stdout.print(f"  task finding: {finding}", markup=False, highlight=False)
     for note in section.get("notes", []):
         stdout.print(f"  note: {note}", markup=False, highlight=False)
+
+
+def print_blind(audit: Mapping[str, Any] | None, every_cell: bool) -> None:
+    """The blind audit's table (:func:`builders.lint.report.blind_rows`): each task whole and its flagged cells,
+    or (``every_cell``) every pressure and question type too."""
+    from builders.lint.report import BLIND_COLUMNS, BLIND_TITLE, blind_caption, blind_rows
+
+    if not audit:
+        return
+    if audit.get("off") or not audit["cells"]:
+        reason = audit.get("off") or "no multiple-choice or yes/no items"
+        stdout.print(f"{BLIND_TITLE} not audited: {reason}", markup=False, highlight=False)
+        return
+    flagged = len(audit["flagged"])
+    title = f"{BLIND_TITLE} {flagged} of {len(audit['cells'])} cells flagged"
+    stdout.print(table(title, BLIND_COLUMNS, blind_rows(audit, every_cell), legend=blind_caption(audit),
+                       numeric=False))
 
 
 def read_config_file(path: str | Path, config_type: type) -> dict[str, Any]:
     """The fields of a YAML config file, checked against the dataclass ``config_type``."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path}: --config takes a YAML file, not a directory")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: config file is not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: malformed YAML: {str(exc).splitlines()[0]}") from None
+    if data is None:
+        raise ConfigError(f"{path}: config file is empty; write option names and values, e.g. 'seed: 1'")
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: a config file must hold a mapping of option names to values")
     known = {f.name for f in dataclasses.fields(config_type)}
@@ -170,7 +266,10 @@ def read_config_file(path: str | Path, config_type: type) -> dict[str, Any]:
 
 
 def explicit_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
-    """Destinations of the options written on the command line (not those left at their defaults)."""
+    """Destinations of the options written on the command line (not those left at their defaults). Exact only
+    for a parser that refuses abbreviations (:class:`ArgumentParser`): ``--n-quest`` would go unseen here."""
+    if parser.allow_abbrev:
+        raise ValueError(f"{parser.prog}: explicit_options needs a parser with allow_abbrev=False")
     given = set()
     for action in parser._actions:
         for flag in action.option_strings:

@@ -15,7 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from sources.jsonio import parse_json
+from sources.errors import SourceError
+from sources.jsonio import decode_problem, parse_json
 
 OPTION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -139,9 +140,32 @@ def make_item(
 
 def read_items(path: str | Path) -> list[Item]:
     """Read an ``items.jsonl`` file (through orjson: a paper-scale build's 20,000 items are parsed for its lint in
-    about half the time ``json`` takes)."""
-    with open(path, encoding="utf-8") as fh:
-        return [Item.from_dict(parse_json(line)) for line in fh if line.strip()]
+    about half the time ``json`` takes).
+
+    A line that is not an item raises a :class:`SourceError` naming the file's line (a truncated file is
+    reported at its last line, not at "line 1" of the JSON document the line is); an unreadable file raises
+    ``OSError`` as ``open`` does."""
+    path = Path(path)
+    items = []
+    for number, line in enumerate(path.read_bytes().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = parse_json(line)
+        except json.JSONDecodeError as exc:
+            raise SourceError(path, f"line {number}", decode_problem(exc, with_line=False)) from None
+        except UnicodeDecodeError as exc:
+            raise SourceError(path, f"line {number}", f"not UTF-8 text (byte {exc.start} of the line)") from None
+        if not isinstance(data, dict):
+            raise SourceError(path, f"line {number}", f"not an item: a JSON {type(data).__name__}, expected an "
+                                                      "object")
+        try:
+            items.append(Item.from_dict(data))
+        except KeyError as exc:
+            raise SourceError(path, f"line {number}", f"not an item: no {exc.args[0]!r} field") from None
+        except TypeError as exc:
+            raise SourceError(path, f"line {number}", f"not an item: {exc}") from None
+    return items
 
 
 def write_items(path: str | Path, items: Iterable[Item]) -> int:

@@ -109,6 +109,7 @@ def open_build(out_dir: str | Path, name: str) -> Iterator[BuildDir]:
     except BaseException:
         shutil.rmtree(build.path, ignore_errors=True)
         raise
+    failed_record(final).unlink(missing_ok=True)  # the reasons of an earlier failed build no longer apply
     if final.exists():
         retired = final.with_name(final.name + ".old")
         shutil.rmtree(retired, ignore_errors=True)
@@ -117,6 +118,22 @@ def open_build(out_dir: str | Path, name: str) -> Iterator[BuildDir]:
         shutil.rmtree(retired, ignore_errors=True)
     else:
         os.replace(build.path, final)
+
+
+def failed_record(final: Path) -> Path:
+    """Where a build that stopped without items leaves its reasons: ``<name>.failed.json`` beside the build it
+    would have been (:func:`write_failed_record`); a later successful build of the name removes it."""
+    return final.with_name(final.name + ".failed.json")
+
+
+def write_failed_record(out_dir: str | Path, name: str, record: Mapping[str, Any]) -> Path:
+    """Write :func:`failed_record` (atomically) and return its path: what a build that made no items read and
+    why each input was left out, for the many inputs no one-line error can list."""
+    from sources.atomic import write_atomic
+
+    path = failed_record(Path(out_dir) / name)
+    text = json.dumps(record, sort_keys=True, indent=2, ensure_ascii=False, default=_jsonable)
+    return write_atomic(path, (text + "\n").encode("utf-8"))
 
 
 def build_record(benchmark: str, config: Any, stats: Mapping[str, Any], sources: Iterable[Mapping[str, str]],

@@ -17,6 +17,7 @@ import yaml
 
 from builders.items import OPTION_LETTERS, Item
 from builders.lint import markdown as lint_markdown
+from builders.lint.report import blind_markdown
 from builders.lint.base import is_mcq
 
 from .export import SPLIT, TaskShards
@@ -621,6 +622,7 @@ def render_card(
         "build_stats_table": build_stats_table,
         "skipped_text": skipped_text,
         "lint_text": lint_markdown(build.get("lint")),
+        "blind_text": blind_markdown(build.get("lint")),
         "sources_table": sources_table,
         "annotation_process": annotation_process,
         "annotators": annotators,
@@ -815,18 +817,22 @@ PLOTS = {
 }
 
 
+def plot_specs(stats: Mapping[str, Any]) -> list[tuple[str, Mapping[str, int], dict[str, Any]]]:
+    """``(path relative to the release, counts, bar_chart options)`` of every plot of the card."""
+    specs = [(f"plots/{fname}.png", stats[key], {"title": title, "xlabel": xlabel})
+             for fname, (key, title, xlabel) in PLOTS.items()]
+    for n, counts in (stats.get("answers_by_options") or {}).items():
+        specs.append((f"plots/answers-{n}-options.png", counts,
+                      {"title": f"Answer letters of {n}-option questions", "xlabel": "answer",
+                       "reference": sum(counts.values()) / int(n)}))
+    return specs
+
+
 def write_plots(out_dir: Path, stats: Mapping[str, Any]) -> list[str]:
-    """The card's PNG plots under ``plots/``; returns their paths relative to ``out_dir``."""
+    """The card's PNG plots under ``plots/`` (:func:`plot_specs`); returns their paths relative to ``out_dir``."""
     from .plots import bar_chart
 
-    written = []
-    for fname, (key, title, xlabel) in PLOTS.items():
-        path = out_dir / "plots" / f"{fname}.png"
-        bar_chart(path, stats[key], title=title, xlabel=xlabel)
-        written.append(path.relative_to(out_dir).as_posix())
-    for n, counts in (stats.get("answers_by_options") or {}).items():
-        path = out_dir / "plots" / f"answers-{n}-options.png"
-        bar_chart(path, counts, title=f"Answer letters of {n}-option questions", xlabel="answer",
-                  reference=sum(counts.values()) / int(n))
-        written.append(path.relative_to(out_dir).as_posix())
-    return written
+    specs = plot_specs(stats)
+    for rel, counts, options in specs:
+        bar_chart(out_dir / rel, counts, **options)
+    return [rel for rel, _, _ in specs]

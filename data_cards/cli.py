@@ -11,23 +11,23 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from builders.cli import ArgumentParser, exit_on_error, table
+from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from sources.errors import MirageError
 
 DESCRIPTION = """\
 Release a reviewed Mirage build as a versioned Hugging Face dataset, and publish a release to the Hub
 as one commit and one tag (vX.Y.Z).
 
+  python -m data_cards release builds/mioh/demo --version 1.0.0 --dry-run
   python -m data_cards release builds/mioh/demo --version 1.0.0
-  python -m data_cards publish releases/mioh/1.0.0 --repo ORG/NAME --dry-run ops.json
+  python -m data_cards publish releases/mioh/1.0.0 --repo ORG/NAME \\
+      --dry-run ops.json
   python -m data_cards publish releases/mioh/1.0.0 --repo ORG/NAME
 """
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(
-        prog="python -m data_cards", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ArgumentParser(prog="python -m data_cards", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     rel = sub.add_parser(
@@ -67,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rel.add_argument(
         "--max-shard-size", type=int, default=500, metavar="MB", help="largest parquet shard, in MB (default 500)"
+    )
+    rel.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="make every check and print the files the release would write (shard sizes estimated); write nothing",
     )
 
     pub = sub.add_parser(
@@ -115,6 +120,8 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     if args.max_shard_size <= 0:
         raise MirageError(f"--max-shard-size {args.max_shard_size}: must be a positive number of MB")
+    if args.dry_run:
+        return dry_run_release(args)
     progress = _progress()
     state: dict = {}
 
@@ -147,6 +154,23 @@ def cmd_release(args: argparse.Namespace) -> int:
     for k, v in result.stats["review_status"].items():
         console.print(f"review_status {k}: {v}")
     print(result.path)
+    return 0
+
+
+def dry_run_release(args: argparse.Namespace) -> int:
+    """``release --dry-run``: the files the release would write, its items per task; nothing is written."""
+    from .release import plan_release
+
+    plan = plan_release(args.build_dir, args.version, name=args.name, include_unreviewed=args.include_unreviewed,
+                        out=args.out, max_shard_bytes=args.max_shard_size * 1024 * 1024)
+    stdout.print(table(f"release {plan.name} {plan.version} -> {plan.path} (dry run: nothing written)",
+                       ["file", "holds"], plan.files, numeric=False))
+    counts = [*plan.stats["tasks"].items(), ["total", plan.num_items]]
+    stdout.print(table("items per task", ["task", "items"], counts))
+    for k, v in plan.stats["review_status"].items():
+        stdout.print(f"review_status {k}: {v}", markup=False, highlight=False)
+    for k, v in plan.excluded.items():
+        stdout.print(f"left out ({k}): {v}", markup=False, highlight=False)
     return 0
 
 

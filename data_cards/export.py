@@ -127,6 +127,48 @@ def _check_image(data: bytes, path: Path, item: Item, build_dir: Path) -> None:
         ) from None
 
 
+@dataclass
+class ShardPlan:
+    """Where one task's items go: ``shards[n]`` (indices into ``items``) is written to ``files[n]``."""
+
+    task: str
+    slug: str
+    items: list[Item]
+    """The task's items, sorted by id."""
+    shards: list[list[int]]
+    files: list[str]
+    """Paths relative to the release dir."""
+    sizes: list[int]
+    """Estimated bytes of each shard (image files plus text), what the split into shards goes by."""
+
+
+def plan_shards(items: list[Item], build_dir: Path, max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES) -> list[ShardPlan]:
+    """How :func:`write_shards` splits ``items`` into files, one :class:`ShardPlan` per task (sorted); reads only
+    the image files' sizes, so ``release --dry-run`` can show it."""
+    by_task: dict[str, list[Item]] = {}
+    for it in items:
+        by_task.setdefault(it.task, []).append(it)
+    tasks = sorted(by_task)
+    slugs = {t: task_slug(t) for t in tasks}
+    if len(set(slugs.values())) != len(slugs):
+        raise MirageError(f"{build_dir}: two task names map to the same config name: {sorted(slugs.items())}")
+    folder = "data/{slug}/" if len(tasks) > 1 else "data/"
+    plans = []
+    for task in tasks:
+        task_items = sorted(by_task[task], key=lambda it: it.id)
+        sizes = [
+            sum(_size(resolve_image(build_dir, p), it, build_dir) for p in it.images)
+            + len(it.question) + len(it.context) + sum(map(len, it.options)) + 256
+            for it in task_items
+        ]
+        shards = _plan_shards(task_items, sizes, max_shard_bytes)
+        prefix = folder.format(slug=slugs[task])
+        files = [f"{prefix}{SPLIT}-{n:05d}-of-{len(shards):05d}.parquet" for n in range(len(shards))]
+        plans.append(ShardPlan(task, slugs[task], task_items, shards, files,
+                               [sum(sizes[i] for i in shard) for shard in shards]))
+    return plans
+
+
 def write_shards(
     out_dir: Path,
     items: list[Item],
@@ -137,35 +179,21 @@ def write_shards(
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
     progress: Callable[[int], None] | None = None,
 ) -> list[TaskShards]:
-    """Write ``items`` (sorted by id) as parquet shards under ``out_dir/data``; one :class:`TaskShards` per task."""
+    """Write ``items`` (sorted by id) as parquet shards under ``out_dir/data`` (:func:`plan_shards`); one
+    :class:`TaskShards` per task."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from .features import release_features
 
     schema = release_features().arrow_schema
-    by_task: dict[str, list[Item]] = {}
-    for it in items:
-        by_task.setdefault(it.task, []).append(it)
-    tasks = sorted(by_task)
-    slugs = {t: task_slug(t) for t in tasks}
-    if len(set(slugs.values())) != len(slugs):
-        raise MirageError(f"{build_dir}: two task names map to the same config name: {sorted(slugs.items())}")
-    per_task_dirs = len(tasks) > 1
     result = []
-    for task in tasks:
-        task_items = sorted(by_task[task], key=lambda it: it.id)
-        sizes = [
-            sum(_size(resolve_image(build_dir, p), it, build_dir) for p in it.images)
-            + len(it.question) + len(it.context) + sum(map(len, it.options)) + 256
-            for it in task_items
-        ]
-        plan = _plan_shards(task_items, sizes, max_shard_bytes)
-        info = TaskShards(task=task, slug=slugs[task])
-        folder = out_dir / "data" / (slugs[task] if per_task_dirs else "")
-        folder.mkdir(parents=True, exist_ok=True)
-        for n, indices in enumerate(plan):
-            path = folder / f"{SPLIT}-{n:05d}-of-{len(plan):05d}.parquet"
+    for plan in plan_shards(items, build_dir, max_shard_bytes):
+        info = TaskShards(task=plan.task, slug=plan.slug)
+        task_items = plan.items
+        for indices, rel in zip(plan.shards, plan.files):
+            path = out_dir / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
             with pq.ParquetWriter(path, schema) as writer:
                 for start in range(0, len(indices), ROWS_PER_ROW_GROUP):
                     chunk = indices[start : start + ROWS_PER_ROW_GROUP]
@@ -175,7 +203,7 @@ def write_shards(
                     info.num_bytes += batch.nbytes
                     if progress:
                         progress(len(chunk))
-            info.files.append(path.relative_to(out_dir).as_posix())
+            info.files.append(rel)
             info.download_size += path.stat().st_size
         info.num_examples = len(task_items)
         result.append(info)

@@ -18,6 +18,7 @@ from builders.items import Item, read_items
 from sources.atomic import write_atomic
 from sources.errors import MirageError
 from sources.hashing import file_sha256
+from sources.jsonio import decode_problem
 
 REVIEWED_STATUSES = ("keep", "fix")
 EMAIL_RE = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
@@ -52,7 +53,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise MirageError(f"{path}: file not found") from None
     except json.JSONDecodeError as exc:
-        raise MirageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise MirageError(f"{path}: {decode_problem(exc)}") from None
     if not isinstance(data, dict):
         raise MirageError(f"{path}: expected a JSON object at the top level")
     return data

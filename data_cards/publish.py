@@ -26,6 +26,7 @@ from typing import Any, Iterator
 
 from sources.errors import MirageError
 from sources.hashing import file_sha256
+from sources.jsonio import decode_problem
 
 from .release import MANIFEST, SEMVER_RE
 
@@ -46,7 +47,7 @@ def load_release(release_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]
     except FileNotFoundError:
         raise MirageError(f"{manifest_path}: missing; {release_dir} is not a release made by `python -m data_cards release`") from None
     except json.JSONDecodeError as exc:
-        raise MirageError(f"{manifest_path}: not valid JSON ({exc.msg})") from None
+        raise MirageError(f"{manifest_path}: {decode_problem(exc)}") from None
     version = manifest.get("version")
     if not isinstance(version, str) or not SEMVER_RE.match(version):
         raise MirageError(f"{manifest_path}: no valid 'version'")

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from sources.errors import MirageError
 from sources.hashing import file_sha256
 
-from .inputs import ReleaseInputs, load_inputs, read_pseudonyms, write_pseudonyms
+from .inputs import PSEUDONYMS_FILE, ReleaseInputs, load_inputs, read_pseudonyms, write_pseudonyms
 
 SEMVER_RE = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)"
@@ -96,18 +96,9 @@ def release(
     from .export import DEFAULT_MAX_SHARD_BYTES, write_shards
     from scoring.harness import write_harness_exports
 
-    parse_version(version)
-    name = name or _benchmark_name(Path(build_dir))
-    known = read_pseudonyms(Path(out) / name) if name else {}
-    inputs = load_inputs(build_dir, include_unreviewed=include_unreviewed, known_pseudonyms=known)
-    name = name or inputs.build["benchmark"]
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name) or name.endswith(".partial"):
-        raise MirageError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")
+    name, inputs, known = _prepare(build_dir, version, name, include_unreviewed, out)
     name_dir = Path(out) / name
     final = name_dir / version
-    if final.exists():
-        raise MirageError(f"{final}: version {version} of {name} already exists; releases are never overwritten, "
-                          "choose a new version")
     partial = name_dir / f"{version}.partial"
     if partial.exists():
         # Left by a run that failed or was killed: it never became a release, so it is safe to discard.
@@ -168,6 +159,71 @@ def release(
         path=final, version=version, name=name, num_items=len(inputs.items), files=len(manifest["files"]) + 1,
         stats=stats,
     )
+
+
+def _prepare(build_dir: str | Path, version: str, name: str | None, include_unreviewed: bool,
+             out: str | Path) -> tuple[str, ReleaseInputs, dict[str, str]]:
+    """The checks a release passes before it writes anything: the release name, the inputs chosen from the build
+    and its review, and the reviewer pseudonyms known from earlier versions."""
+    parse_version(version)
+    name = name or _benchmark_name(Path(build_dir))
+    known = read_pseudonyms(Path(out) / name) if name else {}
+    inputs = load_inputs(build_dir, include_unreviewed=include_unreviewed, known_pseudonyms=known)
+    name = name or inputs.build["benchmark"]
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name) or name.endswith(".partial"):
+        raise MirageError(f"--name {name!r}: use letters, digits, '-', '_' and '.' only")
+    final = Path(out) / name / version
+    if final.exists():
+        raise MirageError(f"{final}: version {version} of {name} already exists; releases are never overwritten, "
+                          "choose a new version")
+    return name, inputs, known
+
+
+@dataclass
+class ReleasePlan:
+    """What :func:`release` would write (``release --dry-run``): ``files`` are ``(path, what it holds)``, paths
+    relative to ``path``; a path ending in ``/`` is a folder of files."""
+
+    path: Path
+    version: str
+    name: str
+    num_items: int
+    files: list[tuple[str, str]]
+    stats: dict[str, Any]
+    excluded: dict[str, int]
+
+
+def plan_release(
+    build_dir: str | Path,
+    version: str,
+    *,
+    name: str | None = None,
+    include_unreviewed: bool = False,
+    out: str | Path = "releases",
+    max_shard_bytes: int | None = None,
+) -> ReleasePlan:
+    """Every check :func:`release` makes before it writes, and the files it would write; writes nothing (the
+    images are not encoded, so shard sizes are estimates: image bytes plus text)."""
+    from .card import compute_stats, plot_specs
+    from .export import DEFAULT_MAX_SHARD_BYTES, plan_shards
+
+    name, inputs, _ = _prepare(build_dir, version, name, include_unreviewed, out)
+    stats = compute_stats(inputs.items, inputs.status, inputs.build_dir)
+    files = [(path, f"{len(shard)} item(s), ~{_megabytes(size)}")
+             for plan in plan_shards(inputs.items, inputs.build_dir, max_shard_bytes or DEFAULT_MAX_SHARD_BYTES)
+             for path, shard, size in zip(plan.files, plan.shards, plan.sizes)]
+    files += [(path, "plot") for path, _, _ in plot_specs(stats)]
+    files += [("harness/lmms_eval/", "lmms-eval tasks"), ("harness/vlmevalkit/", "VLMEvalKit TSVs"),
+              ("harness/README.md", "how to run them"), ("README.md", "the data card"),
+              ("CHANGELOG.md", "this version's entry"), (MANIFEST, "sources, sha256 of files")]
+    if inputs.scrubber and inputs.scrubber.mapping:
+        files.append((f"../{PSEUDONYMS_FILE}", "reviewer pseudonyms"))
+    return ReleasePlan(path=Path(out) / name / version, version=version, name=name, num_items=len(inputs.items),
+                       files=files, stats=stats, excluded=inputs.excluded)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size / 1e3:.1f} kB"
 
 
 def _benchmark_name(build_dir: Path) -> str | None:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import ArgumentParser, exit_on_error, stderr, stdout, table
+from builders.cli import ArgumentParser, count, exit_on_error, print_blind, stderr, stdout, table
 from builders.imports import FORMATS, read_published
 from builders.items import Item
 from builders.lint import CHECKS, lint, summary_rows
@@ -39,20 +39,20 @@ def parser() -> argparse.ArgumentParser:
                    help="read PATH as a published benchmark's own files instead of Mirage items (default "
                         "Mirage items)")
     p.add_argument("--images", metavar="DIR",
-                   help="with --format: the folder of the images the files name (required for reefknot; default "
-                        "the names as written)")
+                   help="with --format: the folder of the images the files name (reefknot: images not there are "
+                        "counted, the text is checked all the same; default the names as written)")
     p.add_argument("--checks", default=",".join(CHECKS), metavar="LIST",
                    help=f"comma-separated checks to run (default {','.join(CHECKS)})")
     p.add_argument("--allow-words", metavar="FILE",
                    help="words the spelling rule accepts, one a line (the items' own category names are always allowed)")
     p.add_argument("--out", metavar="DIR", help="write lint.json and issues.jsonl there (default print only)")
-    p.add_argument("--show", type=int, default=10, metavar="N",
+    p.add_argument("--show", type=count, default=10, metavar="N",
                    help="flagged items listed on screen (default 10)")
     p.add_argument("--fail-on-findings", action="store_true",
                    help="exit status 1 when any item or task is flagged (default exit status 0)")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="cache of the text-only model's answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    add_llm_arguments(p)
+    add_llm_arguments(p, "text-only model (optional; default none)", "model that answers each item without its images")
     return p
 
 
@@ -121,8 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         stdout.print(table(f"Lint of {path}: {len(items)} items, {section['flagged_items']} flagged "
                            f"({report.seconds:.1f} s)", ["check", "flagged", "finding"],
                            summary_rows(section), numeric=False))
+        print_blind(section.get("blind"), every_cell=True)
         for finding in section["findings"]:
-            stdout.print(f"  task finding: {finding}")
+            if not finding.startswith("answerable blind:"):  # the table above shows those
+                stdout.print(f"  task finding: {finding}", markup=False, highlight=False)
         for note in section["notes"]:
             stdout.print(f"  note: {note}", markup=False, highlight=False)
         shown = [(r["id"], "; ".join(r["reasons"])) for r in report.item_rows() if r["reasons"]][: args.show]

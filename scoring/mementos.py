@@ -238,7 +238,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--graphs", metavar="DIR",
                         help="synonym graph directory (<domain>_<kind>.json) (default none: exact matches only)")
-    add_llm_arguments(parser)
+    add_llm_arguments(parser, "keyword LLM (optional; default spaCy and the stored reference keywords)",
+                      "model that lists both descriptions' keywords with the paper's prompt")
 
 
 def run(items: Sequence[Any], predictions: Mapping[str, Any], args: argparse.Namespace) -> dict[str, Any]:

@@ -36,7 +36,9 @@ Reported:
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -47,6 +49,7 @@ from builders.items import OPTION_LETTERS, Item
 from scoring.extract import Answer, extract, is_correct
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
+from sources.errors import ConfigError
 
 BENCHMARK = "mioh"
 PRESSURE_COLUMNS = (("easy", "Easy"), ("hard_negative", "HN"), ("hard_positive", "HP"), ("n_images", "NI"),
@@ -339,7 +342,6 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Na
     if getattr(args, "llm_fallback", False):
         from builders.llm import make_client
         from scoring.llm import llm_config
-        from sources.errors import ConfigError
 
         config = llm_config(args)
         if not config.enabled:
@@ -497,34 +499,60 @@ def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
 # ------------------------------------------------------------------------------------------------ compare
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m scoring.mioh compare RESULTS.json... --out FILE``: Fig. 4 over several models' results."""
-    import json
+def compare_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m scoring.mioh``."""
+    from builders.cli import ArgumentParser
 
+    p = ArgumentParser(prog="python -m scoring.mioh",
+                       description="Fig. 4 (accuracy-robustness) over several runs' results.json")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    c = sub.add_parser("compare", help="one accuracy-robustness plot for several results.json files",
+                       description="One accuracy-robustness plot (Fig. 4) for several MIOH results.json files of "
+                                   "python -m scoring mioh; other benchmarks' files are skipped.")
+    c.add_argument("results", nargs="+", metavar="FILE", help="results.json files of python -m scoring mioh")
+    c.add_argument("--out", required=True, metavar="FILE", help="the PNG to write")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m scoring.mioh compare RESULTS.json... --out FILE``: Fig. 4 over several models' results.
+
+    The files of other benchmarks are skipped with a word on stderr, so ``results/*/results.json`` works in a
+    folder that holds other benchmarks' results too."""
     from builders.cli import exit_on_error
-    from sources.errors import ConfigError
 
     @exit_on_error
     def _main(argv: Sequence[str] | None) -> int:
-        p = argparse.ArgumentParser(prog="python -m scoring.mioh",
-                                    description="Fig. 4 (accuracy-robustness) over several runs' results.json")
-        sub = p.add_subparsers(dest="command", required=True)
-        c = sub.add_parser("compare", help="one accuracy-robustness plot for several results.json files")
-        c.add_argument("results", nargs="+", metavar="FILE", help="results.json files of python -m scoring mioh")
-        c.add_argument("--out", required=True, metavar="FILE", help="the PNG to write")
-        ns = p.parse_args(argv)
-        runs = []
-        for path in ns.results:
-            try:
-                data = json.loads(Path(path).read_text(encoding="utf-8"))
-                runs.append(((data.get("meta") or {}).get("model") or Path(path).parent.name, data))
-                data["robustness"]  # noqa: B018 - a MIOH results file?
-            except (OSError, ValueError, KeyError, AttributeError):
-                raise ConfigError(f"{path}: not a results.json of python -m scoring mioh") from None
-        print(plot_accuracy_robustness(runs, ns.out))
+        ns = compare_parser().parse_args(argv)
+        runs = [run for run in map(_compare_input, ns.results) if run is not None]
+        if not runs:
+            raise ConfigError(f"no MIOH results among the {len(ns.results)} file(s) given")
+        try:
+            print(plot_accuracy_robustness(runs, ns.out))
+        except ImportError:
+            raise ConfigError("the plot needs matplotlib: pip install 'mirage-bench[release]' "
+                              "(or bash .ci/install-release.sh)") from None
         return 0
 
     return _main(argv)
+
+
+def _compare_input(path: str) -> tuple[str, dict[str, Any]] | None:
+    """``(run name, results)`` of a MIOH results.json; ``None`` (said on stderr) for another benchmark's."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except ValueError:
+        data = None
+    meta = (data.get("meta") or {}) if isinstance(data, dict) else {}
+    benchmark = meta.get("benchmark") if isinstance(meta, dict) else None
+    if benchmark is not None and benchmark != BENCHMARK:
+        print(f"skipped {path}: a {benchmark} results.json, not MIOH", file=sys.stderr)
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("robustness"), dict):
+        raise ConfigError(f"{path}: not a results.json of python -m scoring mioh")
+    return meta.get("model") or Path(path).parent.name, data
 
 
 if __name__ == "__main__":

@@ -260,7 +260,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"NLI model directory or Hub name in the local cache (default {PAPER_MODEL})",
     )
     if not any(a.dest == "llm_model" for a in parser._actions):
-        add_llm_arguments(parser)
+        add_llm_arguments(parser, "LLM judge (with --vqa-judge llm)", "the judge model of --vqa-judge llm")
 
 
 def make_vqa_judge(args: argparse.Namespace, needed: bool) -> tuple[VqaJudge | None, str]:

@@ -69,15 +69,22 @@ class SynonymGraph:
     """Generated phrase (normalised) -> the roots it may stand for."""
 
     def add_edge(self, generated: str, root: str) -> None:
+        """An edge ``generated -> root``; a self-edge (the authors' graphs hold one for every root, "shelf" ->
+        "shelf") only records the root, since every word is its own synonym anyway (:meth:`is_synonym`)."""
         g, r = normalise_keyword(generated), normalise_keyword(root)
-        if not g or not r or g == r:
+        if not g or not r:
             return
         self.roots.add(r)
-        self.edges.setdefault(g, set()).add(r)
+        if g != r:
+            self.edges.setdefault(g, set()).add(r)
 
     def is_synonym(self, generated: str, root: str) -> bool:
-        """Whether an edge ``generated -> root`` exists (a word is not its own synonym: exact words need none)."""
-        return normalise_keyword(root) in self.edges.get(normalise_keyword(generated), ())
+        """Whether ``generated`` may stand for ``root``: the same word, or an edge ``generated -> root``.
+
+        A word is its own synonym, as in the authors' graphs (which list a root among its own synonyms): without it
+        an exact word could not claim its root, and references scored against themselves would fall below 100 %."""
+        g, r = normalise_keyword(generated), normalise_keyword(root)
+        return g == r or r in self.edges.get(g, ())
 
     def merge(self, other: "SynonymGraph") -> None:
         self.roots |= other.roots
@@ -152,37 +159,55 @@ def map_to_roots(
 ) -> list[str]:
     """The predicted keywords with synonyms replaced by the reference roots they stand for.
 
-    The authors' procedure (``find_and_replace_*_synonyms``), kept on purpose: walk the predicted list; a keyword
-    that is a synonym of a not-yet-matched reference root becomes that root and the root is used up; with
-    ``pairs`` (behaviours) two consecutive keywords joined by a space may match one root together; a keyword
-    matching nothing is kept as it is. Once every root is used the walk stops and the rest is kept as plain
-    words - their code appended a generator object there (one opaque false positive whatever the count), which
-    is not reproduced. Keywords are compared normalised (:func:`~filters.text.normalise_keyword`).
+    The authors' procedure (``find_and_replace_*_synonyms``) with exact words first:
+
+    1. every predicted keyword equal to a reference root not yet claimed claims it (a word is its own synonym,
+       :meth:`SynonymGraph.is_synonym`, and a root's own word is the surest match it can get);
+    2. then the authors' walk over the keywords left: a keyword that is a synonym of a root not yet claimed
+       becomes that root and the root is used up; with ``pairs`` (behaviours) two consecutive keywords, both
+       unclaimed, joined by a space may match one root together; a keyword matching nothing is kept as it is.
+
+    Without step 1 the authors' walk lets a synonym take a root whose own word comes later in the list ("shelf"
+    claims "cabinet" before "cabinet" is reached, and "cabinet" is then counted as a false positive); with it,
+    references scored against themselves give 100 % in any order, as the authors' own run on their lists does.
+    Once every root is used the walk stops and the rest is kept as plain words - their code appended a
+    generator object there (one opaque false positive whatever the count), which is not reproduced. Keywords
+    are compared normalised (:func:`~filters.text.normalise_keyword`).
     """
     reference = [normalise_keyword(r) for r in reference]
     predicted = [normalise_keyword(p) for p in predicted]
     if graph is None:
         return predicted
     remaining = list(reference)
-    result: list[str] = []
+    claimed: dict[int, str] = {}
+    """Predicted position -> the root it became."""
+    for i, word in enumerate(predicted):
+        if word in remaining:
+            remaining.remove(word)
+            claimed[i] = word
+    absorbed: set[int] = set()
+    """Second keywords of pairs that matched a root together with the keyword before them."""
     i = 0
     while i < len(predicted) and remaining:
+        if i in claimed:
+            i += 1
+            continue
+        pair = f"{predicted[i]} {predicted[i + 1]}" if pairs and i + 1 < len(predicted) and i + 1 not in claimed \
+            else None
         for j, root in enumerate(remaining):
             if graph.is_synonym(predicted[i], root):
-                result.append(root)
-                i += 1
-                remaining.pop(j)
+                step = 1
                 break
-            if pairs and i + 1 < len(predicted) and graph.is_synonym(f"{predicted[i]} {predicted[i + 1]}", root):
-                result.append(root)
-                i += 2
-                remaining.pop(j)
+            if pair is not None and graph.is_synonym(pair, root):
+                absorbed.add(i + 1)
+                step = 2
                 break
         else:
-            result.append(predicted[i])
             i += 1
-    result.extend(predicted[i:])
-    return result
+            continue
+        claimed[i] = remaining.pop(j)
+        i += step
+    return [claimed.get(k, word) for k, word in enumerate(predicted) if k not in absorbed]
 
 
 # ------------------------------------------------------------------------------- the authors' pickles
@@ -493,7 +518,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     imp = sub.add_parser("import-pickle", help="convert the Mementos authors' graph pickles (restricted unpickler)")
     imp.add_argument("pickles", nargs="+", metavar="FILE", help="e.g. dl_action_graph_v1.pkl robo_object_graph_v1.pkl")
-    imp.add_argument("--domain", choices=DOMAINS, help="domain of the graphs (default from the file name: dl_, robo_, cmc_)")
+    imp.add_argument("--domain", choices=DOMAINS, metavar="DOMAIN",
+                     help=f"domain of the graphs: {', '.join(DOMAINS)} (default from the file name: dl_, robo_, cmc_)")
     imp.add_argument("--kind", choices=KINDS, help="keyword kind of the graphs (default from the file name: _action_, _object_)")
     imp.add_argument("--out", required=True, metavar="DIR", help="graph directory (graphs already there are merged into)")
     bld = sub.add_parser("build", help="graphs from a build's human keyword lists plus approved pairs")

@@ -275,8 +275,12 @@ def make_executor(name: str, settings: RaySettings | None = None) -> "LocalExecu
     raise ConfigError(f"unknown executor {name!r}; valid: {', '.join(EXECUTORS)}")
 
 
-def add_executor_arguments(parser: argparse.ArgumentParser, stages: str) -> None:
-    """``--executor`` and the ``--ray-*`` options; ``stages`` names what runs on the executor (for the help)."""
+def add_executor_arguments(parser: argparse.ArgumentParser, stages: str, *, clip: bool = True) -> None:
+    """``--executor`` and the ``--ray-*`` options; ``stages`` names what runs on the executor (for the help).
+
+    ``clip``: the builder runs the CLIP stage on the executor, so the CLIP encoder actors' options
+    (``--ray-actors``, ``--ray-gpus-per-actor``, ``--ray-batch-size``) are offered; a builder that only samples
+    frames (Mementos) has none of them."""
     d = ExecutorOptions()
     g = parser.add_argument_group("executor (docs/scale.md)")
     g.add_argument("--executor", choices=EXECUTORS, default=None,
@@ -284,15 +288,18 @@ def add_executor_arguments(parser: argparse.ArgumentParser, stages: str) -> None
                         f"the items are the same (default {d.executor})")
     g.add_argument("--ray-address", metavar="ADDR",
                    help="Ray cluster to join: auto, HOST:6379 or ray://HOST:10001 (default start a local instance)")
-    g.add_argument("--ray-actors", type=int, metavar="N",
-                   help="CLIP encoder actors (default one per GPU share, else one per --ray-cpus-per-task CPUs)")
-    g.add_argument("--ray-gpus-per-actor", type=float, metavar="X",
-                   help=f"GPUs per CLIP encoder actor; a fraction shares a GPU, 0 runs CPU actors (default "
-                        f"{d.ray_gpus_per_actor:g})")
+    if clip:
+        g.add_argument("--ray-actors", type=int, metavar="N",
+                       help="CLIP encoder actors (default one per GPU share, else one per --ray-cpus-per-task CPUs)")
+        g.add_argument("--ray-gpus-per-actor", type=float, metavar="X",
+                       help=f"GPUs per CLIP encoder actor; a fraction shares a GPU, 0 runs CPU actors (default "
+                            f"{d.ray_gpus_per_actor:g})")
+    tasks = "decode or frame-sampling task" if clip else "frame-sampling task"
     g.add_argument("--ray-cpus-per-task", type=float, metavar="X",
-                   help=f"CPUs per decode or frame-sampling task (default {d.ray_cpus_per_task:g})")
-    g.add_argument("--ray-batch-size", type=int, metavar="N",
-                   help="images per CLIP encoder call on Ray (default --clip-batch-size)")
+                   help=f"CPUs per {tasks} (default {d.ray_cpus_per_task:g})")
+    if clip:
+        g.add_argument("--ray-batch-size", type=int, metavar="N",
+                       help="images per CLIP encoder call on Ray (default --clip-batch-size)")
+    keeps = "; the CLIP pipeline keeps Ray Data's retries" if clip else ""
     g.add_argument("--ray-max-retries", type=int, metavar="N",
-                   help="retries of a frame-sampling task whose worker died; the CLIP pipeline keeps Ray Data's "
-                        f"retries (default {d.ray_max_retries})")
+                   help=f"retries of a frame-sampling task whose worker died{keeps} (default {d.ray_max_retries})")

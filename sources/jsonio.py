@@ -73,7 +73,7 @@ _JSON_MESSAGES = {
 }
 
 
-def _decode_problem(e: json.JSONDecodeError, *, with_line: bool = True) -> str:
+def decode_problem(e: json.JSONDecodeError, *, with_line: bool = True) -> str:
     """``malformed JSON at line L, column C: <what>`` as a complete sentence; a document that ends before
     the JSON does (a cut download) says so."""
     where = f"line {e.lineno}, column {e.colno}" if with_line else f"column {e.colno}"
@@ -136,7 +136,7 @@ def _parse_file(p: Path, data: bytes) -> Any:
     try:
         return parse_json(data)
     except json.JSONDecodeError as e:
-        raise SourceError(p, "", _decode_problem(e)) from None
+        raise SourceError(p, "", decode_problem(e)) from None
     except UnicodeDecodeError as e:
         raise SourceError(p, "", f"not UTF-8 text (byte {e.start})") from None
 
@@ -151,7 +151,7 @@ def iter_jsonl(path: str | Path, what: str = "annotation file") -> Iterator[tupl
         try:
             yield number, parse_json(line)
         except json.JSONDecodeError as e:
-            raise SourceError(p, f"line {number}", _decode_problem(e, with_line=False)) from None
+            raise SourceError(p, f"line {number}", decode_problem(e, with_line=False)) from None
         except UnicodeDecodeError as e:
             raise SourceError(p, f"line {number}", f"not UTF-8 text (byte {e.start})") from None
 
@@ -161,7 +161,7 @@ def parse_embedded_json(text: str, file: str | Path, record: str, key: str) -> A
     try:
         return parse_json(text)
     except json.JSONDecodeError as e:
-        raise SourceError(file, record, f"{key!r} holds malformed JSON ({_decode_problem(e)})") from None
+        raise SourceError(file, record, f"{key!r} holds malformed JSON ({decode_problem(e)})") from None
 
 
 # ---------------------------------------------------------------------------------------------------------------

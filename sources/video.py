@@ -18,9 +18,14 @@ A **policy** says which frames of an ``n``-frame video to keep (and which videos
 A left-out video raises :class:`VideoSkipped` with the reason; builders record it in their skipped list.
 
 **Sampling** (:func:`sample_video`) asks the policy for indices for the video's verified frame count, decodes them
-(torchcodec, decord or OpenCV, the first installed; identical pixels) and writes
-PNGs under ``<cache_dir>/frames/<sha256 of the video's content>/<policy name>/`` (``uniform:16`` is spelt
-``uniform-16`` there: colons are not portable in file names). The folder is written under a
+(torchcodec, decord or OpenCV: ``--backend``, ``auto`` the first installed; identical pixels on the codecs tested,
+not on every codec: on 10-bit H.264 only torchcodec matches FFmpeg's own decode, see
+:mod:`sources.video_backends`) and writes PNGs under
+``<cache_dir>/frames/<sha256 of the video's content>/<decoder>/<policy name>/`` (``uniform:16`` is spelt
+``uniform-16`` there: colons are not portable in file names). The decoder that really decoded is part of the key
+(``frames`` for a frame folder), so ``--backend decord`` after an OpenCV build decodes again rather than reuse
+OpenCV's frames, and the ``backend`` a sample reports is always the one that made its pixels. The folder is written
+under a
 temporary name and renamed when complete, so an interrupted run never leaves a half folder that looks finished,
 and a rerun - or another copy of the same video under another name - reads no video at all: the content hash is
 memoised by (path, size, modification time) and the probe result is stored beside the frames, so even a video a
@@ -210,8 +215,8 @@ class SampledVideo:
     frame_count: int
     fps: float | None
     backend: str
-    """Decoder that produced the frames: ``"decord"``, ``"opencv"`` or ``"frames"`` (a frame folder); on a cache
-    hit, the one that produced them originally."""
+    """Decoder that produced the frames: ``"torchcodec"``, ``"decord"``, ``"opencv"`` or ``"frames"`` (a frame
+    folder); part of the cache key, so a cache hit comes from the decoder asked for."""
     policy: str = ""
     sha256: str = ""
     """Content hash of the video (of a frame folder: of its file names and bytes): the cache key."""
@@ -283,11 +288,11 @@ def _sample(video_id: str, path: Path, policy: Policy, root: Path, backend: str,
     except OSError as e:  # permissions, a file vanishing mid-read, an unreadable disk
         raise SourceError(path, "", f"cannot read video: {e.strerror or e}") from e
     home = root / digest
-    target = home / _safe_name(policy.name)
+    decoder = FOLDER_BACKEND if path.is_dir() else resolve_backend(backend)
+    target = home / decoder / _safe_name(policy.name)
     hit = _read_meta(target)
     if hit is not None:
         return _sampled(video_id, target, hit, policy.name, digest, cached=True)
-    decoder = FOLDER_BACKEND if path.is_dir() else resolve_backend(backend)
     info = _stored_probe(home)
     counted = None if info is not None or decoder == FOLDER_BACKEND else \
         _read_counted(path, policy, decoder, known_fps)
@@ -298,7 +303,7 @@ def _sample(video_id: str, path: Path, policy: Policy, root: Path, backend: str,
     else:
         info = _with_rate(info or _cached_probe(path, home), known_fps)
         indices = policy.indices(info.frame_count, info.fps)
-        frames = read_frames(path, indices, backend if decoder != FOLDER_BACKEND else "auto")
+        frames = read_frames(path, indices, decoder if decoder != FOLDER_BACKEND else "auto")
     meta = {"indices": indices, "frame_count": info.frame_count, "fps": info.fps, "width": info.width,
             "height": info.height, "backend": decoder, "files": [f"{i:06d}.png" for i in indices]}
     _write_atomically(target, frames, meta)
@@ -437,12 +442,18 @@ def content_sha256(path: str | Path, memo_dir: str | Path | None = None) -> str:
 # --- reference text beside a video -----------------------------------------------------------------------
 
 
+def description_path(video: str | Path) -> Path:
+    """Where the description of ``video`` is read from: ``<folder>/description.txt`` for a frame folder (or comic),
+    ``<name>.txt`` beside a video file."""
+    p = Path(video)
+    return p / DESCRIPTION_FILE if p.is_dir() else p.with_suffix(".txt")
+
+
 def description_beside(video: str | Path) -> str | None:
     """The human description stored with a video, if any: ``<folder>/description.txt`` for a frame folder,
     ``<name>.txt`` beside a video file. Robot and comic readers put it in ``meta["description"]`` so a builder
     has a reference answer for sources that ship none (Mementos' own descriptions were written by people)."""
-    p = Path(video)
-    text_file = p / DESCRIPTION_FILE if p.is_dir() else p.with_suffix(".txt")
+    text_file = description_path(video)
     if not text_file.is_file():
         return None
     try:

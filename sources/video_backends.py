@@ -27,8 +27,12 @@ Three ways to get frame ``i`` of a "video", all returning RGB ``uint8`` arrays o
 * **frame folders**: a directory of images (robot episodes, comic panels) in natural order (``frame2`` before
   ``frame10``), read with Pillow.
 
-Both video backends decode through FFmpeg and return identical pixels for the same file and indices (tested
-for MJPG, MPEG-4 part 2 "mp4v" and FFV1; see ``tests/sources/test_video.py``).
+The decoders all go through FFmpeg and return identical pixels for the same file and indices on MJPG, MPEG-4
+part 2 "mp4v" and FFV1 (``tests/sources/test_video.py``), but not on every codec: on 10-bit H.264 only
+torchcodec returns FFmpeg's own decode; decord (0.13 on average), OpenCV 5 (1.19) and OpenCV 4.12 (1.6, with its
+bottom 3 rows black) differ from it (issue 38's measurement). That is one more reason ``auto`` takes torchcodec
+first where it loads, and why the frame cache and the items' provenance are keyed by the decoder actually used
+(:mod:`sources.video`): frames of two decoders are never mixed up.
 
 Everything a user can get wrong (a missing, empty, corrupt or truncated file; a frame past the end) raises a
 :class:`~sources.errors.SourceError` whose one line names the file and the problem.

@@ -4,8 +4,8 @@
 Choices, and why:
 
 * **Workers write the frames through a shared path.** Each task samples one video into
-  ``<cache_dir>/frames/<sha256>/<policy>/`` exactly as :func:`sample_video` does locally (temporary folder, then
-  rename, so two workers sampling the same content cannot leave a half folder) and returns the
+  ``<cache_dir>/frames/<sha256>/<decoder>/<policy>/`` exactly as :func:`sample_video` does locally (temporary
+  folder, then rename, so two workers sampling the same content cannot leave a half folder) and returns the
   :class:`SampledVideo`, paths only. The videos must be readable from every node anyway, so the cache dir is put
   on the same shared file system (NFS, a mounted bucket); shipping every PNG back through the driver would make
   the driver the bottleneck of a stage that exists to spread I/O. A rerun, local or on Ray, finds the frames by

@@ -6,11 +6,15 @@
 spaces) and ``subject``/``object`` objects carrying ``object_id`` (or ``id``), ``name`` (v1.0/v1.2) or ``names``
 (a list, v1.4; the first is used), ``synsets`` (possibly empty; ignored) and a box as separate ``x``, ``y``,
 ``w``, ``h`` keys. An object appears once per relationship it takes part in, so instances are deduplicated by
-``object_id``. ``image_data.json`` gives each image's ``width``, ``height`` and ``url``; without it the sizes are
-read from the image headers. ``objects.json`` (same shapes, ``{"image_id", "objects": [...]}``) adds the objects
-that take part in no relationship - needed to know how many instances of a category an image holds -, and its
-``merged_object_ids`` make a relationship endpoint that names a merged id the same instance; relationship
-endpoints missing from ``objects.json`` (the release has some) are kept as instances of their own.
+``object_id``; v1.0 gives the same object a new id in every relationship (in the file of issue 38, 680 of the 811
+names repeated within an image had an identical box), so within an image two objects of one name with an identical
+box are one instance whatever their ids (counted in ``ReadStats.objects_merged_by_box``): otherwise every object
+would look like several instances of its category. ``image_data.json`` gives each image's ``width``, ``height`` and
+``url``; without it the sizes are read from the image headers. ``objects.json`` (same shapes, ``{"image_id",
+"objects": [...]}``) adds the objects that take part in no relationship - needed to know how many instances of a
+category an image holds -, and its ``merged_object_ids`` make a relationship endpoint that names a merged id the
+same instance; relationship endpoints missing from ``objects.json`` (the release has some) are kept as instances of
+their own.
 
 The files are streamed (:func:`sources.jsonstream.iter_json_array`): the 2.3-million-relationship v1.4 file is
 never held as text or as one parsed document, only one image at a time. ``objects.json`` is read in step with
@@ -55,6 +59,13 @@ class ReadStats:
     endpoints_missing_from_objects: int = 0
     objects_only_instances: int = 0
     images_without_objects_entry: int = 0
+    objects_merged_by_box: int = 0
+    """Objects given another id than an earlier one of the same name and identical box in the same image."""
+    images_without_file: int = 0
+    """Images left out because their file was not found (``missing_images="skip"``)."""
+    relationships_without_file: int = 0
+    """The relationships of those images (not read further)."""
+    image_ids_without_file: list[str] = field(default_factory=list)
 
 
 def _image_data(path: str | Path) -> dict[int | str, tuple[str, dict]]:
@@ -195,13 +206,32 @@ def _objects_of(
         return instances, aliases
     rec, entry = found
     objs = jsonio.expect_list(jsonio.require_key(entry, "objects", objects_path, rec), objects_path, rec, "'objects'")
+    by_box: dict[tuple[str, tuple[float, ...]], str] = {}
     for k, obj in enumerate(objs):
         orec = f"{rec}.objects[{k}]"
         oid, inst = _object(obj, width, height, objects_path, orec, clip, stats)
-        instances.setdefault(oid, inst)
+        kept = _same_object(inst, oid, instances, by_box, stats)
+        if kept != oid:
+            aliases[oid] = kept
         for merged in (obj.get("merged_object_ids") or ()) if isinstance(obj, dict) else ():
-            aliases[str(merged)] = oid
+            aliases[str(merged)] = kept
     return instances, aliases
+
+
+def _same_object(inst: Instance, oid: str, instances: dict[str, Instance],
+                 by_box: dict[tuple[str, tuple[float, ...]], str], stats: ReadStats) -> str:
+    """The id ``inst`` is known by in its image: an earlier object of the same name and identical box (v1.0 gives
+    one object a new id per relationship), else its own id, which it is then recorded under."""
+    if oid in instances:
+        return oid
+    key = (inst.category, inst.bbox)
+    same = by_box.get(key)
+    if same is not None:
+        stats.objects_merged_by_box += 1
+        return same
+    instances[oid] = inst
+    by_box[key] = oid
+    return oid
 
 
 def iter_visual_genome(
@@ -213,15 +243,20 @@ def iter_visual_genome(
     resolve_files: bool = True,
     clip_boxes: bool = False,
     stats: ReadStats | None = None,
+    missing_images: str = "fail",
 ) -> Iterator[ImageRecord]:
     """Yield one :class:`ImageRecord` per image entry of ``relationships``, in file order, streaming.
 
     ``resolve_files=False`` skips looking for image files (the record's ``file`` is then the bare name; callers
     resolve the few they use with :func:`find_image`); it needs ``image_data`` for the sizes. ``clip_boxes`` cuts
-    boxes that stick out of their image (counted in ``stats``) instead of rejecting them.
+    boxes that stick out of their image (counted in ``stats``) instead of rejecting them. An image file that is
+    not found is a :class:`SourceError` naming it (``missing_images="fail"``), or the image is left out, counted
+    and its id kept in ``stats`` (``"skip"``: a partial download of the images).
     """
     path = Path(relationships)
     stats = stats if stats is not None else ReadStats()
+    if missing_images not in ("fail", "skip"):
+        raise ValueError(f"missing_images must be 'fail' or 'skip', not {missing_images!r}")
     if not resolve_files and image_data is None:
         raise SourceError(path, "", "image sizes need image_data.json when image files are not opened")
     meta = _image_data(image_data) if image_data is not None else None
@@ -242,7 +277,16 @@ def iter_visual_genome(
             info = meta[iid][1]
         url = info.get("url")
         name = posixpath.basename(url) if isinstance(url, str) and url.strip("/") else f"{iid}.jpg"
-        file = _find_image(images_dir, name, path, rec) if resolve_files else name
+        found = find_image(images_dir, name) if resolve_files else name
+        if found is None and missing_images == "skip":
+            stats.images_without_file += 1
+            stats.image_ids_without_file.append(str(iid))
+            rels = entry.get("relationships")
+            stats.relationships_without_file += len(rels) if isinstance(rels, list) else 0
+            if objects_stream is not None:
+                objects_stream.take(iid)  # keeps the objects file in step
+            continue
+        file = found if found is not None else _find_image(images_dir, name, path, rec)
         if "width" in info:
             width, height = int(info["width"]), int(info["height"])
         else:
@@ -254,6 +298,7 @@ def iter_visual_genome(
             instances, aliases = _objects_of(objects_stream.take(iid), objects_stream.path, width, height,
                                              clip_boxes, stats)
             known = len(instances)
+        by_box = {(inst.category, inst.bbox): oid for oid, inst in instances.items()}
         relations = []
         rels = jsonio.expect_list(jsonio.require_key(entry, "relationships", path, rec), path, rec, "'relationships'")
         for k, rel in enumerate(rels):
@@ -282,8 +327,11 @@ def iter_visual_genome(
                         end, width, height, path, f"{rec}.relationships[{k}].{role}", clip_boxes, stats)
                     oid = aliases.get(oid, oid)
                     if oid not in instances:
-                        instances[oid] = inst
-                        if objects_stream is not None:
+                        kept = _same_object(inst, oid, instances, by_box, stats)
+                        if kept != oid:
+                            aliases[oid] = kept
+                            oid = kept
+                        elif objects_stream is not None:
                             stats.endpoints_missing_from_objects += 1
                 ids.append(oid)
             relations.append(Relation(ids[0], predicate, ids[1]))

@@ -25,9 +25,23 @@ def read_published(fmt: str, paths: Sequence[Path], images_dir: Path | None = No
                    ) -> tuple[list[Item], dict[str, Any], list[str]]:
     """The items of a published benchmark's files, what the benchmark promises the lint (build.json's
     ``lint_promises``) and warnings about the files (undecodable bytes), one line each."""
-    if fmt not in FORMATS:
-        raise ConfigError(f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
-    module = importlib.import_module(FORMATS[fmt])
+    module = _module(fmt)
     warnings: list[str] = []
     items = module.read(list(paths), images_dir=images_dir, warnings=warnings)
-    return items, dict(getattr(module, "PROMISES", {})), warnings
+    promises = module.promises(items) if hasattr(module, "promises") else dict(getattr(module, "PROMISES", {}))
+    return items, promises, warnings
+
+
+def images_to_copy(fmt: str, items: Sequence[Item], images_dir: Path | None, paths: Sequence[Path] = ()
+                   ) -> dict[str, Path | bytes]:
+    """``{name: the user's file, or the image's bytes}`` of images a build of these items must hold in its
+    ``images/`` folder: those an importer renamed because two different images of the benchmark share a file
+    name, and those embedded in the benchmark's files (POPEv2 in both cases)."""
+    module = _module(fmt)
+    return module.images_to_copy(items, images_dir, paths) if hasattr(module, "images_to_copy") else {}
+
+
+def _module(fmt: str) -> Any:
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
+    return importlib.import_module(FORMATS[fmt])

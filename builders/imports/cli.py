@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, print_lint, stderr, stdout
-from builders.imports import FORMATS, read_published
+from builders.imports import FORMATS, images_to_copy, read_published
 from builders.run import code_version, file_sha256, open_build
 from sources.errors import ConfigError
 
@@ -16,7 +16,8 @@ from sources.errors import ConfigError
 def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m builders.imports", description=__doc__)
     p.add_argument("format", choices=sorted(FORMATS), help="the published layout of FILE")
-    p.add_argument("files", nargs="+", metavar="FILE", help="the benchmark's own files (JSON lines, CSV)")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="the benchmark's own files (JSON lines, JSON, CSV; POPEv2's test.parquet)")
     p.add_argument("--images", metavar="DIR", help="folder holding the images the files name (default the "
                                                     "names as written)")
     p.add_argument("--out", metavar="DIR", default=None, help="parent of the build dir (default builds/<benchmark>)")
@@ -36,19 +37,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     items, promises, warnings = read_published(args.format, paths, Path(args.images) if args.images else None)
     for line in warnings:
         stderr.print(f"warning: {line}", markup=False, highlight=False)
+    read_warnings = len(warnings)
     if not items:
         raise ConfigError(f"{', '.join(map(str, paths))}: no items")
     hashes = {p.name: file_sha256(p) for p in paths}
     benchmark = items[0].benchmark
     name = args.name or "imported-" + hashlib.sha256("".join(sorted(hashes.values())).encode()).hexdigest()[:8]
     out_dir = Path(args.out) if args.out else Path("builds") / benchmark
+    copies = images_to_copy(args.format, items, Path(args.images) if args.images else None, paths)
+    absent = sorted(str(s) for s in copies.values() if isinstance(s, Path) and not s.is_file())
+    if absent:
+        warnings.append(f"{len(absent)} of {len(copies)} renamed images not found (first: {absent[0]}); their "
+                        "items name images the build does not hold")
+        stderr.print(f"warning: {warnings[-1]}", markup=False, highlight=False)
     with open_build(out_dir, name) as build:
+        for target, source in sorted(copies.items()):
+            if isinstance(source, bytes):
+                build.images.mkdir(exist_ok=True)
+                (build.images / target).write_bytes(source)
+            elif source.is_file():
+                build.add_image(source, target)
         build.write_items(items)
         build.write_json("build.json", {
             "benchmark": benchmark, "name": name, "seed": None, "config": {"format": args.format},
             "code_version": code_version(), "input_hashes": hashes, "items": len(items),
             "sources": [{"name": f"{args.format} (published)", "path": str(p)} for p in paths],
-            "stats": {"imported": {"files": len(paths), "items": len(items), "undecodable_bytes": len(warnings)}},
+            "stats": {"imported": {"files": len(paths), "items": len(items), "warnings": read_warnings,
+                                   "images_copied": len(copies) - len(absent)}},
             "skipped": [{"reason": w} for w in warnings], "lint_promises": promises,
         })
     stdout.print(f"{len(items)} {benchmark} items written to {out_dir / name}")

@@ -1,65 +1,51 @@
-"""Image independence: how far do answers go without looking at the images?
+"""Image independence: which items, and which whole tasks, can be answered without looking at the images?
 
-Blind baselines per (benchmark, task), each next to chance:
+The task-level verdict is the blind audit of :mod:`builders.lint.blind`: a text-only learner and hand rules, cell
+by cell (task, task x pressure, task x question type), flagged where the learner's lower 95 % bound is above
+chance + 5 points. This check adds the items to blame:
 
-* yes/no: ``always_yes``, ``always_no``;
-* MCQ: ``always_A``, ``longest_option``;
-* ``language_prior`` (both): the answer the *other* questions' statistics suggest (leave-one-out, so an item never
+* ``language_prior``: the answer the *other* questions' statistics suggest (leave-one-out, so an item never
   predicts itself). Yes/no: the majority answer of the other items asking the same normalised question ("Is there
   a dog in the image?" answered "yes" 9 times in 10 elsewhere). MCQ: the option text most often right where it was
-  offered, smoothed ``(right + 1) / (offered + 2)``. This is the prior a text-only model learns from the source's
-  statistics, built from the benchmark itself so it needs no corpus.
+  offered, smoothed ``(right + 1) / (offered + 2)``. An item is flagged when this prior answers it right with
+  confidence (at least ``PRIOR_CONFIDENCE`` from ``PRIOR_SUPPORT`` other items); its score is 1 minus that
+  confidence. The same prior is the audit's "most frequent text" rule.
+* the items the learner (or a text-only LLM) answers right in a cell where it beats chance.
 
 Variants of one question (MM-SAP's ``--shuffles K``: the same question with its options reordered, linked by
-``provenance[VARIANT_KEY]``) are left out *together*: otherwise each variant would learn its answer from its K - 1
-siblings, a leak of the lint's own making. They also count as one question in the task's test (``MIN_ITEMS`` and
-the z use the number of questions, not of variants, since K copies of one answer are not K observations).
-
-A task is flagged when a baseline beats chance by more than ``MARGIN`` with at least ``MIN_ITEMS`` questions and a
-one-sided binomial z above ``Z``; an item is flagged when the language prior answers it right with a confident
-prior (at least ``PRIOR_CONFIDENCE`` from ``PRIOR_SUPPORT`` other items). Its score: 1 minus that confidence when
-the prior is right, else 1.
+``provenance[VARIANT_KEY]``) are left out of the prior *together*: otherwise each variant would learn its answer
+from its K - 1 siblings, a leak of the lint's own making; the audit counts them as one question.
 
 A task whose answer is fixed by the benchmark's design (MM-SAP's BeyondVisQA is answered by the refusal "Sorry,
 I can't help with it" in every item: the paper's formula 1) is declared by its builder in ``build.json``
-``"lint_promises": {"fixed_answers": {task: {"answer": text, "why": reason}}}``. There the baselines that find the
-fixed answer are reported as *by design* (a note in the summary, the table and the card), not as a finding, and
-the prior's right guesses are not flagged; an item of that task whose answer is *not* the promised one breaks the
-promise and is flagged. Without the promise the same task is flagged as any other.
+``"lint_promises": {"fixed_answers": {task: {"answer": text, "why": reason}}}``. Its cells are reported apart as
+*by design* (a note in the summary, the table and the card), not as a finding, and the prior's right guesses are
+not flagged; an item of that task whose answer is *not* the promised one breaks the promise and is flagged.
+Without the promise the same task is flagged as any other.
 
 With ``--llm-model`` (:func:`ask_text_only`), a text-only model answers every yes/no and MCQ item from its text
-alone through :mod:`builders.llm` (cached, resumable); its per-task accuracy is reported next to chance, and in a
-task where it beats chance as a baseline would be flagged, the items it gets right are flagged. Open answers are not judged here (that needs the benchmark's judge).
+alone through :mod:`builders.llm` (cached, resumable) and joins the audit as one more strategy. Open answers are
+not judged here (that needs the benchmark's judge).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import Counter, defaultdict
 from typing import Any, Hashable, Sequence
 
 from builders.items import Item, OPTION_LETTERS, canonical_json
+from builders.lint import blind
 from builders.lint.base import CheckResult, LintContext, answer_text, collapse, is_mcq, is_yes_no, normalise, per_task
-from builders.quality import longest_option
 from sources.errors import ConfigError
 
-MARGIN = 0.15
-MIN_ITEMS = 30
-Z = 3.0
 PRIOR_CONFIDENCE = 0.9
 PRIOR_SUPPORT = 10
 VARIANT_KEY = "group"
 """Provenance key whose equal values mark variants of one question (MM-SAP's shuffles). Leaving a larger set out
 of a leave-one-out prior only takes information away from it, so a key that groups more than variants can hide a
 leak but never invent one."""
-
-
-def _z(right: int, n: int, chance: float) -> float:
-    if n == 0 or chance <= 0 or chance >= 1:
-        return 0.0
-    return (right - n * chance) / math.sqrt(n * chance * (1 - chance))
 
 
 def variant_groups(items: Sequence[Item], members: list[int]) -> dict[int, Hashable]:
@@ -142,64 +128,79 @@ def _same_text(a: str, b: str) -> bool:
 
 
 def check(items: Sequence[Item], context: LintContext) -> CheckResult:
+    """The blind audit (:mod:`builders.lint.blind`) of every task, and the items to blame: an item the language
+    prior answers with confidence, an item a blind strategy that beats chance in its cell answers right, an item
+    that breaks a promised fixed answer."""
     result = CheckResult("independence", [1.0] * len(items))
-    tasks: dict[str, Any] = {}
+    fixed: dict[tuple[str, str], str] = {}
+    by_design: set[int] = set()
+    design: dict[str, dict[str, Any]] = {}
     promises: dict[str, dict[str, dict[str, str]]] = {}
     for (benchmark, task), members in per_task(items).items():
-        name = f"{benchmark}/{task}"
         promise = promises.setdefault(benchmark, fixed_answers(benchmark, context)).get(task)
-        for kind, subset in (("yes_no", [i for i in members if is_yes_no(items[i])]),
-                             ("mcq", [i for i in members if is_mcq(items[i])])):
-            if not subset:
-                continue
-            n = len(subset)
-            questions = len(set(variant_groups(items, subset).values()))
-            if kind == "yes_no":
-                chance = 0.5
-                guesses = {"always_yes": {i: "yes" for i in subset}, "always_no": {i: "no" for i in subset}}
-                prior = yes_no_prior(items, subset)
-                truth = {i: items[i].answer.lower() for i in subset}
-            else:
-                chance = sum(1 / len(items[i].options) for i in subset) / n
-                guesses = {"always_A": {i: "A" for i in subset}, "longest_option": {i: longest_option(items[i]) for i in subset}}
-                prior = mcq_prior(items, subset)
-                truth = {i: items[i].answer for i in subset}
-            guesses["language_prior"] = {i: g for i, (g, _) in prior.items()}
-            entry: dict[str, Any] = {"items": n, "chance": round(chance, 4)}
-            if questions != n:
-                entry["questions"] = questions
-            leaking = []
-            for baseline, guess in guesses.items():
-                right = sum(guess.get(i) == truth[i] for i in subset)
-                if baseline == "language_prior":  # no prior (a tie, no other item): a coin's chance
-                    right_f = right + chance * (n - len(guess))
-                else:
-                    right_f = float(right)
-                acc = right_f / n
-                entry[baseline] = round(acc, 4)
-                if questions >= MIN_ITEMS and acc - chance > MARGIN and _z(round(acc * questions), questions, chance) > Z:
-                    leaking.append(baseline)
-            by_design: set[int] = set()
-            if promise is not None:
-                by_design = {i for i in subset if _same_text(answer_text(items[i]), promise["answer"])}
-                for i in sorted(set(subset) - by_design):
-                    result.flag(i, f"breaks the promise of build.json: {name} is answered {promise['answer']!r} by "
-                                   f"design, this item {answer_text(items[i])!r}", 0.0)
-                entry["by_design"] = {**promise, "items": len(by_design), "broken": n - len(by_design),
-                                      "baselines_finding_it": leaking}
-                leaking = []
-            entry["leaking"] = leaking
-            tasks[f"{name} ({kind})"] = entry
+        if promise is None:
+            continue
+        fixed[(benchmark, task)] = promise["answer"]
+        closed = [i for i in members if is_mcq(items[i]) or is_yes_no(items[i])]
+        kept = {i for i in closed if _same_text(answer_text(items[i]), promise["answer"])}
+        by_design |= kept
+        design[f"{benchmark}/{task}"] = {**promise, "items": len(kept), "of": len(closed)}
+        for i in closed:
+            if i not in kept:
+                result.flag(i, f"breaks the promise of build.json: {benchmark}/{task} is answered "
+                               f"{promise['answer']!r} by design, this item {answer_text(items[i])!r}", 0.0)
+    model = None
+    extra = {}
+    if context.llm is not None and getattr(context.llm, "enabled", False):
+        model, extra["text_only_llm"] = ask_text_only(items, context)
+    audit = blind.audit(items, fixed, extra)
+    flag_blind_answers(items, audit, extra.get("text_only_llm", {}), result, context)
+    for kind in ("yes_no", "mcq"):
+        members = [i for i, it in enumerate(items) if (is_yes_no(it) if kind == "yes_no" else is_mcq(it))]
+        truth = {i: items[i].answer.lower() if kind == "yes_no" else items[i].answer for i in members}
+        for task_members in _by_task(items, members).values():
+            prior = (yes_no_prior if kind == "yes_no" else mcq_prior)(items, task_members)
             for i, (guess, confidence) in prior.items():
                 if guess == truth[i] and confidence >= PRIOR_CONFIDENCE and i not in by_design:
                     result.flag(i, f"the language prior answers it blind ({guess!r}, {confidence:.0%} of "
                                    "similar items elsewhere)", round(1 - confidence, 4))
-    result.summary = {"margin": MARGIN, "min_items": MIN_ITEMS, "tasks": tasks,
-                      "leaking_tasks": sorted(t for t, e in tasks.items() if e["leaking"]),
-                      "by_design_tasks": sorted(t for t, e in tasks.items() if "by_design" in e)}
-    if context.llm is not None and getattr(context.llm, "enabled", False):
-        result.summary["text_only_model"] = ask_text_only(items, context, result)
+    result.summary = {"blind": {k: v for k, v in audit.items() if k != "learned_right"},
+                      "flagged_cells": audit["flagged"], "by_design_tasks": sorted(design), "by_design": design}
+    if model is not None:
+        result.summary["text_only_model"] = model
     return result
+
+
+def _by_task(items: Sequence[Item], members: Sequence[int]) -> dict[tuple[str, str], list[int]]:
+    out: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i in members:
+        out[(items[i].benchmark, items[i].task)].append(i)
+    return out
+
+
+def flag_blind_answers(items: Sequence[Item], audit: dict[str, Any], llm_right: dict[int, bool],
+                       result: CheckResult, context: LintContext) -> None:
+    """Flag the items a blind strategy answers right in a cell where that strategy beats chance: the learner's
+    right answers, and the text-only LLM's. (A rule's right answers are not flagged one by one: the rule is the
+    finding, and the language prior has its own item flags.)"""
+    learned_right = set(audit.get("learned_right", []))
+    cell_members = blind.cell_members(items)
+    found: dict[int, list[str]] = defaultdict(list)
+    model_found: dict[int, list[str]] = defaultdict(list)
+    for cell in audit["cells"]:
+        above = cell["above_chance"]
+        for i in cell_members.get(cell["cell"], []) if above else []:
+            where = f"{cell['cell']}: {blind.pct(cell['strategies'].get('learned', {}).get('accuracy'))} vs chance " \
+                    f"{blind.pct(cell['chance'])}"
+            if "learned" in above and i in learned_right:
+                found[i].append(where)
+            if "text_only_llm" in above and llm_right.get(i):
+                model_found[i].append(cell["cell"])
+    for i, cells in found.items():
+        result.flag(i, f"a text-only learner answers it without the image ({'; '.join(cells)})", 0.5)
+    for i, cells in model_found.items():
+        result.flag(i, f"a text-only model ({context.llm.model}) answers it without the image "
+                       f"({'; '.join(cells)})", 0.0)
 
 
 LETTER_RE = re.compile(r"\b([A-Z])\b")
@@ -223,12 +224,10 @@ def parse_reply(text: str, item: Item) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def ask_text_only(items: Sequence[Item], context: LintContext, result: CheckResult) -> dict[str, Any]:
-    """A text-only model answers without the images, and its accuracy per task is set next to chance. Where it
-    beats chance by more than ``MARGIN`` (z above ``Z``, over the task's questions as in :func:`check`), the task
-    leaks and the items it got right there are flagged; elsewhere a right answer is a lucky guess and only counted.
-    In a task whose answer is fixed by design (``fixed_answers``) finding that answer blind is the design: noted,
-    not flagged."""
+def ask_text_only(items: Sequence[Item], context: LintContext) -> tuple[dict[str, Any], dict[int, bool]]:
+    """A text-only model answers every closed item without the images. Returns its summary (model, usage, per
+    task: items, right, unparsed, accuracy, chance) and item index -> right?, which joins the blind audit as one
+    more strategy (its cells flagged by the audit's one rule)."""
     from builders.llm import LLMRequest, make_client
 
     client = make_client(context.llm)
@@ -236,37 +235,17 @@ def ask_text_only(items: Sequence[Item], context: LintContext, result: CheckResu
     requests = [LLMRequest(messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt(items[i])}])
                 for i in asked]
     replies = client.complete_many(requests)
-    right: dict[str, list[int]] = defaultdict(list)
+    right: dict[int, bool] = {}
     counts: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])  # items, right, unparsed, chance sum
-    members: dict[str, list[int]] = defaultdict(list)
     for i, reply in zip(asked, replies):
         it = items[i]
         guess = parse_reply(reply.text, it)
-        task = f"{it.benchmark}/{it.task}"
-        members[task].append(i)
-        c = counts[task]
+        c = counts[f"{it.benchmark}/{it.task}"]
+        right[i] = guess is not None and guess == (it.answer if it.options else it.answer.lower())
         c[0] += 1
+        c[1] += right[i]
         c[2] += guess is None
         c[3] += 1 / len(it.options) if it.options else 0.5
-        if guess is not None and guess == (it.answer if it.options else it.answer.lower()):
-            c[1] += 1
-            right[task].append(i)
-    tasks = {}
-    for task, (n, r, unparsed, chance_sum) in sorted(counts.items()):
-        chance = chance_sum / n
-        questions = len(set(variant_groups(items, members[task]).values()))
-        leaking = (questions >= MIN_ITEMS and r / n - chance > MARGIN
-                   and _z(round(r / n * questions), questions, chance) > Z)
-        tasks[task] = {"items": int(n), "right": int(r), "unparsed": int(unparsed), "accuracy": round(r / n, 4),
-                       "chance": round(chance, 4), "leaking": leaking}
-        benchmark, _, name = task.partition("/")
-        promise = fixed_answers(benchmark, context).get(name)
-        if promise is not None:
-            tasks[task]["by_design"] = promise["answer"]
-            tasks[task]["leaking"] = leaking = False
-        if leaking:
-            for i in right[task]:
-                result.flag(i, f"a text-only model ({context.llm.model}) answers it without the image, "
-                               f"{r / n:.0%} right on {task} (chance {chance:.0%})", 0.0)
-    return {"model": context.llm.model, "usage": client.usage(), "tasks": tasks,
-            "leaking_tasks": [t for t, e in tasks.items() if e["leaking"]]}
+    tasks = {task: {"items": int(n), "right": int(r), "unparsed": int(u), "accuracy": round(r / n, 4),
+                    "chance": round(ch / n, 4)} for task, (n, r, u, ch) in sorted(counts.items())}
+    return {"model": context.llm.model, "usage": client.usage(), "tasks": tasks}, right

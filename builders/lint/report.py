@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from builders.items import Item, canonical_json
 from builders.lint import balance, choices, contradictions, duplicates, independence, wording
 from builders.lint.base import CheckResult, LintContext
+from builders.lint.blind import MARGIN, pct
 from builders.lint.dictionary import LazyAllowList, load_dictionary
 from sources.forking import forked_imap, forking_pays, usable_cores
 from sources.heap import long_lived
@@ -53,8 +54,11 @@ class LintReport:
             checks[name] = {"flagged": r.flagged, "mean_score": round(mean, 4), "summary": r.summary,
                             "examples": examples}
         findings = self.findings()
-        return {"items": len(self.items), "flagged_items": self.flagged_items, "findings": findings,
-                "notes": self.notes(), "clean": self.flagged_items == 0 and not findings, "checks": checks}
+        out = {"items": len(self.items), "flagged_items": self.flagged_items, "findings": findings,
+               "notes": self.notes(), "clean": self.flagged_items == 0 and not findings, "checks": checks}
+        if "independence" in self.results:
+            out["blind"] = self.results["independence"].summary["blind"]
+        return out
 
     def findings(self) -> list[str]:
         """Findings about whole tasks (no single item is to blame): unbalanced answers, leaking baselines."""
@@ -62,13 +66,10 @@ class LintReport:
         if "balance" in self.results:
             out += [f"unbalanced answers: {t}" for t in self.results["balance"].summary["unbalanced_tasks"]]
         if "independence" in self.results:
-            tasks = self.results["independence"].summary["tasks"]
-            out += [f"blind baseline above chance: {t} ({', '.join(tasks[t]['leaking'])})"
-                    for t in self.results["independence"].summary["leaking_tasks"]]
-            model = self.results["independence"].summary.get("text_only_model")
-            if model:
-                out += [f"text-only model above chance: {t} ({model['tasks'][t]['accuracy']:.0%} right, chance "
-                        f"{model['tasks'][t]['chance']:.0%})" for t in model["leaking_tasks"]]
+            for cell in self.results["independence"].summary["blind"]["cells"]:
+                if cell["flagged"]:
+                    out.append(f"answerable blind: {cell['cell']} ({blind_strategies(cell)}; chance "
+                               f"{pct(cell['chance'])}, n={cell['n']})")
         return out
 
     def notes(self) -> list[str]:
@@ -78,13 +79,15 @@ class LintReport:
             return []
         summary = self.results["independence"].summary
         out = []
-        for task in summary.get("by_design_tasks", []):
-            entry = summary["tasks"][task]
-            design = entry["by_design"]
-            found = ", ".join(f"{b} {entry[b]:.0%}" for b in design["baselines_finding_it"]) or "none above chance"
+        for task, design in summary.get("by_design", {}).items():
+            cell = next((c for c in summary["blind"]["cells"] if c["cell"] == task), None)
+            found = "not audited"
+            if cell is not None:
+                found = ", ".join(f"{s} {pct(e['accuracy'])}" for s, e in cell["strategies"].items()
+                                  if e["low95"] is not None and e["low95"] > cell["chance"] + MARGIN) or "none"
             why = f" ({design['why']})" if design["why"] else ""
             out.append(f"{task} is answered {design['answer']!r} by design in {design['items']} of "
-                       f"{entry['items']} items{why}; blind baselines finding it: {found}")
+                       f"{design['of']} items{why}; blind strategies finding it: {found}")
         return out
 
     def item_rows(self) -> Iterable[dict[str, Any]]:
@@ -151,12 +154,18 @@ def headline(name: str, check: Mapping[str, Any]) -> str:
     if name == "balance":
         return "unbalanced: " + (", ".join(s["unbalanced_tasks"]) or "none")
     if name == "independence":
-        text = "blind baselines above chance: " + (", ".join(s["leaking_tasks"]) or "none")
+        audit = s["blind"]
+        if audit.get("off"):
+            return f"blind audit off: {audit['off']}"
+        flagged = audit["flagged"]
+        text = f"answerable blind: {len(flagged)} of {len(audit['cells'])} cells"
+        if audit.get("overall"):
+            text += (f" (learner {pct(audit['overall']['accuracy'])}, chance "
+                     f"{pct(audit['overall']['chance'])})")
         if s.get("by_design_tasks"):
             text += "; by design: " + ", ".join(s["by_design_tasks"])
         if "text_only_model" in s:
-            model = s["text_only_model"]
-            text += f"; text-only {model['model']} above chance: " + (", ".join(model["leaking_tasks"]) or "none")
+            text += f"; text-only {s['text_only_model']['model']} asked"
         return text
     return ""
 
@@ -175,6 +184,88 @@ def markdown(section: Mapping[str, Any] | None) -> str:
     header = "| check | flagged | finding |\n|---|---|---|\n"
     return (f"The lint (`python -m lint`) ran at the end of the build. {verdict}\n\n" + header
             + "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows))
+
+
+def blind_strategies(cell: Mapping[str, Any]) -> str:
+    """The strategies above chance in ``cell`` with their accuracy: "learned 73%, frequent_text 40%"."""
+    return ", ".join(f"{name} {pct(cell['strategies'][name]['accuracy'])}" for name in cell["above_chance"])
+
+
+def blind_rows(audit: Mapping[str, Any], every_cell: bool = True) -> list[list[str]]:
+    """The blind audit as table rows (80 columns): cell, questions, chance, the learner's accuracy and 95 %
+    interval, the best rule, and the verdict. ``every_cell`` false: each task whole and the flagged cells."""
+    rows = []
+    for cell in audit.get("cells", []):
+        whole = " " not in cell["cell"]
+        if not (every_cell or whole or cell["flagged"]):
+            continue
+        rules = {k: v for k, v in cell["strategies"].items() if k != "learned" and v["accuracy"] is not None}
+        best = max(rules, key=lambda k: (rules[k]["low95"], rules[k]["accuracy"]), default=None)
+        learner = (f"{_points(cell['accuracy'])} ({_points(cell['low95'])}-{_points(cell['high95'])})"
+                   if cell["accuracy"] is not None else "-")
+        verdict = "fixed" if "by_design" in cell else ("FLAG" if cell["flagged"] else "ok")
+        rule = f"{SHORT.get(best, best)} {pct(rules[best]['accuracy'])}" if best else "-"
+        rows.append([cell["cell"] if whole else _sub_label(cell["cell"]), str(cell["n"]),
+                     pct(cell["chance"]), learner, rule, verdict])
+    return rows
+
+
+def _sub_label(name: str) -> str:
+    """"mioh/counting pressure=sycophantic" as a row under its task: "p: sycophantic"."""
+    kind, _, value = name.split(" ", 1)[1].partition("=")
+    return f"{kind[0]}: {value}"
+
+
+def _points(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}"
+
+
+SHORT = {"frequent_text": "text", "numeric_rank": "rank", "always_yes": "yes", "always_refuse": "refuse",
+         "text_only_llm": "llm"}
+"""Strategy names as the 80-column table shows them (build.json keeps the full names)."""
+BLIND_COLUMNS = ["cell", "n", "chance", "learner %", "best rule", "flag"]
+BLIND_TITLE = "Could it be answered without the images?"
+
+
+def blind_caption(audit: Mapping[str, Any]) -> str:
+    """What the table means, in two lines."""
+    text = (f"p: pressure, t: question type; learner: text-only logistic regression, cross-validated by image "
+            f"set (95% interval); rules: letter, longest, text (most often right), rank (among numbers), yes, "
+            f"refuse; fixed: the answer is fixed by design; FLAG: the learner's 95% lower bound > "
+            f"chance + {audit.get('margin', MARGIN):.0%}")
+    if audit.get("open_items_not_audited"):
+        text += f"; {audit['open_items_not_audited']} open-answer items not audited"
+    return text
+
+
+def blind_markdown(section: Mapping[str, Any] | None) -> str:
+    """The data card's "Can it be answered without the images?": the overall figure and one row per flagged
+    (or by-design) cell."""
+    audit = (section or {}).get("blind")
+    if not audit:
+        return "_This build was not audited for blind answers; run `python -m lint BUILD`._"
+    if audit.get("off"):
+        return f"_The blind audit did not run: {audit['off']}._"
+    if not audit["cells"]:
+        return "_No closed-form (multiple-choice or yes/no) items: nothing a text-only learner could pick._"
+    overall = audit.get("overall") or {}
+    text = (f"A text-only learner (logistic regression over the context, question and options, cross-validated "
+            f"so that items over the same images are never on both sides of a split) and hand rules (answer "
+            f"letter, longest option, most frequent answer text, rank among numbers, always yes, always refuse) "
+            f"tried to answer every multiple-choice and yes/no item without its images. Overall the learner was "
+            f"right on {pct(overall.get('accuracy'))} of {overall.get('n', 0)} items against "
+            f"{pct(overall.get('chance'))} by chance. A cell is flagged when the learner's (or a text-only "
+            f"LLM's) 95 % lower bound is above chance + {audit.get('margin', MARGIN):.0%}.")
+    shown = [c for c in audit["cells"] if c["flagged"] or "by_design" in c]
+    if not shown:
+        return text + f" **No cell of {len(audit['cells'])} is flagged.**"
+    rows = [f"| {c['cell']} | {c['n']} | {pct(c['chance'])} | {pct(c['accuracy'])} ({pct(c['low95'])}-"
+            f"{pct(c['high95'])}) | {blind_strategies(c) or '-'} | "
+            f"{'by design: ' + repr(c['by_design']) if 'by_design' in c else 'flagged'} |" for c in shown]
+    flagged = sum(c["flagged"] for c in audit["cells"])
+    return (text + f" **{flagged} of {len(audit['cells'])} cells are flagged**: a score on them partly measures "
+            "the text, not the image.\n\n| cell | questions | chance | learner (95 % interval) | above chance | "
+            "verdict |\n|---|---|---|---|---|---|\n" + "\n".join(rows))
 
 
 def lint_build_dir(path: str | Path) -> dict[str, Any] | None:

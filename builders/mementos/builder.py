@@ -148,8 +148,8 @@ def describe(seqs: list[Draft], client: Any, task_bar: Any) -> tuple[list[Draft]
         if s.description:
             kept.append(s)
         else:
-            where = "no QA pairs" if s.source == "nextqa" else "no description (write description.txt beside it)"
-            skipped.append({"source": s.source, "video": s.record.id, "stage": "description", "reason": where})
+            skipped.append({"source": s.source, "video": s.record.id, "stage": "description",
+                            **_missing_description(s)})
         update(n, len(seqs))
     return kept, skipped
 
@@ -182,6 +182,18 @@ def drop_static(seqs: list[Draft]) -> tuple[list[Draft], list[dict[str, str]]]:
                 continue
         kept.append(s)
     return kept, skipped
+
+
+def _missing_description(s: Draft) -> dict[str, str]:
+    """Why a sequence has no description, and for a sequence a person describes, the file the reader looks in:
+    ``<name>.txt`` beside a video file, ``description.txt`` in a frame folder or comic. The reason stays the same
+    for every sequence of a kind, so the skipped-videos table counts them on one row."""
+    if s.source == "nextqa":
+        return {"reason": "no QA pairs"}
+    from sources.video import description_path
+
+    where = "description.txt in its folder" if Path(s.record.file).is_dir() else "<video name>.txt beside the video"
+    return {"reason": f"no description (write {where})", "file": str(description_path(s.record.file))}
 
 
 def _nlp_or_none() -> Any:

@@ -40,11 +40,12 @@ def parser() -> argparse.ArgumentParser:
     a("--comics", metavar="DIR", help="comics: one folder of panel images per comic (comics domain)")
     a("--policy", metavar="NAME", help=f"frame sampling for every video source, one of {', '.join(policy_names())} "
                        "(default daily_life for NExT-QA, robotics for robots, uniform:8 for the demo)")
-    a("--backend", choices=BACKENDS, help=f"video decoder (default {d.backend}: decord where installed)")
+    a("--backend", choices=BACKENDS,
+      help=f"video decoder (default {d.backend}: torchcodec where it loads, else decord, else OpenCV)")
     a("--on-error", choices=("skip", "fail"), help="an unreadable video is skipped with its reason, or stops the build "
                                                    f"(default {d.on_error})")
     a("--max-videos", type=int, metavar="N", help="a seeded sample of at most N videos per source (default all)")
-    add_executor_arguments(p, "frame sampling tasks")
+    add_executor_arguments(p, "frame sampling tasks", clip=False)
     add_llm_arguments(p)
     return p
 

@@ -170,6 +170,7 @@ class CellDrawing:
                                                       min_questions=0 if self._workers_pay else sys.maxsize,
                                                       workers=workers, niceness=niceness)):
                 self.results[cell] = result
+        self._progress(len(cells), len(cells))  # zip stops at the last cell before its on_done call
         self.stats["workers"] = max(self.stats["workers"], stats["workers"])
         self.stats["redrawn"] += stats["redrawn"]
 

@@ -50,7 +50,8 @@ def parser() -> argparse.ArgumentParser:
            f"none with --n-questions 2 (the build warns) (default {d.nota_share})")
     cache_of = (f"demo scenes, model outputs and the prepared pools of real sources (the {prepared.KEEP} most "
                 f"recently used kept; ${prepared.KEEP_VARIABLE} sets how many)")
-    add_build_arguments(p, d, seed_of="every random choice", name="n<N>-seed<S>", cache_of=cache_of,
+    add_build_arguments(p, d, seed_of="every random choice", name="n<N>-seed<S>, -decomposed added with --decomposed",
+                        cache_of=cache_of,
                         demo=("images", "size of the demo world when no data is given"))
     a("--coco-rem", metavar="FILE", help="COCO-ReM instances JSON (existence, counting)")
     a("--coco-images", metavar="DIR", help="directory of the COCO images the JSON names")

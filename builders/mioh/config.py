@@ -96,5 +96,7 @@ class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
         )
 
     def build_name(self) -> str:
-        return self.name or f"n{self.n_images}-seed{self.seed}"
+        """``--name``, else ``n<N>-seed<S>``, ``-decomposed`` added for a build with the decomposed questions: a
+        build of another shape never replaces the default build under its name."""
+        return self.name or f"n{self.n_images}-seed{self.seed}" + ("-decomposed" if self.decomposed else "")
 

@@ -63,7 +63,8 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
         interned = intern_corpus(corpus.questions, types, table)
         images_dir = str(config.coco_images)
         made, vqa_stats = basic_questions(interned, types, table, image_index(images_dir), images_dir,
-                                          config.min_agreement, config.n_basic, config.seed)
+                                          config.min_agreement, config.n_basic, config.seed,
+                                          config.on_missing_image)
         questions += made
         vqa_by_id = {q.question_id: q for q in corpus.questions}
         stats["basic"] = {"source": "vqav2", **vqa_stats}

@@ -11,7 +11,7 @@ from builders.cli import add_build_arguments, builder_parser, exit_on_error, run
 from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.mmsap.builder import write_build
-from builders.mmsap.config import MAX_SHUFFLES, MmsapConfig
+from builders.mmsap.config import MAX_SHUFFLES, MISSING_IMAGE, MmsapConfig
 from builders.mmsap.questions import SUBSET_NAMES
 
 
@@ -34,11 +34,15 @@ def parser() -> argparse.ArgumentParser:
     a("--vqav2-questions", metavar="FILE", help="VQAv2 questions JSON (v2_OpenEnded_mscoco_*_questions.json)")
     a("--vqav2-annotations", metavar="FILE", help="VQAv2 annotations JSON (v2_mscoco_*_annotations.json)")
     a("--coco-images", metavar="DIR", help="folder of the COCO images the VQAv2 / COCO files refer to")
+    a("--on-missing-image", choices=MISSING_IMAGE,
+      help="a chosen VQAv2 question whose image is not in --coco-images: skip it for the next one (listed in "
+           f"build.json) or fail with one line naming the file (default {d.on_missing_image})")
     a("--coco-instances", metavar="FILE", help="COCO instances JSON: grounds BeyondVisQA in real images")
     a("--authored", metavar="FILE",
       help="authored questions, YAML or JSON lines (KnowVisQA and hand-made BasicVisQA) "
            "(default the shipped demo knowledge file on the demo world, none otherwise)")
-    add_build_arguments(p, d, seed_of="every random choice", name="demo-seed<S> or real-seed<S>", cache_of="demo scenes",
+    add_build_arguments(p, d, seed_of="every random choice",
+                        name="demo-seed<S> or real-seed<S>, -shuffles<K> added with --shuffles K", cache_of="demo scenes",
                         demo=("images", "size of the demo world"))
     add_llm_arguments(p)
     return p
@@ -70,6 +74,11 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
     ]))
     if stats["skipped"]:
         stdout.print(table("Skipped", ["subset", "why"], [[s["subset"], s["reason"]] for s in stats["skipped"]]))
+    missing = (stats.get("basic") or {}).get("missing_images") or {}
+    if missing.get("questions_passed_over"):
+        stdout.print(f"{missing['questions_passed_over']} VQAv2 questions passed over: their "
+                     f"{len(missing['image_ids'])} images are not in {missing['images_dir']} (--on-missing-image "
+                     "skip; their ids: build.json stats.basic.missing_images)", markup=False, highlight=False)
 
 
 @exit_on_error

@@ -9,6 +9,7 @@ from sources.errors import ConfigError
 
 BENCHMARK = "mmsap"
 MAX_SHUFFLES = 10
+MISSING_IMAGE = ("skip", "fail")
 
 
 @dataclass
@@ -29,6 +30,9 @@ class MmsapConfig(BuildOptions):
     coco_images: str | None = None
     coco_instances: str | None = None
     authored: str | None = None
+    on_missing_image: str = "skip"
+    """A chosen VQAv2 question whose COCO image is not in ``coco_images``: ``skip`` it for the next one (listed
+    in build.json's ``stats.basic.missing_images``) or ``fail`` (one line naming the file looked for)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.shuffles <= MAX_SHUFFLES:
@@ -42,6 +46,9 @@ class MmsapConfig(BuildOptions):
             raise ConfigError(f"demo_images must be >= 1, not {self.demo_images}")
         if bool(self.vqav2_questions) != bool(self.vqav2_annotations):
             raise ConfigError("--vqav2-questions and --vqav2-annotations go together")
+        if self.on_missing_image not in MISSING_IMAGE:
+            raise ConfigError(f"on_missing_image must be one of {', '.join(MISSING_IMAGE)}, not "
+                              f"{self.on_missing_image!r}")
         if (self.vqav2_questions or self.coco_instances) and not self.coco_images:
             raise ConfigError("--vqav2-questions / --coco-instances need --coco-images (the COCO images folder)")
 
@@ -51,4 +58,7 @@ class MmsapConfig(BuildOptions):
         return not (self.vqav2_questions or self.coco_instances)
 
     def build_name(self) -> str:
-        return self.name or f"{'demo' if self.uses_demo else 'real'}-seed{self.seed}"
+        """``--name``, else ``demo-seed<S>`` or ``real-seed<S>``, ``-shuffles<K>`` added for K option orders per
+        question: a build of another shape never replaces the default build under its name."""
+        shape = f"-shuffles{self.shuffles}" if self.shuffles != 1 else ""
+        return self.name or f"{'demo' if self.uses_demo else 'real'}-seed{self.seed}{shape}"

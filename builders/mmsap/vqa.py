@@ -242,12 +242,15 @@ def _batch(corpus: Corpus, rows: np.ndarray, qids: np.ndarray) -> Batch:
 
 def basic_questions(
     corpus: Corpus, types: TypeMap, table: AnswerTable, images: dict[int, str], images_dir: str,
-    min_agreement: float, per_type: int, seed: int,
+    min_agreement: float, per_type: int, seed: int, on_missing_image: str = "skip",
 ) -> tuple[list[Question], dict[str, Any]]:
     """``per_type`` BasicVisQA questions per type, with the selection statistics for build.json.
 
-    A chosen question whose image is not in ``images`` is an error (the images folder does not match the
-    annotations), not a silent skip."""
+    Questions are taken in a seeded order per type. One whose image is not in ``images`` (a partial COCO
+    download) is passed over for the next, and listed in the statistics (``on_missing_image="skip"``), or stops
+    the build with one line naming the file looked for (``"fail"``). Passing over keeps every other choice: a
+    question whose image is at hand is chosen exactly when the full image set would choose it, as long as the
+    type has enough eligible questions."""
     rows = selected(corpus, min_agreement)
     position = {int(r): k for k, r in enumerate(rows)}
     wrong = distractors(corpus, rows, types, table, seed)
@@ -255,17 +258,27 @@ def basic_questions(
     out: list[Question] = []
     stats: dict[str, Any] = {"questions": len(corpus.questions), "typed": int((corpus.types >= 0).sum()),
                              "agreeing": len(rows), "with_3_distractors": int(complete.sum()), "per_type": {}}
+    passed_over: list[VqaQuestion] = []
     for t, rule in enumerate(types.rules):
         eligible = rows[(corpus.types[rows] == t) & complete]
         order = rng(seed, f"mmsap/vqav2/{rule.name}").permutation(len(eligible))
-        picked = [int(eligible[i]) for i in order[:per_type]]
+        picked = []
+        for i in order:
+            if len(picked) == per_type:
+                break
+            q = corpus.questions[int(eligible[i])]
+            if q.image_id in images:
+                picked.append(int(eligible[i]))
+            elif on_missing_image == "fail":
+                raise SourceError(images_dir, f"image_id {q.image_id}",
+                                  f"no image file for question_id {q.question_id} (looked for "
+                                  f"COCO_val2014_{q.image_id:012d}.jpg or {q.image_id:012d}.jpg; "
+                                  "--on-missing-image skip passes such questions over)")
+            else:
+                passed_over.append(q)
         stats["per_type"][rule.name] = {"eligible": len(eligible), "made": len(picked)}
         for row in sorted(picked, key=lambda r: corpus.questions[r].question_id):
             q = corpus.questions[row]
-            if q.image_id not in images:
-                raise SourceError(images_dir, f"image_id {q.image_id}",
-                                  f"no image file for question_id {q.question_id} (looked for "
-                                  f"COCO_val2014_{q.image_id:012d}.jpg or {q.image_id:012d}.jpg)")
             options = wrong[position[row]]
             shown = [_shown(corpus, int(i), rule.distractors) for i in options]
             out.append(Question(
@@ -277,6 +290,11 @@ def basic_questions(
                  "agreement": round(float(corpus.agreement[row]), 2), "distractor_kind": rule.distractors,
                  "distractor_writer": "statistics", "human_answers": list(q.answers)},
             ))
+    stats["missing_images"] = {
+        "on_missing_image": on_missing_image, "images_dir": images_dir,
+        "questions_passed_over": len(passed_over), "question_ids": [q.question_id for q in passed_over],
+        "image_ids": sorted({q.image_id for q in passed_over}),
+    }
     return out, stats
 
 

@@ -19,7 +19,7 @@ from builders.predictive.config import (
     QUESTION_TYPE,
     PredictiveConfig,
 )
-from builders.run import build_record, file_sha256, open_build, planned_items
+from builders.run import build_record, file_sha256, open_build, planned_items, write_failed_record
 from templates.loader import load_templates, render
 
 GENERATOR = "mirage.predictive.patterns"
@@ -252,8 +252,7 @@ def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, A
     """Run a build and write its directory atomically; returns (path, items, stats)."""
     result = plan(config)
     if not result.items:
-        reasons = "; ".join(f"{k} ({n})" for k, n in result.stats["skipped_by_reason"].items())
-        raise EmptyBuildError(f"the build produced no items: {reasons or 'no task had input'}", result.stats)
+        raise EmptyBuildError(f"the build produced no items: {why_no_items(config, result.stats)}", result.stats)
     with open_build(config.out, config.build_name()) as out:
         out.images.mkdir(parents=True, exist_ok=True)
         with progress_bar(config.progress) as task_bar:
@@ -267,6 +266,30 @@ def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, A
         out.write_json("build.json", build_record(BENCHMARK, config, record_stats, _sources(config), n_items))
         path = out.final
     return path, result.items, result.stats
+
+
+def why_no_items(config: PredictiveConfig, stats: dict[str, Any]) -> str:
+    """One line for a build without items: how many videos were read and left out, the commonest reasons as
+    written (not digit-masked), and the file that holds every left-out input with its reason
+    (:func:`builders.run.write_failed_record`): a Charades CSV without its videos gave one line of 86 KB."""
+    skipped = stats["skipped"]
+    if not skipped:
+        return "no task had input"
+    read = sum(s["read"] for s in stats.get("sources", {}).values())
+    common = Counter(s["reason"] for s in skipped).most_common()
+    common.sort(key=lambda kv: (-kv[1], kv[0]))
+    shown = "; ".join(f"{_shorten(reason)} ({n:,})" for reason, n in common[:3])
+    more = f"; {len(common) - 3:,} other reasons" if len(common) > 3 else ""
+    path = write_failed_record(config.out, config.build_name(), {
+        "benchmark": BENCHMARK, "name": config.build_name(), "config": config.as_record(), "items": 0,
+        "skipped": skipped, "skipped_by_reason": dict(common), "sources": stats.get("sources", {}),
+    })
+    of = f" of {read:,}" if read else ""
+    return f"{len(skipped):,}{of} videos left out; commonest reasons: {shown}{more}; every video's reason: {path}"
+
+
+def _shorten(text: str, width: int = 70) -> str:
+    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
 
 
 def _input_hashes(config: PredictiveConfig) -> dict[str, str]:

@@ -36,7 +36,8 @@ def parser() -> argparse.ArgumentParser:
     a("--authored", metavar="FILE", help="hand-made pattern entries: JSONL of {id, images, pattern, pred} "
                                                "(default none)")
     a("--context-frames", type=int, metavar="N", help=f"frames shown before the held-out event (default {d.context_frames})")
-    a("--backend", choices=BACKENDS, help=f"video decoder (default {d.backend}: decord where installed)")
+    a("--backend", choices=BACKENDS,
+      help=f"video decoder (default {d.backend}: torchcodec where it loads, else decord, else OpenCV)")
     g = p.add_argument_group("the paper's datasets (replace the demo videos when given)").add_argument
     g("--activitynet", metavar="FILE.json", help="ActivityNet Captions file (train.json, val_1.json, ...) (default none)")
     g("--charades", metavar="FILE.csv", help="Charades CSV (Charades_v1_test.csv) (default none)")

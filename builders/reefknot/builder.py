@@ -1,5 +1,12 @@
 """The Reefknot build: scene graphs -> triplets (a) -> filtering (b) -> categories (c, d) -> question sets (e),
-every phase counted in build.json with a reason per drop."""
+every phase counted in build.json with a reason per drop.
+
+Visual Genome images whose file is not under ``--vg-images`` (a partial download) are left out by default
+(``--on-missing-image skip``): with ``image_data.json`` their triplets are dropped after the filters, so the
+language-prior counts still see every annotation; without it the image cannot even be sized and is not read.
+Either way build.json's ``stats.images`` lists their ids and counts. ``--on-missing-image fail`` stops at the first
+such image with one line naming its file. Skip is the default as for Mementos' unreadable videos: a build from
+the images at hand is what a user with a partial set wants, and it says what it left out."""
 
 from __future__ import annotations
 
@@ -17,7 +24,7 @@ from builders.reefknot.config import BENCHMARK, CATEGORIES, ReefknotConfig
 from builders.reefknot.lexicon import lexicon
 from builders.reefknot.negatives import FalseRelations
 from builders.reefknot.questions import QuestionSets, plan
-from builders.reefknot.triplets import apply_corpus_rules, collect
+from builders.reefknot.triplets import Corpus, apply_corpus_rules, collect
 from builders.reefknot.validity import validity
 from builders.run import file_sha256, write_items_build
 from sources.errors import ConfigError, SourceError
@@ -37,6 +44,10 @@ class Source:
         self.read_stats = ReadStats()
         self.generated = False
         self.images_dir: str | None = None
+        self.found: dict[str, str | None] = {}
+        """Image file name -> its path, or None when not found (VG read lazily)."""
+        self.missing_ids: list[str] = []
+        self.missing_triplets = 0
         if config.source_kind == "demo":
             from sources.demo.reefknot import EXHAUSTIVE_NOTE, load_reefknot_demo
 
@@ -88,7 +99,7 @@ class Source:
             return
         from sources.visual_genome import iter_visual_genome
 
-        lazy = self.name == "visual_genome" and "image_data" in self.files
+        lazy = self.lazy
         for n, image in enumerate(
             iter_visual_genome(
                 self.files["relationships"],
@@ -98,6 +109,7 @@ class Source:
                 resolve_files=not lazy,
                 clip_boxes=self.name == "visual_genome",
                 stats=self.read_stats,
+                missing_images=self.config.on_missing_image,
             ),
             1,
         ):
@@ -106,27 +118,60 @@ class Source:
             yield image
         update(self.read_stats.images, self.read_stats.images)
 
-    def resolve(self, items: list[Item]) -> list[Item]:
-        """Point items at readable image files (VG read lazily: only the images asked about are looked for)."""
-        if self.name != "visual_genome" or "image_data" not in self.files:
-            return items
+    @property
+    def lazy(self) -> bool:
+        """VG with image_data.json: sizes come from the file, and image files are looked for only for the
+        triplets that pass the filters (:meth:`locate`)."""
+        return self.name == "visual_genome" and "image_data" in self.files
+
+    def locate(self, corpus: Corpus) -> None:
+        """Find the image files of the kept triplets (VG read lazily). A file not found stops the build with one
+        line naming it (``--on-missing-image fail``) or drops the image's triplets, counted as a filter drop and
+        listed in :meth:`image_stats` (``skip``). The language-prior counts keep every image's annotations: they
+        are statistics of the text, not of the pixels."""
+        if not self.lazy:
+            return
         from sources.visual_genome import find_image
 
-        found: dict[str, str] = {}
-        out = []
-        for it in items:
-            name = it.images[0]
-            if name not in found:
-                path = find_image(self.images_dir, name)  # type: ignore[arg-type]
-                if path is None:
-                    raise SourceError(
-                        self.files["relationships"],
-                        f"image_id={it.provenance['image_id']}",
-                        f"image file not found: {Path(self.images_dir, name)} (nor under VG_100K/, VG_100K_2/)",
-                    )
-                found[name] = path
-            out.append(replace(it, images=(found[name],)))
-        return out
+        kept = []
+        for t in corpus.triplets:
+            if t.file not in self.found:
+                self.found[t.file] = find_image(self.images_dir, t.file)  # type: ignore[arg-type]
+                if self.found[t.file] is None:
+                    if self.config.on_missing_image == "fail":
+                        looked = Path(self.images_dir, t.file)  # type: ignore[arg-type]
+                        raise SourceError(
+                            self.files["relationships"],
+                            f"image_id={t.image_id}",
+                            f"image file not found: {looked} (nor under VG_100K/, VG_100K_2/; --on-missing-image "
+                            "skip leaves such images out)",
+                        )
+                    self.missing_ids.append(t.image_id)
+            if self.found[t.file] is None:
+                self.missing_triplets += 1
+            else:
+                kept.append(t)
+        if self.missing_triplets:
+            corpus.dropped["image file not found (--on-missing-image skip)"] += self.missing_triplets
+        corpus.triplets = kept
+
+    def resolve(self, items: list[Item]) -> list[Item]:
+        """Point items at the image files :meth:`locate` found (VG read lazily)."""
+        if not self.lazy:
+            return items
+        return [replace(it, images=(self.found[it.images[0]],)) for it in items]  # type: ignore[arg-type]
+
+    def image_stats(self) -> dict[str, Any]:
+        """Images whose file was not found and what was left out with them (``--on-missing-image skip``)."""
+        ids = self.missing_ids + self.read_stats.image_ids_without_file
+        return {
+            "on_missing_image": self.config.on_missing_image,
+            "images_dir": self.images_dir,
+            "not_found": len(ids),
+            "image_ids": ids,
+            "relationships_not_read": self.read_stats.relationships_without_file,
+            "triplets_dropped": self.missing_triplets,
+        }
 
     def input_hashes(self) -> dict[str, str]:
         if self.generated:
@@ -154,6 +199,7 @@ def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) ->
     apply_corpus_rules(
         corpus, config.min_name_count, config.min_predicate_count, config.prior_share, config.prior_support
     )
+    source.locate(corpus)
     method_counts: Counter = Counter()
     client = make_client(config.llm())
     categories = categorize({t.predicate for t in corpus.triplets}, client, method_counts)
@@ -189,6 +235,7 @@ def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) ->
             "files": source.files,
         },
         read=vars(source.read_stats) if source.name != "svg" else {"images": corpus.images},
+        images=source.image_stats() if source.name == "visual_genome" else {},
         phases={
             "a_triplets": {
                 "images": corpus.images,
@@ -232,12 +279,33 @@ def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) ->
     yield from items
 
 
+def why_no_items(stats: dict[str, Any]) -> str:
+    """The filter counts behind an empty build, in one line (no build.json is written to hold them)."""
+    phases = stats["phases"]
+    b, e = phases["b_filtering"], phases["e_questions"]
+    drops = ", ".join(f"{reason} {n:,}" for reason, n in b["dropped"].items() if n) or "none"
+    line = (f"of {_count(phases['a_triplets']['relations'], 'relationship')} in "
+            f"{_count(phases['a_triplets']['images'], 'image')}, {_count(b['kept'], 'triplet')} passed the filters "
+            f"(dropped: {drops})")
+    if b["kept"] and not sum(e["planned"].values()):
+        line += (f"; too few to keep the asked counts in proportion (scale {e['scale']}: every count rounds to 0; "
+                 "lower the counts or use more images)")
+    elif b["kept"]:
+        unasked = ", ".join(f"{reason} {n:,}" for reason, n in e["dropped"].items() if n) or "none"
+        line += f"; no question could be drawn from them (passed over: {unasked})"
+    return line
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def write_build(config: ReefknotConfig) -> tuple[Path, list[Item], dict[str, Any]]:
     """Run a build and write its directory atomically; returns (path, items, stats)."""
     stats: dict[str, Any] = {}
     items = list(build(config, stats))
     if not items:
-        raise ConfigError("the build produced no items: the source holds no usable triplet (see the filters)")
+        raise ConfigError(f"the build produced no items: {why_no_items(stats)}")
     source = stats["source"]
     sources = [{"name": source["name"], "path": source["path"], "license_note": source["license"]}]
     path, items = write_items_build(

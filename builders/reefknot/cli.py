@@ -10,7 +10,7 @@ from builders.cli import add_build_arguments, builder_parser, exit_on_error, run
 from builders.items import Item
 from builders.llm import add_llm_arguments
 from builders.reefknot.builder import write_build
-from builders.reefknot.config import CATEGORIES, SETS, ReefknotConfig
+from builders.reefknot.config import CATEGORIES, MISSING_IMAGE, SETS, ReefknotConfig
 
 
 def parser() -> argparse.ArgumentParser:
@@ -46,6 +46,12 @@ def parser() -> argparse.ArgumentParser:
         "--vg-objects",
         metavar="FILE",
         help="VG objects.json: every object, for the several-instances rule (default relationship endpoints only)",
+    )
+    a(
+        "--on-missing-image",
+        choices=MISSING_IMAGE,
+        help=f"a VG image whose file is not under --vg-images: skip it (its triplets dropped, counted and its id in "
+        f"build.json) or fail with one line naming the file (default {d.on_missing_image})",
     )
     a("--svg", metavar="FILE", help="SVG scene graphs, JSON or JSON lines")
     a("--svg-images", metavar="DIR", help="directory of the SVG images")
@@ -102,6 +108,11 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
             [[reason[:60], n] for reason, n in b["dropped"].items()],
         )
     )
+    missing = stats.get("images") or {}
+    if missing.get("not_found"):
+        stdout.print(f"{missing['not_found']} images not found under {missing['images_dir']}: left out with "
+                     f"their triplets (--on-missing-image skip; their ids: build.json stats.images)",
+                     markup=False, highlight=False)
     q = stats["quality"]
     if not q:
         return

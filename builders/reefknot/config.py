@@ -10,6 +10,7 @@ from sources.errors import ConfigError
 BENCHMARK = "reefknot"
 CATEGORIES = ("perception", "cognition")
 SETS = ("yes_no", "mcq", "vqa")
+MISSING_IMAGE = ("skip", "fail")
 PAPER_COUNTS = {
     ("yes_no", "perception"): 5440,
     ("yes_no", "cognition"): 4300,
@@ -50,6 +51,9 @@ class ReefknotConfig(BuildOptions):
     prior_share: float = 0.0
     prior_support: int = 5
     relation_cap: int = 0
+    on_missing_image: str = "skip"
+    """A Visual Genome image whose file is not found: ``skip`` it (its triplets are dropped, counted and its id
+    kept in build.json's ``stats.images``) or ``fail`` (one line naming the file)."""
 
     def __post_init__(self) -> None:
         for name, value in self.counts().items():
@@ -76,6 +80,9 @@ class ReefknotConfig(BuildOptions):
             raise ConfigError("--vg-image-data and --vg-objects need --vg-relationships")
         if bool(self.svg) != bool(self.svg_images):
             raise ConfigError("--svg and --svg-images go together")
+        if self.on_missing_image not in MISSING_IMAGE:
+            raise ConfigError(f"--on-missing-image must be one of {', '.join(MISSING_IMAGE)}, not "
+                              f"{self.on_missing_image!r}")
         if self.svg and self.vg_relationships:
             raise ConfigError("give one source: --vg-relationships or --svg, not both")
 

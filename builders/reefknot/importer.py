@@ -1,7 +1,7 @@
 """Import the official Reefknot release into Mirage items, so the published benchmark can be reviewed, linted,
 released and scored with the same tools as a Mirage build.
 
-``python -m builders.reefknot.importer RELEASE.jsonl --images DIR [--out DIR] [--name NAME]``
+``python -m builders.reefknot.importer RELEASE.jsonl [--images DIR] [--out DIR] [--name NAME]``
 
 The release is JSON lines, one question each: ``image_id`` (a string of digits: the Visual Genome image),
 ``query_prompt`` (the question as put to the model; MCQ options are inside it as ``"A. x B. y C. z D. w, please
@@ -10,6 +10,12 @@ choose."``), ``label`` (``yes``/``no``, an option letter or the option text, or 
 the prompt's wording; MCQ options are split out into ``options`` and the answer becomes their letter. Nothing is
 dropped or fixed: the release's faults (questions with two answers, duplicates) are counted in build.json and
 shown by the summary, for the linter and reviewers to act on.
+
+Images are looked for under ``--images`` (and its ``VG_100K/``, ``VG_100K_2/``), but none is needed to read the
+release: the text checks (lint, validity) use only the questions, and the release names 11,084 Visual Genome
+images that few users hold in full. An image not found is counted, not a stop: its items name the bare file
+(``<image_id>.jpg``, the name ids hash either way, so ids do not depend on which images are at hand), build.json
+says how many were found and which were not (``stats.images``), and a release of the build will ask for them.
 """
 
 from __future__ import annotations
@@ -17,11 +23,11 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
-from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from builders.cli import ArgumentParser, exit_on_error, stderr, stdout, table
 from builders.items import OPTION_LETTERS, Item, make_item
 from builders.reefknot.config import BENCHMARK
 from builders.reefknot.validity import validity
@@ -60,10 +66,42 @@ def _field(row: dict, key: str, path: Path, rec: str) -> str:
     return str(value).strip()
 
 
-def import_release(path: str | Path, images_dir: str | Path) -> list[Item]:
-    """Mirage items of every line of the release; one-line :class:`SourceError` on the first bad line."""
+@dataclass
+class Release:
+    """The items of a release file, and which of the images they name were found."""
+
+    items: list[Item]
+    images_dir: str | None
+    found: int = 0
+    """Distinct images found under ``images_dir``."""
+    missing: list[str] = field(default_factory=list)
+    """Distinct image ids not found (all of them without ``images_dir``), in file order."""
+
+    def image_note(self, path: str | Path) -> str | None:
+        """One line on the images not at hand (``None`` when every one was found)."""
+        if not self.missing:
+            return None
+        absent = set(self.missing)
+        without = sum(1 for it in self.items if it.provenance["image_id"] in absent)
+        if self.images_dir is None:
+            return (f"{path}: no images folder given, so the {len(self.missing):,} images are not looked for; the "
+                    f"checks of the text run on all {len(self.items):,} questions")
+        questions = f"its {without} question names" if without == 1 else f"their {without:,} questions name"
+        return (f"{path}: {len(self.missing):,} of {len(self.missing) + self.found:,} images not found under "
+                f"{self.images_dir} (nor VG_100K/, VG_100K_2/; first: {int(self.missing[0])}.jpg); {questions} "
+                f"the bare file, and the checks of the text run on all {len(self.items):,} questions")
+
+    def image_stats(self) -> dict[str, object]:
+        return {"images_dir": self.images_dir, "found": self.found, "missing": len(self.missing),
+                "missing_image_ids": self.missing}
+
+
+def import_release(path: str | Path, images_dir: str | Path | None = None) -> Release:
+    """Mirage items of every line of the release; one-line :class:`SourceError` on the first bad line. Images
+    not under ``images_dir`` (or without it) are counted, not an error (the module docstring)."""
     p = Path(path)
     items = []
+    located: dict[str, str | None] = {}
     for number, row in jsonio.iter_jsonl(p, "release file"):
         rec = f"line {number}"
         jsonio.expect_dict(row, p, rec, "release record")
@@ -78,13 +116,10 @@ def import_release(path: str | Path, images_dir: str | Path) -> list[Item]:
         category = CATEGORIES.get(_field(row, "relation_type", p, rec).lower())
         if category is None:
             raise SourceError(p, rec, f"'relation_type' must be perception or cognitive, got {row['relation_type']!r}")
-        image = find_image(images_dir, f"{int(image_id)}.jpg")
-        if image is None:
-            raise SourceError(
-                p,
-                rec,
-                f"image file not found: {Path(images_dir, f'{int(image_id)}.jpg')} (nor under VG_100K/, VG_100K_2/)",
-            )
+        name = f"{int(image_id)}.jpg"
+        if image_id not in located:
+            located[image_id] = find_image(images_dir, name) if images_dir is not None else None
+        image = located[image_id] or name
         question, options, answer = prompt, (), label
         if kind == "yes_no":
             answer = label.lower().strip(". ")
@@ -119,7 +154,9 @@ def import_release(path: str | Path, images_dir: str | Path) -> list[Item]:
         )
     if not items:
         raise SourceError(p, "", "release file holds no questions")
-    return _unique_ids(items)
+    return Release(_unique_ids(items), None if images_dir is None else str(images_dir),
+                   found=sum(1 for v in located.values() if v is not None),
+                   missing=[i for i, v in located.items() if v is None])
 
 
 def _unique_ids(items: list[Item]) -> list[Item]:
@@ -151,9 +188,9 @@ def parser() -> ArgumentParser:
     p.add_argument("release", metavar="FILE", help="the release's JSON lines file")
     p.add_argument(
         "--images",
-        required=True,
         metavar="DIR",
-        help="directory of the Visual Genome images (also searched: VG_100K/, VG_100K_2/)",
+        help="directory of the Visual Genome images (also searched: VG_100K/, VG_100K_2/); images not there are "
+        "counted and their items name the bare file (default: none looked for)",
     )
     p.add_argument(
         "--out",
@@ -168,7 +205,11 @@ def parser() -> ArgumentParser:
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
-    items = import_release(args.release, args.images)
+    release = import_release(args.release, args.images)
+    items = release.items
+    note = release.image_note(args.release)
+    if note:
+        stderr.print(f"warning: {note}", markup=False, highlight=False)
     quality = validity(items)
     with open_build(args.out, args.name) as out:
         n = out.write_items(items)
@@ -189,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     }
                 ],
                 "items": n,
-                "stats": {"quality": quality},
+                "stats": {"quality": quality, "images": release.image_stats()},
                 "skipped": [],
             },
         )

@@ -26,14 +26,15 @@ YAML, utils.py scoring with Mirage's extraction) and VLMEvalKit TSVs (per task a
 circular variant of each multiple-choice sheet).
 
   python -m scoring.harness export releases/mioh/1.0.0 --repo ORG/mioh
-  lmms-eval --model ... --tasks mirage_mioh --include_path harness/mioh/1.0.0/lmms_eval
-  python -m scoring.harness circular outputs/MODEL/MODEL_mioh_counting_MCQ_CIRCULAR.xlsx
+  lmms-eval --model ... --tasks mirage_mioh \\
+      --include_path harness/mioh/1.0.0/lmms_eval
+  python -m scoring.harness circular \\
+      outputs/MODEL/MODEL_mioh_counting_MCQ_CIRCULAR.xlsx
 """
 
 
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m scoring.harness", description=DESCRIPTION,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="python -m scoring.harness", description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     e = sub.add_parser("export", help="write the lmms-eval and VLMEvalKit exports of a release dir",
                        description="Write RELEASE_DIR's harness exports to --out (replaced if it exists).")

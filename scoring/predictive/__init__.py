@@ -55,8 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--validate-judge", action="store_true",
                         help="also score the references themselves and report the judge's distance from full "
-                             "marks (formula 3) (default: off)")
-    add_llm_arguments(parser)
+                             "marks (formula 3) (default off)")
+    add_llm_arguments(parser, "the judge (required: an OpenAI-compatible endpoint)",
+                      "the judge model the endpoint serves (required)")
 
 
 def summarise(judgements: Sequence[Judgement]) -> dict[str, Any]:

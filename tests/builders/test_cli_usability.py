@@ -31,6 +31,11 @@ def parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     out["scoring.synonyms"] = importlib.import_module("scoring.synonyms").parser
     out["annotation"] = importlib.import_module("annotation.__main__").build_parser
     out["data_cards"] = importlib.import_module("data_cards.cli").build_parser
+    out["lint"] = importlib.import_module("lint.cli").parser
+    out["scoring.mioh"] = importlib.import_module("scoring.mioh").compare_parser
+    scoring_parser = out["scoring"]
+    for benchmark in importlib.import_module("scoring.registry").SCORERS:
+        out[f"scoring {benchmark}"] = lambda b=benchmark: scoring_parser(b)
     return out
 
 
@@ -89,6 +94,11 @@ def _main(module: str) -> Callable[[list[str]], int]:
     ("annotation.__main__", "python -m annotation", ["pul"], "(choose from 'serve', 'push', 'author', 'pull')"),
     ("data_cards.cli", "python -m data_cards release", ["release", "b", "--version", "1.0.0", "--max-shard-size",
                                                         "big"], "invalid int value: 'big'"),
+    ("lint.cli", "python -m lint", ["x.jsonl", "--show", "-3"], "argument --show: -3 is negative"),
+    ("lint.cli", "python -m lint", ["x.jsonl", "--show", "many"], "argument --show: invalid count: 'many'"),
+    ("builders.mioh", "python -m builders.mioh", ["--n-quest", "7"], "unrecognized arguments: --n-quest 7"),
+    ("scoring.__main__", "python -m scoring", ["mioh", "--release", "r", "--predictions", "p", "--mod", "m"],
+     "unrecognized arguments: --mod m"),
 ])
 def test_a_bad_argument_is_one_line_exit_2(module: str, prog: str, argv: list[str], expected: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -205,3 +215,296 @@ def test_annotation_pull_at_80_columns(tmp_path: Path, monkeypatch: pytest.Monke
     text = capsys.readouterr().out
     assert_readable(text)
     assert "Fleiss' kappa (verdicts)" in text and "agreement with majority" in text
+
+
+# ------------------------------------------------------------------------------------------ --help
+
+
+def every_parser() -> Iterator[argparse.ArgumentParser]:
+    """Every parser of every command line, subcommands included."""
+    for make in parsers().values():
+        stack = [make()]
+        while stack:
+            parser = stack.pop()
+            yield parser
+            stack += [sub for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+                      for sub in action.choices.values()]
+
+
+SPLIT_WORD = re.compile(r"\w-$")
+"""A help line that ends inside a hyphenated word ("(default --clip-" / "batch-size)")."""
+
+
+def help_problems(text: str, width: int = 80) -> list[str]:
+    return [f"{len(line)} columns: {line}" for line in text.splitlines() if len(line) > width] + \
+           [f"split word: {line}" for line in text.splitlines() if SPLIT_WORD.search(line)]
+
+
+def test_every_help_is_80_columns_with_no_word_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: help stays at 80 all the same
+    problems = {parser.prog: help_problems(parser.format_help()) for parser in every_parser()}
+    problems = {prog: found for prog, found in problems.items() if found}
+    assert not problems, "\n".join(f"{prog}: {line}" for prog, found in problems.items() for line in found)
+    progs = {parser.prog for parser in every_parser()}
+    assert {"python -m data_cards release", "python -m scoring.harness export", "python -m annotation push",
+            "python -m lint", "python -m builders.imports", "python -m scoring.mioh compare"} <= progs
+
+
+def test_the_help_checks_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """argparse's own formatter splits option names at hyphens and follows a wide terminal."""
+    plain = argparse.ArgumentParser(prog="x", formatter_class=lambda prog: argparse.HelpFormatter(prog, width=78))
+    plain.add_argument("--ray-batch-size", metavar="N", help="images per CLIP encoder call on Ray (default "
+                                                               "--clip-batch-size)")
+    assert any(line.startswith("split word") for line in help_problems(plain.format_help()))
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = argparse.ArgumentParser(prog="x", description="word " * 40)
+    assert help_problems(wide.format_help())
+    ours = ArgumentParser(prog="x", description="word " * 40)
+    ours.add_argument("--ray-batch-size", metavar="N", help="images per CLIP encoder call on Ray (default "
+                                                            "--clip-batch-size) " + "word " * 30)
+    assert not help_problems(ours.format_help()) and "--clip-batch-size" in ours.format_help()
+
+
+def test_indented_description_lines_are_kept_as_written() -> None:
+    p = ArgumentParser(prog="x", description="Text that is wrapped. " * 6 + "\n\n  python -m x --flag a-b\n")
+    text = p.format_help()
+    assert "\n  python -m x --flag a-b\n" in text and "Text that is wrapped. Text" in text
+
+
+def test_help_says_what_the_command_has() -> None:
+    """Mementos samples frames on Ray and has no CLIP stage; lint's model answers items, it writes no text."""
+    from builders.mementos.cli import parser as mementos
+    from builders.mioh.cli import parser as mioh
+    from lint.cli import parser as lint
+
+    text = mementos().format_help()
+    assert "CLIP" not in text and "--ray-actors" not in text and "--ray-cpus-per-task" in text
+    assert "--ray-actors" in mioh().format_help() and "CLIP encoder" in mioh().format_help()
+    text = " ".join(lint().format_help().split())
+    assert "templates" not in text and "text-only model" in text
+
+
+# ------------------------------------------------------------------------------------------ options
+
+
+def test_no_parser_takes_abbreviations() -> None:
+    """``--n-quest 7`` was parsed and then dropped by the config merge, which reads options by full name."""
+    assert all(not parser.allow_abbrev for parser in every_parser())
+
+
+def test_config_merge_takes_full_options_and_cannot_meet_an_abbreviation(tmp_path: Path) -> None:
+    from builders.cli import explicit_options, parse_config
+    from builders.mioh.cli import parser
+    from builders.mioh.config import MiohConfig
+
+    config = tmp_path / "mioh.yaml"
+    config.write_text("n_questions: 3\nseed: 5\n")
+    merged = parse_config(MiohConfig, parser(), ["--config", str(config), "--n-questions", "7", "--no-clip"])
+    assert (merged.n_questions, merged.seed, merged.no_clip) == (7, 5, True)
+    merged = parse_config(MiohConfig, parser(), ["--config", str(config), "--n-questions=6"])
+    assert (merged.n_questions, merged.seed) == (6, 5)
+    loose = argparse.ArgumentParser()
+    loose.add_argument("--n-questions", type=int)
+    assert loose.parse_args(["--n-quest", "7"]).n_questions == 7  # what plain argparse does
+    with pytest.raises(ValueError, match="allow_abbrev"):
+        explicit_options(loose, ["--n-quest", "7"])
+
+
+@pytest.mark.parametrize("content, expected", [
+    (None, "not a directory"),
+    ("", "config file is empty"),
+    ("# only a comment\n", "config file is empty"),
+    ("- a\n- b\n", "must hold a mapping"),
+    ("n_quest: 3\n", "unknown option(s) n_quest"),
+])
+def test_a_bad_config_file_is_one_line_exit_2(tmp_path: Path, content: str | None, expected: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from builders.mioh import main
+
+    path = tmp_path
+    if content is not None:
+        path = tmp_path / "mioh.yaml"
+        path.write_text(content)
+    assert main(["--config", str(path), "--out", str(tmp_path / "out")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and expected in err and str(path) in err, err
+    assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------------------------------ piped output
+
+
+def test_piped_summaries_are_80_columns(tmp_path: Path) -> None:
+    """A summary written to a pipe or a file is 80 columns wide ($COLUMNS, when set, wins)."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("from builders.cli import stdout, table\n"
+              "stdout.print(table('Quality', ['check', 'value'], [['hard-neg P(obj|cue) chosen vs random', "
+              "'0.41 vs 0.12 (x3.4) ' * 6]], numeric=False))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+
+    def widest(extra: dict[str, str]) -> int:
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                              env={**env, **extra}, cwd=Path(__file__).resolve().parents[2])
+        return max(len(line) for line in done.stdout.splitlines())
+
+    assert widest({}) == 80
+    assert widest({"COLUMNS": "120"}) == 120  # the check can fail: a wider console makes wider lines
+
+
+# ------------------------------------------------------------------------------------------ build names
+
+
+def test_a_build_of_another_shape_gets_its_own_default_name() -> None:
+    from builders.mioh.config import MiohConfig
+    from builders.mmsap.config import MmsapConfig
+
+    assert MiohConfig().build_name() == "n4-seed0"
+    assert MiohConfig(decomposed=True).build_name() == "n4-seed0-decomposed"
+    assert MiohConfig(decomposed=True, name="mine").build_name() == "mine"
+    assert MmsapConfig().build_name() == "demo-seed0"
+    assert MmsapConfig(shuffles=5).build_name() == "demo-seed0-shuffles5"
+    assert MmsapConfig(shuffles=5, seed=2, vqav2_questions="q.json", vqav2_annotations="a.json",
+                       coco_images="val2014").build_name() == "real-seed2-shuffles5"
+
+
+# ------------------------------------------------------------------------------------------ progress
+
+
+def test_the_mioh_question_bar_ends_at_its_total() -> None:
+    from builders.mioh.cell_workers import CellDrawing
+
+    class Builder:
+        config = SimpleNamespace(n_questions=1)
+
+        def build_cell(self, qtype: str, pressure: str) -> str:
+            return f"{qtype}/{pressure}"
+
+    updates: list[tuple[int, int]] = []
+    drawing = CellDrawing(["existence", "counting"], ["all", "which"], ["easy", "hard_negative", "n_images"], 1,
+                          lambda task, pools: Builder(), lambda name, total: lambda done, t: updates.append((done, t)))
+    drawing.draw({"existence": None})
+    assert updates[-1] == (6, 12)
+    drawing.draw({"counting": None})
+    assert updates[-1] == (12, 12) and len(drawing.in_order()) == 12
+
+
+# ------------------------------------------------------------------------------------------ missing extras
+
+
+def test_bench_ray_without_ray_says_what_to_install() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    script = ("import runpy, sys\n"
+              "sys.modules['ray'] = None  # as if Ray were not installed\n"
+              "sys.argv = ['bench_ray.py', '--images', '4']\n"
+              f"runpy.run_path({str(root / 'benchmarks' / 'bench_ray.py')!r}, run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "error: bench_ray needs Ray: pip install 'mirage-bench[scale]' " \
+                          "(or bash .ci/install-scale.sh)\n"
+
+
+def mioh_results(tmp_path: Path, model: str) -> Path:
+    """A results.json of ``python -m scoring mioh`` for a few MIOH items, as the front end writes it."""
+    from builders.items import make_item
+    from scoring.mioh import score
+    from scoring.results import write_json_atomic
+
+    items = [make_item(benchmark="mioh", task="existence", question_type="all", pressure=pressure,
+                       images=[f"{k}.png", f"{k + 1}.png"], question=f"Which object is in every image? ({k})",
+                       options=["cat", "dog", "None of the above"], answer="A")
+             for k, pressure in enumerate(["easy", "easy", "hard_negative", "sycophantic"])]
+    results = score(items, {it.id: "A" if k % 2 == 0 else "B" for k, it in enumerate(items)})
+    results["meta"] = {"benchmark": "mioh", "model": model, "items": len(items)}
+    return write_json_atomic(tmp_path / f"mioh-{model}" / "results.json", results)
+
+
+def other_results(tmp_path: Path) -> Path:
+    from scoring.results import write_json_atomic
+
+    return write_json_atomic(tmp_path / "reefknot-m" / "results.json",
+                             {"meta": {"benchmark": "reefknot", "model": "m"}, "by_task": {}})
+
+
+def test_mioh_compare_skips_other_benchmarks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from scoring.mioh import main
+    from tests.conftest import have, require
+
+    require(have("matplotlib"), "matplotlib", "bash .ci/install-release.sh")
+    paths = [mioh_results(tmp_path, "a"), other_results(tmp_path), mioh_results(tmp_path, "b")]
+    assert main(["compare", *map(str, paths), "--out", str(tmp_path / "fig4.png")]) == 0
+    out, err = capsys.readouterr()
+    assert err == f"skipped {paths[1]}: a reefknot results.json, not MIOH\n"
+    assert (tmp_path / "fig4.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["compare", str(paths[1]), "--out", str(tmp_path / "none.png")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "error: no MIOH results among the 1 file(s) given"
+    assert not (tmp_path / "none.png").exists()
+
+
+def test_mioh_compare_without_matplotlib_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    from scoring.mioh import main
+
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    assert main(["compare", str(mioh_results(tmp_path, "a")), "--out", str(tmp_path / "fig4.png")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == "error: the plot needs matplotlib: pip install 'mirage-bench[release]' " \
+                                "(or bash .ci/install-release.sh)\n"
+
+
+# ------------------------------------------------------------------------------------------ JSON errors
+
+
+def truncated_items(tmp_path: Path) -> Path:
+    """An items.jsonl of three items whose download stopped inside the third."""
+    from builders.items import make_item, write_items
+
+    items = [make_item(benchmark="mioh", task="existence", question_type="all", pressure="easy",
+                       images=[f"{k}.png"], question="Which object is in the image? " + "long " * 100,
+                       options=["cat", "dog"], answer="A") for k in range(3)]
+    path = tmp_path / "items.jsonl"
+    write_items(path, items)
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) - 200])
+    return path
+
+
+@pytest.mark.parametrize("module, argv", [
+    ("lint.cli", []),
+    ("scoring.__main__", ["mioh", "--predictions", "p.jsonl", "--release"]),
+])
+def test_a_truncated_items_file_is_reported_at_its_line(tmp_path: Path, module: str, argv: list[str],
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    path = truncated_items(tmp_path)
+    assert _main(module)([*argv, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}: line 3: malformed JSON at column " in err, err
+    assert "line 1" not in err and "is the file truncated?" in err
+
+
+def test_json_errors_are_whole_sentences(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """json's "Unterminated string starting at" was printed with " at line N" after it: "starting at at"."""
+    from data_cards.cli import main as data_cards
+    from lint.cli import main as lint
+
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "build.json").write_text('{"benchmark": "mioh", "name": "dem')
+    pope = tmp_path / "coco_pope_random.json"
+    pope.write_text('{"question_id": 1, "image": "a.jpg", "text": "Is there a cat in the image?", "label": "yes"}\n'
+                    '{"question_id": 2, "image": "b.jpg", "text": "Is there a dog')
+    assert data_cards(["release", str(build), "--version", "1.0.0", "--out", str(tmp_path / "r")]) == 2
+    assert lint(["--format", "pope", str(pope)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"error: {build / 'build.json'}: malformed JSON at line 1, column 31: a string starts here " \
+                       "and is never closed (is the file truncated?)"
+    assert lines[1].startswith(f"error: {pope}: line 2: malformed JSON at column ") and "at at" not in lines[1]

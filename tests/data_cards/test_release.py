@@ -409,3 +409,26 @@ def test_card_shows_adjudications_issue_tags_citation_and_large_plots(tmp_path, 
     assert "**Curated by:** A. One and B. Two" in body
     for png in (rel / "plots").glob("*.png"):
         assert Image.open(png).width >= 1200, png
+
+
+def test_dry_run_lists_what_the_release_writes_and_writes_nothing(tmp_path, build_dir, hf_env, capsys):
+    out = tmp_path / "releases"
+    before = _tree(tmp_path)
+    rc, text, err = _run(capsys, "release", str(build_dir), "--version", "1.0.0", "--out", str(out), "--dry-run",
+                         "--max-shard-size", "1")
+    assert rc == 0 and err == "" and _tree(tmp_path) == before and not out.exists()
+    assert "dry run: nothing written" in text and max(map(len, text.splitlines())) <= 80
+    files_table = text.split("items per task")[0]
+    listed = {line.split("│")[1].strip() for line in files_table.splitlines() if line.startswith("│ ")}
+    rel = _release(tmp_path, build_dir, "1.0.0", "--max-shard-size", "1")
+    written = {p.relative_to(rel).as_posix() for p in rel.rglob("*") if p.is_file()}
+    folders = {name for name in listed if name.endswith("/")}
+    assert {name for name in written if not name.startswith(tuple(folders))} == \
+        listed - folders - {"../reviewer-pseudonyms.json"}
+    assert all(any(name.startswith(folder) for name in written) for folder in folders)
+    assert (rel.parent / "reviewer-pseudonyms.json").exists() and "../reviewer-pseudonyms.json" in listed
+    assert {"data/counting/test-00000-of-00001.parquet", "plots/tasks.png", "manifest.json"} <= listed
+
+    capsys.readouterr()
+    rc, text, err = _run(capsys, "release", str(build_dir), "--version", "1.0.0", "--out", str(out), "--dry-run")
+    assert rc == 2 and "already exists" in err and err.count("\n") == 1  # the checks of a real release

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
 import pytest
 
 from builders.items import Item, make_item
 from builders.lint import lint
+from builders.lint.blind import wilson
 from tests.conftest import have, require
 
 OBJECTS = ["dog", "cat", "car", "cup", "bird", "tree", "boat", "lamp", "bench", "clock"]
@@ -30,6 +32,16 @@ def clean_set() -> list[Item]:
         opts = [OBJECTS[(k + j) % 10] for j in range(4)]
         items.append(mcq(f"img{k}.jpg", "Which object is in the image?", opts, "ABCD"[(k * 3 + k // 4) % 4]))
     return items
+
+
+def needs_learner() -> None:
+    require(have("sklearn"), "scikit-learn (the blind audit's learner)", "pip install -e '.[lint]'")
+
+
+def cells(summary) -> dict:
+    """The blind audit's cells by name (the test skips without scikit-learn: the audit is then off)."""
+    needs_learner()
+    return {c["cell"]: c for c in summary["blind"]["cells"]}
 
 
 def flagged(report, check: str) -> dict[str, list[str]]:
@@ -177,8 +189,9 @@ def test_blind_baselines_and_the_language_prior_are_flagged():
     items = [yes_no(f"i{k}.jpg", "dog" if k % 2 else "cat", "yes" if k % 2 else "no") for k in range(60)]
     report = lint(items, checks=["independence"])
     summary = report.results["independence"].summary
-    assert summary["leaking_tasks"] == ["t/existence (yes_no)"]
-    assert summary["tasks"]["t/existence (yes_no)"]["language_prior"] == 1.0
+    assert summary["flagged_cells"] == ["t/existence"]
+    cell = cells(summary)["t/existence"]
+    assert cell["strategies"]["frequent_text"]["accuracy"] == 1.0 and cell["accuracy"] == 1.0
     assert len(report.results["independence"].reasons) == 60
     assert lint(clean_set(), checks=["independence"]).results["independence"].reasons == {}
 
@@ -197,13 +210,19 @@ def test_text_only_model_answers_are_flagged(tmp_path):
     with StubOpenAI(responder=lambda body: "Yes.") as stub:
         config = LLMConfig(base_url=stub.base_url, model="stub-model", cache_dir=str(tmp_path), max_retries=0)
         report = lint(items, llm=config, checks=["independence"])
-    text_only = report.results["independence"].summary["text_only_model"]
-    assert text_only["leaking_tasks"] == ["t/leaky"]
+    summary = report.results["independence"].summary
+    text_only = summary["text_only_model"]
     assert text_only["tasks"]["t/existence"] == {"items": 40, "right": 20, "unparsed": 0, "accuracy": 0.5,
-                                                 "chance": 0.5, "leaking": False}
-    assert set(flagged(report, "independence")) == {it.id for it in leaky}
+                                                 "chance": 0.5}
+    by_cell = cells(summary)
+    assert "text_only_llm" in by_cell["t/leaky"]["above_chance"]
+    assert by_cell["t/existence"]["strategies"]["text_only_llm"]["accuracy"] == 0.5
+    assert "text_only_llm" not in by_cell["t/existence"]["above_chance"]
+    assert {i for i, why in flagged(report, "independence").items() if any("text-only model" in w for w in why)} \
+        == {it.id for it in leaky}
     assert all(isinstance(m["content"], str) for body in stub.bodies for m in body["messages"])  # no image sent
-    assert "text-only model above chance: t/leaky (100% right, chance 50%)" in report.section()["findings"]
+    assert any(f.startswith("answerable blind: t/leaky (") and "text_only_llm 100%" in f
+               for f in report.section()["findings"])
 
 
 def test_all_checks_together_on_every_planted_fault():
@@ -239,8 +258,9 @@ PROMISE = {"benchmark": "t", "lint_promises": {"fixed_answers": {"beyond": {"ans
 
 
 def test_a_fixed_answer_task_without_a_promise_is_flagged():
+    needs_learner()
     section = lint(clean_set() + refusal_task()).section()
-    assert "t/beyond (mcq)" in section["checks"]["independence"]["summary"]["leaking_tasks"]
+    assert "t/beyond" in section["checks"]["independence"]["summary"]["flagged_cells"]
     assert section["checks"]["independence"]["flagged"] == 40
     assert section["notes"] == [] and not section["clean"]
 
@@ -250,12 +270,14 @@ def test_a_promised_fixed_answer_is_a_note_and_a_broken_promise_is_flagged():
     section = report.section()
     assert section["clean"], section
     summary = section["checks"]["independence"]["summary"]
-    assert summary["leaking_tasks"] == [] and summary["by_design_tasks"] == ["t/beyond (mcq)"]
-    assert summary["tasks"]["t/beyond (mcq)"]["language_prior"] == 1.0  # still measured, only not a finding
-    assert section["notes"] == ["t/beyond (mcq) is answered \"Sorry, I can't help with it\" by design in 40 of 40 "
-                                "items (formula 1); blind baselines finding it: longest_option 100%, "
-                                "language_prior 100%"]
-    assert "by design: t/beyond (mcq)" in dict((r[0], r[2]) for r in report_rows(section))["independence"]
+    assert summary["flagged_cells"] == [] and summary["by_design_tasks"] == ["t/beyond"]
+    beyond = cells(summary)["t/beyond"]
+    assert beyond["by_design"] == REFUSAL and not beyond["flagged"]
+    assert beyond["strategies"]["always_refuse"]["accuracy"] == 1.0  # still measured, only not a finding
+    assert section["notes"] == ["t/beyond is answered \"Sorry, I can't help with it\" by design in 40 of 40 "
+                                "items (formula 1); blind strategies finding it: learned 100%, longest 100%, "
+                                "frequent_text 100%, always_refuse 100%"]
+    assert "by design: t/beyond" in dict((r[0], r[2]) for r in report_rows(section))["independence"]
     # a promise for another benchmark's build is not this build's promise
     assert not lint(clean_set() + refusal_task(), {**PROMISE, "benchmark": "other"}).section()["clean"]
     # an item of the promised task answered otherwise breaks the promise
@@ -276,11 +298,13 @@ def report_rows(section):
 def shuffled(questions: int, variants: int, answers: list[str] | None = None) -> list[Item]:
     """``questions`` MCQs, each in ``variants`` option orders linked by ``provenance.group`` (MM-SAP's
     ``--shuffles``). Each question has its own answer and wrong options (nothing to learn across questions) unless
-    ``answers`` names the answer text per question."""
+    ``answers`` names the answer text per question. Right and wrong options look alike (an object and the
+    question's number), so the text gives nothing away."""
     items = []
     for q in range(questions):
-        right = answers[q] if answers else f"answer{q}"
-        opts = [right] + [f"wrong{q}x{j}" for j in range(3)]
+        opts = [f"{obj} {q}" for obj in random.Random(q).sample(OBJECTS, 4)]
+        if answers:
+            opts[0] = answers[q]
         for k in range(variants):
             slot = (q + k) % 4
             order = opts[1:slot + 1] + [opts[0]] + opts[slot + 1:]
@@ -294,26 +318,28 @@ def test_shuffled_variants_are_left_out_together_by_the_language_prior():
     """Leave-one-out alone would learn each answer from the other four orders of the same question."""
     items = shuffled(40, 5)
     report = lint(items, checks=["independence"])
-    entry = report.results["independence"].summary["tasks"]["t/shuffled (mcq)"]
-    assert entry["language_prior"] <= 0.3 and entry["leaking"] == [] and entry["questions"] == 40
+    entry = cells(report.results["independence"].summary)["t/shuffled"]
+    assert entry["strategies"]["frequent_text"]["accuracy"] <= 0.3 and not entry["flagged"] and entry["n"] == 40
+    assert entry["items"] == 200
     assert report.results["independence"].reasons == {}
     # the same items without the group link: each variant sees its siblings and the prior "knows" every answer
     ungrouped = [make_item(**{**{k: getattr(it, k) for k in ("benchmark", "task", "question_type", "pressure",
                                                              "images", "question", "options", "answer")},
                               "provenance": {}}) for it in items]
-    entry = lint(ungrouped, checks=["independence"]).results["independence"].summary["tasks"]["t/shuffled (mcq)"]
-    assert entry["language_prior"] == 1.0 and entry["leaking"] == ["language_prior"]
+    entry = cells(lint(ungrouped, checks=["independence"]).results["independence"].summary)["t/shuffled"]
+    assert entry["strategies"]["frequent_text"]["accuracy"] == 1.0 and "frequent_text" in entry["above_chance"]
 
 
 def test_a_leak_across_questions_is_still_found_with_shuffles():
     """Every question answered "red" (other questions' variants still teach the prior), and variants count as
-    one question in the test: 6 questions in 5 orders are too few to call a leak."""
+    one question in the interval: 2 questions in 5 orders weigh as 2, not 10."""
     items = shuffled(40, 5, answers=["red"] * 40)
     summary = lint(items, checks=["independence"]).results["independence"].summary
-    assert summary["tasks"]["t/shuffled (mcq)"]["language_prior"] == 1.0
-    assert summary["leaking_tasks"] == ["t/shuffled (mcq)"]
-    few = lint(shuffled(6, 5, answers=["red"] * 6), checks=["independence"]).results["independence"].summary
-    assert few["tasks"]["t/shuffled (mcq)"]["questions"] == 6 and few["leaking_tasks"] == []
+    assert cells(summary)["t/shuffled"]["strategies"]["frequent_text"]["accuracy"] == 1.0
+    assert summary["flagged_cells"] == ["t/shuffled"]
+    few = cells(lint(shuffled(2, 5, answers=["red"] * 2), checks=["independence"]).results["independence"].summary)
+    assert few["t/shuffled"]["n"] == 2 and few["t/shuffled"]["items"] == 10
+    assert few["t/shuffled"]["low95"] == round(wilson(2, 2)[0], 4) < round(wilson(10, 10)[0], 4)
 
 
 def test_a_malformed_promise_is_a_one_line_error(tmp_path, capsys):
@@ -344,11 +370,11 @@ def test_a_text_only_model_finding_a_promised_answer_is_by_design(tmp_path):
             config = LLMConfig(base_url=stub.base_url, model="stub-model", cache_dir=str(tmp_path), max_retries=0)
             results[promised] = lint(refusal_task(), PROMISE if promised else None, llm=config,
                                      checks=["independence"]).results["independence"]
-    assert results[False].summary["text_only_model"]["leaking_tasks"] == ["t/beyond"]
+    assert "text_only_llm" in cells(results[False].summary)["t/beyond"]["above_chance"]
     assert len(results[False].reasons) == 40
-    model = results[True].summary["text_only_model"]
-    assert model["leaking_tasks"] == [] and model["tasks"]["t/beyond"]["by_design"] == REFUSAL
-    assert model["tasks"]["t/beyond"]["accuracy"] == 1.0 and results[True].reasons == {}
+    beyond = cells(results[True].summary)["t/beyond"]
+    assert beyond["above_chance"] == [] and beyond["by_design"] == REFUSAL
+    assert beyond["strategies"]["text_only_llm"]["accuracy"] == 1.0 and results[True].reasons == {}
 
 
 def test_checks_in_forked_processes_report_what_one_process_reports(monkeypatch):

@@ -161,4 +161,154 @@ def test_reefknot_release_through_the_lint(tmp_path):
     assert checks["contradictions"]["summary"]["conflicting_groups"] == 1
     assert checks["contradictions"]["summary"]["unpaired_groups"] == 1  # image 2: one yes, no no
     assert "agreement: 'is covers' in the answer" in json.dumps(checks["wording"]["examples"])
-    assert lint_main([str(release), "--format", "reefknot"]) == 2  # no --images: one line, exit 2
+
+
+
+def test_reefknot_release_lints_without_its_images(tmp_path, capsys):
+    """Issue 38: ``lint --format reefknot`` needed every Visual Genome image the release names; the checks read
+    only the text, so missing images are a count and the findings are those of a run with every image."""
+    from tests.builders.reefknot.test_importer import RELEASE
+    from tests.builders.reefknot.vg_fixture import make_vg
+
+    vg = make_vg(tmp_path / "vg")
+    (vg["images"] / "VG_100K_2" / "2.jpg").unlink()  # a partial image set
+    release = tmp_path / "reefknot.jsonl"
+    release.write_text("".join(json.dumps(r) + "\n" for r in RELEASE))
+    complete = make_vg(tmp_path / "vg-complete")
+    runs = {"partial": ["--images", str(vg["images"])], "none": [], "all": ["--images", str(complete["images"])]}
+    sections = {}
+    for name, extra in runs.items():
+        assert lint_main([str(release), "--format", "reefknot", *extra, "--out", str(tmp_path / name)]) == 0
+        sections[name] = json.loads((tmp_path / name / "lint.json").read_text())["checks"]
+    err = " ".join(capsys.readouterr().err.split())
+    assert "1 of 4 images not found under" in err and "first: 2.jpg" in err and "no images folder given" in err
+    assert sections["partial"] == sections["none"] == sections["all"]
+    assert sections["all"]["contradictions"]["summary"]["conflicting_groups"] == 1
+
+
+def write_popev2(folder: Path, pairs: int, images: bool = False) -> Path:
+    """POPEv2's ``annotations.json`` (a JSON array): each question asked of a COCO image
+    (``/normal_images/<id>.jpg``) and of its edited copy (``/images/<id>.jpg``, the same file name); every third
+    pair had the object added rather than removed. With ``images``, small JPEGs that differ between the two."""
+    from PIL import Image
+
+    rows = []
+    for k in range(pairs):
+        image_id = 139 + k
+        added = k % 3 == 2
+        obj = ("dog", "cup", "chair")[k % 3]
+        for folder_name, label in (("normal_images", "No" if added else "Yes"), ("images", "Yes" if added else "No")):
+            rows.append({"image_id": image_id, "query": f"Is there a {obj} in the image?", "target_object": obj,
+                         "image_name": f"/{folder_name}/{image_id:012d}.jpg", "label": label})
+            if images:
+                target = folder / folder_name / f"{image_id:012d}.jpg"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shade = (k % 200, 40 if folder_name == "images" else 220, 90)
+                Image.new("RGB", (8, 6), shade).save(target, quality=95)
+    path = folder / "annotations.json"
+    path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    return path
+
+
+def test_popev2_pairs_get_one_id_per_question_and_are_not_contradictions(tmp_path, capsys):
+    """Issue 38: an edited image shares its file name with its original, and ids hash file names: 1,000 items had
+    500 ids and the lint flagged all 1,000 as contradicting duplicates."""
+    source = write_popev2(tmp_path, 500, images=True)
+    questions = read_pope(source)
+    assert [(q.image, q.setting, q.image_id) for q in questions[:2]] == [
+        ("normal_images/000000000139.jpg", "normal", "139"), ("images/000000000139.jpg", "counterfactual", "139")]
+    assert import_main(["pope", str(source), "--images", str(tmp_path), "--out", str(tmp_path / "b"),
+                        "--name", "v2"]) == 0
+    build = tmp_path / "b" / "v2"
+    items = read_items(build / "items.jsonl")
+    assert len(items) == 1000 and len({it.id for it in items}) == 1000
+    assert {it.pressure for it in items} == {"normal", "counterfactual"}
+    record = json.loads((build / "build.json").read_text())
+    checks = record["lint"]["checks"]
+    assert checks["contradictions"]["flagged"] == 0 and checks["duplicates"]["flagged"] == 0
+    assert record["lint_promises"] == {} and record["stats"]["imported"]["images_copied"] == 1000
+    # each item shows its own image: the copy in the build holds the bytes of the file the annotation names
+    for it in items[:20]:
+        assert it.images[0] == "images/" + it.provenance["image_file"].replace("/", "-")
+        assert (build / it.images[0]).read_bytes() == (tmp_path / it.provenance["image_file"]).read_bytes()
+    normal = next(it for it in items if it.provenance["image_file"] == "normal_images/000000000139.jpg")
+    edited = next(it for it in items if it.provenance["image_file"] == "images/000000000139.jpg")
+    assert (normal.answer, edited.answer) == ("yes", "no") and normal.question == edited.question
+
+
+def write_popev2_parquet(annotations: Path, images: Path, target: Path) -> Path:
+    """POPEv2's Hugging Face release (``test.parquet``) made from its ``annotations.json`` and images as the
+    authors' ``prepare_popev2_hf_parquet.py`` pairs them: one row per image id, both images embedded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows: dict[int, dict] = {}
+    for r in json.loads(annotations.read_text()):
+        name = r["image_name"].lstrip("/")
+        side = "counterfactual" if name.startswith("images/") else "normal"
+        row = rows.setdefault(r["image_id"], {"example_id": f"popev2-{r['image_id']:012d}", "image_id": r["image_id"],
+                                               "target_object": r["target_object"], "question": r["query"]})
+        row[f"{side}_image"] = {"bytes": (images / name).read_bytes(), "path": name}
+        row[f"{side}_label"] = r["label"]
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    schema = pa.schema([("example_id", pa.string()), ("image_id", pa.int64()), ("target_object", pa.string()),
+                        ("question", pa.string()), ("counterfactual_image", image),
+                        ("counterfactual_label", pa.string()), ("normal_image", image),
+                        ("normal_label", pa.string())])
+    pq.write_table(pa.Table.from_pylist([rows[k] for k in sorted(rows)], schema=schema), target)
+    return target
+
+
+def test_popev2_parquet_release_imports_with_its_embedded_images(tmp_path):
+    """The Hugging Face release of POPEv2: each row's two images embedded. The build holds them under the names
+    and ids the annotations.json import gives."""
+    require(have("pyarrow"), "pyarrow", "pip install -e '.[release]'")
+    source = write_popev2(tmp_path, 40, images=True)
+    parquet = write_popev2_parquet(source, tmp_path, tmp_path / "test.parquet")
+    assert import_main(["pope", str(parquet), "--out", str(tmp_path / "b"), "--name", "hf"]) == 0
+    assert import_main(["pope", str(source), "--images", str(tmp_path), "--out", str(tmp_path / "b"),
+                        "--name", "json"]) == 0
+    hf, js = (read_items(tmp_path / "b" / n / "items.jsonl") for n in ("hf", "json"))
+    assert len(hf) == 80 and [it.id for it in hf] == [it.id for it in js]
+    assert [(it.answer, it.pressure, it.images) for it in hf] == [(it.answer, it.pressure, it.images) for it in js]
+    for it in hf:
+        assert ((tmp_path / "b" / "hf" / it.images[0]).read_bytes()
+                == (tmp_path / it.provenance["image_file"]).read_bytes())
+    record = json.loads((tmp_path / "b" / "hf" / "build.json").read_text())
+    assert record["lint"]["checks"]["contradictions"]["flagged"] == 0
+    assert lint_main([str(parquet), "--format", "pope", "--checks", "contradictions,duplicates"]) == 0
+
+
+def test_a_broken_popev2_parquet_is_one_line(tmp_path, capsys):
+    require(have("pyarrow"), "pyarrow", "pip install -e '.[release]'")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "garbage.parquet").write_bytes(b"PAR1 not really")
+    pq.write_table(pa.table({"example_id": ["popev2-1"], "image_id": [1], "question": ["Is there a dog?"],
+                             "normal_label": ["Yes"], "counterfactual_label": ["No"]}), tmp_path / "no-images.parquet")
+    for name, says in (("garbage.parquet", "not a readable parquet file"),
+                       ("no-images.parquet", "row 1 (normal): no embedded normal_image")):
+        capsys.readouterr()
+        assert import_main(["pope", str(tmp_path / name), "--out", str(tmp_path / "b")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and str(tmp_path / name) in err and says in err, err
+
+
+def test_popev2_lints_clean_from_its_own_file(tmp_path):
+    source = write_popev2(tmp_path, 30)
+    assert lint_main([str(source), "--format", "pope", "--out", str(tmp_path / "o"),
+                      "--checks", "contradictions,duplicates"]) == 0
+    section = json.loads((tmp_path / "o" / "lint.json").read_text())
+    assert section["checks"]["contradictions"]["flagged"] == 0 and section["checks"]["duplicates"]["flagged"] == 0
+
+
+def test_pope_v1_images_keep_their_names(tmp_path):
+    """Only images whose file names clash are renamed: POPE v1's ids are those of every earlier import."""
+    write_pope_v1(tmp_path / "coco_pope_random.json")
+    assert import_main(["pope", str(tmp_path / "coco_pope_random.json"), "--images", str(tmp_path / "val2014"),
+                        "--out", str(tmp_path / "b"), "--name", "p"]) == 0
+    items = read_items(tmp_path / "b" / "p" / "items.jsonl")
+    assert {it.images[0] for it in items} == {str(tmp_path / "val2014" / f"COCO_val2014_{k:012d}.jpg")
+                                              for k in range(2)}
+    assert not (tmp_path / "b" / "p" / "images").exists()

@@ -26,7 +26,7 @@ def demo_release(tmp_path_factory, cache_dir) -> tuple[Path, Path]:  # noqa: F81
     out = tmp_path_factory.mktemp("demo")
     assert mioh.main(["--n-questions", "1", "--decomposed", "--out", str(out / "builds"), "--cache-dir",
                       str(cache_dir), "--no-progress"]) == 0
-    build = out / "builds" / "n4-seed0"
+    build = out / "builds" / "n4-seed0-decomposed"
     return build, release(build, "0.1.0", include_unreviewed=True, out=out / "releases").path
 
 

@@ -108,7 +108,8 @@ def score_with_mirage(release_dir: Path, predictions: Path, out: Path) -> dict:
 
 
 def test_lmms_eval_run_equals_python_m_scoring(tmp_path, hub, released):  # noqa: F811
-    require(venv_imports(VENV_PYTHON, "lmms_eval.evaluator", "lmms_eval.tasks", "scoring.harness.lmms_eval_utils"),
+    require(venv_imports(VENV_PYTHON, "lmms_eval.evaluator", "lmms_eval.tasks", "filelock._api",
+                         "scoring.harness.lmms_eval_utils"),
             "lmms-eval (.venv-lmms-eval, importing lmms_eval and Mirage)", "bash .ci/install-harness.sh")
     from scoring.harness.lmms_eval_utils import metric_name, prompt_text
     from scoring.predictions import Prediction, read_lmms_eval_samples, write_predictions

@@ -4,6 +4,7 @@ averaged over sequences), the synonym step, the breakdowns and the command line.
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -223,3 +224,74 @@ def test_cli_propose_writes_candidates(tmp_path: Path) -> None:
     rows = read_pairs(tmp_path / "c.tsv", accepted_only=False)
     assert [(r.kind, r.generated, r.root) for r in rows] == [("objects", "mug", "coffee mug")]
     assert rows[0].accept == ""
+
+
+class ObjectGraph:
+    """The authors' trie class (their notebook's name, so the pickle carries it): ``graph[word][""]`` lists the
+    roots a one-word keyword stands for."""
+
+    def __init__(self) -> None:
+        self.graph: dict = {}
+
+
+class ActionGraph(ObjectGraph):
+    pass
+
+
+def _authors_pickle(path: Path, cls: type, edges: dict[str, list[str]]) -> Path:
+    """An authors'-format graph pickle; as in their graphs, every root also lists itself."""
+    trie = cls()
+    for word, roots in edges.items():
+        trie.graph.setdefault(word, {}).setdefault("", []).extend(roots)
+    for root in {r for roots in edges.values() for r in roots}:
+        trie.graph.setdefault(root, {}).setdefault("", []).append(root)
+    path.write_bytes(pickle.dumps(trie))
+    return path
+
+
+SHELF_EDGES = {"shelf": ["cabinet"], "cupboard": ["cabinet"], "drawer": ["cabinet"]}
+
+
+def test_references_against_themselves_score_100_with_the_authors_graphs(tmp_path: Path) -> None:
+    """Issue 38: with the authors' graphs the references scored 96.0 % object recall against themselves: "shelf"
+    (a synonym of "cabinet") took "cabinet" before "cabinet" itself was reached. Every order of the lists must
+    give 100 %."""
+    from scoring.synonyms import graph_from_authors, load_authors_pickle
+
+    trie = load_authors_pickle(_authors_pickle(tmp_path / "dl_object_graph_v1.pkl", ObjectGraph, SHELF_EDGES))
+    graphs = {("daily_life", "objects"): graph_from_authors(trie, "daily_life", "objects")}
+    words = ("man", "shelf", "cabinet", "cup")
+    for order in (words, words[::-1], ("shelf", "cupboard", "cabinet"), ("cabinet", "shelf", "drawer", "cupboard")):
+        kw = Keywords(order, ())
+        s = score_sequence(ref(objects=order), kw, kw, graphs)
+        assert (s.objects.recall, s.objects.precision, s.objects.f1) == (1.0, 1.0, 1.0), order
+        assert s.mapped.objects == tuple(order)
+    # a synonym still counts where the reference word is absent
+    s = score_sequence(ref(objects=words), Keywords(words, ()), Keywords(("man", "shelf", "cupboard", "cup"), ()),
+                       graphs)
+    assert s.mapped.objects == ("man", "shelf", "cabinet", "cup") and s.objects.f1 == 1.0
+
+
+@pytest.mark.usefixtures("spacy_model")
+def test_reference_descriptions_as_predictions_score_100_with_imported_pickles(tmp_path: Path) -> None:
+    """The issue's run end to end: the authors' pickles imported with ``scoring.synonyms import-pickle``, the
+    reference descriptions given as the predictions, keywords from the same extractor on both sides."""
+    from scoring.synonyms import main as synonyms_main
+
+    pickles = [_authors_pickle(tmp_path / "dl_object_graph_v1.pkl", ObjectGraph, SHELF_EDGES),
+               _authors_pickle(tmp_path / "dl_action_graph_v1.pkl", ActionGraph, {"put": ["place"], "place": ["put"]})]
+    assert synonyms_main(["import-pickle", *map(str, pickles), "--out", str(tmp_path / "graphs")]) == 0
+    texts = ["A man puts a cup on the shelf and opens the cabinet.",
+             "The woman places a plate in the cupboard, then puts a bowl on the shelf beside the cabinet."]
+    items = [make_item(benchmark="mementos", task="daily_life", question_type="description", pressure="easy",
+                       images=[f"s{k}-{i}.png" for i in range(3)], question="q", options=(), answer=text)
+             for k, text in enumerate(texts)]  # no stored keywords: both sides come from one extractor
+    write_items(tmp_path / "items.jsonl", items)
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"id": it.id, "output": it.answer}) + "\n" for it in items))
+    assert main(["--items", str(tmp_path / "items.jsonl"), "--predictions", str(preds), "--graphs",
+                 str(tmp_path / "graphs"), "--out", str(tmp_path / "report.json")]) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert all("cabinet" in s["reference"]["objects"] for s in report["sequences"])
+    for kind in ("objects", "behaviours"):
+        assert report["overall"][kind] == {"recall": 1.0, "precision": 1.0, "f1": 1.0}

@@ -38,3 +38,23 @@ def test_scoring_an_imported_pope_build(tmp_path, capsys):
                                                   "f1": 0.6667, "yes_ratio": 0.6}
     assert results["coverage"] == {"items": 6, "scored": 5, "missing": 1}
     assert "POPE (%)" in capsys.readouterr().out
+
+
+def test_perfect_predictions_on_popev2_score_100(tmp_path, capsys):
+    """Issue 38: with 500 ids for 1,000 POPEv2 questions, scoring refused perfect predictions ("a second
+    prediction for item ...")."""
+    from tests.lint.test_imports import write_popev2
+
+    source = write_popev2(tmp_path, 50)
+    assert import_main(["pope", str(source), "--out", str(tmp_path / "b"), "--name", "v2"]) == 0
+    items = [json.loads(line) for line in (tmp_path / "b" / "v2" / "items.jsonl").read_text().splitlines()]
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"id": it["id"], "output": it["answer"].capitalize() + ".", "model": "m"})
+                             + "\n" for it in items))
+    assert scoring_main(["pope", "--release", str(tmp_path / "b" / "v2"), "--predictions", str(preds), "--out",
+                         str(tmp_path / "r"), "--no-plots"]) == 0
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert results["coverage"] == {"items": 100, "scored": 100, "missing": 0}
+    assert set(results["settings"]) == {"all", "normal", "counterfactual"}
+    for setting, m in results["settings"].items():
+        assert (m["accuracy"], m["precision"], m["recall"], m["f1"]) == (1.0, 1.0, 1.0, 1.0), setting

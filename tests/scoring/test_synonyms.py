@@ -87,10 +87,23 @@ def test_leftovers_after_all_roots_are_plain_words() -> None:
     assert all(isinstance(w, str) for w in out)
 
 
-def test_words_are_compared_normalised_and_a_word_is_not_its_own_synonym() -> None:
+def test_words_are_compared_normalised_and_a_word_is_its_own_synonym() -> None:
     g = graph(Hound="dog")
     assert map_to_roots(["Dog"], [" HOUND "], g, pairs=False) == ["dog"]
-    assert not g.is_synonym("dog", "dog")
+    assert g.is_synonym("dog", "Dog") and g.is_synonym("hound", "dog") and not g.is_synonym("dog", "hound")
+
+
+def test_an_exact_word_claims_its_root_before_a_synonym_can() -> None:
+    """Issue 38: "shelf" (a synonym of "cabinet" in the graph) came first and took "cabinet"; "cabinet" then found
+    no root left and counted as a false positive, so the reference scored against itself fell below 100 %."""
+    g = graph("objects", shelf="cabinet", cupboard="cabinet")
+    assert map_to_roots(["cabinet", "shelf"], ["shelf", "cabinet"], g, pairs=False) == ["shelf", "cabinet"]
+    # a synonym still takes a root no exact word claims, wherever it stands
+    assert map_to_roots(["cabinet", "shelf"], ["cupboard", "shelf"], g, pairs=False) == ["cabinet", "shelf"]
+    # behaviours: a pair may not use a keyword an exact match claimed
+    b = graph(pick_up="lift", up="raise")
+    assert map_to_roots(["lift", "raise"], ["pick", "up", "raise"], b, pairs=True) == ["lift", "raise"]
+    assert map_to_roots(["lift", "up"], ["pick", "up"], b, pairs=True) == ["pick", "up"]
 
 
 def test_no_graph_means_exact_matching() -> None:

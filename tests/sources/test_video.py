@@ -290,7 +290,7 @@ def test_cold_sample_probes_and_decodes_in_one_pass(tmp_path, monkeypatch, backe
     assert sampled.indices == tuple(Robotics().indices(230)) and sampled.backend == backend
     assert (sampled.frame_count, sampled.fps, sampled.width, sampled.height) == tuple(expected)
     assert [frame_number(_png(f)) for f in sampled.frames] == list(sampled.indices)
-    stored = Path(sampled.frames[0]).parent.parent / video_mod.PROBE_FILE
+    stored = Path(sampled.frames[0]).parents[2] / video_mod.PROBE_FILE  # <sha256>/<decoder>/<policy>/frame
     assert tuple(json.loads(stored.read_text())) == tuple(expected)  # what probe() would have stored
 
 
@@ -413,8 +413,27 @@ def test_rerun_reads_no_video(tmp_path, monkeypatch):
     copy = shutil.copy(path, tmp_path / "renamed.avi")  # same content under another name: same frames
     assert sample_video(copy, "robotics", cache).frames == first.frames
     frames_dir = Path(first.frames[0]).parent
-    assert frames_dir.parent.name == first.sha256 and frames_dir.name == "robotics"
-    assert not [p for p in frames_dir.parent.parent.rglob("*.partial")]
+    assert (frames_dir.parent.parent.name, frames_dir.parent.name, frames_dir.name) == (
+        first.sha256, first.backend, "robotics")
+    assert not [p for p in frames_dir.parent.parent.parent.rglob("*.partial")]
+
+
+@pytest.mark.parametrize("first_backend, second_backend", [("opencv", "decord"), ("decord", "opencv")])
+def test_the_cache_is_kept_per_decoder(tmp_path, first_backend, second_backend):
+    """Issue 38: ``--backend decord`` after an OpenCV build reused OpenCV's frames and reported "opencv". Each
+    decoder has its own entry, the sample reports the decoder that made its pixels, and the frames are those of
+    a clean run of that decoder."""
+    require(have_decord(), "decord", "bash .ci/install-video.sh")
+    path = make_video(tmp_path / "clip.mp4", 60, fourcc="mp4v")
+    cache = tmp_path / "cache"
+    first = sample_video(path, Uniform(5), cache, backend=first_backend)
+    second = sample_video(path, Uniform(5), cache, backend=second_backend)
+    assert (first.backend, second.backend) == (first_backend, second_backend)
+    assert not second.cached and set(first.frames).isdisjoint(second.frames)
+    clean = sample_video(path, Uniform(5), tmp_path / "clean-cache", backend=second_backend)
+    assert [Path(f).read_bytes() for f in clean.frames] == [Path(f).read_bytes() for f in second.frames]
+    again = sample_video(path, Uniform(5), cache, backend=first_backend)
+    assert again.cached and again.frames == first.frames and again.backend == first_backend
 
 
 def test_changed_video_and_damaged_cache_are_resampled(tmp_path):

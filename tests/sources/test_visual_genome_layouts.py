@@ -50,3 +50,22 @@ def test_streamed_reader_matches_a_whole_file_load(tmp_path: Path) -> None:
         assert [r.predicate for r in image.relations] == [
             " ".join(r["predicate"].lower().split()) for r in entry["relationships"]
         ]
+
+
+def test_v1_0_objects_under_new_ids_are_merged_by_name_and_box(tmp_path: Path) -> None:
+    """v1.0 writes an object again, under a new id, in every relationship: one name and one box is one instance;
+    the same name with another box stays another instance."""
+    vg = make_vg(tmp_path, "1.0")
+    rels = json.loads(vg["relationships"].read_text())
+    rels[0]["relationships"][2]["object"]["x"] += 5  # image 1's third relationship: a horse somewhere else
+    vg["relationships"].write_text(json.dumps(rels))
+    stats = ReadStats()
+    images = list(iter_visual_genome(vg["relationships"], vg["images"], vg["image_data"], stats=stats))
+    one = images[0]  # man riding horse, man left of horse, dog near (another) horse
+    assert sorted(i.category for i in one.instances) == ["dog", "horse", "horse", "man"]
+    first, second, third = one.relations
+    assert first.subject == second.subject and first.object == second.object != third.object
+    assert first.subject == str(rels[0]["relationships"][0]["subject"]["id"])  # the first id is kept
+    repeats = sum(2 * len(e["relationships"]) - len({(o["name"].lower(), o["x"]) for r in e["relationships"]
+                                                     for o in (r["subject"], r["object"])}) for e in rels)
+    assert stats.objects_merged_by_box == repeats > 0

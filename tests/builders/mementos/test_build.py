@@ -355,3 +355,46 @@ def test_max_videos_is_a_seeded_sample(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "a" / "items.jsonl").read_bytes() == (tmp_path / "out" / "b" / "items.jsonl").read_bytes()
     assert run(tmp_path, "--demo-videos", "6", "--max-videos", "3", "--seed", "1", "--name", "c") == 0
     assert len(read_items(tmp_path / "out" / "c" / "items.jsonl")) == 3
+
+
+def test_a_missing_description_names_the_file_the_reader_reads(tmp_path: Path) -> None:
+    """Issue 38: the message said "write description.txt beside it" where a video file's description is read
+    from ``<video name>.txt``."""
+    require(have_opencv(), "OpenCV", "bash .ci/install")
+    robot = tmp_path / "robot"
+    write_folder(robot / "ep_0", 25, "The robot arm picks up the cup and places it on the table.")
+    write_folder(robot / "ep_1", 25, None)
+    write_video(robot / "ep_2.mp4", (frame(i) for i in range(25)), 10.0, "mp4v")
+    assert run(tmp_path, "--robot", str(robot)) == 0
+    record = json.loads((tmp_path / "out" / "data-seed0" / "build.json").read_text())
+    skipped = {s["video"]: s for s in record["skipped"] if s["stage"] == "description"}
+    assert skipped["ep_2"]["file"] == str(robot / "ep_2.txt")
+    assert skipped["ep_2"]["reason"] == "no description (write <video name>.txt beside the video)"
+    assert skipped["ep_1"]["file"] == str(robot / "ep_1" / "description.txt")
+    assert skipped["ep_1"]["reason"] == "no description (write description.txt in its folder)"
+    # what the message names is what the reader reads: written there, the video is described
+    (robot / "ep_2.txt").write_text("The robot arm pushes the cup across the table.")
+    assert run(tmp_path, "--robot", str(robot), "--name", "again") == 0
+    items = read_items(tmp_path / "out" / "again" / "items.jsonl")
+    assert {it.provenance["video_id"] for it in items} == {"ep_0", "ep_2"}
+
+
+def test_a_second_decoder_decodes_again_and_is_recorded(tmp_path: Path) -> None:
+    """Issue 38: ``--backend decord`` after an OpenCV build reused OpenCV's cached frames, recorded "opencv" and
+    wrote items that differ from a clean decord build."""
+    require(have_opencv(), "OpenCV", "bash .ci/install")
+    from sources.video_backends import have_decord
+
+    require(have_decord(), "decord", "bash .ci/install-video.sh")
+    robot = tmp_path / "robot"
+    robot.mkdir()
+    write_video(robot / "ep_0.mp4", (frame(i) for i in range(25)), 10.0, "mp4v")
+    (robot / "ep_0.txt").write_text("The robot arm picks up the cup and places it on the table.")
+    shared, clean = tmp_path / "cache", tmp_path / "clean-cache"
+    assert run(tmp_path, "--robot", str(robot), "--backend", "opencv", "--name", "cv", cache=shared) == 0
+    assert run(tmp_path, "--robot", str(robot), "--backend", "decord", "--name", "after", cache=shared) == 0
+    assert run(tmp_path, "--robot", str(robot), "--backend", "decord", "--name", "clean", cache=clean) == 0
+    after, first = (read_items(tmp_path / "out" / n / "items.jsonl")[0] for n in ("after", "cv"))
+    assert (first.provenance["backend"], after.provenance["backend"]) == ("opencv", "decord")
+    assert ((tmp_path / "out" / "after" / "items.jsonl").read_bytes()
+            == (tmp_path / "out" / "clean" / "items.jsonl").read_bytes())

@@ -27,7 +27,7 @@ def decomposed_build(tmp_path_factory, cache_dir) -> Path:  # noqa: F811
     out = tmp_path_factory.mktemp("decomposed")
     assert mioh.main(["--decomposed", "--tasks", "existence", "--n-questions", "2", "--out", str(out),
                       "--cache-dir", str(cache_dir), "--no-progress"]) == 0
-    return out / "n4-seed0"
+    return out / "n4-seed0-decomposed"
 
 
 def truth_of(checker, item: dict) -> str | None:

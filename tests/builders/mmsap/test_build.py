@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -42,7 +43,7 @@ def demo_records(cache: str) -> Path:
 def demo_build(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("mmsap")
     assert main(["--out", str(out), "--no-progress", "--shuffles", "5", *DEMO]) == 0
-    return out / "demo-seed0"
+    return out / "demo-seed0-shuffles5"
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,7 @@ def test_build_lints_clean_with_beyondvisqa_refusal_noted_by_design(demo_build):
 
 def test_builds_are_byte_identical_for_a_seed(tmp_path, demo_build):
     assert main(["--out", str(tmp_path), "--no-progress", "--shuffles", "5", *DEMO]) == 0
-    assert (tmp_path / "demo-seed0" / "items.jsonl").read_bytes() == (demo_build / "items.jsonl").read_bytes()
+    assert (tmp_path / "demo-seed0-shuffles5" / "items.jsonl").read_bytes() == (demo_build / "items.jsonl").read_bytes()
     assert main(["--out", str(tmp_path), "--no-progress", "--seed", "1", "--demo-images", "120", "--n-basic", "3",
                  "--n-beyond", "2", "--name", "other"]) == 0
     assert (tmp_path / "other" / "items.jsonl").read_bytes() != (demo_build / "items.jsonl").read_bytes()
@@ -290,9 +291,6 @@ BAD_INPUTS = {
                               "duplicate question_id"),
     "no questions list": (_questions(lambda d: d.pop("questions")), "'questions'"),
     "malformed questions JSON": (lambda files: files["questions"].write_text('{"questions": [}'), "malformed JSON"),
-    "image id with no image": (lambda files: (_questions(lambda d: [q.update(image_id=777) for q in d["questions"]])(
-        files), _annotations(lambda d: [a.update(image_id=777) for a in d["annotations"]])(files)),
-        "no image file for question_id"),
     "authored record without an answer": (_authored({k: v for k, v in GOOD.items() if k != "answer"}), "'answer'"),
     "authored unknown subset": (_authored({**GOOD, "subset": "beyond"}), "'subset'"),
     "authored unknown type": (_authored({**GOOD, "type": "cars"}), "'type'"),
@@ -397,7 +395,7 @@ def test_config_file_sets_options_and_rejects_unknown_ones(tmp_path, capsys):
     config = tmp_path / "mmsap.yaml"
     config.write_text("n_basic: 2\nn_beyond: 1\ndemo_images: 120\nshuffles: 2\n")
     assert main(["--config", str(config), "--out", str(tmp_path), "--no-progress", "--n-beyond", "2"]) == 0
-    items = read_items(tmp_path / "demo-seed0")
+    items = read_items(tmp_path / "demo-seed0-shuffles2")
     first = [it for it in items if it["provenance"]["shuffle"] == 0]
     assert Counter(it["task"] for it in first) == {"basic": 8, "beyond": 12, "know": 12}
     assert len(items) == 2 * len(first)
@@ -405,3 +403,47 @@ def test_config_file_sets_options_and_rejects_unknown_ones(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--config", str(config), "--out", str(tmp_path / "x"), "--no-progress"]) == 2
     assert "unknown option(s) refusal" in capsys.readouterr().err
+
+
+def _without_images(real, tmp_path: Path, drop: int) -> tuple[list[str], list[int]]:
+    """VQAv2-only arguments (no --coco-instances, whose reader needs every image) with a copy of the COCO images
+    folder that lacks the images of the first ``drop`` image ids."""
+    images = tmp_path / "partial-images"
+    shutil.copytree(real["coco"].images_dir, images)
+    ids = sorted(int(i) for i in real["coco"].truth["images"])[:drop]
+    for i in ids:
+        (images / real["coco"].truth["images"][str(i)]["file_name"]).unlink()
+    argv = [a if a != str(real["coco"].images_dir) else str(images) for a in real["argv"]]
+    at = argv.index("--coco-instances")
+    return argv[:at] + argv[at + 2:], ids
+
+
+def test_vqav2_questions_without_their_image_are_passed_over_and_listed(tmp_path, real):
+    """Issue 38: MM-SAP's VQAv2 path stopped at the first chosen question whose COCO image was missing. By default
+    it takes the next one; a question whose image is at hand is chosen as with the full image set."""
+    full = tmp_path / "full"
+    assert main([*real["argv"], "--out", str(full)]) == 0
+    argv, gone = _without_images(real, tmp_path, 2)
+    assert main([*argv, "--out", str(tmp_path / "partial")]) == 0
+    record = json.loads((tmp_path / "partial" / "real-seed0" / "build.json").read_text())
+    missing = record["stats"]["basic"]["missing_images"]
+    assert missing["on_missing_image"] == "skip" and missing["questions_passed_over"] > 0
+    assert set(missing["image_ids"]) <= set(gone)
+    vqa = [it for it in read_items(tmp_path / "partial" / "real-seed0") if it["provenance"].get("source") == "vqav2"]
+    assert vqa and not {it["provenance"]["image_id"] for it in vqa} & set(gone)
+    assert not {it["provenance"]["question_id"] for it in vqa} & set(missing["question_ids"])
+    chosen_in_full = {it["provenance"]["question_id"] for it in read_items(full / "real-seed0")
+                      if it["provenance"].get("source") == "vqav2"}
+    kept = {it["provenance"]["question_id"] for it in vqa if it["provenance"]["image_id"] not in gone}
+    assert chosen_in_full - set(missing["question_ids"]) <= kept  # the others are the full set's choices
+    checker = Checker(vqa=VqaTruth(real["questions"], real["annotations"], Checker().answers))
+    assert_checker_agrees(checker, vqa)
+
+
+def test_a_missing_vqav2_image_fails_in_one_line_on_request(tmp_path, real, capsys):
+    argv, gone = _without_images(real, tmp_path, 2)
+    assert main([*argv, "--on-missing-image", "fail", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no image file for question_id" in err[0], err
+    assert str(tmp_path / "partial-images") in err[0] and any(f"{i:012d}.jpg" in err[0] for i in gone)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

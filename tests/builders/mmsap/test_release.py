@@ -39,7 +39,7 @@ def test_demo_release_answered_by_a_stand_in_and_scored(tmp_path: Path) -> None:
     from scoring.run import main as run
 
     assert main(["--out", str(tmp_path / "builds"), "--no-progress", "--shuffles", "2", "--demo-images", "200"]) == 0
-    build = tmp_path / "builds" / "demo-seed0"
+    build = tmp_path / "builds" / "demo-seed0-shuffles2"
     released = release(build, "0.1.0", include_unreviewed=True, out=tmp_path / "releases").path
     items = read_items(build / "items.jsonl")
     responder = SelfAware(items, build)

@@ -257,3 +257,31 @@ def test_tasks_choose_the_sources(data: dict[str, Any]) -> None:
     assert run(data["root"], *source_args(data), "--name", "physics", "--tasks", "physical_interaction") == 0
     sources = {i["provenance"]["source"] for i in items_of(data["root"] / "out" / "physics")}
     assert sources == {"clevrer", "roboset"}
+
+
+def test_a_build_without_items_is_one_line_and_its_reasons_are_in_a_file(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str],
+                                                                      spacy_model_module: None) -> None:
+    """Issue 38: a Charades CSV without its videos stopped with one 86 KB line, digits masked ("cN", "N.N"), and
+    no build.json kept the reasons. Now: one short line, the reasons as written in <name>.failed.json."""
+    charades = make_charades(tmp_path / "charades")
+    (tmp_path / "no-videos").mkdir()
+    args = ["--charades", str(charades["csv"]), "--charades-classes", str(charades["classes"])]
+    assert run(tmp_path, *args, "--videos", str(tmp_path / "no-videos")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    failed = tmp_path / "out" / "data-seed0.failed.json"
+    assert len(err) == 1 and len(err[0]) < 400, err
+    assert err[0].startswith("error: the build produced no items: 5 of 5 videos left out; commonest reasons: ")
+    assert str(failed) in err[0]
+    assert "cN" not in err[0] and "N.N" not in err[0]
+    assert "charades step 3: video file not found (3)" in err[0]  # the videos that pass steps 1 and 2
+    record = json.loads(failed.read_text())
+    by_video = {s["video"]: s["reason"] for s in record["skipped"]}
+    assert set(by_video) == {f"AB00{k}" for k in range(1, 6)}
+    for vid, step in charades["skipped"].items():
+        assert by_video[vid].startswith(f"charades {step}:"), by_video[vid]
+    assert any(" at 0." in r or "c0" in r for r in by_video.values())  # numbers and codes as written
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["data-seed0.failed.json"]  # no half-written build
+    # a later build of the name that succeeds removes the stale reasons
+    assert run(tmp_path, *args, "--videos", str(charades["videos"].parent)) == 0
+    assert not failed.exists() and (tmp_path / "out" / "data-seed0" / "build.json").is_file()

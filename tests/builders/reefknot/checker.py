@@ -70,10 +70,7 @@ class Checker:
             for rel in entry["relationships"]:
                 ids = []
                 for end in (rel["subject"], rel["object"]):
-                    oid = str(end.get("object_id", end.get("id")))
-                    name = end["name"] if "name" in end else end["names"][0]
-                    image["objects"].setdefault(oid, (self.name(name), (end["x"], end["y"], end["w"], end["h"])))
-                    ids.append(oid)
+                    ids.append(self._add_object(image, end))
                 image["relations"][(ids[0], ids[1])].add(self.predicate(rel["predicate"]))
                 self.subject_relations[image["objects"][ids[0]][0]].add(self.predicate(rel["predicate"]))
             self.images[files.get(iid, f"{iid}.jpg")] = image
@@ -86,9 +83,7 @@ class Checker:
                     continue
                 merged = {}
                 for obj in entry["objects"]:
-                    oid = str(obj.get("object_id", obj.get("id")))
-                    name = obj["name"] if "name" in obj else obj["names"][0]
-                    img["objects"].setdefault(oid, (self.name(name), (obj["x"], obj["y"], obj["w"], obj["h"])))
+                    oid = self._add_object(img, obj)
                     for m in obj.get("merged_object_ids") or ():
                         merged[str(m)] = oid
                 for m, oid in merged.items():  # a merged id is the same object: drop its duplicate entry
@@ -98,6 +93,17 @@ class Checker:
                             if m in (a, b):
                                 img["relations"][(oid if a == m else a, oid if b == m else b)] |= preds
                                 del img["relations"][(a, b)]
+
+    def _add_object(self, image: dict[str, Any], obj: dict[str, Any]) -> str:
+        """The id of ``obj`` in ``image``: one already there under the same name with the same box if any (VG
+        v1.0 writes an object again, under a new id, in every relationship), else its own, added."""
+        oid = str(obj.get("object_id", obj.get("id")))
+        name = self.name(obj["name"] if "name" in obj else obj["names"][0])
+        box = (obj["x"], obj["y"], obj["w"], obj["h"])
+        if oid not in image["objects"]:
+            oid = next((k for k, v in image["objects"].items() if v == (name, box)), oid)
+        image["objects"].setdefault(oid, (name, box))
+        return oid
 
     # --------------------------------------------------------------------------------------------- words
 

@@ -10,7 +10,7 @@ import pytest
 
 from builders import reefknot
 from tests.builders.reefknot.checker import Checker, read_items
-from tests.builders.reefknot.vg_fixture import make_vg
+from tests.builders.reefknot.vg_fixture import SCENES, make_vg
 
 FIXTURE_OPTIONS = ("--min-predicate-count", "1", "--min-name-count", "1", "--prior-support", "100")
 """The fixture is tiny: every name and predicate is rare and no pair has a language prior worth the name."""
@@ -183,7 +183,6 @@ BAD_INPUTS = {
     "image missing from image_data": (lambda p: _edit(p["image_data"], lambda d: d.pop(2)), "not in"),
     "duplicate image id": (lambda p: _edit(p["relationships"], lambda d: d.append(d[0])), "duplicate image id"),
     "objects entry not an object": (lambda p: _edit(p["objects"], lambda d: d.__setitem__(0, [1])), "must be"),
-    "image file missing": (lambda p: (p["images"] / "VG_100K" / "1.jpg").unlink(), "image file not found"),
     "predicate not a string": (
         lambda p: _edit(p["relationships"], lambda d: d[0]["relationships"][1].update(predicate=7)),
         "predicate",
@@ -330,3 +329,86 @@ def test_categories_from_an_llm_with_the_paper_prompt(tmp_path, monkeypatch):
         assert set(methods.values()) == {"llm:stub-model"}
         n = len(asked)
         assert run(*args) == 0 and len(asked) == n  # cached
+
+
+def test_visual_genome_v1_0_merges_an_object_written_under_new_ids(tmp_path):
+    """Issue 38: v1.0 gives the same object a new id in every relationship; merged by id only, every object of
+    two relationships looked like two instances and the several-instances rule dropped nearly everything."""
+    vg = make_vg(tmp_path / "vg", "1.0")
+    assert run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]), "--vg-image-data",
+               str(vg["image_data"]), "--out", str(tmp_path / "out"), *FIXTURE_OPTIONS) == 0
+    stats = json.loads((tmp_path / "out" / "visual_genome-seed0" / "build.json").read_text())["stats"]
+    relations = sum(len(scene) for scene in SCENES)
+    repeats = sum(2 * len(scene) - len({n for s, _, o in scene for n in (s, o)}) for scene in SCENES)
+    assert stats["read"]["objects_merged_by_box"] == repeats > 0
+    dropped = stats["phases"]["b_filtering"]["dropped"]
+    assert not any(reason.startswith("several instances") for reason in dropped)
+    assert stats["phases"]["b_filtering"]["in"] == relations
+
+
+def test_an_empty_build_names_the_filter_counts(tmp_path, capsys):
+    """The error used to say "see the filters" with no build.json to see them in: it now carries the counts."""
+    vg = make_vg(tmp_path / "vg", "1.2")
+    code = run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]), "--vg-image-data",
+               str(vg["image_data"]), "--out", str(tmp_path / "out"), "--min-name-count", "1000")
+    err = capsys.readouterr().err.strip().splitlines()
+    relations = sum(len(scene) for scene in SCENES)
+    assert code == 2 and len(err) == 1, err
+    assert f"of {relations} relationships in {len(SCENES)} images, 0 triplets passed the filters" in err[0]
+    assert "(dropped: rare name" in err[0]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_too_few_triplets_for_the_counts_says_so(tmp_path, capsys):
+    vg = make_vg(tmp_path / "vg", "1.2")
+    def one_relationship(data: list) -> None:
+        del data[1:]
+        data[0]["relationships"] = data[0]["relationships"][:1]
+
+    _edit(vg["relationships"], one_relationship)
+    code = run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]), "--vg-image-data",
+               str(vg["image_data"]), "--out", str(tmp_path / "out"), *FIXTURE_OPTIONS)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "of 1 relationship in 1 image, 1 triplet passed the filters (dropped: none)" in err[0]
+    assert "too few to keep the asked counts in proportion" in err[0]
+
+
+def _vg_args(vg: dict[str, Path], out: Path, image_data: bool = True) -> list[str]:
+    return ["--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]),
+            *(["--vg-image-data", str(vg["image_data"])] if image_data else []), "--vg-objects", str(vg["objects"]),
+            "--out", str(out), *FIXTURE_OPTIONS]
+
+
+@pytest.mark.parametrize("image_data", [True, False], ids=["sizes from image_data", "sizes from headers"])
+def test_missing_images_are_skipped_and_listed(image_data, tmp_path):
+    """Issue 38: the builder stopped at the first of the 108,077 VG images a partial download lacks. By default
+    such images are left out; build.json lists them and the items are those a source without them gives."""
+    vg = make_vg(tmp_path / "vg", "1.4")
+    (vg["images"] / "VG_100K" / "1.jpg").unlink()
+    (vg["images"] / "VG_100K_2" / "4.jpg").unlink()
+    assert run(*_vg_args(vg, tmp_path / "out", image_data)) == 0
+    build = tmp_path / "out" / "visual_genome-seed0"
+    stats = json.loads((build / "build.json").read_text())["stats"]
+    images = stats["images"]
+    assert (images["on_missing_image"], images["not_found"], sorted(images["image_ids"])) == ("skip", 2, ["1", "4"])
+    items = read_items(build / "items.jsonl")
+    assert items and {it["provenance"]["image_id"] for it in items}.isdisjoint({"1", "4"})
+    assert all(Path(it["images"][0]).is_file() for it in items)
+    assert Checker(vg["relationships"], vg["image_data"], vg["objects"]).check(items) == []
+    b = stats["phases"]["b_filtering"]
+    assert b["kept"] + sum(b["dropped"].values()) == b["in"]
+    if image_data:  # the language prior still counts their annotations; their triplets are a filter drop
+        assert b["dropped"]["image file not found (--on-missing-image skip)"] == images["triplets_dropped"] > 0
+    else:  # without sizes an image cannot be read at all
+        assert images["relationships_not_read"] == 6 and stats["read"]["images"] == 10
+
+
+@pytest.mark.parametrize("image_data", [True, False], ids=["sizes from image_data", "sizes from headers"])
+def test_missing_image_fails_in_one_line_on_request(image_data, tmp_path, capsys):
+    vg = make_vg(tmp_path / "vg", "1.4")
+    (vg["images"] / "VG_100K" / "1.jpg").unlink()
+    assert run(*_vg_args(vg, tmp_path / "out", image_data), "--on-missing-image", "fail") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "image file not found" in err[0] and str(vg["images"] / "1.jpg") in err[0], err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

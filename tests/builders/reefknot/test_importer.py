@@ -119,7 +119,6 @@ def test_import_counts_faults_and_scores(tmp_path, capsys):
         ({"relation_type": "spatial"}, "'relation_type'"),
         ({"image_id": "abc"}, "digits"),
         ({"label": "maybe"}, "yes or no"),
-        ({"image_id": "999"}, "image file not found"),
     ],
 )
 def test_bad_release_line_is_one_line_exit_2(change, words, tmp_path, capsys):
@@ -129,3 +128,27 @@ def test_bad_release_line_is_one_line_exit_2(change, words, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "line 2" in err[0] and words in err[0]
     assert not (tmp_path / "b").exists() or not any((tmp_path / "b").iterdir())
+
+
+def test_images_not_at_hand_are_counted_not_a_stop(tmp_path, capsys):
+    """Issue 38: the importer needed every one of the 11,084 Visual Genome images the release names. Now images
+    not found are counted; their items name the bare file, with the ids they would have had."""
+    vg = make_vg(tmp_path / "vg")
+    release = _write(tmp_path / "reefknot.jsonl", [*RELEASE, {**RELEASE[2], "image_id": "999"}])
+    assert main([str(release), "--images", str(vg["images"]), "--out", str(tmp_path / "b")]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "1 of 5 images not found under" in err and "first: 999.jpg); its 1 question names the bare" in err
+    assert "run on all 7 questions" in err
+    build = tmp_path / "b" / "official-release"
+    record = json.loads((build / "build.json").read_text())
+    assert record["stats"]["images"] == {"images_dir": str(vg["images"]), "found": 4, "missing": 1,
+                                         "missing_image_ids": ["999"]}
+    items = [json.loads(line) for line in (build / "items.jsonl").read_text().splitlines()]
+    assert len(items) == 7
+    assert [it["images"] for it in items if it["provenance"]["image_id"] == "999"] == [["999.jpg"]]
+    # with no images at all, the same ids
+    assert main([str(release), "--out", str(tmp_path / "b"), "--name", "text-only"]) == 0
+    assert "no images folder given" in " ".join(capsys.readouterr().err.split())
+    text_only = [json.loads(line) for line in (tmp_path / "b" / "text-only" / "items.jsonl").read_text().splitlines()]
+    assert [it["id"] for it in text_only] == [it["id"] for it in items]
+    assert json.loads((tmp_path / "b" / "text-only" / "build.json").read_text())["stats"]["images"]["found"] == 0

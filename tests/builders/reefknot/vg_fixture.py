@@ -4,7 +4,8 @@ Twelve scenes repeat a few people, animals and things in fixed places (boxes dra
 ``VG_100K/`` and ``VG_100K_2/``), with perceptive relations ("left of", "on", "near", ...) and cognitive ones
 ("holding", "riding", "watching", ...). The layouts differ as the releases do: v1.0 names the image ``id``,
 v1.2 gives endpoints a ``name``, v1.4 ``names`` lists; predicates come in mixed case with trailing spaces;
-``synsets`` are sometimes empty; one endpoint is missing from ``objects.json``; one image has two dogs.
+``synsets`` are sometimes empty; one endpoint is missing from ``objects.json``; one image has two dogs. As in
+the real v1.0 file, v1.0 gives an object a new id in every relationship it takes part in (same name, same box).
 """
 
 from __future__ import annotations
@@ -66,13 +67,17 @@ def make_vg(directory: Path, version: str = "1.4") -> dict[str, Path]:
             next_id += 1
         rels = []
         for k, (s, p, o) in enumerate(scene):
+            ends = []
+            for name in (s, o):
+                ends.append(next_id if version == "1.0" else ids[name])
+                next_id += version == "1.0"
             rels.append(
                 {
                     "relationship_id": n * 100 + k,
                     "predicate": p,
                     "synsets": [] if k % 2 else ["along.r.01"],
-                    "subject": _obj(ids[s], s, version, k),
-                    "object": _obj(ids[o], o, version, k + 1),
+                    "subject": _obj(ends[0], s, version, k),
+                    "object": _obj(ends[1], o, version, k + 1),
                 }
             )
         key = "id" if version == "1.0" else "image_id"
