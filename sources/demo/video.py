@@ -66,7 +66,7 @@ GAP = (2, 7)
 """Still frames between two actions of a shape (drawn in this range)."""
 RADIUS = (9.0 * SCALE, 14.0 * SCALE)
 """Half side of a shape's box in pixels (the stills' "medium" sizes at this resolution)."""
-COLLISION_PROBABILITY = 0.5
+COLLISION_PROBABILITY = 0.7
 """Chance that a video with two or more shapes stages an interaction (afterwards its two shapes act in place
 only: moving again they would mostly bump into each other)."""
 OUTCOMES, OUTCOME_WEIGHTS = ("pushed", "bounces back", "stops short"), (0.4, 0.3, 0.3)
@@ -224,7 +224,9 @@ def _sample_script(seed: int, index: int, attempt: int) -> _Script:
     for k, actor in enumerate(actors):
         if k > 0 and not (collision and k < 2) and rng.random() < LATE_APPEARANCE_PROBABILITY:
             actor.appear = int(rng.integers(5, n_frames // 3))
-        _sample_actions(rng, actor, n_frames, still=collision and k < 2)
+        pair = collision and k < 2
+        _sample_actions(rng, actor, n_frames, still=pair,
+                        after=max(s["end"] for x in actors[:2] for s in x.segments) if pair else 0)
         last = max([actor.appear] + [s["end"] for s in actor.segments])
         if rng.random() < DISAPPEARANCE_PROBABILITY and last + 4 < n_frames - 4:
             actor.disappear = int(rng.integers(last + 4, n_frames - 4))
@@ -276,7 +278,7 @@ def _stage_interaction(rng: np.random.Generator, a: _Actor, b: _Actor, n_frames:
 def _extent(spec: ShapeSpec, axis: int = 0) -> tuple[int, int]:
     """First and last pixel columns (``axis`` 0) or rows (1) of a shape's rasterised mask."""
     layer = render.rasterise(spec)
-    lines = np.flatnonzero(layer.mask.any(axis=1 - axis))
+    lines = np.flatnonzero(layer.mask.any(axis=axis))
     origin = layer.x0 if axis == 0 else layer.y0
     return origin + int(lines[0]), origin + int(lines[-1])
 
@@ -291,11 +293,12 @@ def rotation_degrees(rng: np.random.Generator, category: str) -> float:
     return float(round(step * float(_choice(rng, (0.25, 0.29, 0.33))), 1))
 
 
-def _sample_actions(rng: np.random.Generator, actor: _Actor, n_frames: int, still: bool = False) -> None:
-    """Append actions after the actor's existing segments, with short still gaps between them, until its timeline
-    is nearly full (:data:`MAX_ACTIONS`); ``still``: actions in place only (the two shapes of an interaction, which
-    would mostly bump into each other again if they moved)."""
-    t = max([actor.appear] + [s["end"] for s in actor.segments])
+def _sample_actions(rng: np.random.Generator, actor: _Actor, n_frames: int, still: bool = False,
+                    after: int = 0) -> None:
+    """Append actions after the actor's existing segments (and frame ``after``), with short still gaps between
+    them, until its timeline is nearly full (:data:`MAX_ACTIONS`); ``still``: actions in place only (the two shapes
+    of an interaction, once it is over: moving again they would mostly bump into each other)."""
+    t = max([actor.appear, after] + [s["end"] for s in actor.segments])
     for _ in range(MAX_ACTIONS):
         start = t + int(rng.integers(*GAP))
         kinds = [k for k in ACTION_WEIGHTS if not (k == "rotates" and actor.category in NO_ROTATION)
