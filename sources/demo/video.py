@@ -402,7 +402,7 @@ def _sentence(event: dict[str, Any]) -> str:
     subject = f"The {event['object']}"
     action = event["action"]
     if action == "appears":
-        return f"A {event['object']} appears."
+        return f"{'An' if event['object'][0] in 'aeiou' else 'A'} {event['object']} appears."
     if action == "moves":
         way = f"to the {event['direction']}" if event["direction"] in ("left", "right") else event["direction"]
         return f"{subject} moves {way}."

@@ -46,11 +46,18 @@ def sentences(text: str) -> list[str]:
 
 
 def event_of(sentence: str, meta: dict[str, Any]) -> dict[str, Any] | None:
-    """The script event a sentence states (``None``: it states none)."""
+    """The first script event a sentence states (``None``: it states none)."""
+    found = events_of(sentence, meta)
+    return found[0] if found else None
+
+
+def events_of(sentence: str, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every script event a sentence states (a shape may do the same twice)."""
+    out = []
     for e in meta["events"]:
         name, action = e["object"], e["action"]
         if action == "appears":
-            said = f"A {name} appears."
+            said = f"{'An' if name[0] in 'aeiou' else 'A'} {name} appears."
         elif action == "moves":
             way = f"to the {e['direction']}" if e["direction"] in ("left", "right") else e["direction"]
             said = f"The {name} moves {way}."
@@ -61,8 +68,8 @@ def event_of(sentence: str, meta: dict[str, Any]) -> dict[str, Any] | None:
         else:
             said = f"The {name} {action}."
         if said == sentence:
-            return e
-    return None
+            out.append(e)
+    return out
 
 
 class ShownChecker:
@@ -130,7 +137,7 @@ class ShownChecker:
 
     def _collision(self, e: dict[str, Any]) -> bool:
         mover, other, t = e["object"], e["target"], e["frame"]
-        early = [i for i in self.indices if i < t and self.seen(mover, i)]
+        early = [i for i in self.indices if i <= t and self.seen(mover, i)]
         late = [i for i in self.indices if i > t and self.seen(mover, i) and self.seen(other, i)]
         if len(early) < 2 or not late:
             return False
@@ -155,10 +162,10 @@ class ShownChecker:
                 if (c in seen) != (f" {c['colour']} " in f" {first} " and c["category"] in first):
                     out.append(f"opening {first!r}: the {c['name']} is {'' if c in seen else 'not '}in the first frame")
         for s in said:
-            e = event_of(s, self.meta)
-            if e is None:
+            found = events_of(s, self.meta)
+            if not found:
                 out.append(f"{s!r} states no event of the script")
-            elif not self.shows(e):
+            elif not any(self.shows(e) for e in found):
                 out.append(f"{s!r} does not show in frames {self.indices}")
         return out
 
