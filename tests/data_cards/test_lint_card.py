@@ -1,4 +1,5 @@
-"""The data card carries the build's lint (build.json "lint") as its "Lint" section."""
+"""The data card carries the build's lint (build.json "lint") as its "Lint" section, and the blind audit as "Can it
+be answered without the images?"."""
 
 from __future__ import annotations
 
@@ -46,9 +47,39 @@ def test_lint_of_a_release_keeps_the_builds_promises(tmp_path, hf_env):
     record["lint_promises"] = {"fixed_answers": {"existence": {"answer": "yes", "why": "a test's design"}}}
     (build / "build.json").write_text(json.dumps(record))
     built = lint_build_dir(build)
-    assert "mioh/existence (yes_no) is answered 'yes' by design in 4 of 4 items (a test's design)" in built["notes"][-1]
+    assert "mioh/existence is answered 'yes' by design in 4 of 6 items (a test's design)" in built["notes"][-1]
     res = release(build, "1.0.0", out=tmp_path / "rel", include_unreviewed=True)
     assert json.loads((res.path / "manifest.json").read_text())["build"]["lint_promises"] == record["lint_promises"]
     assert main([str(res.path), "--out", str(tmp_path / "o")]) == 0
     section = json.loads((tmp_path / "o" / "lint.json").read_text())
     assert section["notes"] == built["notes"] and section["flagged_items"] == built["flagged_items"]
+
+
+def test_card_and_lint_json_show_the_cells_answerable_blind(tmp_path, hf_env):
+    """Every yes/no item of make_build is "yes": a text-only learner answers those tasks blind. The card names the
+    flagged cells with the learner's figure, and ``python -m lint --out`` writes them as ``blind.cells``."""
+    import json
+
+    from lint.cli import main
+    from tests.conftest import have, require
+
+    require(have("sklearn"), "scikit-learn (the blind audit's learner)", "pip install -e '.[lint]'")
+    build = make_build(tmp_path, n_items=80, reviewed=False)
+    section = lint_build_dir(build)
+    flagged = [c for c in section["blind"]["cells"] if c["flagged"]]
+    assert {c["cell"] for c in flagged} >= {"mioh/existence", "mioh/counting"}
+    res = release(build, "1.0.0", out=tmp_path / "rel", include_unreviewed=True)
+    card = (res.path / "README.md").read_text(encoding="utf-8")
+    part = card.split("#### Can it be answered without the images?", 1)[1].split("####", 1)[0]
+    overall = section["blind"]["overall"]
+    assert f"right on {overall['accuracy']:.0%} of {overall['n']} items against {overall['chance']:.0%}" in part
+    assert f"{len(flagged)} of {len(section['blind']['cells'])} cells are flagged" in part
+    for cell in flagged:
+        assert f"| {cell['cell']} | {cell['n']} | {cell['chance']:.0%} | {cell['accuracy']:.0%} (" in part
+
+    assert main([str(build), "--out", str(tmp_path / "o")]) == 0
+    cells = json.loads((tmp_path / "o" / "lint.json").read_text())["blind"]["cells"]
+    assert all({"cell", "n", "chance", "accuracy", "low95", "flagged"} <= set(c) for c in cells)
+    by_name = {c["cell"]: c for c in cells}
+    assert by_name["mioh/existence"]["flagged"] and by_name["mioh/existence"]["low95"] > by_name["mioh/existence"]["chance"] + 0.05
+    assert [c["cell"] for c in cells if c["flagged"]] == [c["cell"] for c in flagged]

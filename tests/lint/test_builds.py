@@ -31,12 +31,32 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
     ("mioh", "n4-seed0", "c15409e26fee27534490ed031dd696a1bf2198b3e1179bd9ff8ebdf407b111d9"),
     ("mementos", "demo-seed0", "2233dcc6f51044792dd63331ced067de1962de8c5180da4d8294259451770f26"),
 ])
-def test_demo_build_lints_clean(tmp_path, capsys, module, name, sha256):
+def test_demo_build_lints_clean_but_for_its_blind_cells(tmp_path, capsys, module, name, sha256):
+    """The demo builds have no wording, duplicate, option or balance fault. What a text-only learner answers blind
+    is the audit's finding (MIOH's cells are the work of issue 40): reported as a table in the summary, and the
+    items it answers in those cells are the only ones flagged."""
     import importlib
+
+    from tests.conftest import have
 
     main = importlib.import_module(f"builders.{module}").main
     assert main(["--out", str(tmp_path), "--no-progress"]) == 0
     assert hashlib.sha256((tmp_path / name / "items.jsonl").read_bytes()).hexdigest() == sha256
     section = json.loads((tmp_path / name / "build.json").read_text())["lint"]
-    assert section["clean"], section
-    assert "Lint: clean" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert all(c["flagged"] == 0 for n, c in section["checks"].items() if n != "independence"), section
+    assert [f for f in section["findings"] if not f.startswith("answerable blind: ")] == []
+    blind = section["blind"]
+    if not have("sklearn"):
+        assert blind["off"] and "not audited" in out
+        return
+    if module == "mementos":  # open descriptions only: nothing for a text-only learner to pick
+        assert blind["cells"] == [] and blind["open_items_not_audited"] == section["items"]
+        assert section["clean"] and "Lint: clean" in out
+        return
+    assert {c["cell"] for c in blind["cells"]} >= {"mioh/existence", "mioh/counting pressure=sycophantic",
+                                                    "mioh/position type=selective"}
+    assert "Could it be answered without the images?" in out
+    flagged = [c["cell"] for c in blind["cells"] if c["flagged"]]
+    assert blind["flagged"] == flagged
+    assert section["clean"] == (not flagged)

@@ -123,11 +123,14 @@ def test_build_lints_clean_with_beyondvisqa_refusal_noted_by_design(demo_build):
         "answer": "Sorry, I can't help with it",
         "why": "MM-SAP formula 1: the refusal is the only aware option of BeyondVisQA"}}}
     lint = build["lint"]
-    assert lint["clean"], lint["findings"]
+    assert [f for f in lint["findings"] if not f.startswith("answerable blind: ")] == [], lint["findings"]
     assert len(lint["notes"]) == 1 and lint["notes"][0].startswith(
-        "mmsap/beyond (mcq) is answered \"Sorry, I can't help with it\" by design in 300 of 300 items")
-    tasks = lint["checks"]["independence"]["summary"]["tasks"]
-    assert tasks["mmsap/basic (mcq)"]["questions"] == 40 and tasks["mmsap/basic (mcq)"]["leaking"] == []
+        "mmsap/beyond is answered \"Sorry, I can't help with it\" by design in 300 of 300 items")
+    if "off" in lint["blind"]:  # no scikit-learn: the audit says so
+        return
+    cells = {c["cell"]: c for c in lint["blind"]["cells"]}
+    assert cells["mmsap/beyond"]["by_design"] == "Sorry, I can't help with it" and not cells["mmsap/beyond"]["flagged"]
+    assert cells["mmsap/basic"]["n"] == 40 and cells["mmsap/basic"]["items"] == 200  # shuffles: one question each
 
 
 def test_builds_are_byte_identical_for_a_seed(tmp_path, demo_build):
