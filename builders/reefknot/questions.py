@@ -49,6 +49,7 @@ from templates.loader import load_templates, render
 
 SET_ORDER = ("mcq", "vqa", "yes_no")
 OPTIONS = 4
+LOOKAHEAD = 32
 
 
 class Wording:
@@ -140,6 +141,8 @@ class QuestionSets:
         self.yes_minus_no: Counter = Counter()
         """Y/N questions answered yes minus no, per question text (subject, relation, object), per (subject,
         relation) and per relation."""
+        self.object_uses: Counter = Counter()
+        """(set, object, relation) -> questions drawn."""
         self.option_owed: Counter = Counter()
         """MCQ: how much each relation (and (subject, relation)) is owed a place as a wrong option: 3 per time it
         was the answer, minus 1 per time it was a wrong option (0 when it is the answer a quarter of the time)."""
@@ -188,16 +191,29 @@ class QuestionSets:
                 if self.cap and self.result.relations[(qset, cat)][p] >= self.cap:
                     continue
                 while heads[k] < len(queues[k]):
+                    self._least_used_object_first(queues[k], heads[k], qset)
                     i = queues[k][heads[k]]
                     heads[k] += 1
                     if self._make(qset, self.corpus.triplets[i], item_rng, letters):
                         self.used.add(i)
                         self.result.relations[(qset, cat)][p] += 1
+                        self.object_uses[(qset, self.corpus.triplets[i].object, p)] += 1
                         made += 1
                         still.append(k)
                         break
             active = still
         self.result.made[(qset, cat)] = made * (2 if qset == "yes_no" else 1)
+
+    def _least_used_object_first(self, queue: list[int], head: int, qset: str) -> None:
+        """On an exhaustive source, move to ``head`` the triplet among the next :data:`LOOKAHEAD` whose object has
+        taken its relation least often in this set (the draw key balances the subject; this keeps "the ring" as
+        the object from meaning "hiding behind" - covering shapes make the shapes under them objects)."""
+        if not self.false.exhaustive:
+            return
+        window = range(head, min(head + LOOKAHEAD, len(queue)))
+        best = min(window, key=lambda j: (self.object_uses[(qset, self.corpus.triplets[queue[j]].object,
+                                                            self.corpus.triplets[queue[j]].predicate)], j))
+        queue[head], queue[best] = queue[best], queue[head]
 
     def _draw_key(self, t: Triplet) -> tuple[str, ...]:
         """What the round-robin draw cycles over: the relation (the paper's balance), and on an exhaustive source

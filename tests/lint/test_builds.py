@@ -29,7 +29,7 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("module, name, sha256", [
     ("mioh", "n4-seed0", "c15409e26fee27534490ed031dd696a1bf2198b3e1179bd9ff8ebdf407b111d9"),
-    ("mementos", "demo-seed0", "2233dcc6f51044792dd63331ced067de1962de8c5180da4d8294259451770f26"),
+    ("mementos", "demo-seed0", "c3c754032a36c7ef79a695912ee72fd36a3bd5ae537a4391734e59efc9c6ee5d"),
 ])
 def test_demo_build_lints_clean_but_for_its_blind_cells(tmp_path, capsys, module, name, sha256):
     """The demo builds have no wording, duplicate, option or balance fault. What a text-only learner answers blind
