@@ -434,3 +434,22 @@ def test_a_second_decoder_decodes_again_and_is_recorded(tmp_path: Path) -> None:
     assert (first.provenance["backend"], after.provenance["backend"]) == ("opencv", "decord")
     assert ((tmp_path / "out" / "after" / "items.jsonl").read_bytes()
             == (tmp_path / "out" / "clean" / "items.jsonl").read_bytes())
+
+
+def test_a_nearly_static_sequence_is_left_out(tmp_path: Path) -> None:
+    """A robot episode whose sampled frames are mostly the same picture has nothing to describe: skipped with the
+    count of equal consecutive frames; one in which two of four pairs are equal is kept."""
+    still = tmp_path / "robot" / "ep_still"
+    still.mkdir(parents=True)
+    for i in range(25):  # the sampled frames 0, 5, 10, 15, 20: three equal pairs
+        Image.fromarray(frame(0 if i < 20 else i)).save(still / f"frame{i}.png")
+    (still / "description.txt").write_text("The robot arm waits, then picks up the cup.")
+    moving = write_folder(tmp_path / "robot" / "ep_moving", 25, "The robot arm picks up the cup.")
+    for i in range(15):  # two equal pairs
+        Image.fromarray(frame(0)).save(moving / f"frame{i}.png")
+    assert run(tmp_path, "--robot", str(tmp_path / "robot")) == 0
+    build = tmp_path / "out" / "data-seed0"
+    assert [it.provenance["video_id"] for it in read_items(build / "items.jsonl")] == ["ep_moving"]
+    skipped = json.loads((build / "build.json").read_text())["skipped"]
+    assert [(s["video"], s["reason"]) for s in skipped] == [
+        ("ep_still", "3 of 4 consecutive sampled frames are the same: the sequence is nearly static")]
