@@ -28,7 +28,7 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("module, name, sha256", [
-    ("mioh", "n4-seed0", "c15409e26fee27534490ed031dd696a1bf2198b3e1179bd9ff8ebdf407b111d9"),
+    ("mioh", "n4-seed0", "592513217ec68cf32507fe33246b618d69f0a72f8b428d125abd6e688e8dedec"),
     ("mementos", "demo-seed0", "c3c754032a36c7ef79a695912ee72fd36a3bd5ae537a4391734e59efc9c6ee5d"),
 ])
 def test_demo_build_lints_clean_but_for_its_blind_cells(tmp_path, capsys, module, name, sha256):
