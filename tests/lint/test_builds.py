@@ -29,7 +29,7 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("module, name, sha256", [
     ("mioh", "n4-seed0", "592513217ec68cf32507fe33246b618d69f0a72f8b428d125abd6e688e8dedec"),
-    ("mementos", "demo-seed0", "2233dcc6f51044792dd63331ced067de1962de8c5180da4d8294259451770f26"),
+    ("mementos", "demo-seed0", "c3c754032a36c7ef79a695912ee72fd36a3bd5ae537a4391734e59efc9c6ee5d"),
 ])
 def test_demo_build_lints_clean_but_for_its_blind_cells(tmp_path, capsys, module, name, sha256):
     """The demo builds have no wording, duplicate, option or balance fault. What a text-only learner answers blind
