@@ -361,6 +361,12 @@ class LabelStudioClient:
             if len(items) < page_size:  # the last page: no request for the one after
                 return
 
+    def update_task_data(self, task_id: int, data: Mapping[str, Any]) -> dict:
+        """Replace a task's data (what the reviewer is shown); its annotations stay."""
+        path = f"/api/tasks/{task_id}/"
+        return _plain(self._sdk("PATCH", path, lambda o: self.sdk.tasks.update(str(task_id), data=dict(data),
+                                                                               request_options=o)))
+
     def import_tasks(self, project_id: int, tasks: Iterable[Mapping[str, Any]]) -> dict:
         return _plain(self._sdk(
             "POST", f"/api/projects/{project_id}/import",

@@ -52,7 +52,7 @@ OWNER_ONLY: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("POST DELETE", r"/api/projects/\d+/(import|reimport|tasks)(/.*)?"),
         ("*", r"/api/storages(/.*)?"),  # storages show absolute paths and could serve more files
         ("*", r"/api/invite(/.*)?"),  # the invite token
-        ("POST", r"/api/dm/actions/?"),  # bulk actions: delete tasks, delete annotations, ...
+        ("POST", r"/api/dm/actions/?"),  # bulk actions: delete tasks, delete annotations, ... (not next_task)
         ("POST PATCH PUT DELETE", r"/api/tasks/\d+/?"),  # task data: what reviewers are shown
         ("POST", r"/api/tasks/?"),
         ("*", r"/api/webhooks(/.*)?"),  # a webhook would send every annotation elsewhere
@@ -175,8 +175,14 @@ class RoomFront:
         return owner
 
 
-def owner_only(method: str, path: str) -> bool:
-    """Whether ``method path`` is one of :data:`OWNER_ONLY`."""
+MEMBER_ACTIONS = ("next_task",)
+"""Data Manager actions a reviewer's labeling stream runs (``POST /api/dm/actions?id=next_task``)."""
+
+
+def owner_only(method: str, path: str, query: str = "") -> bool:
+    """Whether ``method path?query`` is one of :data:`OWNER_ONLY`."""
+    if path.rstrip("/") == "/api/dm/actions" and parse_qs(query).get("id", [""])[0] in MEMBER_ACTIONS:
+        return False
     for methods, pattern in OWNER_ONLY:
         if (methods == "*" or method in methods.split()) and pattern.fullmatch(path):
             return True
@@ -289,7 +295,7 @@ class _Handler(BaseHTTPRequestHandler):
                          "saved; try again in a minute.", path, retry=True)
             return
         headers = self._request_headers()
-        if owner_only(self.command, path) and not front.is_owner(headers, state.backend):
+        if owner_only(self.command, path, url.query) and not front.is_owner(headers, state.backend):
             self._answer(403, f"Only the maintainer may do this in {front.room} (Mirage keeps reviewers from changing "
                          "the project, its storage, its tasks and the invite link).", path)
             return

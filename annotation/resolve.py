@@ -517,7 +517,7 @@ def resolve(
         decision = ItemDecision(it.id, status, votes, answer, task_ids.get(it.id, []), empty=empty)
         if it.id in adjudications:
             problems.extend(apply_adjudication(it, decision, adjudications[it.id], f"adjudications.json: item {it.id}"))
-        if empty:
+        if empty and decision.status != "pending":  # a pending item may still get its votes: nothing to act on
             problems.append(_empty_seat_problem(where, decision, overlap))
         decisions.append(decision)
 
@@ -594,8 +594,6 @@ def _empty_seat_problem(where: str, decision: ItemDecision, overlap: int) -> str
         outcome = f"{n} vote(s) of {overlap}, settled by adjudication ({decision.status})"
     elif decision.status == "adjudicate":
         outcome = f"{n} vote(s) of {overlap} and no majority: settle it in adjudications.json"
-    elif decision.status == "pending":
-        outcome = "still pending"
     else:
         outcome = f"decided by {n} vote(s) of {overlap} ({decision.status}: the empty seat could not change it)"
     return f"{where}: seat left empty ({seats}); {outcome}"

@@ -110,6 +110,23 @@ def test_sequence_frames_are_titled_with_their_time():
     assert image_titles(it) == ["Frame 1 (t = 0.00 s)", "Frame 2 (t = 0.50 s)"]
     it = item(images=["f0.png", "f8.png"], provenance={"frame_indices": [0, 8]})
     assert image_titles(it) == ["Frame 1 (frame 0)", "Frame 2 (frame 8)"]
+    # a comic's panels, as the Mementos builder records them, are panels in review as in authoring
+    comic = item(images=["p1.png", "p2.png"], provenance={"frame_indices": [0, 1], "fps": None, "policy": "panels"})
+    assert image_titles(comic) == ["Panel 1", "Panel 2"]
+
+
+def test_the_screen_keeps_question_and_verdict_apart_from_the_long_parts():
+    """Question, options and proposed answer (kept in view with the verdict) and the builder's record (below it)
+    travel in two fields; the comment box has no "Add" button and no submission counter."""
+    it = item(images=["a.png"], options=[str(k) for k in range(10)], answer="C",
+              provenance={"probe": "cat", "images": [{"label": "pos", "difficulty": "hard_positive"}]})
+    data = task_data(it, Path("/b"), Path("/"))
+    assert "Proposed answer" in data["item_html"] and "builder recorded" not in data["item_html"]
+    assert "builder recorded" in data["record_html"] and "Question" not in data["record_html"]
+    assert "mirage-many" in data["item_html"]  # ten options: in two columns
+    config = labeling_config({"mcq", "vqa"})
+    assert config.index('value="$item_html"') < config.index('name="verdict"') < config.index('value="$record_html"')
+    assert "maxSubmissions" not in config and config.count('showSubmitButton="false"') == 2
 
 
 def test_the_reviewer_sees_each_options_label_per_image():
@@ -119,11 +136,11 @@ def test_the_reviewer_sees_each_options_label_per_image():
               {"option": "B", "probe": "dog", "images": [{"label": "undecidable", "difficulty": None}] * 2}]
     it = item(images=["images/a.png", "images/b.png"], options=["cat", "dog", "None of the above"], answer="C",
               provenance={"probe": "cat", "option_labels": labels})
-    html_text = task_data(it, Path("/b"), Path("/"))["item_html"]
+    html_text = task_data(it, Path("/b"), Path("/"))["record_html"]
     table = html_text[html_text.index('<table class="mirage-record mirage-option-labels">'):html_text.index("</table>")]
     rows = table.split("<tr>")[1:]
     assert "<th>Image 1</th><th>Image 2</th>" in rows[0]
     assert rows[1] == '<th>A</th><td class="mirage-hard">no, hard</td><td>yes</td></tr>'
     assert rows[2] == "<th>B</th><td>?</td><td>?</td></tr>"
     plain = item(options=["cat", "dog", "None of the above"], answer="C", provenance={"option_labels": []})
-    assert "mirage-option-labels" not in task_data(plain, Path("/b"), Path("/"))["item_html"]
+    assert "mirage-option-labels" not in task_data(plain, Path("/b"), Path("/"))["record_html"]

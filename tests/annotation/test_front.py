@@ -90,7 +90,8 @@ def test_only_the_owner_changes_the_project_its_storage_or_the_invite(front):
         assert r.status_code == 403 and "Only the maintainer" in r.json()["detail"], (method, path)
     # what reviewing needs stays open
     for method, path in (("GET", "/api/projects/3/"), ("POST", "/api/tasks/7/annotations/?project=3"),
-                         ("GET", "/api/projects/3/next"), ("PATCH", "/api/annotations/5/"), ("GET", "/api/users/")):
+                         ("GET", "/api/projects/3/next"), ("PATCH", "/api/annotations/5/"), ("GET", "/api/users/"),
+                         ("POST", "/api/dm/actions?id=next_task&tabID=2&project=3")):
         assert member.request(method, _url(front, path), json={}, timeout=10).status_code == 200, (method, path)
     owner = requests.Session()
     r = owner.patch(_url(front, "/api/projects/3/"), json={}, headers={"Authorization": "Token owner-token"}, timeout=10)
