@@ -74,6 +74,7 @@ class RoomState:
     up: bool = False
     backend: tuple[str, int] | None = None
     reason: str = "is starting"
+    coming_back: bool = True  # False: given up, nobody should wait for it
 
 
 def cookie_name(name: str, port: int) -> str:
@@ -135,10 +136,10 @@ class RoomFront:
             self.state = RoomState(True, backend, "")
             self._who.clear()
 
-    def down(self, reason: str) -> None:
+    def down(self, reason: str, coming_back: bool = True) -> None:
         """Answer every request with 503 and ``reason`` ("stopped with status -9 and is restarting")."""
         with self._lock:
-            self.state = RoomState(False, None, reason)
+            self.state = RoomState(False, None, reason, coming_back)
 
     # ------------------------------------------------------------------ who is asking
     def is_owner(self, headers: dict[str, str], backend: tuple[str, int]) -> bool:
@@ -291,8 +292,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(404, "Not found.", path)
             return
         if not state.up or state.backend is None:
+            later = "; try again in a minute." if state.coming_back else "."
             self._answer(503, f"{front.room}'s Label Studio server {state.reason}. What you submitted before is "
-                         "saved; try again in a minute.", path, retry=True)
+                         f"saved{later}", path, retry=state.coming_back)
             return
         headers = self._request_headers()
         if owner_only(self.command, path, url.query) and not front.is_owner(headers, state.backend):

@@ -396,7 +396,7 @@ class Room(threading.Thread):
         if len(self.crashes) > RESTARTS:
             self.given_up = True
             self.front.down(f"stopped {len(self.crashes)} times in {RESTART_WINDOW / 60:.0f} minutes and was not "
-                            "restarted; the maintainer has been told")
+                            "restarted; the maintainer has been told", coming_back=False)
             self.report(f"{self.label} (port {self.spec.port}): Label Studio {what}; it stopped {len(self.crashes)} "
                         f"times in {RESTART_WINDOW / 60:.0f} minutes: given up (log {self.log_path}); the other "
                         "rooms go on")

@@ -194,3 +194,46 @@ def test_the_data_manager_shows_columns_not_raw_fields(ls_server, chromium, tmp_
     for column in ("item_html", "record_html", "choices", "images", "Annotation results"):
         assert page.get_by_text(column, exact=True).count() == 0, column
     page.close()
+
+
+def test_a_reviewer_whose_room_is_down_sees_why(ls_server, browser, tmp_path):
+    """The web app in front of a room that goes down (its front says so, as ``serve`` makes it when the server
+    dies): Submit fails with Label Studio's own "not saved" notice, and the next request shows the front's reason in
+    the app's error dialog. Screenshot: ``test-artifacts/annotation-room-down.png``."""
+    from annotation.front import RoomFront
+    from annotation.serve import free_port
+    from annotation.client import LabelStudioClient
+    from tests.annotation.lshelpers import signup
+
+    backend = ls_server.url.rsplit(":", 1)
+    front = RoomFront("127.0.0.1", free_port(), room="Room 2").start()
+    front.serve_from((backend[0].split("//")[1], int(backend[1])))
+    url = f"http://127.0.0.1:{front.port}"
+    admin = LabelStudioClient(url, ls_server.token)
+    res = push(admin, load_build(make_build(tmp_path, 2)), "room down", progress=False)
+    signup(url, ls_server.invite, "down@mirage.test", PASSWORD)
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(url + "/user/login/")
+        page.fill("input[name=email]", "down@mirage.test")
+        page.fill("input[name=password]", PASSWORD)
+        page.locator("button[type=submit], input[type=submit]").first.click()
+        page.wait_for_load_state("networkidle")
+        page.goto(f"{url}/projects/{res.project_id}/data?labeling=1")
+        page.locator(".lsf-choice__item label", has_text="reject").first.wait_for(timeout=60_000)
+        page.wait_for_load_state("networkidle")
+        front.down("stopped with status -9 and is restarting")
+        page.locator(".lsf-choice__item label", has_text="reject").first.click()
+        page.get_by_test_id("bottombar-submit-button").click()
+        page.get_by_text("Annotation is not saved").first.wait_for(timeout=30_000)
+        page.get_by_text("Projects", exact=True).first.click()  # the app's next request
+        reason = "Room 2's Label Studio server stopped with status -9 and is restarting. What you submitted before is saved"
+        page.get_by_text(reason).first.wait_for(timeout=30_000)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "annotation-room-down.png"))
+        page.goto(url + "/projects/")  # a page load: the front's own page, which reloads itself
+        assert reason in page.locator("body").inner_text()
+    finally:
+        context.close()
+        front.stop()

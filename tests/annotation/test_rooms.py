@@ -44,7 +44,8 @@ PROJECT = "rooms review"
 
 
 def _build(root: Path) -> Path:
-    """Six mixed items and one whose text the room-1 reviewer wrote (``provenance.author``)."""
+    """Six mixed items and one whose text the room-1 reviewer wrote (``provenance.author``); ``items.jsonl`` is
+    sorted by id, so tests find the authored one by its provenance."""
     path = make_build(root, 6)
     from builders.items import read_items
 
@@ -117,6 +118,12 @@ def team(ls_template, label_studio_bin, tmp_path_factory):
         err.close()
 
 
+def third_session_get(team, path: str) -> requests.Response:
+    """A request of room 3's reviewer, as their browser makes it (session cookie)."""
+    rev = team["reviewers"][2]
+    return rev.session.get(rev.url + path, timeout=10)
+
+
 def _vote(team, room: int, item, verdict: str, **kw) -> dict:
     rev = team["reviewers"][room - 1]
     return rev.create_annotation(team["tasks"][room - 1][item.id], result(item, verdict, **kw), lead_time=1.0)
@@ -139,7 +146,8 @@ def test_a_member_cannot_change_the_project_and_a_changed_one_is_refused_at_pull
     assert admin.find_project(PROJECT)["maximum_annotations"] == 1
     # no absolute path in what a member reads; a ".." path is not served and names no path
     project = rev.get(f"/api/projects/{pid}/")
-    assert str(team["build_path"]) not in json.dumps(project) and "/" not in project["description"]
+    assert str(team["build_path"].parents[2]) not in json.dumps(project)
+    assert project["description"] == "Mirage review of demo/test"
     r = rev.session.get(rev.url + "/data/local-files/", params={"d": "a/../../etc/passwd"}, timeout=30)
     assert r.status_code == 404 and "/etc" not in r.text and str(team["files_root"]) not in r.text
     # changed anyway (here by the maintainer's own token, as a second admin could): pull refuses, push restores
@@ -154,7 +162,7 @@ def test_a_member_cannot_change_the_project_and_a_changed_one_is_refused_at_pull
 
 def test_a_skipped_item_comes_back_and_reaches_a_verdict(team):
     items = team["build"].items
-    back, gone = items[2], items[3]
+    back, gone = [it for it in items if not it.provenance.get("author")][2:4]
     for room in (1, 2):
         _vote(team, room, back, "accept")
     _vote(team, 1, gone, "accept")
@@ -182,7 +190,7 @@ def test_a_skipped_item_comes_back_and_reaches_a_verdict(team):
 def test_an_author_s_own_item_completes_review(team, capsys, monkeypatch):
     from annotation.__main__ import main
 
-    authored = team["build"].items[-1]
+    (authored,) = [it for it in team["build"].items if it.provenance.get("author")]
     assert authored.provenance["author"] == AUTHOR
     _vote(team, 1, authored, "accept")  # the author, room 1's reviewer: refused
     _vote(team, 2, authored, "accept")
@@ -201,6 +209,7 @@ def test_an_author_s_own_item_completes_review(team, capsys, monkeypatch):
 
 
 def test_rooms_keep_their_sessions_and_a_dead_room_says_why_comes_back_and_loses_nothing(team, browser):
+    """The sessions part in Chromium; the kill part through the API, while rooms 1 and 2 are polled all along."""
     urls, data = team["urls"], team["data"]
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     try:
@@ -215,15 +224,17 @@ def test_rooms_keep_their_sessions_and_a_dead_room_says_why_comes_back_and_loses
         for url, email in ((urls[0], REVIEWERS[0]), (urls[2], REVIEWERS[2])):
             page.goto(url + "/api/current-user/whoami")
             assert json.loads(page.locator("body").inner_text())["email"] == email, url
-        # room 3's reviewer opens an item; then room 3's server is killed
-        item = team["build"].items[4]
-        tid = team["tasks"][2][item.id]
-        page.goto(f"{urls[2]}/projects/{team['pushes'][2].project_id}/data?task={tid}")
-        page.locator(".lsf-choice__item label", has_text="reject").first.wait_for(timeout=60_000)
+        # room 3's server is killed
+        item = [it for it in team["build"].items if not it.provenance.get("author")][4]
         _vote(team, 1, item, "accept")
         admin3, pid3 = team["admins"][2], team["pushes"][2].project_id
-        before = sorted(a["id"] for t in json.loads(admin3.export_raw(pid3)) for a in t["annotations"])
-        assert before  # the skips and votes of the earlier tests
+
+        def room3_annotations() -> list[int]:
+            return sorted(a["id"] for t in json.loads(admin3.export_raw(pid3)) for a in t["annotations"])
+
+        if not room3_annotations():  # this test alone: the earlier tests' skips and votes are not there
+            _vote(team, 3, team["build"].items[0], "accept")
+        before = room3_annotations()
         pid = _server_pid(data / "room-3")
         alive = threading.Event()
         failures: list[str] = []
@@ -242,17 +253,13 @@ def test_rooms_keep_their_sessions_and_a_dead_room_says_why_comes_back_and_loses
         watcher.start()
         killed = time.monotonic()
         os.kill(pid, signal.SIGKILL)
-        reason = "Room 3's Label Studio server stopped with status -9 and is restarting"
+        # room 3's reviewer is told why, by the API, which the web app shows in its error dialog (test_browser.py)
+        reason = "Room 3's Label Studio server stopped with status -9 and is restarting. What you submitted before is saved"
         deadline = time.monotonic() + 30
-        while reason not in requests.get(urls[2] + "/api/projects/", timeout=10).text:
+        while reason not in (r := third_session_get(team, "/api/projects/")).text:
             assert time.monotonic() < deadline, "room 3's front never said why it is down"
             time.sleep(0.2)
-        # the reviewer clicks Submit in the page they had open: the web app shows why
-        page.locator(".lsf-choice__item label", has_text="reject").first.click()
-        page.get_by_role("button", name="Submit").click()
-        page.get_by_text(reason).first.wait_for(timeout=30_000)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "annotation-room-down.png"))
+        assert r.status_code == 503
         # the room comes back by itself
         deadline = time.monotonic() + 240
         while requests.get(urls[2] + "/health", timeout=10).status_code != 200:
@@ -266,8 +273,7 @@ def test_rooms_keep_their_sessions_and_a_dead_room_says_why_comes_back_and_loses
         assert re.search(r"Room 3 \(port \d+\): Label Studio stopped with status -9: .*; restarting it", log), log
         assert re.search(r"Room 3 \(port \d+\) is serving again", log), log
         # nothing lost: room 3 holds every annotation it held before the kill, and takes the reviewer's vote again
-        after = sorted(a["id"] for t in json.loads(admin3.export_raw(pid3)) for a in t["annotations"])
-        assert after == before
+        assert room3_annotations() == before
         _vote(team, 3, item, "reject")
         entry = pull(team["admins"], team["build"], PROJECT).review["items"][item.id]
         assert [(a["room"], a["verdict"]) for a in entry["annotations"]] == [(1, "accept"), (3, "reject")]
