@@ -1,18 +1,19 @@
-"""Start a local Label Studio server for a review team.
+"""Start a local Label Studio for a review team: its rooms, started together and kept alive.
 
 The server is a separate program installed in its own virtual environment (it pins Django and many libraries
 that would clash with Mirage's own environment), so this module only finds the executable, prepares its
-environment and supervises the process:
+environment and supervises the processes:
 
-- bound to 127.0.0.1 by default, on a port that must be free (Label Studio itself would silently move to the
-  next free port, which would make every printed link wrong);
+- ``--rooms N`` (3 by default) starts one server per reviewer slot: the community edition has a single
+  organisation in which every member can open every project, task and annotation (Data Manager, API, export),
+  so the only way to keep reviewers from seeing each other's votes is to keep them on different servers;
+- each room is a :class:`~annotation.front.RoomFront` on its public port (bound to 127.0.0.1 by default; the port
+  must be free) and Label Studio on an internal port of 127.0.0.1; the rooms start together, and a :class:`Room`
+  restarts a server that exits (reported on stderr; the other rooms go on) while its front tells reviewers why;
 - version check, analytics and Sentry off, signup only through the organisation's invite link;
 - local-files serving on, from a dedicated files root (``<data dir>/files`` by default, never ``/``) that holds
   only the links ``push`` makes to the images tasks show (same origin: no CORS, no second server; see
   ``docs/annotation.md``);
-- ``--rooms N`` (3 by default) starts one server per reviewer slot: the community edition has a single
-  organisation in which every member can open every project, task and annotation (Data Manager, API, export),
-  so the only way to keep reviewers from seeing each other's votes is to keep them on different servers;
 - the first admin from ``LABEL_STUDIO_USERNAME`` / ``LABEL_STUDIO_PASSWORD``; legacy API tokens enabled, so the
   admin's token from ``/api/current-user/token`` works for ``push`` and ``pull``.
 
