@@ -63,7 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
         description=f"Start Label Studio (tested with {LABEL_STUDIO_VERSION}) bound to --host, with version check, "
         "analytics and Sentry off, signup only through the invite link, and local-files serving on. The first "
         "admin comes from $LABEL_STUDIO_USERNAME (an e-mail) and $LABEL_STUDIO_PASSWORD; with them set, the "
-        "invite link and the admin's API token are printed. Runs until Ctrl-C.",
+        "invite link and the admin's API token are printed. The rooms start together; each is Label Studio on an "
+        "internal port behind a front on its own port, which says why a room is down, keeps the rooms' cookies "
+        "apart and refuses members' changes to the project; a server that stops is reported and restarted while "
+        "the other rooms go on. Runs until Ctrl-C.",
     )
     s.add_argument(
         "--data-dir",

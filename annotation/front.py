@@ -62,6 +62,10 @@ OWNER_ONLY: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 """Requests only the organisation's owner may make: ``(methods or "*", path pattern)``."""
 
+MEMBER_ACTIONS = ("next_task",)
+"""Data Manager actions a reviewer's labeling stream runs (``POST /api/dm/actions?id=next_task``)."""
+
+
 WHO_TTL = 60.0
 """Seconds a credential's owner is remembered (a member cannot become the owner in Label Studio's community
 edition; the cache only spares the server one question per request)."""
@@ -174,10 +178,6 @@ class RoomFront:
                 self._who.clear()
             self._who[key] = (now, owner)
         return owner
-
-
-MEMBER_ACTIONS = ("next_task",)
-"""Data Manager actions a reviewer's labeling stream runs (``POST /api/dm/actions?id=next_task``)."""
 
 
 def owner_only(method: str, path: str, query: str = "") -> bool:

@@ -64,6 +64,9 @@ def test_author_descriptions_round_trip_into_a_mementos_build(ls_server, files_r
     assert str(tmp_path) not in json.dumps(data)  # no path of the maintainer's machine in what a member reads
     assert description_rule() in admin.find_project("describe comics")["label_config"]  # the rule where one writes
     url = data["images"][0]["url"]
+    views = admin.get("/api/dm/views/", params={"project": pid})
+    hidden = views[0]["data"]["hiddenColumns"]["explore"]
+    assert {"tasks:data.guide", "tasks:data.images", "tasks:data.header"} <= set(hidden)  # no raw HTML or JSON
     assert writer.session.get(ls_server.url + url, timeout=30).status_code == 200  # the person sees the panels
     targets = description_targets(comics=comics)
     short = [{"from_name": DESCRIPTION, "to_name": OBJECT, "type": "textarea", "value": {"text": ["a ball"]}}]

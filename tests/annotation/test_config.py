@@ -144,3 +144,21 @@ def test_the_reviewer_sees_each_options_label_per_image():
     assert rows[2] == "<th>B</th><td>?</td><td>?</td></tr>"
     plain = item(options=["cat", "dog", "None of the above"], answer="C", provenance={"option_labels": []})
     assert "mirage-option-labels" not in task_data(plain, Path("/b"), Path("/"))["record_html"]
+
+
+def test_pull_sees_every_change_to_what_push_sets(tmp_path: Path):
+    """A member could change the label config or a review setting; pull compares the project with what push sets."""
+    from annotation.builddir import load_build
+    from annotation.push import project_settings, settings_changes, wanted_config
+    from tests.annotation.builds import make_build
+
+    build = load_build(make_build(tmp_path, 5))
+    pushed = project_settings("p", build, wanted_config(build), 1)
+    assert settings_changes(pushed, build, 1) == {}
+    assert settings_changes(pushed, build, 3) == {"maximum_annotations": 3}
+    loose = dict(pushed, label_config=pushed["label_config"].replace('<Choice value="reject"',
+                                                                   '<Choice value="maybe"/><Choice value="reject"'))
+    assert set(settings_changes(loose, build, 1)) == {"label_config"}
+    for key, value in (("skip_queue", "REQUEUE_FOR_OTHERS"), ("show_annotation_history", True),
+                       ("expert_instruction", "<p>anything goes</p>")):
+        assert set(settings_changes(dict(pushed, **{key: value}), build, 1)) == {key}
