@@ -477,7 +477,9 @@ def push_patterns(client: LabelStudioClient, root: Path, project: str, files_roo
     return len(tasks)
 
 
-def pull_patterns(client: LabelStudioClient, project: str, out: Path, images: Path | None = None) -> dict[str, list[str]]:
+def pull_patterns(
+    client: LabelStudioClient, project: str, out: Path, images: Path | None = None
+) -> dict[str, list[str]]:
     """Write the submitted entries as the JSONL ``builders.predictive --authored`` reads (image paths relative to
     ``out`` where possible), each validated by ``builders.predictive.authored.read_authored``; invalid ones are
     listed and left out. Tasks name their images relative to the folder pushed (``images``, the ``--images`` of

@@ -321,7 +321,7 @@ def labeling_config(kinds: Iterable[str]) -> str:
     correction = []
     if choice_kinds:
         correction.append(
-            f'    <Header value="Correct option (multiple-choice and yes/no items)" size="5"/>'
+            '    <Header value="Correct option (multiple-choice and yes/no items)" size="5"/>'
             if VQA in kinds
             else '    <Header value="Correct option" size="5"/>'
         )

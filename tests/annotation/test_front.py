@@ -5,7 +5,6 @@ The real-server tests are in ``test_rooms.py``.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal

@@ -32,7 +32,7 @@ from annotation.pull import pull
 from annotation.push import push
 from builders.items import make_item, write_items
 from tests.annotation.builds import make_build
-from tests.annotation.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, ARTIFACTS
+from tests.annotation.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
 from tests.annotation.lshelpers import REVIEWER_PASSWORD, result, signup
 from tests.annotation.test_serve import _three_free_ports
 
