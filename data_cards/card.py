@@ -484,9 +484,14 @@ def render_card(
             else "No item was settled by adjudication."
         )
         tags = review.get("issue_tags") or {}
+        by_outcome = review.get("issue_tags_by_outcome") or {}
+        outcomes = ("kept or fixed", "dropped", "undecided")
         issues_text = (
-            "Issues the reviewers tagged (items with at least one reviewer's tag; an item can have several):\n\n"
-            + md_table(["issue", "items"], [(t, n) for t, n in tags.items()])
+            "Issues the reviewers tagged, counted over every item of the build's review, **including the items they "
+            "dropped**, which are not in this release (an item counts once per tag; it can have several), and what "
+            "the review decided for those items:\n\n"
+            + md_table(["issue", "items", *outcomes],
+                       [(t, n, *((by_outcome.get(t) or {}).get(o, 0) for o in outcomes)) for t, n in tags.items()])
             if tags
             else "The reviewers tagged no issues."
         )
