@@ -162,25 +162,16 @@ def _scripted(record: VideoRecord) -> bool:
 def drop_static(seqs: list[Draft]) -> tuple[list[Draft], list[dict[str, str]]]:
     """Sequences in which most consecutive sampled frames are pixel for pixel the same are left out: nothing
     happens in them to describe (comic panels are never compared)."""
-    import numpy as np
-    from PIL import Image
-
-    from sources.demo.shown import static_pairs
+    from sources.demo.shown import mostly_static
 
     kept, skipped = [], []
     for s in seqs:
-        if s.source != "comics" and len(s.frames) > 1:
-            frames = []
-            for f in s.frames:
-                with Image.open(f) as im:
-                    frames.append(np.asarray(im.convert("RGB")))
-            same = static_pairs(frames)
-            if 2 * same > len(frames) - 1:
-                skipped.append({"source": s.source, "video": s.record.id, "stage": "frames",
-                                "reason": f"{same} of {len(frames) - 1} consecutive sampled frames are the same: "
-                                          "the sequence is nearly static"})
-                continue
-        kept.append(s)
+        why = mostly_static(s.frames) if s.source != "comics" and len(s.frames) > 1 else None
+        if why is None:
+            kept.append(s)
+        else:
+            skipped.append({"source": s.source, "video": s.record.id, "stage": "frames",
+                            "reason": f"{why.replace(' frames', ' sampled frames')}: the sequence is nearly static"})
     return kept, skipped
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.seeding import rng
-from sources.demo.shown import Shown, static_pairs
+from sources.demo.shown import Shown, mostly_static
 from sources.demo.video import _sentence
 from sources.records import VideoRecord
 
@@ -199,21 +199,14 @@ def physics_clip(record: VideoRecord, n_frames: int) -> Clip | str:
 
 def drop_static(clips: list[Clip]) -> tuple[list[Clip], list[dict[str, str]]]:
     """Clips whose context frames are mostly the same, pixel for pixel, are left out: nothing moves in them."""
-    import numpy as np
-    from PIL import Image
-
     kept, skipped = [], []
     for clip in clips:
-        frames = []
-        for f in clip.frames:
-            with Image.open(f) as im:
-                frames.append(np.asarray(im.convert("RGB")))
-        same = static_pairs(frames)
-        if 2 * same > len(frames) - 1:
-            skipped.append({"task": clip.task, "video": clip.record.id,
-                            "reason": f"{same} of {len(frames) - 1} consecutive context frames are the same"})
-        else:
+        why = mostly_static(clip.frames)
+        if why is None:
             kept.append(clip)
+        else:
+            skipped.append({"task": clip.task, "video": clip.record.id,
+                            "reason": why.replace(" frames", " context frames")})
     return kept, skipped
 
 

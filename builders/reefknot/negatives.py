@@ -197,6 +197,11 @@ class FalseRelations:
         owed relations come first, then the most plausible level, then chance: a relation shown as an option is
         then the answer about as often as any other option, so neither its words nor its length tell."""
         chosen: list[FalseRelation] = []
+
+        def fits(f: FalseRelation) -> bool:
+            return not (self.lex.similar(f.predicate, t.predicate)
+                        or any(self.lex.similar(f.predicate, c.predicate) for c in chosen))
+
         if need is not None:
             ranked = []
             rank = len(LEVELS)
@@ -204,13 +209,10 @@ class FalseRelations:
                 rank -= 1
                 ranked += [((*need(f.predicate), rank, float(rng.random())), f) for f in level]
             for _, f in sorted(ranked, key=lambda kv: kv[0], reverse=True):
-                if self.lex.similar(f.predicate, t.predicate) or any(
-                    self.lex.similar(f.predicate, c.predicate) for c in chosen
-                ):
-                    continue
-                chosen.append(f)
-                if len(chosen) == n:
-                    return chosen
+                if fits(f):
+                    chosen.append(f)
+                    if len(chosen) == n:
+                        return chosen
             return None
         for options in self.levels(t):
             # within a level, draw in proportion to support (frequent relations of the pair are the tempting wrong
@@ -218,12 +220,8 @@ class FalseRelations:
             keys = rng.random(len(options))
             order = sorted(range(len(options)), key=lambda i: -(keys[i] ** (1.0 / max(options[i].support, 1))))
             for i in order:
-                f = options[i]
-                if self.lex.similar(f.predicate, t.predicate) or any(
-                    self.lex.similar(f.predicate, c.predicate) for c in chosen
-                ):
-                    continue
-                chosen.append(f)
-                if len(chosen) == n:
-                    return chosen
+                if fits(options[i]):
+                    chosen.append(options[i])
+                    if len(chosen) == n:
+                        return chosen
         return None

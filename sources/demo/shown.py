@@ -29,6 +29,7 @@ frame given and the behaviours of the shown events.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -209,3 +210,18 @@ def _centred_difference(a: np.ndarray, b: np.ndarray) -> int:
 def static_pairs(frames: Sequence[np.ndarray]) -> int:
     """How many consecutive frames are pixel for pixel the same (nothing moved between them)."""
     return sum(1 for x, y in zip(frames, frames[1:]) if np.array_equal(x, y))
+
+
+def mostly_static(paths: Sequence[str | Path]) -> str | None:
+    """Why the frame files ``paths`` show nearly nothing happening ("5 of 7 consecutive frames are the same"), or
+    ``None`` when fewer than half of their consecutive pairs are equal, pixel for pixel."""
+    from PIL import Image
+
+    frames = []
+    for path in paths:
+        with Image.open(path) as im:
+            frames.append(np.asarray(im.convert("RGB")))
+    same = static_pairs(frames)
+    if 2 * same > len(frames) - 1:
+        return f"{same} of {len(frames) - 1} consecutive frames are the same"
+    return None
