@@ -15,10 +15,14 @@ Rules (``overlap`` reviewers per item, 3 by default; a majority is ``overlap // 
 - At most ``overlap`` votes per item, the earliest ones (Label Studio accepts a fourth annotation through the API or
   a second tab); later ones are listed in ``problems`` and ignored. With several rooms (one Label Studio server
   per reviewer slot, merged by ``pull``), at most ``room_cap`` votes per room count, the earliest of that room.
-- An item with fewer than ``overlap`` votes is ``pending``: review is still going on, nothing is decided yet.
-- Otherwise: ``keep`` when a majority accepts, ``drop`` when a majority rejects, ``fix`` when a majority chose
-  ``fix`` *and the same* correct answer (compared case- and space-insensitively for open answers), else
-  ``adjudicate``.
+- A seat no vote can fill any more is *empty*: a reviewer whose last word on the item is a skip (it counts as
+  "unsure"), or an author's refused vote (Label Studio counted it, so the room offers the task to nobody else).
+  Empty seats fill the places votes leave, within each room's cap, and are listed in ``problems``.
+- An item with fewer than ``overlap`` votes and empty seats together is ``pending``: review is still going on.
+- Otherwise: ``keep`` when a majority (of ``overlap``, not of the votes cast) accepts, ``drop`` when a majority
+  rejects, ``fix`` when a majority chose ``fix`` *and the same* correct answer (compared case- and
+  space-insensitively for open answers), else ``adjudicate``. With an empty seat, a majority is only reached when
+  the missing vote could not have changed it; otherwise the item waits for the maintainer's adjudication.
 - An item in ``adjudicate`` can be settled by the maintainer in ``adjudications.json`` beside the build:
   ``{item_id: {"status": "keep"|"fix"|"drop", "answer": ... (for fix), "note": ...}}``. Only items without a
   majority take an adjudication; it never overrides three reviewers' majority.
@@ -76,6 +80,25 @@ class Vote:
         return (self.room, self.annotation_id)
 
 
+@dataclass(frozen=True)
+class EmptySeat:
+    """A place on an item's panel that no vote fills and none can fill any more: the reviewer skipped the item
+    (their last word on it: "unsure"), or the annotation was refused because the reviewer wrote the item."""
+
+    annotation_id: int
+    reviewer: str
+    room: int
+    reason: str  # SKIPPED or OWN_WORK
+
+    @property
+    def order(self) -> tuple[int, int]:
+        return (self.room, self.annotation_id)
+
+
+SKIPPED = "skipped (unsure)"
+OWN_WORK = "own work (refused)"
+
+
 @dataclass
 class ItemDecision:
     item_id: str
@@ -84,6 +107,8 @@ class ItemDecision:
     answer: str | None
     task_ids: list[dict[str, int]] = field(default_factory=list)  # {"room", "task"}
     adjudicated: dict[str, Any] | None = None
+
+    empty: list["EmptySeat"] = field(default_factory=list)
 
     def vote_counts(self) -> dict[str, int]:
         c = Counter(v.verdict for v in self.votes)
@@ -239,6 +264,28 @@ def select_votes(
     return kept, problems
 
 
+def fill_empty_seats(
+    votes: Sequence[Vote], seats: Sequence[EmptySeat], voters: set[str], overlap: int, room_cap: int | None
+) -> list[EmptySeat]:
+    """The empty seats that take the places ``votes`` leave: one per reviewer who has no valid vote on the item
+    (``voters``: everyone who has), earliest first, within each room's cap and up to ``overlap`` in all."""
+    used: Counter[int] = Counter(v.room for v in votes)
+    out: list[EmptySeat] = []
+    seen: set[str] = set()
+    for seat in sorted(seats, key=lambda s: s.order, reverse=True):  # a reviewer's latest word counts
+        if seat.reviewer in voters or seat.reviewer in seen:
+            continue
+        seen.add(seat.reviewer)
+        out.append(seat)
+    kept: list[EmptySeat] = []
+    for seat in sorted(out, key=lambda s: s.order):
+        if len(votes) + len(kept) >= overlap or (room_cap is not None and used[seat.room] >= room_cap):
+            continue
+        used[seat.room] += 1
+        kept.append(seat)
+    return kept
+
+
 def room_capacity(overlap: int, rooms: int) -> int:
     """Votes one room contributes per item: ``ceil(overlap / rooms)`` (1 with three rooms and overlap 3)."""
     return -(-overlap // max(1, rooms))
@@ -249,9 +296,11 @@ def _ann_ref(v: Vote) -> str:
     return str(v.annotation_id) if v.room == 1 else f"{v.annotation_id} (room {v.room})"
 
 
-def decide(item: Item, votes: Sequence[Vote], overlap: int = 3) -> tuple[str, str | None]:
-    """``(status, final answer)`` for an item from its selected votes."""
-    if len(votes) < overlap:
+def decide(item: Item, votes: Sequence[Vote], overlap: int = 3, empty: int = 0) -> tuple[str, str | None]:
+    """``(status, final answer)`` for an item from its selected votes and its ``empty`` seats (see
+    :class:`EmptySeat`). A majority is ``overlap // 2 + 1`` votes whatever the seats left empty, so it is only
+    reached when the missing votes could not have changed the outcome."""
+    if len(votes) + empty < overlap:
         return "pending", None
     need = overlap // 2 + 1
     counts = Counter(v.verdict for v in votes)
@@ -357,6 +406,7 @@ def resolve(
     task_ids: dict[str, list[dict[str, int]]] = defaultdict(list)
     skipped: Counter[str] = Counter()
     own_work: Counter[str] = Counter()  # votes refused because the reviewer wrote the item (provenance.author)
+    seats: dict[str, list[EmptySeat]] = defaultdict(list)
 
     for task in sorted(tasks, key=lambda t: (int(t.get(ROOM_FIELD, 1)), int(t.get("id", 0)))):
         tid = int(task.get("id", 0))
@@ -374,11 +424,14 @@ def resolve(
         author = str(item.provenance.get("author") or "").strip().lower()
         for ann in sorted(task.get("annotations") or [], key=lambda a: int(a.get("id", 0))):
             reviewer = reviewer_name(ann.get("completed_by"), users)
+            aid = int(ann.get("id", 0))
             if ann.get("was_cancelled"):
                 skipped[reviewer] += 1
+                seats[iid].append(EmptySeat(aid, reviewer, room, SKIPPED))
             elif author and reviewer.strip().lower() == author:
                 own_work[reviewer] += 1
-                problems.append(f"{where}: annotation {ann.get('id')} by {reviewer}, who wrote this item's text; "
+                seats[iid].append(EmptySeat(aid, reviewer, room, OWN_WORK))
+                problems.append(f"{where}: annotation {aid} by {reviewer}, who wrote this item's text; "
                                 "not counted (an author does not review their own work)")
                 continue
             vote, probs = parse_annotation(item, ann, reviewer, where, room, interface)
@@ -395,10 +448,14 @@ def resolve(
             problems.append(f"{where} is in {len(task_ids[it.id])} tasks ({ids}); their annotations are pooled")
         votes, probs = select_votes(raw_votes.get(it.id, []), overlap, where, room_cap)
         problems.extend(probs)
-        status, answer = decide(it, votes, overlap)
-        decision = ItemDecision(it.id, status, votes, answer, task_ids.get(it.id, []))
+        voters = {v.reviewer for v in raw_votes.get(it.id, [])}
+        empty = fill_empty_seats(votes, seats.get(it.id, []), voters, overlap, room_cap)
+        status, answer = decide(it, votes, overlap, len(empty))
+        decision = ItemDecision(it.id, status, votes, answer, task_ids.get(it.id, []), empty=empty)
         if it.id in adjudications:
             problems.extend(apply_adjudication(it, decision, adjudications[it.id], f"adjudications.json: item {it.id}"))
+        if empty and decision.status != "pending":  # a pending item may still get its votes: nothing to act on
+            problems.append(_empty_seat_problem(where, decision, overlap))
         decisions.append(decision)
 
     for iid in sorted(set(adjudications) - set(by_id)):
@@ -410,7 +467,8 @@ def resolve(
             problems.append(f"{len(missing)} item(s) of the build are not in {where} (first: {missing[0]}); push them")
 
     counts = Counter(d.status for d in decisions)
-    kappa_rows = [d.vote_counts() for d in decisions if d.status != "pending"]
+    # kappa needs the same number of ratings per item: items with an empty seat stay out of every figure
+    kappa_rows = [d.vote_counts() for d in decisions if d.status != "pending" and not d.empty]
     figures = agreement_figures(kappa_rows)
     reviewers = reviewer_stats(by_id, decisions)
     for r, n in skipped.items():
@@ -445,6 +503,11 @@ def resolve(
             ],
             "task_ids": d.task_ids,
         }
+        if d.empty:
+            out_items[d.item_id]["empty_seats"] = [
+                {"room": e.room, "reviewer": e.reviewer, "annotation": e.annotation_id, "reason": e.reason}
+                for e in d.empty
+            ]
         if d.adjudicated is not None:
             out_items[d.item_id]["adjudicated"] = d.adjudicated
     return {
@@ -456,6 +519,21 @@ def resolve(
         "problems": problems,
         "items": out_items,
     }
+
+
+def _empty_seat_problem(where: str, decision: ItemDecision, overlap: int) -> str:
+    """One line: who left which seat empty, and what that means for the item."""
+    seats = "; ".join(
+        f"{e.reviewer}" + (f" in room {e.room}" if e.room != 1 else "") + f": {e.reason}" for e in decision.empty
+    )
+    n = len(decision.votes)
+    if decision.adjudicated is not None:
+        outcome = f"{n} vote(s) of {overlap}, settled by adjudication ({decision.status})"
+    elif decision.status == "adjudicate":
+        outcome = f"{n} vote(s) of {overlap} and no majority: settle it in adjudications.json"
+    else:
+        outcome = f"decided by {n} vote(s) of {overlap} ({decision.status}: the empty seat could not change it)"
+    return f"{where}: seat left empty ({seats}); {outcome}"
 
 
 def _task_ref(room: int, task_id: int) -> str:

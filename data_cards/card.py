@@ -153,6 +153,7 @@ def compute_stats(
         "num_unique_images": len(unique),
         "image_sizes": _image_sizes(unique) if build_dir else {},
         "answers_by_options": _answers_by_options(items),
+        "several_accepted": sum(1 for it in items if len(it.provenance.get("accepted_answers") or ()) > 1),
         "nota": {
             "offered": sum(1 for it in items if any(o.strip().lower() == NOTA for o in it.options)),
             "correct": sum(1 for it in items if it.options and _is_nota_answer(it)),
@@ -474,9 +475,14 @@ def render_card(
             else "No item was settled by adjudication."
         )
         tags = review.get("issue_tags") or {}
+        by_outcome = review.get("issue_tags_by_outcome") or {}
+        outcomes = ("kept or fixed", "dropped", "undecided")
         issues_text = (
-            "Issues the reviewers tagged (items with at least one reviewer's tag; an item can have several):\n\n"
-            + md_table(["issue", "items"], [(t, n) for t, n in tags.items()])
+            "Issues the reviewers tagged, counted over every item of the build's review, **including the items they "
+            "dropped**, which are not in this release (an item counts once per tag; it can have several), and what "
+            "the review decided for those items:\n\n"
+            + md_table(["issue", "items", *outcomes],
+                       [(t, n, *((by_outcome.get(t) or {}).get(o, 0) for o in outcomes)) for t, n in tags.items()])
             if tags
             else "The reviewers tagged no issues."
         )
@@ -760,6 +766,12 @@ def _derived_limitations(stats: Mapping[str, Any], build: Mapping[str, Any]) -> 
             lines.append(
                 f"- \"None of the above\" is offered in {nota['offered']} items and correct in {nota['correct']}."
             )
+    if stats.get("several_accepted"):
+        lines.append(
+            f"- {stats['several_accepted']} open-answer items have more than one true answer (e.g. a pair that is "
+            "both \"pointing at\" and \"above\"): each lists them in `provenance.accepted_answers`, and Mirage's "
+            "scorer counts a reply right when it states any of them."
+        )
     small = [
         f"{t}/{p} ({n})" for t, c in stats["task_pressure"].items() for p, n in c.items() if n < 5
     ]

@@ -47,7 +47,12 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
         ["distractor among the ten answers",
          "{violations} of {items_checked}".format(**v["distractor_in_human_answers"])],
         ["nonexistent object present", "{violations} of {items_checked}".format(**v["nonexistent_present"])],
+        ["authored questions naming their object",
+         "{violations} of {items_checked}".format(**v["authored_names_entity"])],
     ]))
+    if v["authored_names_entity"]["violations"]:
+        stdout.print("authored questions that name what the image shows are answered without looking: "
+                     + ", ".join(v["authored_names_entity"]["records"]), markup=False, highlight=False)
     if stats["skipped"]:
         stdout.print(table("Skipped", ["subset", "why"], [[s["subset"], s["reason"]] for s in stats["skipped"]]))
     missing = (stats.get("basic") or {}).get("missing_images") or {}

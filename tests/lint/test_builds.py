@@ -28,7 +28,7 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
 
 DEMO_ITEMS_SHA256 = {
     ("mioh", None): "592513217ec68cf32507fe33246b618d69f0a72f8b428d125abd6e688e8dedec",
-    ("mementos", "decord"): "2233dcc6f51044792dd63331ced067de1962de8c5180da4d8294259451770f26",
+    ("mementos", "decord"): "c3c754032a36c7ef79a695912ee72fd36a3bd5ae537a4391734e59efc9c6ee5d",
 }
 """items.jsonl of the demo builds, by the video decoder the build used (Mementos' items name it in their
 provenance, and its frames come from it; MIOH decodes no video). A build by a decoder not listed here is checked

@@ -218,3 +218,18 @@ def test_scoring_a_demo_build_with_a_stand_in_model(tmp_path, capsys):
     assert "R_score" in capsys.readouterr().out
     require(have("matplotlib"), "matplotlib (the release extra) for Fig. 5", "pip install -e '.[release]'")
     assert (tmp_path / "scores" / "confusion.png").stat().st_size > 0  # Fig. 5
+
+
+def test_vqa_accepts_every_true_relation_the_build_lists():
+    """The arrow pointing at the octagon is also left of it: either answer is right, a false one is not."""
+    item = make_item(
+        benchmark="reefknot", task="cognition", question_type="vqa", pressure="none", images=["1.jpg"],
+        question="What is the relation between the arrow and the octagon in this photo?", options=(),
+        answer="The arrow is pointing at the octagon.",
+        provenance={"accepted_answers": ["The arrow is pointing at the octagon.", "The arrow is left of the octagon."]},
+    )
+    for output, right in (("The arrow is left of the octagon.", True), ("The arrow is pointing at the octagon.", True),
+                          ("The arrow is above the octagon.", False), ("", False)):
+        (scored,) = rk.score_items([item], {item.id: output})
+        assert scored.correct is right, output
+    assert rk.accepted_answers(item) == ["The arrow is pointing at the octagon.", "The arrow is left of the octagon."]
