@@ -186,7 +186,9 @@ def _names(body: list) -> dict[str, object]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out[node.name] = node
         elif isinstance(node, ast.Assign):
-            out.update({t.id: node for t in node.targets if isinstance(t, ast.Name)})
+            for target in node.targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]  # A, B = ...
+                out.update({t.id: node for t in names if isinstance(t, ast.Name)})
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             out[node.target.id] = node
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -235,6 +237,7 @@ def test_code_references_in_docstrings_resolve() -> None:
 def test_the_reference_check_catches_a_moved_name() -> None:
     assert resolves("builders.seeding.rng") and resolves("builders.quality.ChiSquare")
     assert resolves("builders.cli.ArgumentParser.error") and resolves("data_cards.harness")
+    assert resolves("sources.demo.video.OUTCOMES")  # assigned with another name: OUTCOMES, WEIGHTS = ...
     assert not resolves("sources.seeding.rng") and not resolves("builders.mioh.pools.label_code")
 
 
