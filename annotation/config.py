@@ -21,15 +21,12 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import quote
 
 from builders.items import OPTION_LETTERS, Item
+from builders.review import ISSUE_TAGS, VERDICTS
 
 MCQ = "mcq"
 YES_NO = "yes_no"
 VQA = "vqa"
 KIND_NAMES = {MCQ: "multiple choice", YES_NO: "yes/no", VQA: "open answer"}
-
-VERDICTS = ("accept", "fix", "reject")
-ISSUE_TAGS = ("ambiguous", "annotation error", "image unsuitable", "wording", "trivial", "minor detail")
-"""Issue tags: the issue's four, plus two from Reefknot A.2 (trivial/image-independent questions, minor details)."""
 
 # control names in the labeling config: pull reads annotations by these names
 VERDICT = "verdict"

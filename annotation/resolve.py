@@ -51,6 +51,7 @@ from annotation.config import (
     item_kind,
 )
 from builders.items import Item
+from builders.review import agreement_figures, fleiss_kappa, gwet_ac1, raw_agreement  # noqa: F401 - re-exported
 
 ROOM_FIELD = "mirage_room"
 """Set by ``pull`` on each exported task: the room (Label Studio server, 1-based) it came from."""
@@ -316,70 +317,6 @@ def decide(item: Item, votes: Sequence[Vote], overlap: int = 3, empty: int = 0) 
         if len(group) >= need:
             return "fix", min(group, key=lambda v: v.annotation_id).answer
     return "adjudicate", None
-
-
-def fleiss_kappa(rows: Sequence[Mapping[str, int]], categories: Sequence[str] = VERDICTS) -> float | None:
-    """Fleiss' kappa of items each rated by the same number of raters.
-
-    ``rows``: per item, the number of raters per category. ``None`` when undefined: no items, fewer than two
-    raters, or every rating in a single category (chance agreement 1).
-    """
-    rows = [r for r in rows if sum(r.get(c, 0) for c in categories) > 0]
-    if not rows:
-        return None
-    n = sum(rows[0].get(c, 0) for c in categories)
-    if n < 2 or any(sum(r.get(c, 0) for c in categories) != n for r in rows):
-        raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings per item")
-    N = len(rows)
-    p = [sum(r.get(c, 0) for r in rows) / (N * n) for c in categories]
-    P_items = [(sum(r.get(c, 0) ** 2 for c in categories) - n) / (n * (n - 1)) for r in rows]
-    P_bar = sum(P_items) / N
-    P_e = sum(x * x for x in p)
-    if abs(1.0 - P_e) < 1e-12:
-        return None
-    return (P_bar - P_e) / (1.0 - P_e)
-
-
-def raw_agreement(rows: Sequence[Mapping[str, int]], categories: Sequence[str] = VERDICTS) -> float | None:
-    """Observed agreement: the share of agreeing pairs of raters, averaged over items (Fleiss' P-bar).
-
-    Items with fewer than two ratings are left out; ``None`` when none is left.
-    """
-    shares = []
-    for r in rows:
-        n = sum(r.get(c, 0) for c in categories)
-        if n >= 2:
-            shares.append((sum(r.get(c, 0) ** 2 for c in categories) - n) / (n * (n - 1)))
-    return sum(shares) / len(shares) if shares else None
-
-
-def gwet_ac1(rows: Sequence[Mapping[str, int]], categories: Sequence[str] = VERDICTS) -> float | None:
-    """Gwet's AC1 for several raters (Gwet 2008, "Computing inter-rater reliability and its variance in the
-    presence of high agreement", Br. J. Math. Stat. Psychol. 61:29-48).
-
-    ``(p_a - p_e) / (1 - p_e)`` with ``p_a`` the raw agreement and ``p_e = sum_k pi_k (1 - pi_k) / (q - 1)``,
-    ``pi_k`` the share of ratings in category ``k`` and ``q`` the number of categories. Unlike kappa, whose chance
-    term grows towards 1 when nearly every verdict is "accept" (the kappa paradox), AC1's chance term shrinks
-    then, so high raw agreement is not reported as poor agreement. ``None`` when undefined.
-    """
-    rows = [r for r in rows if sum(r.get(c, 0) for c in categories) >= 2]
-    pa = raw_agreement(rows, categories)
-    if pa is None or len(categories) < 2:
-        return None
-    total = sum(sum(r.get(c, 0) for c in categories) for r in rows)
-    pi = [sum(r.get(c, 0) for r in rows) / total for c in categories]
-    pe = sum(x * (1 - x) for x in pi) / (len(categories) - 1)
-    return (pa - pe) / (1 - pe) if pe < 1 else None
-
-
-def agreement_figures(rows: Sequence[Mapping[str, int]]) -> dict[str, float | None]:
-    """Fleiss' kappa, raw agreement and Gwet's AC1 of the verdicts, rounded to 6 places for the files."""
-    try:
-        kappa = fleiss_kappa(rows)
-    except ValueError:  # unequal numbers of ratings (a hand-edited review): raw agreement and AC1 still hold
-        kappa = None
-    out = {"fleiss_kappa": kappa, "raw_agreement": raw_agreement(rows), "gwet_ac1": gwet_ac1(rows)}
-    return {k: None if v is None else round(v, 6) for k, v in out.items()}
 
 
 def agrees(vote: Vote, decision: ItemDecision, kind: str) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from builders.items import Item, read_items
+from builders.review import ISSUE_TAGS, agreement_figures
 from sources.atomic import write_atomic
 from sources.errors import MirageError
 from sources.hashing import file_sha256
@@ -154,9 +155,6 @@ def public_review_summary(review: Mapping[str, Any], scrubber: Scrubber) -> dict
                 "skipped": int(info.get("skipped", 0) or 0),
             }
         )
-    from annotation.config import ISSUE_TAGS
-    from annotation.resolve import agreement_figures
-
     counts = {k: int(v) for k, v in (review.get("counts") or {}).items() if isinstance(v, (int, float))}
     entries = [e for e in (review.get("items") or {}).values() if isinstance(e, Mapping)]
     # items with an empty seat (a skip, an author's refused vote) have fewer ratings: kept out, as pull keeps them

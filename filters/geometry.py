@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Literal, Mapping, Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 from pycocotools import mask as mask_utils
@@ -482,11 +482,3 @@ def _draw_orders(instances: Sequence[Instance]) -> np.ndarray | None:
     if all(inst.z is None for inst in instances):
         return None
     return np.array([np.nan if i.z is None else i.z for i in instances], dtype=np.float64)
-
-
-def difficulty_counts(difficulties: Mapping[str, Difficulty]) -> dict[str, int]:
-    """``{"drop": n, "easy": n, "hard": n}`` for a summary table."""
-    counts = {"drop": 0, "easy": 0, "hard": 0}
-    for d in difficulties.values():
-        counts[d.level] += 1
-    return counts

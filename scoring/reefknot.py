@@ -30,10 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from builders.cli import stdout, table
 from builders.items import OPTION_LETTERS, Item
+from builders.llm import LLMRequest, add_llm_arguments, make_client
 from scoring.extract import Answer, extract, is_correct, strip_thinking
+from scoring.llm import llm_config
+from scoring.nli import PAPER_MODEL, load_judge
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
+from sources.errors import ConfigError
 
 BENCHMARK = "reefknot"
 SETS = ("yes_no", "mcq", "vqa")
@@ -70,8 +75,6 @@ def llm_judge(client: Any) -> VqaJudge:
     """The GPT-assisted check of App. A.6 / Table 7: the LLM says whether the two sentences mean the same."""
 
     def judge(references: Sequence[str], responses: Sequence[str]) -> list[bool]:
-        from builders.llm import LLMRequest
-
         requests = [
             LLMRequest(
                 messages=[
@@ -243,9 +246,6 @@ def score(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Reefknot's own options: how VQA answers are judged."""
-    from builders.llm import add_llm_arguments
-    from scoring.nli import PAPER_MODEL
-
     parser.add_argument(
         "--vqa-judge",
         choices=("nli", "llm", "exact"),
@@ -268,14 +268,8 @@ def make_vqa_judge(args: argparse.Namespace, needed: bool) -> tuple[VqaJudge | N
     if not needed or kind == "exact":
         return exact_judge, "exact"
     if kind == "nli":
-        from scoring.nli import load_judge
-
         judge = load_judge(args.nli_model)
         return judge.judge, f"nli:{args.nli_model}"
-    from builders.llm import make_client
-    from scoring.llm import llm_config
-    from sources.errors import ConfigError
-
     config = llm_config(args)
     if not config.enabled:
         raise ConfigError("--vqa-judge llm needs --llm-model (and --llm-base-url or OPENAI_BASE_URL)")
@@ -295,8 +289,6 @@ def _pct(value: float | None) -> str:
 
 
 def print_report(results: Mapping[str, Any]) -> None:
-    from builders.cli import stdout, table
-
     t3 = results["table3"]
     rows = [[cat] + [_pct(t3[cat][s]["halr"]) for s in SETS] for cat in (*CATEGORIES, "total")]
     stdout.print(table("Reefknot Halr % (lower is better)", ["category", *(SET_NAMES[s] for s in SETS)], rows))

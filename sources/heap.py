@@ -5,10 +5,8 @@ CPython's collector runs a full pass over every tracked object each time enough 
 reading such a file spends about half its time in collections that find nothing: parsed JSON and frozen records
 hold no reference cycles, and reference counting frees them alone. :func:`long_lived` pauses the collector while
 such objects are made and then moves them to the permanent generation (:func:`gc.freeze`), so later collections
-(question generation makes many short-lived objects) no longer walk them either.
-
-Measured on the paper-scale benchmark (``benchmarks/bench_mioh_scale.py --scale 0.1``): reading the three
-sources 4.5 s -> 2.2 s, the whole build 29 s -> 20 s.
+(question generation makes many short-lived objects) no longer walk them either. What it saved on the
+paper-scale benchmark is in docs/scale.md ("Speed on one machine").
 """
 
 from __future__ import annotations

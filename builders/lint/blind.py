@@ -44,6 +44,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item, canonical_json
 from builders.lint.base import is_mcq, is_yes_no, normalise
+from builders.lint.priors import mcq_prior, yes_no_prior
 
 MARGIN = 0.05
 """How far above chance a blind learner's lower 95 % bound must be for its cell to be flagged."""
@@ -227,8 +228,6 @@ def _refusal(item: Item) -> int | None:
 
 
 def _most_frequent_text(items: Sequence[Item], members: Sequence[int], folds: Sequence[Sequence[int]]) -> Predictions:
-    from builders.lint.independence import mcq_prior, yes_no_prior
-
     out: Predictions = {}
     mcq = [i for i in members if items[i].options]
     for i, (letter, _) in mcq_prior(items, mcq).items():

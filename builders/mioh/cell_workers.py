@@ -1,7 +1,7 @@
 """The cells of a MIOH build drawn in forked worker processes, with exactly the items one process draws.
 
 Why: drawing questions is most of a warm paper-scale build (72 cells of 244 questions), and each cell depends on
-the pools alone (its own seeded generator, :func:`sources.seeding.rng`) except for one thing: an item whose id an
+the pools alone (its own seeded generator, :func:`builders.seeding.rng`) except for one thing: an item whose id an
 earlier cell of the same task already made is rejected (:attr:`MiohBuilder.seen`), and the cell draws on.
 
 So a worker draws a cell *as if no earlier cell had made any item*, and records every id the cell looked up

@@ -55,7 +55,7 @@ class LabelRows:
         return self._numbers[task]
 
     def row(self, task: str, img: int, columns: np.ndarray | None = None) -> np.ndarray:
-        """``int8`` codes (:func:`builders.mioh.pools.label_code`) of every probe of ``task`` in image ``img``;
+        """``int8`` codes (:func:`builders.mioh.labels.label_code`) of every probe of ``task`` in image ``img``;
         with ``columns`` (probe numbers), of those probes only, in that order."""
         if task not in self.TASKS:
             raise ValueError(f"no label rows for {task!r}: one of {', '.join(self.TASKS)}")

@@ -3,7 +3,7 @@ pools' decision tables (:meth:`builders.mioh.pools.Pools.prepare`).
 
 A label is five fields; a table of them - every category an image shows, every
 attribute of its instances, every relation a scene graph annotates - is five arrays here: the code
-(:func:`builders.mioh.pools.label_code`, which holds status and difficulty), the signal (an index into
+(:func:`builders.mioh.labels.label_code`, which holds status and difficulty), the signal (an index into
 :data:`SIGNALS`), the score and the CLIP z (``NaN`` for none). Why: a paper-scale pool decides millions of pairs;
 as Python objects they took a prepared (cached) pool most of its load time, as columns they load as a few
 arrays and give back an equal :class:`Label` for the pair asked.

@@ -1,14 +1,15 @@
-"""A memo that keeps its most recently used entries, up to a budget of bytes."""
+"""A memo that keeps its most recently used entries, up to a budget of bytes (``cachetools.LRUCache``)."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any, Hashable
+
+from cachetools import LRUCache
 
 
 class RecentEntries:
     """Values by key, each with its size in bytes; the least recently used are dropped once the sizes add up to
-    more than ``budget`` (the newest entry is always kept).
+    more than ``budget``. A value larger than the whole budget is not kept (its caller recomputes it).
 
     Why: :meth:`builders.mioh.pools.Pools.images` keeps each drawn probe's image lists, four index arrays over
     a source's images. The tens of thousands of scene-graph triples are drawn a few times each, and a paper-scale
@@ -17,27 +18,23 @@ class RecentEntries:
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
-        self.nbytes = 0
-        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._entries: LRUCache[Hashable, tuple[Any, int]] = LRUCache(maxsize=budget, getsizeof=lambda v: v[1])
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def nbytes(self) -> int:
+        """The sizes of the values kept, added up."""
+        return int(self._entries.currsize)
+
     def get(self, key: Hashable) -> Any | None:
         """The value kept for ``key`` (now the most recently used), or ``None``."""
         found = self._entries.get(key)
-        if found is None:
-            return None
-        self._entries.move_to_end(key)
-        return found[0]
+        return None if found is None else found[0]
 
     def put(self, key: Hashable, value: Any, nbytes: int) -> None:
         """Keep ``value`` (``nbytes`` in size) for ``key``, dropping the least recently used over the budget."""
-        old = self._entries.pop(key, None)
-        if old is not None:
-            self.nbytes -= old[1]
-        self._entries[key] = (value, nbytes)
-        self.nbytes += nbytes
-        while self.nbytes > self.budget and len(self._entries) > 1:
-            _, (_, dropped) = self._entries.popitem(last=False)
-            self.nbytes -= dropped
+        self._entries.pop(key, None)
+        if nbytes <= self.budget:
+            self._entries[key] = (value, nbytes)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -40,18 +40,6 @@ a count some image has, and the gold's rank among them is the count's (dealt in 
 POOL_SIZE = 25
 N_WRONG = 3
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-# ------------------------------------------------------------------------------------------ scalar helpers
-
-
-def weighted_sample(pool: Sequence[str], weights: Sequence[float], k: int, generator: np.random.Generator) -> list[str]:
-    """``k`` of ``pool`` without replacement, probability proportional to ``weights`` (all of it if shorter)."""
-    if len(pool) <= k:
-        return list(pool)
-    w = np.asarray(weights, dtype=np.float64)
-    picked = generator.choice(len(pool), size=k, replace=False, p=w / w.sum())
-    return [pool[i] for i in picked]
 
 
 # ------------------------------------------------------------------------------------------ hashing

@@ -36,12 +36,12 @@ def position_balance(letters: Sequence[str], slots: int) -> dict[str, Any]:
     """Observed letter counts against the uniform expectation and the chi-square test."""
     observed = Counter(letters)
     expected = len(letters) / slots if letters else 0.0
-    chi2 = sum((observed[OPTION_LETTERS[p]] - expected) ** 2 / expected for p in range(slots)) if expected else 0.0
+    test = quality.chi_square([observed[OPTION_LETTERS[p]] for p in range(slots)], [expected] * slots)
     return {
         "observed": {OPTION_LETTERS[p]: observed[OPTION_LETTERS[p]] for p in range(slots)},
         "expected": round(expected, 3),
-        "chi2": round(chi2, 4),
-        "p_value": round(quality.chi_square_sf(chi2, slots - 1), 4),
+        "chi2": round(test.chi2, 4),
+        "p_value": round(test.p_value, 4),
     }
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -311,7 +311,3 @@ def sample(makers: Mapping[str, Maker], scenes: Sequence[Scene], per_subtask: in
                 count += 1
         made[subtask] = count
     return out, made
-
-
-def used_images(questions: Iterable[Question]) -> int:
-    return len({q.image for q in questions})

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -398,7 +398,3 @@ class QuestionSets:
                 + [self.wording.reference(t, q) for q in sorted(t.annotated) if q != t.predicate],
             ),
         )
-
-
-def iter_items(result: SetResult) -> Iterator[Item]:
-    yield from result.items

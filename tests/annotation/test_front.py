@@ -16,11 +16,16 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import requests
 
-from annotation.front import RoomFront, cookie_name, local_files_escape, owner_only
-from annotation.serve import free_port, port_is_free
-from tests.annotation import fake_label_studio
+from tests.conftest import have, require
+
+require(have("requests"), "requests (the annotation extra)", "pip install -e '.[annotation]'")
+
+import requests  # noqa: E402 - checked above
+
+from annotation.front import RoomFront, cookie_name, local_files_escape, owner_only  # noqa: E402
+from annotation.serve import free_port, port_is_free  # noqa: E402
+from tests.annotation import fake_label_studio  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = Path(fake_label_studio.__file__)

@@ -22,19 +22,24 @@ import time
 from pathlib import Path
 
 import pytest
-import requests
 
-from annotation.builddir import load_build
-from annotation.client import LabelStudioClient
-from annotation.config import ITEM_ID_FIELD
-from annotation.errors import AnnotationError
-from annotation.pull import pull
-from annotation.push import push
-from builders.items import make_item, write_items
-from tests.annotation.builds import make_build
-from tests.annotation.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
-from tests.annotation.lshelpers import REVIEWER_PASSWORD, result, signup
-from tests.annotation.test_serve import _three_free_ports
+from tests.conftest import require_annotation_extra
+
+require_annotation_extra()  # Label Studio's client side (label-studio-sdk, requests)
+
+import requests  # noqa: E402 - checked above
+
+from annotation.builddir import load_build  # noqa: E402
+from annotation.client import LabelStudioClient  # noqa: E402
+from annotation.config import ITEM_ID_FIELD  # noqa: E402
+from annotation.errors import AnnotationError  # noqa: E402
+from annotation.pull import pull  # noqa: E402
+from annotation.push import push  # noqa: E402
+from builders.items import make_item, write_items  # noqa: E402
+from tests.annotation.builds import make_build  # noqa: E402
+from tests.annotation.conftest import ADMIN_EMAIL, ADMIN_PASSWORD  # noqa: E402
+from tests.annotation.lshelpers import REVIEWER_PASSWORD, result, signup  # noqa: E402
+from tests.annotation.test_serve import _three_free_ports  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]

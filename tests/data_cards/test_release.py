@@ -11,13 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from data_cards.card import split_card
-from data_cards.cli import main
-from data_cards.features import release_features
-from data_cards.release import parse_version, release
-from sources.errors import MirageError
+from tests.conftest import require_release_extra
 
-from .conftest import REVIEWERS, make_build, pixel
+require_release_extra()  # data_cards.card reads the card with huggingface_hub
+
+from data_cards.card import split_card  # noqa: E402
+from data_cards.cli import main  # noqa: E402
+from data_cards.features import release_features  # noqa: E402
+from data_cards.release import parse_version, release  # noqa: E402
+from sources.errors import MirageError  # noqa: E402
+
+from .conftest import REVIEWERS, make_build, pixel  # noqa: E402
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -70,8 +74,10 @@ def test_round_trip_load_dataset(tmp_path, build_dir, hf_env):
     rel = _release(tmp_path, build_dir)
     ds = datasets.load_dataset(str(rel), split="test")
     assert ds.features == release_features()
-    meta, body = split_card((rel / "README.md").read_text())
+    meta, body = split_card((rel / "README.md").read_text())  # huggingface_hub's DatasetCard reads it
     infos = {d["config_name"]: d for d in meta["dataset_info"]}
+    assert all(d["features"] == infos["all"]["features"] for d in infos.values())
+    assert "&id0" not in (rel / "README.md").read_text()  # the features are written out, no YAML anchors
     assert ds.num_rows == infos["all"]["splits"][0]["num_examples"] == 10
     assert f"It holds **{ds.num_rows} items**" in body
 

@@ -436,7 +436,7 @@ def test_a_second_decoder_decodes_again_and_is_recorded(tmp_path: Path) -> None:
             == (tmp_path / "out" / "clean" / "items.jsonl").read_bytes())
 
 
-def test_a_nearly_static_sequence_is_left_out(tmp_path: Path) -> None:
+def test_a_nearly_static_sequence_is_left_out(tmp_path: Path, spacy_model: None) -> None:
     """A robot episode whose sampled frames are mostly the same picture has nothing to describe: skipped with the
     count of equal consecutive frames; one in which two of four pairs are equal is kept."""
     still = tmp_path / "robot" / "ep_still"

@@ -127,14 +127,15 @@ def test_the_cells_of_a_finished_source_are_drawn_while_the_others_are_prepared(
     _, expected, _ = build(tmp_path, sources, "expected")
     real_packed = source_workers.packed
 
+    drawn = tmp_path / "coco-and-paco-drawn"
+
     def svg_dies_late(pools):
-        if pools.records.source == "svg":  # once the other children have handed their pools over ...
-            deadline = time.monotonic() + 60
-            while len(list(tmp_path.glob("cache-svg-dies/mioh-pools/.preparing-*/[01].pkl"))) < 2:
+        if pools.records.source == "svg":  # once the caller has drawn the other sources' cells ...
+            deadline = time.monotonic() + 120
+            while not drawn.exists():
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
-            time.sleep(2.0)  # ... and the caller has seen them end (it looks every 50 ms)
-            os._exit(9)  # as if killed for memory
+            os._exit(9)  # ... as if killed for memory
         return real_packed(pools)
 
     events: list[str] = []
@@ -143,6 +144,8 @@ def test_the_cells_of_a_finished_source_are_drawn_while_the_others_are_prepared(
     def draw(self, pools_by_task, **options):
         events.append("draw " + " ".join(sorted(set(pools_by_task) - set(self.builders))))
         real_draw(self, pools_by_task, **options)
+        if len(events) == 2:
+            drawn.touch()  # the SVG child (forked, polling for this file) may die now
 
     def forget(self):
         events.append("forget")
