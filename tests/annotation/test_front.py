@@ -153,6 +153,26 @@ def _pid(data: Path) -> int:
     return int((data / "fake.pid").read_text())
 
 
+def _serve_three_rooms(data: Path, exe: Path, err_path: Path) -> tuple[subprocess.Popen, int]:
+    """``annotation serve`` of three rooms on free ports, once it says they serve: tried again on new ports when
+    another process took one of them between the check and the start (tests run beside other servers)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LABEL_STUDIO_USERNAME", "LABEL_STUDIO_PASSWORD")}
+    for _ in range(3):
+        port = _consecutive_ports(3)
+        with open(err_path, "w") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "annotation", "serve", "--data-dir", str(data), "--port", str(port),
+                 "--label-studio-bin", str(exe)],
+                cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
+            )
+        if any(line.startswith("Press Ctrl-C") for line in proc.stdout):
+            return proc, port
+        proc.wait(30)
+        if "already in use" not in err_path.read_text():
+            break
+    raise AssertionError(f"serve did not start: {err_path.read_text()}")
+
+
 def _wait(predicate, timeout: float = 30.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -168,20 +188,10 @@ def test_a_dead_room_is_restarted_and_the_others_keep_serving(tmp_path):
     for k in (1, 2, 3):
         (data / f"room-{k}").mkdir(parents=True)
         (data / f"room-{k}" / "label_studio.sqlite3").touch()  # an initialised data dir
-    port = _consecutive_ports(3)
-    env = {k: v for k, v in os.environ.items() if k not in ("LABEL_STUDIO_USERNAME", "LABEL_STUDIO_PASSWORD")}
     err_path = tmp_path / "serve.err"
-    with open(err_path, "w") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "annotation", "serve", "--data-dir", str(data), "--port", str(port),
-             "--label-studio-bin", str(_fake_bin(tmp_path))],
-            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
-        )
+    proc, port = _serve_three_rooms(data, _fake_bin(tmp_path), err_path)
     urls = [f"http://127.0.0.1:{port + k}" for k in range(3)]
     try:
-        for line in proc.stdout:
-            if line.startswith("Press Ctrl-C"):
-                break
         pids = [_pid(data / f"room-{k}") for k in (1, 2, 3)]
         assert len(set(pids)) == 3
         # room 2 dies; its next start is slow, so its front is seen answering 503 with the reason
