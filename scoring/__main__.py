@@ -1,5 +1,9 @@
 """``python -m scoring BENCHMARK --release PATH --predictions FILE [--out DIR]``: score one model's predictions.
 
+Two more commands read several models' predictions: ``python -m scoring health RELEASE --predictions A B ...``
+(item health, :mod:`scoring.health_report`) and ``python -m scoring twin RELEASE TWIN ...`` (a release against its
+twin, :mod:`scoring.twins`).
+
 Reads the release (a release dir, a build dir, an items.jsonl, or ``owner/name@vX.Y.Z`` on the Hub), the
 predictions (Mirage's JSONL, an lmms-eval ``--log_samples`` file, or a VLMEvalKit result sheet), hands both to the
 benchmark's scorer (:mod:`scoring.registry`), prints its tables and writes ``results.json`` and its plots (PNG).
@@ -10,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib import import_module
 from pathlib import Path
 from typing import Sequence
 
@@ -21,13 +26,18 @@ from scoring.results import write_json_atomic
 from sources.errors import ConfigError
 
 FORMATS = ("mirage", "lmms-eval", "vlmevalkit")
+COMMANDS = {"health": "scoring.health_report", "twin": "scoring.twins"}
+"""Commands over several models' predictions, beside the benchmarks' scorers (each module has ``run(argv)``)."""
 
 
 def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
     """The command line; with a benchmark, its scorer's own options are added."""
     p = ArgumentParser(
         prog="python -m scoring",
-        description="Score a model's predictions on a Mirage benchmark: tables on stdout, results.json and plots.",
+        description="Score a model's predictions on a Mirage benchmark: tables on stdout, results.json and plots. "
+                    "Also: `python -m scoring health RELEASE --predictions A B ...` (item health over several "
+                    "models) and `python -m scoring twin RELEASE TWIN ...` (a release against its twin); each "
+                    "has its own --help.",
     )
     p.add_argument("benchmark", metavar="BENCHMARK", choices=sorted(SCORERS),
                    help=f"which benchmark's metrics ({', '.join(sorted(SCORERS))})")
@@ -81,6 +91,8 @@ def _benchmark_of(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m scoring``."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS:
+        return import_module(COMMANDS[argv[0]]).run(argv[1:])
     args = parser(_benchmark_of(argv)).parse_args(argv)
     if args.cache_dir:
         os.environ["MIRAGE_CACHE_DIR"] = args.cache_dir
