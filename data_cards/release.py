@@ -24,6 +24,7 @@ from sources.hashing import file_sha256
 from .export import DEFAULT_MAX_SHARD_BYTES, plan_shards, read_columns, write_shards
 from .harness import write_harness_exports
 from .inputs import PSEUDONYMS_FILE, ReleaseInputs, load_inputs, read_pseudonyms, write_pseudonyms
+from .rechecks import recheck_lines
 
 SEMVER_RE = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)"
@@ -330,4 +331,5 @@ def _changelog(
             old_log = text.split("\n", 2)[2] if text.startswith("# Changelog") else text
     else:
         lines.append("- First release.")
+    lines += recheck_lines(inputs.rechecked)
     return f"# Changelog of {name}\n\n" + "\n".join(lines).rstrip() + "\n\n" + old_log.lstrip()
