@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from builders.cli import ArgumentParser, stdout, table
 from builders.items import Item
 from scoring.extract import extract, is_correct
@@ -88,8 +90,10 @@ def compare(model: str, release: tuple[int, int], twin: tuple[int, int], confide
     (r1, n1), (r2, n2) = release, twin
     if not n1 or not n2:
         raise ConfigError(f"{model}: no multiple-choice or yes/no items to compare")
-    low, high = confint_proportions_2indep(r1, n1, r2, n2, method="newcomb", compare="diff", alpha=1 - confidence)
-    p = test_proportions_2indep(r1, n1, r2, n2, method="score", compare="diff").pvalue
+    with np.errstate(divide="ignore"):  # statsmodels also computes an odds ratio, infinite at 100% accuracy
+        low, high = confint_proportions_2indep(r1, n1, r2, n2, method="newcomb", compare="diff",
+                                               alpha=1 - confidence)
+        p = test_proportions_2indep(r1, n1, r2, n2, method="score", compare="diff").pvalue
     return Gap(model, r1, n1, r2, n2, float(low), float(high), float(p))
 
 

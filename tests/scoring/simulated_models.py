@@ -97,9 +97,10 @@ def pick_traps(items: Sequence[Item], share: float, seed: int, skip: Sequence[st
 
 
 def synthetic_items(n: int, seed: int, tasks: Sequence[str] = ("existence", "counting"),
-                    pressures: Sequence[str] = ("easy", "hard_negative")) -> list[Item]:
+                    pressures: Sequence[str] = ("easy", "hard_negative"), tag: str = "sim") -> list[Item]:
     """``n`` MCQ items (five options, one in five a yes/no question) spread over tasks and pressures; no images
-    are drawn (the health report never looks at pixels)."""
+    are drawn (the health report never looks at pixels); ``tag`` names the images, so a twin set (another tag)
+    holds other items in the same cells."""
     r = rng(seed, "sim/items")
     out = []
     for k in range(n):
@@ -111,14 +112,15 @@ def synthetic_items(n: int, seed: int, tasks: Sequence[str] = ("existence", "cou
             options = ("cat", "dog", "cow", "bird", "None of the above")
             answer_ = OPTION_LETTERS[int(r.integers(5))]
         out.append(make_item(benchmark="mioh", task=task, question_type="comprehensive", pressure=pressure,
-                             images=[f"images/sim-{k:04d}.png"], question=f"Question {k}: which animal?",
+                             images=[f"images/{tag}-{k:04d}.png"], question=f"Question {k}: which animal?",
                              options=options, answer=answer_, provenance={}))
     return out
 
 
-FIVE = (SimModel("strong", 0.9), SimModel("good", 0.8), SimModel("middling", 0.7, believes_traps=0.9),
-        SimModel("weak", 0.6, believes_traps=0.9), SimModel("weakest", 0.5))
-"""Five models of different strengths; two of them share a wrong belief on the trap items."""
+FIVE = (SimModel("strong", 0.95), SimModel("good", 0.9), SimModel("middling", 0.8, believes_traps=0.9),
+        SimModel("weak", 0.7, believes_traps=0.9), SimModel("weakest", 0.6))
+"""Five models of different strengths; two of them share a wrong belief: on a trap item each names the trap
+option nine times in ten."""
 
 
 def accuracy_of(outputs: Mapping[str, Prediction], items: Sequence[Item]) -> float:
