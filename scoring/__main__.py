@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error
-from scoring.predictions import Prediction, read_lmms_eval_samples, read_predictions, read_vlmevalkit_sheet
+from scoring.predictions import FORMATS, guess_format, read_any_predictions  # noqa: F401 - guess_format re-exported
 from scoring.registry import SCORERS, scorer
 from scoring.releases import load_items
 from scoring.results import write_json_atomic
 from sources.errors import ConfigError
 
-FORMATS = ("mirage", "lmms-eval", "vlmevalkit")
 COMMANDS = {"health": "scoring.health_report", "twin": "scoring.twins"}
 """Commands over several models' predictions, beside the benchmarks' scorers (each module has ``run(argv)``)."""
 
@@ -60,24 +59,6 @@ def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
     if benchmark is not None:
         scorer(benchmark).add_arguments(p)
     return p
-
-
-def guess_format(path: Path) -> str:
-    if path.suffix.lower() in (".xlsx", ".tsv", ".csv"):
-        return "vlmevalkit"
-    if path.name.startswith("samples_") or "samples" in path.stem.split("_"):
-        return "lmms-eval"
-    return "mirage"
-
-
-def read_any_predictions(path: str | Path, fmt: str | None, model: str = "") -> dict[str, Prediction]:
-    path = Path(path)
-    fmt = fmt or guess_format(path)
-    if fmt == "lmms-eval":
-        return read_lmms_eval_samples(path, model=model)
-    if fmt == "vlmevalkit":
-        return read_vlmevalkit_sheet(path, model=model)
-    return read_predictions(path)
 
 
 def _benchmark_of(argv: Sequence[str]) -> str | None:

@@ -1,7 +1,7 @@
 """``python -m scoring health RELEASE --predictions A.jsonl B.jsonl ...``: the item-health report (issue 44).
 
 Reads the release as every scorer does (:func:`scoring.releases.load_items`) and each model's predictions in any
-format ``python -m scoring`` reads (:func:`scoring.__main__.read_any_predictions`), computes
+format ``python -m scoring`` reads (:func:`scoring.predictions.read_any_predictions`), computes
 :func:`scoring.health.item_health`, prints one table per task and pressure and the suspected label errors (80
 columns), and writes ``health.json`` (whose ``suspected_label_errors`` ``annotation push --recheck`` reads) and
 ``health.png`` to ``--out``. The plot needs matplotlib (the release extra); without it the report says so and
@@ -18,7 +18,9 @@ from typing import Any, Mapping, Sequence
 
 from builders.cli import ArgumentParser, stdout, table
 from scoring.health import DEFAULT_THRESHOLD, FLAGS, health_json, item_health
-from scoring.predictions import Prediction
+from scoring.plotting import pyplot, save_png
+from scoring.predictions import FORMATS, Prediction, read_any_predictions
+from scoring.releases import load_items
 from scoring.results import write_json_atomic
 from sources.errors import ConfigError
 
@@ -40,7 +42,7 @@ def parser() -> argparse.ArgumentParser:
                    help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
     p.add_argument("--predictions", required=True, nargs="+", metavar="FILE",
                    help="one file per model, in any format python -m scoring reads; at least two")
-    p.add_argument("--format", choices=("mirage", "lmms-eval", "vlmevalkit"), default=None,
+    p.add_argument("--format", choices=FORMATS, default=None,
                    help="predictions format (default guessed from each file's name, as python -m scoring does)")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, metavar="P",
                    help="flag a suspected label error when the posterior probability that the gold is wrong "
@@ -57,8 +59,6 @@ def parser() -> argparse.ArgumentParser:
 def read_runs(paths: Sequence[str], fmt: str | None, known: set[str]) -> dict[str, dict[str, Prediction]]:
     """``{model name: predictions}``; the name is the predictions' own model field, else the file's stem. Two
     files of one name, or predictions for ids the release lacks, are one-line errors."""
-    from scoring.__main__ import read_any_predictions
-
     runs: dict[str, dict[str, Prediction]] = {}
     for path in paths:
         preds = read_any_predictions(path, fmt)
@@ -115,8 +115,6 @@ def print_report(report: Mapping[str, Any]) -> None:
 
 def plot(report: Mapping[str, Any], path: Path) -> Path:
     """Accuracy across models (x) against discrimination (y), one point per item, flagged items marked."""
-    from scoring.plotting import pyplot, save_png
-
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     groups = {"suspected label error": ("suspected_label_error", "x", "tab:red"),
@@ -143,8 +141,6 @@ def plot(report: Mapping[str, Any], path: Path) -> Path:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """``python -m scoring health`` (errors are turned into one line by the caller's ``exit_on_error``)."""
-    from scoring.releases import load_items
-
     args = parser().parse_args(argv)
     if args.cache_dir:
         os.environ["MIRAGE_CACHE_DIR"] = args.cache_dir

@@ -32,7 +32,9 @@ from builders.cli import ArgumentParser, stdout, table
 from builders.items import Item
 from scoring.extract import extract, is_correct
 from scoring.health import choices_of
-from scoring.predictions import Prediction
+from scoring.health_report import read_runs
+from scoring.predictions import FORMATS, Prediction
+from scoring.releases import load_items
 from scoring.results import write_json_atomic
 from sources.errors import ConfigError
 
@@ -115,7 +117,7 @@ def parser() -> argparse.ArgumentParser:
                    help="each model's predictions on RELEASE, in any format python -m scoring reads")
     p.add_argument("--twin-predictions", required=True, nargs="+", metavar="FILE",
                    help="the same models' predictions on TWIN, in the same order")
-    p.add_argument("--format", choices=("mirage", "lmms-eval", "vlmevalkit"), default=None,
+    p.add_argument("--format", choices=FORMATS, default=None,
                    help="predictions format (default guessed from each file's name)")
     p.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, metavar="X",
                    help=f"confidence level of the intervals (default {DEFAULT_CONFIDENCE})")
@@ -138,9 +140,6 @@ def print_report(gaps: Sequence[Gap], confidence: float) -> None:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """``python -m scoring twin`` (one-line errors come from the caller's ``exit_on_error``)."""
-    from scoring.health_report import read_runs
-    from scoring.releases import load_items
-
     args = parser().parse_args(argv)
     if args.cache_dir:
         os.environ["MIRAGE_CACHE_DIR"] = args.cache_dir
