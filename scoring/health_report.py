@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -114,7 +115,8 @@ def print_report(report: Mapping[str, Any]) -> None:
 
 
 def plot(report: Mapping[str, Any], path: Path) -> Path:
-    """Accuracy across models (x) against discrimination (y), one point per item, flagged items marked."""
+    """Accuracy across models (x) against discrimination (y), flagged items marked; a marker's area counts the
+    items at that point."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     groups = {"suspected label error": ("suspected_label_error", "x", "tab:red"),
@@ -127,10 +129,12 @@ def plot(report: Mapping[str, Any], path: Path) -> Path:
                 return flag in e["flags"] and (flag != "negative_discrimination"
                                                or "suspected_label_error" not in e["flags"])
             return not {"suspected_label_error", "negative_discrimination"} & set(e["flags"])
-        pts = [(e["accuracy"], e["discrimination"] if e["discrimination"] is not None else 0.0)
-               for e in entries if chosen(e)]
+        # few models give few distinct values: one marker per value, its area growing with the items on it
+        pts = Counter((round(e["accuracy"], 3), round(e["discrimination"] or 0.0, 3)) for e in entries if chosen(e))
         if pts:
-            ax.scatter(*zip(*pts), marker=marker, color=colour, alpha=0.6, label=f"{label} ({len(pts)})")
+            xs, ys = zip(*pts)
+            ax.scatter(xs, ys, s=[12 + 6 * n for n in pts.values()], marker=marker, color=colour, alpha=0.6,
+                       label=f"{label} ({sum(pts.values())})")
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xlabel("accuracy across models")
     ax.set_ylabel("discrimination (0 where undefined)")
