@@ -87,7 +87,10 @@ def hits(items: Sequence[Item], predictions: Mapping[str, Prediction | str]) -> 
 
 def compare(model: str, release: tuple[int, int], twin: tuple[int, int], confidence: float = DEFAULT_CONFIDENCE) -> Gap:
     """The gap of ``model`` between ``release`` and ``twin`` (each ``(right, items)``) with its interval."""
-    from statsmodels.stats.proportion import confint_proportions_2indep, test_proportions_2indep
+    try:
+        from statsmodels.stats.proportion import confint_proportions_2indep, test_proportions_2indep
+    except ImportError:
+        raise ConfigError("the intervals need statsmodels: pip install 'mirage-bench[release]'") from None
 
     (r1, n1), (r2, n2) = release, twin
     if not n1 or not n2:
