@@ -128,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--batch-size", type=int, default=250, metavar="N", help="tasks per import request (default 250)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--recheck", type=Path, default=None, metavar="FILE",
+                   help="a health.json of python -m scoring health: push only its suspected label errors, with "
+                   "the models' answer shown beside the proposed one, to a project of their own; pull them with "
+                   "the same --recheck (default none: push the whole build)")
 
     a = sub.add_parser(
         "author",
@@ -173,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--project", required=True, metavar="NAME", help="Label Studio project title")
     _add_server_options(q)
     q.add_argument("--show-problems", type=int, default=20, metavar="N", help="print at most N problems (default 20)")
+    q.add_argument("--recheck", type=Path, default=None, metavar="FILE",
+                   help="the health.json given to push --recheck: resolve the re-review project, record it in "
+                   "BUILD_DIR/recheck.json and rewrite reviewed.jsonl with it (default none: a first review)")
     return parser
 
 
@@ -239,6 +246,16 @@ def cmd_push(args: argparse.Namespace) -> int:
     from annotation.resolve import room_capacity
 
     build = load_build(args.build_dir)
+    models = None
+    if args.recheck is not None:
+        from annotation.recheck import models_label, read_health, recheck_build
+
+        suspects, _ = read_health(args.recheck)
+        if not suspects:
+            print(f"{args.recheck}: no suspected label errors; nothing to push")
+            return 0
+        build = recheck_build(build, suspects, args.project)
+        models = {it.id: models_label(it, suspects[it.id]) for it in build.items}
     clients = _clients(args)
     per_room = room_capacity(args.overlap, len(clients))
     for k, client in enumerate(clients, 1):
@@ -250,6 +267,7 @@ def cmd_push(args: argparse.Namespace) -> int:
             batch_size=args.batch_size,
             overlap=per_room,
             progress=not args.no_progress,
+            models=models,
         )
         rows = [
             ["project", f"{res.project_url}" + (" (new)" if res.created else "")],
@@ -261,6 +279,8 @@ def cmd_push(args: argparse.Namespace) -> int:
         if res.storages_added:
             rows.append(["image folder connected", "\n".join(res.storages_added)])
         title = f"push {build.label} -> {args.project!r}" + (f" (room {k})" if len(clients) > 1 else "")
+        if models:
+            title += f": re-review of {len(models)} suspect(s)"
         Console().print(table(title, ["", ""], rows, show_header=False, numeric=False))
     return 0
 
@@ -360,6 +380,8 @@ def cmd_pull(args: argparse.Namespace) -> int:
     build = load_build(args.build_dir)
     clients = _clients(args)
     where = ", ".join(c.url for c in clients)
+    if args.recheck is not None:
+        return _pull_recheck(args, build, clients, where)
     with Console(stderr=True).status(f"exporting {args.project!r} from {where} ..."):
         res = pull(clients, build, args.project, overlap=args.overlap)
     review = res.review
@@ -400,6 +422,31 @@ def cmd_pull(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
         if len(problems) > args.show_problems:
             print(f"  ... and {len(problems) - args.show_problems} more in {res.review_path}", file=sys.stderr)
+    return 0
+
+
+def _pull_recheck(args: argparse.Namespace, build, clients: list, where: str) -> int:
+    """``pull --recheck``: the re-review's decisions, one row per item whose answer changed or that was dropped."""
+    from rich.console import Console
+
+    from annotation.pull import pull_recheck
+
+    with Console(stderr=True).status(f"exporting {args.project!r} from {where} ..."):
+        res = pull_recheck(clients, build, args.project, args.recheck, overlap=args.overlap)
+    rnd = res.review
+    counts = rnd["counts"]
+    console = Console()
+    rows = [[status, counts[status]] for status in ("keep", "fix", "drop", "adjudicate", "pending")]
+    rows.append(["reviewed items", f"{res.reviewed_path}"])
+    console.print(table(f"re-review {args.project!r} -> {res.review_path}", ["", ""], rows, show_header=False,
+                        numeric=False))
+    changed = [[iid, e["status"], e["before_label"], e["answer_label"] or "-", e["models"]["label"]]
+               for iid, e in sorted(rnd["items"].items()) if e["status"] in ("fix", "drop")]
+    if changed:
+        console.print(table("changed by the re-review", ["item", "decision", "before", "after", "models"],
+                            changed, numeric=False))
+    for line in rnd["problems"][: args.show_problems]:
+        print(f"  {line}", file=sys.stderr)
     return 0
 
 

@@ -146,8 +146,9 @@ def option_table(item: Item) -> str:
             f'(yes / no / ? undecidable; hard: hard to see)</caption><tr><th></th>{head}</tr>{"".join(body)}</table>')
 
 
-def item_html(item: Item) -> str:
-    """What the verdict is about, kept in view beside the images: context, question, options, proposed answer."""
+def item_html(item: Item, models_answer: str | None = None) -> str:
+    """What the verdict is about, kept in view beside the images: context, question, options, proposed answer,
+    and for a re-review (``models_answer``) the answer most models gave, right below the proposed one."""
     e = html.escape
     kind = item_kind(item)
     parts = ['<div class="mirage-item">']
@@ -165,6 +166,11 @@ def item_html(item: Item) -> str:
     else:
         parts.append('<p class="mirage-options"><i>Open answer</i></p>')
     parts.append(f'<p class="mirage-proposed"><b>Proposed answer:</b> {e(answer_label(item))}</p>')
+    if models_answer:
+        parts.append(f'<p class="mirage-models" style="background: #fff3e0; padding: 4px 6px;">'
+                     f'<b>Most models answered:</b> {e(models_answer)}. This item is '
+                     "back because the models' answers suggest the proposed answer may be wrong; judge it from "
+                     "the images as usual.</p>")
     parts.append("</div>")
     return "".join(parts)
 
@@ -190,9 +196,11 @@ def record_html(item: Item) -> str:
 
 
 def task_data(
-    item: Item, build_dir: Path, files_root: Path, links: Mapping[Path, Path] | None = None
+    item: Item, build_dir: Path, files_root: Path, links: Mapping[Path, Path] | None = None,
+    models_answer: str | None = None,
 ) -> dict[str, Any]:
-    """The Label Studio task data of one item; ``links`` maps an image file to the link that serves it."""
+    """The Label Studio task data of one item; ``links`` maps an image file to the link that serves it;
+    ``models_answer`` (a re-review, :mod:`annotation.recheck`) is shown beside the proposed answer."""
     kind = item_kind(item)
     links = links or {}
     images = []
@@ -207,7 +215,7 @@ def task_data(
             f'{html.escape(title)} at native size{f" ({size[0]}x{size[1]})" if size else ""}</a>',
         })
     # key order is the Data Manager's column order: what a reviewer scans first comes first
-    return {
+    data = {
         "question": item.question,
         "proposed_answer": answer_label(item),
         "task": item.task,
@@ -220,10 +228,13 @@ def task_data(
         "header": f"{item.benchmark} / {item.task} / {item.question_type} / {KIND_NAMES[kind]} / "
         f"{len(item.images)} image{'s' if len(item.images) != 1 else ''} / item {item.id}",
         "images": images,
-        "item_html": item_html(item),
+        "item_html": item_html(item, models_answer),
         "record_html": record_html(item),
         "choices": [{"value": v} for v in correction_choices(item)],
     }
+    if models_answer:
+        data["models_answer"] = models_answer
+    return data
 
 
 def image_titles(item: Item) -> list[str]:

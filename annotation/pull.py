@@ -10,6 +10,9 @@ Written into the build dir:
   byte-identical file.
 - ``reviewed.jsonl``: the kept and fixed items, canonical JSON, sorted by id.
 
+- ``recheck.json`` (``pull --recheck``, :mod:`annotation.recheck`): the re-reviews of items a model health check
+  suspected; ``reviewed.jsonl`` is always written with them applied on top of ``review.json``.
+
 Read from it: ``adjudications.json``, the maintainer's decisions for items without a majority (optional).
 """
 
@@ -28,6 +31,7 @@ from annotation.client import LabelStudioClient
 from annotation.errors import AnnotationError
 from annotation.push import settings_changes
 from annotation.resolve import ROOM_FIELD, resolve, reviewed_items, reviewer_name, room_capacity
+from builders.review import RECHECK_FILE
 
 REVIEW_FILE = "review.json"
 REVIEWED_FILE = "reviewed.jsonl"
@@ -145,6 +149,65 @@ def _export_room(
     return pid, raw, tasks, str(proj.get("label_config") or "")
 
 
+@dataclass
+class _Exported:
+    """What every room of a project gave: the resolved decisions, each room's saved export, the newest change."""
+
+    decided: dict[str, Any]
+    saved: list[tuple[int, str, int, bytes, Path, bool]]
+    when: datetime
+
+
+def _export_and_resolve(
+    clients: LabelStudioClient | Sequence[LabelStudioClient], build: Build, project: str, overlap: int,
+    adjudications: Mapping[str, Any],
+) -> _Exported:
+    """Export the project from every room, keep each raw export under ``reviews/``, resolve the build's items."""
+    rooms = [clients] if isinstance(clients, LabelStudioClient) else list(clients)
+    if not rooms:
+        raise AnnotationError("no Label Studio server to pull from")
+    tasks: list[dict] = []
+    exports = []
+    per_room = room_capacity(overlap, len(rooms))
+    config = ""
+    for k, client in enumerate(rooms, 1):
+        pid, raw, room_tasks, config = _export_room(client, project, k, build, per_room)
+        tasks.extend(room_tasks)
+        exports.append((k, client.url, pid, raw, snapshot_time(room_tasks)))
+
+    times = [e[4] for e in exports if e[4] is not None]
+    when = max(times) if times else datetime.now(timezone.utc)
+    saved = []
+    for k, url, pid, raw, room_when in exports:
+        path, is_new = save_export(build.path, raw, room_when or when)
+        saved.append((k, url, pid, raw, path, is_new))
+    decided = resolve(build.items, tasks, {}, overlap, adjudications, rooms=len(rooms), label_config=config or None)
+    return _Exported(decided, saved, when)
+
+
+def _rooms_record(build: Build, saved: Sequence[tuple[int, str, int, bytes, Path, bool]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "room": k,
+            "label_studio_url": url,
+            "project_id": pid,
+            "raw_export": path.relative_to(build.path).as_posix(),
+            "raw_export_sha256": hashlib.sha256(raw).hexdigest(),
+        }
+        for k, url, pid, raw, path, _ in saved
+    ]
+
+
+def write_reviewed(build: Build, review: Mapping[str, Any]) -> Path:
+    """``reviewed.jsonl`` from ``review.json`` with every re-review round of the build applied on top."""
+    from annotation.recheck import merged_review
+
+    reviewed = reviewed_items(build.items, merged_review(build.path, review))
+    path = build.path / REVIEWED_FILE
+    write_shared(path, "".join(it.to_json() + "\n" for it in reviewed).encode())
+    return path
+
+
 def pull(
     clients: LabelStudioClient | Sequence[LabelStudioClient],
     build: Build,
@@ -158,49 +221,47 @@ def pull(
     ``clients``: one client (one server, every reviewer in one project) or one per room (one server per reviewer
     slot, the independent setup of ``serve --rooms``); the rooms' exports are merged here.
     """
-    rooms = [clients] if isinstance(clients, LabelStudioClient) else list(clients)
-    if not rooms:
-        raise AnnotationError("no Label Studio server to pull from")
-    adjudications = load_adjudications(build.path)
-    tasks: list[dict] = []
-    exports = []
-    per_room = room_capacity(overlap, len(rooms))
-    for k, client in enumerate(rooms, 1):
-        pid, raw, room_tasks, config = _export_room(client, project, k, build, per_room)
-        tasks.extend(room_tasks)
-        exports.append((k, client.url, pid, raw, snapshot_time(room_tasks)))
-
-    times = [e[4] for e in exports if e[4] is not None]
-    when = max(times) if times else datetime.now(timezone.utc)
-    saved = []
-    for k, url, pid, raw, room_when in exports:
-        path, is_new = save_export(build.path, raw, room_when or when)
-        saved.append((k, url, pid, raw, path, is_new))
-    decided = resolve(build.items, tasks, {}, overlap, adjudications, rooms=len(rooms), label_config=config or None)
-    _, url1, pid1, raw1, path1, new1 = saved[0]
+    got = _export_and_resolve(clients, build, project, overlap, load_adjudications(build.path))
+    _, url1, pid1, raw1, path1, new1 = got.saved[0]
     review = {
         "project": project,
         "project_id": pid1,
         "label_studio_url": url1,
         "build": build.label,
-        "pulled_at": iso_utc(when),
+        "pulled_at": iso_utc(got.when),
         "raw_export": path1.relative_to(build.path).as_posix(),
         "raw_export_sha256": hashlib.sha256(raw1).hexdigest(),
-        "rooms": [
-            {
-                "room": k,
-                "label_studio_url": url,
-                "project_id": pid,
-                "raw_export": path.relative_to(build.path).as_posix(),
-                "raw_export_sha256": hashlib.sha256(raw).hexdigest(),
-            }
-            for k, url, pid, raw, path, _ in saved
-        ],
-        **decided,
+        "rooms": _rooms_record(build, got.saved),
+        **got.decided,
     }
     review_path = build.path / REVIEW_FILE
     write_shared(review_path, (json.dumps(review, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
-    reviewed = reviewed_items(build.items, review)
-    reviewed_path = build.path / REVIEWED_FILE
-    write_shared(reviewed_path, "".join(it.to_json() + "\n" for it in reviewed).encode())
-    return PullResult(review, review_path, reviewed_path, path1, any(s[5] for s in saved))
+    reviewed_path = write_reviewed(build, review)
+    return PullResult(review, review_path, reviewed_path, path1, any(s[5] for s in got.saved))
+
+
+def pull_recheck(
+    clients: LabelStudioClient | Sequence[LabelStudioClient],
+    build: Build,
+    project: str,
+    health: str | os.PathLike[str],
+    *,
+    overlap: int = 3,
+) -> PullResult:
+    """Resolve a re-review project (``push --recheck``) over the health report's suspects, record the round in
+    ``recheck.json`` and rewrite ``reviewed.jsonl`` with it (:mod:`annotation.recheck`); ``review.json`` is
+    left as the first review wrote it. ``PullResult.review`` is the round."""
+    from annotation.recheck import read_health, read_rechecks, recheck_build, recheck_round
+
+    suspects, digest = read_health(health)
+    sub = recheck_build(build, suspects, project)
+    got = _export_and_resolve(clients, sub, project, overlap, {})
+    rnd = recheck_round(project, got.decided, sub, suspects, (Path(health).name, digest), iso_utc(got.when))
+    rnd["rooms"] = _rooms_record(build, got.saved)
+    rechecks = read_rechecks(build.path)
+    rechecks = {"rounds": {**(rechecks.get("rounds") or {}), project: rnd}}
+    path = build.path / RECHECK_FILE
+    write_shared(path, (json.dumps(rechecks, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
+    review = json.loads((build.path / REVIEW_FILE).read_text(encoding="utf-8"))
+    reviewed_path = write_reviewed(build, review)
+    return PullResult(rnd, path, reviewed_path, got.saved[0][4], any(s[5] for s in got.saved))

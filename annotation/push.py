@@ -40,6 +40,7 @@ from annotation.config import (
     task_data,
 )
 from annotation.errors import AnnotationError
+from annotation.recheck import MODELS_FIELD
 from annotation.serving import check_files_root, link_images, serving_folder
 
 DEFAULT_BATCH = 250
@@ -155,8 +156,13 @@ def push(
     overlap: int = 3,
     progress: bool = True,
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+    models: Mapping[str, str] | None = None,
 ) -> PushResult:
-    """Create or reuse ``project`` and import the build's items it does not hold yet."""
+    """Create or reuse ``project`` and import the build's items it does not hold yet.
+
+    ``models``: a re-review (:mod:`annotation.recheck`), ``{item id: the models' answer}`` shown beside each
+    proposed answer; such a project must hold re-review tasks only, so no first-review vote is counted again."""
+    models = models or {}
     if not build.items:
         raise AnnotationError(f"{build.path / 'items.jsonl'}: no items to push")
     if batch_size < 1:
@@ -200,8 +206,11 @@ def push(
         data = t.get("data") or {}
         iid = data.get(ITEM_ID_FIELD)
         known.add(iid)
+        if models and MODELS_FIELD not in data:
+            raise AnnotationError(f"project {project!r} on {client.url} holds a first review (task {t['id']}); "
+                                  "push the re-review to a project of its own")
         if iid in by_id:  # a task pushed by an older Mirage shows what this one would show
-            fresh = task_data(by_id[iid], build.path, files_root, links)
+            fresh = task_data(by_id[iid], build.path, files_root, links, models.get(iid))
             if data != fresh:
                 client.update_task_data(int(t["id"]), fresh)
                 refreshed += 1
@@ -210,7 +219,7 @@ def push(
     todo = [it for it in build.items if it.id not in known]
     imported = 0
     if todo:
-        tasks = [{"data": task_data(it, build.path, files_root, links)} for it in todo]
+        tasks = [{"data": task_data(it, build.path, files_root, links, models.get(it.id))} for it in todo]
         if progress:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

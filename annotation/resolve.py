@@ -567,6 +567,11 @@ def reviewed_items(items: Sequence[Item], review: Mapping[str, Any]) -> list[Ite
         }
         if entry.get("adjudicated"):
             provenance["review"]["adjudicated"] = True
+        if entry.get("recheck"):  # re-reviewed after a model health check (annotation.recheck)
+            note = entry["recheck"]
+            provenance["review"]["recheck"] = {"status": note.get("status"), "votes": note.get("votes"),
+                                               "before": note.get("before"),
+                                               "models_answer": (note.get("models") or {}).get("answer")}
         if entry["status"] == "fix":
             stale = {k: provenance.pop(k) for k in SUPERSEDED_BY_FIX if k in provenance}
             if stale:

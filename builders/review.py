@@ -76,3 +76,35 @@ def agreement_figures(rows: Sequence[Mapping[str, int]]) -> dict[str, float | No
         kappa = None
     out = {"fleiss_kappa": kappa, "raw_agreement": raw_agreement(rows), "gwet_ac1": gwet_ac1(rows)}
     return {k: None if v is None else round(v, 6) for k, v in out.items()}
+
+
+RECHECK_FILE = "recheck.json"
+"""Beside ``review.json``: the re-reviews of items a model health check suspected (``annotation pull
+--recheck``), one round per Label Studio project, ``{"rounds": {project: {"pulled_at", "health", "items"}}}``."""
+
+RECHECK_DECISIONS = ("keep", "fix", "drop")
+
+
+def apply_rechecks(items: Mapping[str, Mapping], recheck: Mapping | None) -> dict[str, dict]:
+    """``review.json``'s ``items`` with the decisions of the re-reviews on top, rounds in the order pulled.
+
+    Why here: ``annotation`` writes ``reviewed.jsonl`` from it and ``data_cards`` checks a release against it,
+    and both must agree on what a re-review changed. A re-review that reached a decision wins over the first
+    review: ``fix`` sets the answer, ``drop`` drops the item, ``keep`` confirms the answer it was shown (the
+    first review's, fixed or not). An item the re-review left undecided keeps its first decision. Every
+    re-reviewed entry carries ``recheck``: the round's project, its decision, votes, the answer before and the
+    models' answer that made it a suspect."""
+    out = {iid: dict(entry) for iid, entry in items.items()}
+    rounds = sorted(((recheck or {}).get("rounds") or {}).values(), key=lambda r: str(r.get("pulled_at") or ""))
+    for rnd in rounds:
+        for iid, entry in (rnd.get("items") or {}).items():
+            base = dict(out.get(iid) or {})
+            note = {"project": rnd.get("project"), "status": entry.get("status"), "votes": entry.get("votes"),
+                    "before": entry.get("before"), "answer": entry.get("answer"), "models": entry.get("models")}
+            if entry.get("status") == "fix":
+                base.update(status="fix", answer=entry.get("answer"), answer_label=entry.get("answer_label"))
+            elif entry.get("status") == "drop":
+                base["status"] = "drop"
+            base["recheck"] = note
+            out[iid] = base
+    return out

@@ -23,6 +23,7 @@ from builders.lint.base import is_mcq
 from .export import SPLIT, TaskShards
 from .features import COLUMNS, release_features
 from .plots import bar_chart
+from .rechecks import recheck_lines
 
 TEMPLATE_PATH = Path(__file__).with_name("card_template.md")
 
@@ -511,6 +512,12 @@ def render_card(
             f"Review outcome over the build:\n\n{counts_table}\n\nIn this release:\n\n{released}\n\n{excluded_text}\n\n"
             f"{adjudicated_text}\n\n{agreement_text}\n\n{issues_text}\n\n{problems_text}"
         )
+        rechecked = recheck_lines(review.get("rechecked") or [])
+        if rechecked:
+            annotation_process += (
+                "\n\nItems were sent back to three reviewers after several models agreed on another answer than "
+                "the released one (`python -m scoring health`); the reviewers saw the models' answer beside the "
+                "gold and decided by majority as before:\n\n" + "\n".join(rechecked))
         reviewers = review.get("reviewers") or []
         rows = [
             (

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from builders.items import Item, read_items
-from builders.review import ISSUE_TAGS, agreement_figures
+from builders.review import ISSUE_TAGS, RECHECK_FILE, agreement_figures, apply_rechecks
 from sources.atomic import write_atomic
 from sources.errors import MirageError
 from sources.hashing import file_sha256
@@ -45,6 +45,9 @@ class ReleaseInputs:
     input_files: dict[str, str] = field(default_factory=dict)
     """sha256 of the build files the release was made from (build.json, items.jsonl, review files)."""
     scrubber: "Scrubber | None" = None
+    rechecked: list[dict[str, Any]] = field(default_factory=list)
+    """The re-reviews of suspected label errors (``recheck.json``), one entry per item, public fields only:
+    :func:`recheck_summary`."""
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -228,7 +231,12 @@ def load_inputs(
     status: dict[str, str] = {}
     items: list[Item] = []
     excluded: dict[str, int] = {}
-    review_items: Mapping[str, Any] = (review_raw or {}).get("items") or {}
+    recheck: dict[str, Any] = {}
+    if review_raw is not None and (build_dir / RECHECK_FILE).exists():
+        recheck = _read_json(build_dir / RECHECK_FILE)
+        input_files[RECHECK_FILE] = file_sha256(build_dir / RECHECK_FILE)
+    # the re-reviews' decisions on top of the first review's, as `annotation pull` wrote reviewed.jsonl
+    review_items: Mapping[str, Any] = apply_rechecks((review_raw or {}).get("items") or {}, recheck)
     if review_raw is not None:
         for it in _read_items(reviewed_path):
             st = (review_items.get(it.id) or {}).get("status", "keep")
@@ -260,6 +268,9 @@ def load_inputs(
         raise MirageError(f"{build_dir}: duplicate item ids in the items to release")
     items.sort(key=lambda it: it.id)
     summary = public_review_summary(review_raw, scrubber) if review_raw is not None else None
+    rechecked = recheck_summary(review_items)
+    if summary is not None and rechecked:
+        summary["rechecked"] = rechecked
     return ReleaseInputs(
         build_dir=build_dir,
         build=build,
@@ -270,4 +281,26 @@ def load_inputs(
         excluded=excluded,
         input_files=input_files,
         scrubber=scrubber,
+        rechecked=rechecked,
     )
+
+
+def recheck_summary(review_items: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per re-reviewed item (sorted by id): the re-review's decision and votes, the answer before and after, and
+    the models' answer that sent it back; no reviewer names (the votes are counts)."""
+    out = []
+    for iid, entry in sorted(review_items.items()):
+        note = entry.get("recheck") if isinstance(entry, Mapping) else None
+        if not isinstance(note, Mapping):
+            continue
+        models = note.get("models") if isinstance(note.get("models"), Mapping) else {}
+        out.append({"id": iid, "decision": note.get("status"), "votes": note.get("votes") or {},
+                    "before": note.get("before"), "after": _after(note, entry), "released": entry.get("status") in REVIEWED_STATUSES,
+                    "models_answer": models.get("answer"), "models_count": models.get("count"),
+                    "models": models.get("models"), "p_label_error": models.get("p_label_error")})
+    return out
+
+
+def _after(note: Mapping[str, Any], entry: Mapping[str, Any]) -> str | None:
+    """The answer a re-reviewed item carries now: the fix, nothing when dropped, else the answer it was shown."""
+    return {"fix": entry.get("answer"), "drop": None}.get(str(note.get("status")), note.get("before"))

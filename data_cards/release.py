@@ -24,6 +24,7 @@ from sources.hashing import file_sha256
 from .export import DEFAULT_MAX_SHARD_BYTES, plan_shards, read_columns, write_shards
 from .harness import write_harness_exports
 from .inputs import PSEUDONYMS_FILE, ReleaseInputs, load_inputs, read_pseudonyms, write_pseudonyms
+from .rechecks import recheck_lines
 
 SEMVER_RE = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)"
@@ -283,7 +284,8 @@ def _manifest(
             "stats": scrub(build.get("stats") or {}),
             "skipped": len(build.get("skipped") or []),
             "files_sha256": inputs.input_files,
-            "lint_promises": build.get("lint_promises") or {},  # what `python -m lint RELEASE` may take as by design
+            "lint_promises": build.get("lint_promises") or {},
+            "twin_of": build.get("twin_of"),  # python -m builders.twin: the build this one re-draws  # what `python -m lint RELEASE` may take as by design
         },
         "review": inputs.review,
         "excluded": inputs.excluded,
@@ -315,6 +317,10 @@ def _changelog(
         f"- {stats['num_items']} items ({review}) in {len(stats['tasks'])} task(s), {stats['num_images']} images; "
         f"build `{inputs.build.get('name')}`, seed {inputs.build.get('seed')}, code `{inputs.build.get('code_version')}`."
     )
+    twin = inputs.build.get("twin_of")
+    if isinstance(twin, dict):
+        lines.append(f"- A twin of build `{twin.get('name')}` (seed {twin.get('seed')}): the same cells drawn "
+                     "again from a derived seed (`python -m builders.twin`), for `python -m scoring twin`.")
     old_log = ""
     if previous is not None:
         old = read_columns(previous, ["id", "answer"])
@@ -330,4 +336,5 @@ def _changelog(
             old_log = text.split("\n", 2)[2] if text.startswith("# Changelog") else text
     else:
         lines.append("- First release.")
+    lines += recheck_lines(inputs.rechecked)
     return f"# Changelog of {name}\n\n" + "\n".join(lines).rstrip() + "\n\n" + old_log.lstrip()

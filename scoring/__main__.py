@@ -1,5 +1,9 @@
 """``python -m scoring BENCHMARK --release PATH --predictions FILE [--out DIR]``: score one model's predictions.
 
+Two more commands read several models' predictions: ``python -m scoring health RELEASE --predictions A B ...``
+(item health, :mod:`scoring.health_report`) and ``python -m scoring twin RELEASE TWIN ...`` (a release against its
+twin, :mod:`scoring.twins`).
+
 Reads the release (a release dir, a build dir, an items.jsonl, or ``owner/name@vX.Y.Z`` on the Hub), the
 predictions (Mirage's JSONL, an lmms-eval ``--log_samples`` file, or a VLMEvalKit result sheet), hands both to the
 benchmark's scorer (:mod:`scoring.registry`), prints its tables and writes ``results.json`` and its plots (PNG).
@@ -10,24 +14,29 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib import import_module
 from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error
-from scoring.predictions import Prediction, read_lmms_eval_samples, read_predictions, read_vlmevalkit_sheet
+from scoring.predictions import FORMATS, guess_format, read_any_predictions  # noqa: F401 - guess_format re-exported
 from scoring.registry import SCORERS, scorer
 from scoring.releases import load_items
 from scoring.results import write_json_atomic
 from sources.errors import ConfigError
 
-FORMATS = ("mirage", "lmms-eval", "vlmevalkit")
+COMMANDS = {"health": "scoring.health_report", "twin": "scoring.twins"}
+"""Commands over several models' predictions, beside the benchmarks' scorers (each module has ``run(argv)``)."""
 
 
 def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
     """The command line; with a benchmark, its scorer's own options are added."""
     p = ArgumentParser(
         prog="python -m scoring",
-        description="Score a model's predictions on a Mirage benchmark: tables on stdout, results.json and plots.",
+        description="Score a model's predictions on a Mirage benchmark: tables on stdout, results.json and plots. "
+                    "Also: `python -m scoring health RELEASE --predictions A B ...` (item health over several "
+                    "models) and `python -m scoring twin RELEASE TWIN ...` (a release against its twin); each "
+                    "has its own --help.",
     )
     p.add_argument("benchmark", metavar="BENCHMARK", choices=sorted(SCORERS),
                    help=f"which benchmark's metrics ({', '.join(sorted(SCORERS))})")
@@ -52,24 +61,6 @@ def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
-def guess_format(path: Path) -> str:
-    if path.suffix.lower() in (".xlsx", ".tsv", ".csv"):
-        return "vlmevalkit"
-    if path.name.startswith("samples_") or "samples" in path.stem.split("_"):
-        return "lmms-eval"
-    return "mirage"
-
-
-def read_any_predictions(path: str | Path, fmt: str | None, model: str = "") -> dict[str, Prediction]:
-    path = Path(path)
-    fmt = fmt or guess_format(path)
-    if fmt == "lmms-eval":
-        return read_lmms_eval_samples(path, model=model)
-    if fmt == "vlmevalkit":
-        return read_vlmevalkit_sheet(path, model=model)
-    return read_predictions(path)
-
-
 def _benchmark_of(argv: Sequence[str]) -> str | None:
     for a in argv:
         if not a.startswith("-"):
@@ -81,6 +72,8 @@ def _benchmark_of(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m scoring``."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS:
+        return import_module(COMMANDS[argv[0]]).run(argv[1:])
     args = parser(_benchmark_of(argv)).parse_args(argv)
     if args.cache_dir:
         os.environ["MIRAGE_CACHE_DIR"] = args.cache_dir

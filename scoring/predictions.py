@@ -201,3 +201,29 @@ def read_vlmevalkit_sheet(
         out[item_id] = Prediction(item_id, str(row["prediction"]), model,
                                   {"harness": "vlmevalkit", "index": row.get("index")})
     return out
+
+
+# ------------------------------------------------------------------------------------------------ any format
+
+FORMATS = ("mirage", "lmms-eval", "vlmevalkit")
+
+
+def guess_format(path: Path) -> str:
+    """The format of a predictions file by its name: sheets are VLMEvalKit's, ``samples_*.jsonl`` lmms-eval's."""
+    if path.suffix.lower() in (".xlsx", ".tsv", ".csv"):
+        return "vlmevalkit"
+    if path.name.startswith("samples_") or "samples" in path.stem.split("_"):
+        return "lmms-eval"
+    return "mirage"
+
+
+def read_any_predictions(path: str | Path, fmt: str | None, model: str = "") -> dict[str, Prediction]:
+    """``{id: Prediction}`` of a file in ``fmt`` (one of :data:`FORMATS`; ``None``: :func:`guess_format`): the one
+    entry point of every command that reads predictions."""
+    path = Path(path)
+    fmt = fmt or guess_format(path)
+    if fmt == "lmms-eval":
+        return read_lmms_eval_samples(path, model=model)
+    if fmt == "vlmevalkit":
+        return read_vlmevalkit_sheet(path, model=model)
+    return read_predictions(path)

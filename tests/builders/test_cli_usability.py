@@ -33,6 +33,9 @@ def parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     out["data_cards"] = importlib.import_module("data_cards.cli").build_parser
     out["lint"] = importlib.import_module("lint.cli").parser
     out["scoring.mioh"] = importlib.import_module("scoring.mioh").compare_parser
+    out["scoring health"] = importlib.import_module("scoring.health_report").parser
+    out["scoring twin"] = importlib.import_module("scoring.twins").parser
+    out["builders.twin"] = importlib.import_module("builders.twin").parser
     scoring_parser = out["scoring"]
     for benchmark in importlib.import_module("scoring.registry").SCORERS:
         out[f"scoring {benchmark}"] = lambda b=benchmark: scoring_parser(b)
