@@ -169,6 +169,12 @@ class FilterStats:
         """JSON-ready, with sorted keys at every level, so ``build.json`` is byte-stable."""
         return {name: self.filters[name].as_dict() for name in sorted(self.filters)}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, dict[str, Any]]) -> FilterStats:
+        """:meth:`as_dict` undone."""
+        return cls({name: FilterCounts(c["seen"], c["kept"], c["dropped"], Counter(c["reasons"]))
+                    for name, c in data.items()})
+
 
 class ScoreFilter(ABC, Generic[T]):
     """A filter over records of type ``T``: score each, compare with one threshold, count, say why.

@@ -34,7 +34,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from builders.mioh.label_rows import LabelRows
 from builders.mioh.labels import NEG_HARD, POS, POS_HARD, Label
 from builders.mioh.pools import Pools, Probe
 
@@ -224,7 +223,6 @@ class Sampler:
 
     def __init__(self, pools: Pools, n_images: int, n_options: int = 4) -> None:
         self.pools = pools
-        self.rows = LabelRows(pools)
         self.n = n_images
         self.n_options = n_options
 
@@ -297,7 +295,7 @@ class Sampler:
         """``k`` probes (not ``exclude``), in a random order, decided on every one of ``images`` and passing
         ``ok``; probes that also pass ``prefer`` (plausible ones: present in some of the images) come first.
 
-        The labels come from :class:`LabelRows`, many probes at once; the tests see ``(pos, hard)``, two boolean
+        The labels come from :meth:`Pools.rows`, many probes at once; the tests see ``(pos, hard)``, two boolean
         images x probes matrices, and return one verdict per probe (a probe's verdict reads its own column
         only). The random order is read in growing spans (:data:`DISTRACTOR_SPAN`, doubled each time) until
         ``k`` preferred probes are found: a scene-graph source has tens of thousands of triples and they are
@@ -306,14 +304,14 @@ class Sampler:
         """
         probes = self.pools.probes(task)
         order = rng.permutation(len(probes))
-        excluded = self.rows.numbers(task)[exclude]
+        excluded = self.pools.probe_number(task, exclude)
         liked: list[int] = []
         others: list[int] = []
         start, span = 0, DISTRACTOR_SPAN
         while start < len(order) and len(liked) < k:
             part = order[start:start + span]
             start, span = start + span, 2 * span
-            codes = self.rows.stack(task, images, part)
+            codes = self.pools.rows(task, images, part)
             decided = (codes >= 0).all(axis=0) & (part != excluded)
             part, codes = part[decided], codes[:, decided]
             pos, hard = codes >= POS, (codes == NEG_HARD) | (codes == POS_HARD)
@@ -395,7 +393,7 @@ class Sampler:
 
     def _fill(self, rng, used: set[int], k: int) -> list[int] | None:
         """``k`` context images that do not decide the answer (comparative questions name two of N)."""
-        return self._take(rng, range(len(self.pools.facts)), k, used)
+        return self._take(rng, range(self.pools.n_images), k, used)
 
     def _place_pair(self, rng, img_i: int, img_j: int, used: set[int]) -> tuple[tuple[int, ...], tuple[int, int]] | None:
         rest = self._fill(rng, used, self.n - 2)

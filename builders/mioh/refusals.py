@@ -1,14 +1,13 @@
 """How many (image, probe) pairs federated or open-vocabulary annotation left undecidable, and why.
 
-A refusal (:class:`builders.mioh.pools.Refusal`) is a pair an exhaustive reading of the annotations would have
+A refusal (:data:`builders.mioh.rules.REFUSAL_REASONS`) is a pair an exhaustive reading of the annotations would have
 decided - "no mug here" because no mug is annotated, "three cups" because three are - but that the source does
 not support: the absence was never verified, the category's instances or attributes are not all annotated, or
 the attribute's type is flagged unknown. :func:`refusal_counts` counts them over every probe the pools offer and
 every image, which is what ``build.json`` (``stats.federated_refusals``) and the summary report.
 
 Pairs whose category has no instance are counted with matrices (one column per category); pairs whose category
-is present are read from the pools' decision tables (:meth:`builders.mioh.pools.Pools.shown_refusals`), so a large
-source stays cheap and a prepared pool answers without its per-image facts.
+is present are read from the pools' tables, where the rules recorded them (:mod:`builders.mioh.rules`).
 """
 
 from __future__ import annotations
@@ -18,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from builders.mioh.pools import REFUSAL_REASONS, UNVERIFIED_ABSENCE, Pools
+from builders.mioh.pools import Pools
+from builders.mioh.rules import COUNT_REFUSED, NOT_EXHAUSTIVE, REFUSAL_REASONS, UNVERIFIED_ABSENCE, within_limit
 
 
 def refusal_counts(pools: Pools, task: str) -> dict[str, Any]:
     """``{"pairs": all (image, probe) pairs, "refused": how many were refused, "reasons": {reason: n}}``."""
     probes = pools.probes(task)
-    n_images = len(pools.facts)
     reasons: Counter = Counter()
     if task == "position":
         reasons[UNVERIFIED_ABSENCE] = _unverified_positions(pools, probes)
@@ -37,19 +36,27 @@ def refusal_counts(pools: Pools, task: str) -> dict[str, Any]:
         verified = pools.attribute_verified_absent if task == "attribute" else pools.verified_absent
         unverified = ~pools.incidence[:, idx] & ~verified[:, idx]
         if task == "counting":  # without the federated rules these images would count 0 only within the limit
-            unverified &= _within_count_limit(pools)[:, None]
+            unverified &= within_limit(pools.object_counts(), pools.config)[:, None]
         per_category = unverified.sum(axis=0)
         reasons[UNVERIFIED_ABSENCE] = int(sum(int(n) * len(by_category[c]) for n, c in zip(per_category, cats)))
-        reasons.update(pools.shown_refusals(task))
+        reasons.update(_shown_refusals(pools, task, idx))
     counted = {r: int(reasons[r]) for r in REFUSAL_REASONS if reasons[r]}
-    return {"pairs": len(probes) * n_images, "refused": sum(counted.values()), "reasons": counted}
+    return {"pairs": len(probes) * pools.n_images, "refused": sum(counted.values()), "reasons": counted}
 
 
-def _within_count_limit(pools: Pools) -> np.ndarray:
-    """Images the image-scope count limit does not already rule out."""
-    if pools.config.count_scope != "image":
-        return np.ones(len(pools.facts), dtype=bool)
-    return pools.object_counts() <= pools.config.count_max_objects
+def _shown_refusals(pools: Pools, task: str, categories: list[int]) -> dict[str, int]:
+    """Refusals, by reason, among the pairs of ``task``'s probes whose categories the image shows, read from
+    the pools' tables (a shown category is never refused existence)."""
+    found: dict[str, int] = {}
+    if task == "counting":
+        pairs = pools.tables["pairs"]
+        refused = np.isin(np.asarray(pairs["category"]), categories) & (np.asarray(pairs["count"]) == COUNT_REFUSED)
+        if refused.any():
+            found[NOT_EXHAUSTIVE] = int(refused.sum())
+    elif task == "attribute":
+        numbers = np.bincount(np.asarray(pools.tables["attribute"]["refusal"]), minlength=len(REFUSAL_REASONS) + 1)
+        found = {reason: int(n) for reason, n in zip(REFUSAL_REASONS, numbers[1:].tolist()) if n}
+    return found
 
 
 def _unverified_positions(pools: Pools, probes: list) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,7 +21,8 @@ from filters.geometry import (
     truncation,
 )
 from sources.errors import ConfigError
-from sources.records import ImageRecord, Instance
+from sources.records import ImageRecord, Instance, RecordSet
+from sources.tables import tables_of
 
 W, H = 20, 10  # width != height, so a swapped axis shows up
 
@@ -173,18 +175,23 @@ def _dense_occlusion(insts: list[Instance], k: int) -> float:
 
 
 @pytest.mark.parametrize("with_z", [False, True])
-def test_proxy_occlusion_equals_a_dense_reference(with_z, mask_path):
+def test_proxy_occlusion_equals_a_dense_reference(with_z, mask_path, monkeypatch):
     """The run-length arithmetic gives the share a decoded-pixel computation gives, on random overlapping masks,
-    many images measured in one batch (as :func:`occlusions_of` does) and one image at a time alike."""
+    many images measured at once (in chunks of a few images, as :func:`geometry.measure` does) and one image at
+    a time alike."""
     rng = np.random.default_rng(0)
     images = [image(*_random_instances(rng, int(rng.integers(1, 7)), with_z)) for _ in range(80)]
-    together = geometry.occlusions_of(images)
-    checked = 0
-    for img, (occ, methods) in zip(images, together):
+    monkeypatch.setattr(geometry, "PROXY_CHUNK", 9)
+    records = RecordSet("t", "", ("thing",), tuple(replace(im, id=f"img{k}") for k, im in enumerate(images)))
+    together = geometry.measure(tables_of(records))
+    checked = start = 0
+    for img in images:
+        occ, methods = together.occlusion[start:start + len(img.instances)], together.method[start:]
+        start += len(img.instances)
         alone, _ = geometry.occlusion(img)
         assert occ.tolist() == alone.tolist()
         for k, i in enumerate(img.instances):
-            if methods[k] == "mask_proxy":
+            if geometry.METHODS[methods[k]] == "mask_proxy":
                 assert occ[k] == _dense_occlusion(list(img.instances), k)
                 checked += int(occ[k] > 0)
     assert checked > 50  # the comparison met many covered targets, not only zeros

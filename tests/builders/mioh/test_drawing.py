@@ -1,4 +1,4 @@
-"""Cells drawn by forked workers give exactly the items of one process, collisions between cells included."""
+"""Cells drawn by worker processes give exactly the items of one process, collisions between cells included."""
 
 from __future__ import annotations
 
@@ -6,20 +6,17 @@ from typing import Any
 
 import pytest
 
-from builders.mioh import cell_workers
+from builders.mioh import drawing
 from builders.mioh.builder import build
 from builders.mioh.config import MiohConfig
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-DRAW_CELLS = cell_workers.draw_cells
-
-
 def drawn(monkeypatch, workers: int, **options: Any) -> tuple[list[str], dict[str, Any]]:
     """Every item's JSON line of a demo build, drawn by ``workers`` processes, and the drawing statistics."""
-    monkeypatch.setattr(cell_workers, "draw_cells", lambda *args, **_: DRAW_CELLS(
-        *args, min_questions=0, workers=workers))
+    monkeypatch.setattr(drawing, "usable_cores", lambda: workers)
+    monkeypatch.setattr(drawing, "MIN_QUESTIONS", 0)
     stats: dict[str, Any] = {}
     config = MiohConfig(progress=False, no_clip=True, **options)
     return [item.to_json() for item in build(config, stats)], stats["drawing"]
@@ -41,16 +38,9 @@ def test_workers_draw_the_items_one_process_draws(monkeypatch):
 def test_a_cell_that_looked_up_an_earlier_cells_item_is_drawn_again(monkeypatch):
     """Without the check on looked-up ids (keeping every worker's cell) the items differ."""
     alone, _ = drawn(monkeypatch, 1, **SMALL_WORLD)
-    monkeypatch.setattr(cell_workers.SeenIds, "__contains__", lambda self, item_id: item_id in self.ids)
+    monkeypatch.setattr(drawing.SeenIds, "__contains__", lambda self, item_id: item_id in self.ids)
     unchecked, stats = drawn(monkeypatch, 2, **SMALL_WORLD)
     assert stats["redrawn"] == 0 and unchecked != alone
-
-
-def test_small_builds_and_single_cores_draw_here(monkeypatch):
-    monkeypatch.setattr(cell_workers, "usable_cores", lambda: 1)
-    stats: dict[str, Any] = {}
-    list(build(MiohConfig(progress=False, no_clip=True, n_questions=2), stats))
-    assert stats["drawing"] == {"workers": 1, "redrawn": 0}
 
 
 @pytest.mark.parametrize(("tasks", "cells_per_task", "workers", "runs"), [
@@ -62,19 +52,4 @@ def test_small_builds_and_single_cores_draw_here(monkeypatch):
 def test_workers_get_runs_of_one_task(tasks, cells_per_task, workers, runs):
     """So that each task's memos are built by as few workers as keep every worker busy."""
     cells = [(task, "mcq", str(k)) for task in tasks for k in range(cells_per_task)]
-    assert cell_workers.task_runs(cells, workers) == [[(task, "mcq", str(k)) for k in ks] for task, ks in runs]
-
-
-def test_runs_results_come_back_in_the_cells_order():
-    cells = [("a", "mcq", str(k)) for k in range(5)]
-    runs = cell_workers.task_runs(cells, 2)
-    pulled = []
-
-    def drawn():
-        for run in runs:
-            pulled.append(run)
-            yield [cell[2] for cell in run]
-
-    results = cell_workers._in_order(cells, runs, drawn())
-    assert next(results) == "0" and len(pulled) == 1  # cell 0's run is in: not held back for the next run
-    assert ["0", *results] == ["0", "1", "2", "3", "4"]
+    assert drawing.task_runs(cells, workers) == [[(task, "mcq", str(k)) for k in ks] for task, ks in runs]
