@@ -28,7 +28,7 @@ from sources.records import BBox, RecordSet
 DEFAULT_LICENSE = "CC BY 4.0 (annotations); Flickr terms (images)"
 """COCO's terms when the file has no ``licenses`` section."""
 
-HEADER_READERS = 8
+HEADER_READERS = 32
 """Threads reading image headers (:func:`_raise_bad_file`): more than the cores, as they wait on the disk."""
 
 

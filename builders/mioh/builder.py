@@ -333,11 +333,8 @@ class ClipStage:
                 if getattr(self.executor, "name", "local") != "local":  # the cluster's progress, batch by batch
                     self.scorer.image_embeddings(source.images.column("file").to_pylist(),
                                                  on_progress=task_bar(f"CLIP images: {source.source}", source.n_images))
-                present = np.zeros((source.n_images, len(source.categories)), dtype=bool)
-                present[source.column("instances", "image"), source.column("instances", "category")] = True
-                clip = compute_signals(self.scorer, source, present, config.clip_low_z, config.clip_high_z,
-                                       with_attributes="attribute" in tasks)
-                return Pools.build(source, measured.measures, pool_config, tasks, clip)
+                return Pools.build(source, measured.measures, pool_config, tasks, lambda incidence: compute_signals(
+                    self.scorer, source, incidence, config.clip_low_z, config.clip_high_z, "attribute" in tasks))
             except ClipUnavailable as exc:  # raised before any image is measured: nothing counted twice
                 self._skip(str(exc))
         return Pools.build(source, measured.measures, pool_config, tasks)

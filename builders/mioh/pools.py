@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from builders.mioh import rules
-from builders.mioh.labels import NEG, POS, POS_HARD, UNDECIDED, Label, LabelColumns
+from builders.mioh.labels import NEG, POS, UNDECIDED, Label, LabelColumns
 from builders.mioh.rules import NOT_COUNTABLE, PoolConfig
 from filters.cooccurrence import CooccurrenceStats, HardNegativeThresholds, hard_negative_mask
 from filters.geometry import GeometryThresholds, Measures
@@ -97,13 +97,14 @@ class Pools:
 
     @classmethod
     def build(cls, source: SourceTables, measures: Measures, config: PoolConfig, tasks: Sequence[str],
-              clip: ClipSignals | None = None) -> Pools:
+              clip: Callable[[np.ndarray], ClipSignals] | None = None) -> Pools:
         """The pools of ``source`` for ``tasks``, from its instances' geometry (:func:`filters.geometry.measure`)
-        and, where given, CLIP's signals."""
+        and, where given, CLIP's signals (computed by ``clip`` from the image x category incidence)."""
         objects = rules.Objects.of(source, measures, config.geometry)
         states = rules.object_states(objects)
         present = np.zeros((source.n_images, len(source.categories)), dtype=bool)
         present[objects.pair_image, objects.pair_category] = True
+        clip = clip(present) if clip is not None else None  # type: ignore[assignment]
         cooc = CooccurrenceStats.from_incidence(present, source.categories)
         context = cooc.context_scores(present)
         hard_negative = hard_negative_mask(context, config.hard_negative) & ~present
@@ -146,7 +147,7 @@ class Pools:
         info = {"source": source.source, "path": source.path, "license": source.license,
                 "exhaustive": source.exhaustive, "generated": source.generated, "categories": list(source.categories),
                 "n_images": source.n_images, "config": asdict(config), "probes": probes}
-        return cls(info, tables, clip)
+        return cls(info, tables, clip)  # type: ignore[arg-type]
 
     # ---------------------------------------------------------------------------------------------- labels
 
@@ -332,22 +333,11 @@ class Pools:
     def count_split(self, category: str) -> dict[int, tuple[list[int], list[int]]]:
         """Countable images of ``category`` by count, each split into (easy, hard) by their counting label."""
         def made() -> dict[int, tuple[list[int], list[int]]]:
-            c = self._category[category]
-            codes = self._code_matrix_counting()[:, c]
+            codes = self.codes_over_images("counting", category)
             return {n: ([i for i in imgs if codes[i] in (POS, NEG)], [i for i in imgs if codes[i] not in (POS, NEG)])
                     for n, imgs in self.count_images(category).items()}
 
         return self._memoised(("count-split", category), made)
-
-    def _code_matrix_counting(self) -> np.ndarray:
-        """Image x category counting codes (column-major)."""
-        def made() -> np.ndarray:
-            codes = np.where(self.absent_decided("counting"), self.absent.codes, UNDECIDED).astype(np.int8)
-            pairs = self.tables["pairs"]
-            codes[np.asarray(pairs["image"]), np.asarray(pairs["category"])] = np.asarray(pairs["counting_code"])
-            return np.asfortranarray(codes)
-
-        return self._memoised("counting-codes", made)
 
     def object_counts(self) -> np.ndarray:
         """Annotated objects per image (the image-scope counting limit's measure)."""

@@ -71,25 +71,12 @@ def _unverified_positions(pools: Pools, probes: list) -> int:
     return int((n * unverified).sum())
 
 
-_POPCOUNT = np.array([bin(v).count("1") for v in range(256)], dtype=np.uint8)
-"""Set bits of every byte value."""
-
-PAIR_CHUNK = 4096
-"""Category pairs counted at once by :func:`_pair_counts` (a chunk holds pairs x images / 8 bytes)."""
-
-
 def _pair_counts(matrix: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """For each pair ``k``: the images (rows of the boolean ``matrix``) where columns ``a[k]`` and ``b[k]`` both
-    hold, counted on the columns packed to bits. Why: a scene-graph source has thousands of category pairs, and
-    counting each over the images' column was a quarter of a second of every paper-scale build."""
-    used, local = np.unique(np.concatenate((a, b)), return_inverse=True)
-    bits = np.packbits(matrix[:, used].T, axis=1)  # one row of bits per used column
-    la, lb = local[:len(a)], local[len(a):]
-    out = np.empty(len(a), dtype=np.int64)
-    for start in range(0, len(a), PAIR_CHUNK):
-        both = bits[la[start:start + PAIR_CHUNK]] & bits[lb[start:start + PAIR_CHUNK]]
-        out[start:start + PAIR_CHUNK] = _POPCOUNT[both].sum(axis=1, dtype=np.int64)
-    return out
+    hold."""
+    columns = np.asfortranarray(matrix)
+    return np.array([np.count_nonzero(columns[:, i] & columns[:, j]) for i, j in zip(a.tolist(), b.tolist())],
+                    dtype=np.int64)
 
 
 def refusal_rows(stats: dict[str, Any]) -> list[list[str]]:

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from builders.mioh.labels import NEG, NEG_HARD, POS, POS_HARD, SIGNALS, UNDECIDED, LabelColumns
+from builders.mioh.labels import NEG, NEG_HARD, POS, POS_HARD, SIGNALS, LabelColumns
 from filters.cooccurrence import HardNegativeThresholds
 from filters.geometry import GeometryThresholds, Measures
 from sources.tables import SourceTables, column, flat_lists
@@ -85,8 +85,9 @@ NOT_COUNTABLE, COUNT_REFUSED = -1, -2
 EASY, HARD, DROP = 0, 1, 2
 """The geometry labels (:data:`filters.geometry.LEVELS`)."""
 
-_SIGNAL = {"relative_area": SIGNALS.index("small"), "occlusion": SIGNALS.index("occluded"),
-           "truncation": SIGNALS.index("truncated")}
+MEASURES = ("relative_area", "occlusion", "truncation")
+_SIGNALS = np.array([SIGNALS.index(s) for s in ("small", "occluded", "truncated")], dtype=np.int8)
+"""The signal of a hard instance, by the measure of the first geometry rule it fails."""
 
 
 @dataclass(frozen=True)
@@ -128,15 +129,12 @@ class Objects:
     def of(cls, source: SourceTables, measures: Measures, thresholds: GeometryThresholds) -> Objects:
         image = column(source.instances, "image").astype(np.int64)
         category = column(source.instances, "category").astype(np.int64)
-        rules = thresholds.rules()
-        name = np.array([rules[k].name if k >= 0 else "relative_area" for k in range(-1, len(rules))])[measures.rule + 1]
-        signal = np.select([name == n for n in _SIGNAL], list(_SIGNAL.values()), 0).astype(np.int8)
-        score = np.select([name == "relative_area", name == "occlusion", name == "truncation"],
-                          [measures.relative_area, measures.occlusion, measures.truncation])
+        which = np.array([MEASURES.index(rule.name) for rule in thresholds.rules()] + [0])[measures.rule]
+        score = np.stack([measures.relative_area, measures.occlusion, measures.truncation])[which, np.arange(len(which))]
         key = image * len(source.categories) + category
         keys, pair = np.unique(key, return_inverse=True)
         return cls(source.n_images, len(source.categories), image, category, column(source.instances, "iscrowd"),
-                   measures.level.astype(np.int8), signal, score, measures.relative_area, pair.reshape(-1),
+                   measures.level.astype(np.int8), _SIGNALS[which], score, measures.relative_area, pair.reshape(-1),
                    keys // max(1, len(source.categories)), keys % max(1, len(source.categories)))
 
     @property
@@ -416,7 +414,6 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
       the opposite relation is annotated between them;
     * undecidable elsewhere.
     """
-    n_images = source.n_images
     categories = {name: k for k, name in enumerate(source.categories)}
     s_cat = np.array([categories[s] for s, _, _ in triples], dtype=np.int64)
     o_cat = np.array([categories[o] for _, _, o in triples], dtype=np.int64)

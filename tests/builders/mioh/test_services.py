@@ -69,8 +69,8 @@ def test_low_and_high_clip_z_choose_the_intended_pairs(demo):
                   if (l := plain.label("existence", i, "star")) and l.status == "neg" and not l.hard)
     name = lambda i: Path(records.images[i].file).name  # noqa: E731
     scorer = FakeScorer({(name(present), "A photo of circle"): 0.0, (name(absent), "A photo of star"): 1.0})
-    clip = compute_signals(scorer, tables, plain.incidence, -1.5, 1.5, with_attributes=False)
-    pools = Pools.build(tables, measures, config, ["existence"], clip)
+    pools = Pools.build(tables, measures, config, ["existence"],
+                        lambda inc: compute_signals(scorer, tables, inc, -1.5, 1.5, with_attributes=False))
     hp = pools.label("existence", present, "circle")
     assert (hp.status, hp.hard, hp.signal) == ("pos", True, "clip") and hp.clip_z < -1.5
     hn = pools.label("existence", absent, "star")
