@@ -1,31 +1,22 @@
-"""Masks as runs of pixels: how much of a box the union of some masks covers, minus another mask, in compiled loops.
+"""Masks as runs of pixels: how much of a box the union of some masks covers, minus another mask.
 
 Why: the occlusion proxy (:func:`filters.geometry._occlusions`) asks, for every instance that another instance's
 box overlaps, how many pixels of its box the other instances' masks paint outside its own mask. Asked of
-pycocotools one target at a time (``merge`` the others, ``merge`` with a box made into an RLE, ``area``, once more
-for the own mask) it cost five library calls per target, each decoding and re-encoding compressed strings. Here
-the targets of many images are answered at once, on the masks' run lengths, and no mask is ever decoded to pixels.
-The counts are the same integers pycocotools gives (``tests/filters/test_geometry.py`` compares them with decoded
-pixels on random masks).
+pycocotools one target at a time it costs five library calls per target, each decoding and re-encoding
+compressed strings; here the targets of many images are answered at once on the masks' run lengths, no mask
+decoded to pixels, with the integers pycocotools gives (``tests/filters/test_geometry.py`` compares them with
+decoded pixels). The method:
 
-The method, in three steps:
+* a mask's compressed counts become the intervals ``[start, end)`` of its ones in column-major pixel order
+  (:func:`decode_intervals`, decoded as pycocotools' ``rleFrString`` decodes them);
+* a box is mapped onto ``0 .. w*h`` by ``F(p)``, the number of box pixels before pixel ``p`` in that order: ``F``
+  never decreases, so an interval ``[s, e)`` holds exactly ``F(e) - F(s)`` box pixels, and a two-dimensional
+  clip becomes a one-dimensional one;
+* the box pixels covered by the others and not by the target's own mask number ``|others | own| - |own|``, a
+  union's length being a walk in start order.
 
-* A mask's compressed counts (COCO's string: 5-bit groups, offset by 48, counts after the third stored as the
-  difference to the count two before) become the intervals ``[start, end)`` of its ones in column-major pixel
-  order (:func:`decode_intervals`), for many masks in one pass.
-* A box is mapped onto ``0 .. w*h`` by ``F(p)`` = the number of box pixels before pixel ``p`` in that order.
-  ``F`` never decreases, so an interval ``[s, e)`` holds exactly ``F(e) - F(s)`` box pixels and lands on the
-  interval ``[F(s), F(e))`` of the box's own numbering: a two-dimensional clip becomes a one-dimensional one.
-* Pixels of the box covered by the others and not by the target's own mask number ``|others | own| - |own|``,
-  and the length of a union of intervals needs no merge beyond a walk in start order: each interval adds what
-  reaches past the furthest end before it.
-
-The per-interval work runs in loops compiled by numba (each target's intervals visited once, each compressed
-string decoded in one pass over its characters, with the exact rules of pycocotools' ``rleFrString``): the
-occlusion proxy is the largest single cost of measuring a paper-scale source, and the same arithmetic as numpy
-array passes took three to four times as long. The loops are compiled on first use and cached next to this file
-(``cache=True``): the compilation (a few seconds) is paid once per installation, a process after that loads them
-in well under a second.
+The per-interval work runs in loops compiled by numba (numpy array passes over the same intervals take several
+times as long: see docs/scale.md), compiled on first use and cached next to this file (``cache=True``).
 """
 
 from __future__ import annotations
@@ -107,16 +98,15 @@ def covered_outside(
 
 
 def _jit(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark ``fn`` to be compiled by :func:`load` (until then it is plain Python, and importing this module does
-    not import numba: ~0.3 s a process, which most builds, measuring no mask, never need)."""
+    """Mark ``fn`` to be compiled by :func:`load` (until then it is plain Python: importing this module does not
+    import numba, which most builds, measuring no mask, never need)."""
     _KERNELS.append(fn)
     return fn
 
 
 def load() -> ModuleType:
-    """This module with its loops compiled (loaded from numba's cache after the first time), compiled here on a
-    tiny input for the argument types the functions above pass. The compiled loops replace the plain ones under
-    their names, so that they call one another compiled."""
+    """This module with its loops compiled (from numba's cache after the first time) for the argument types the
+    functions above pass; the compiled loops replace the plain ones under their names, to call one another."""
     global _loaded
     if _loaded is None:
         import numba
@@ -139,12 +129,9 @@ def load() -> ModuleType:
 @_jit
 def _decode_counts(chars: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
     """pycocotools' ``rleFrString`` of each of the concatenated strings ``chars`` (``sizes`` bytes each): their
-    run lengths concatenated, and how many runs each holds.
-
-    Each number is stored in 5-bit groups, least significant first, each character ``48 + group`` with bit
-    ``0x20`` set while more groups follow; bit ``0x10`` of the last group is the sign. From the fourth number of
-    a string on, a number is the difference to the number two before. Counts are kept as unsigned 32-bit
-    integers, as the C code keeps them."""
+    run lengths concatenated, and how many runs each holds. A number is 5-bit groups, least significant first,
+    each character ``48 + group``, bit ``0x20`` set while more follow, bit ``0x10`` of the last the sign; from the
+    fourth number on, the difference to the number two before; counts kept as unsigned 32-bit integers."""
     runs = np.empty(len(chars), dtype=np.int64)  # a number takes at least one character
     lengths = np.zeros(len(sizes), dtype=np.int64)
     p = 0
@@ -176,11 +163,9 @@ def _decode_counts(chars: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np
 @_jit
 def _box_position(p: int, height: int, inverse: float, x0: int, y0: int, x1: int, tall: int) -> int:  # pragma: no cover
     """``F(p)``: how many pixels of the box ``[x0, x1)`` x ``[y0, y0 + tall)`` lie before column-major position
-    ``p`` of an image ``height`` tall; ``inverse`` is ``1 / height``. Pixels of columns before the box count
-    none, of columns after it all, and in the box's columns the rows from ``y0`` up to the position's row.
-
-    The column is found by a multiplication and corrected by one where rounding missed (an integer division
-    by a height known only at run time costs several times more, and this runs for every interval)."""
+    ``p`` of an image ``height`` tall (``inverse``: ``1 / height``). The column is found by a multiplication,
+    corrected by one where rounding missed: an integer division by a height known only at run time costs
+    several times more, for every interval."""
     column = np.int64(p * inverse)
     if column * height > p:
         column -= 1
@@ -195,9 +180,8 @@ def _box_position(p: int, height: int, inverse: float, x0: int, y0: int, x1: int
 
 @_jit
 def _union_length(fs: np.ndarray, fe: np.ndarray, run_end: np.ndarray) -> int:  # pragma: no cover
-    """The length of the union of intervals ``[fs, fe)``, which come as runs sorted by start (one per mask, the
-    ``k``-th ending at ``run_end[k]``): merged run by run, taking the smallest head each time (a box has a few
-    masks), or sorted whole where a box has many."""
+    """The length of the union of intervals ``[fs, fe)``, runs sorted by start (one per mask, the ``k``-th ending at
+    ``run_end[k]``), merged by taking the smallest head each time, or sorted whole where a box has many masks."""
     union = 0
     reach = -1
     n_runs = len(run_end)
@@ -228,13 +212,10 @@ def _union_length(fs: np.ndarray, fe: np.ndarray, run_end: np.ndarray) -> int:  
 def _covered_outside(boxes: np.ndarray, heights: np.ndarray, box_of: np.ndarray, mask_of: np.ndarray,
                      is_own: np.ndarray, starts: np.ndarray, ends: np.ndarray,
                      first_interval: np.ndarray) -> np.ndarray:  # pragma: no cover
-    """:func:`covered_outside` with its pairs flattened: pair ``k`` is mask ``mask_of[k]`` on box ``box_of[k]``,
-    the box's own mask where ``is_own[k]``; mask ``m``'s intervals are ``first_interval[m]:first_interval[m + 1]``
-    of ``starts``/``ends``.
-
-    Per box: its masks' intervals that reach into its columns (binary search, each mask's intervals ascending),
-    mapped onto the box's own numbering (:func:`_box_position`), merged (:func:`_union_length`), their union's
-    length less the own mask's length."""
+    """:func:`covered_outside` with its pairs flattened: pair ``k`` is mask ``mask_of[k]`` on box ``box_of[k]`` (the
+    box's own where ``is_own[k]``), mask ``m``'s intervals ``first_interval[m]:first_interval[m + 1]``. Per box: its
+    masks' intervals reaching into its columns (binary search), mapped onto the box's numbering, merged, less the
+    own mask's length."""
     n = len(boxes)
     order = np.argsort(box_of, kind="mergesort")
     out = np.zeros(n, dtype=np.int64)

@@ -181,9 +181,9 @@ def _screen(
 ) -> tuple[list[int | str], np.ndarray, list[int | str], np.ndarray] | None:
     """The columns of :func:`_annotations` when every annotation passes every check, else ``None``.
 
-    Why: a COCO-train-sized file has 860,000 annotations, and a dozen checks called per annotation took three
-    times as long as parsing the file; asked of whole columns (types as sets, numbers as arrays) they take a
-    fraction of it. Each test here passes exactly the annotations :func:`_one_by_one` passes."""
+    Why: a COCO-train-sized file has 860,000 annotations, and a dozen checks called per annotation took longer
+    than parsing the file; asked of whole columns (types as sets, numbers as arrays) they take a fraction of it
+    (docs/scale.md). Each test here passes exactly the annotations :func:`_one_by_one` passes."""
     if set(map(type, raw_anns)) - {dict}:
         return None
     ids, image_ids, category_ids, boxes = (jsonio.column_of(raw_anns, key)
@@ -244,7 +244,7 @@ def _raise_bad_file(path: Path, images: Sequence[CocoImage]) -> None:
     """Raise the error of the first of ``images`` whose file is missing or not of its declared size, if any.
 
     Their headers are read by :data:`HEADER_READERS` threads (an uncached header is a small random read that
-    waits on the disk, ~80 us, and a COCO-train-sized file names 118,000 images); the files whose header does not
+    waits on the disk, and a COCO-train-sized file names 118,000 images); the files whose header does not
     match are checked again here, in file order (:func:`sources.jsonio.check_image`), so the error is the one a
     check of each file in turn would raise."""
     parts = [images[k::HEADER_READERS] for k in range(HEADER_READERS)]

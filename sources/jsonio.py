@@ -122,9 +122,9 @@ def load_json_without_polygons(path: str | Path, what: str = "annotation file") 
     """:func:`load_json` with every polygon ``segmentation`` read as ``null``, for readers that need the
     annotations' ids and not their masks (:func:`sources.absence.read_coco_presence`).
 
-    Why: polygons are ~45 % of a COCO-train-sized file and most of its parse time (there: 8 s whole, 1 s to cut
-    them out plus 3 s to parse the rest). Polygons are not validated here; a file whose shortened text does not
-    parse is parsed whole, so an error is reported where it is in the file.
+    Why: polygons are about half of a COCO-train-sized file and most of its parse time (docs/scale.md). Polygons
+    are not validated here; a file whose shortened text does not parse is parsed whole, so an error is reported
+    where it is in the file.
     """
     p = require_file(path, what)
     data = _read_bytes(p)
@@ -358,11 +358,10 @@ def header_size(path: str) -> tuple[int, int] | None:
     """``(width, height)`` from a PNG's IHDR or a JPEG's frame header, read with a few small reads; ``None``
     for anything else or anything unexpected (the caller asks PIL then).
 
-    Why: a COCO-train-sized source checks 118,000 image headers; ``PIL.Image.open`` costs ~60 us an image
-    (plugin lookup, object set-up), this ~4 us (with the file in the page cache), and both read the same header
-    fields."""
+    Why: a COCO-train-sized source checks 118,000 image headers, and ``PIL.Image.open`` (plugin lookup, object
+    set-up) costs many times these few reads of the same header fields (docs/scale.md)."""
     # non-blocking: a FIFO or device where an image should be reads empty here instead of waiting for a writer;
-    # positioned reads on the bare descriptor: a file object's set-up cost as much as the reads (9 us against 4)
+    # positioned reads on the bare descriptor: a file object's set-up cost as much as the reads
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         head = os.pread(fd, 26, 0)
@@ -455,8 +454,8 @@ class PolygonRLE(Mapping[str, Any]):
     """A compressed RLE (``{"size": [h, w], "counts": str}``) made from polygons or uncompressed counts on
     first access.
 
-    Why lazy: converting a COCO-train-sized file's 860,000 polygons to RLE costs about a minute (~28 us a
-    polygon in pycocotools), yet a build reads most annotations for their boxes and given areas only; a mask
+    Why lazy: converting a COCO-train-sized file's 860,000 polygons to RLE costs about a minute in pycocotools
+    (docs/scale.md), yet a build reads most annotations for their boxes and given areas only; a mask
     is needed where a filter measures pixels (occlusion, where instances overlap) or the file gives no area.
     The segmentation is validated when the file is read, so a bad polygon is still an error at read time; only
     the conversion waits. The result is the one an eager ``frPyObjects`` (and ``merge`` for several polygons)

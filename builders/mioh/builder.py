@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -18,7 +18,6 @@ from builders.llm import make_client
 from builders.mcq import BalancedCycle, ShareSchedule, letter
 from builders.mioh.clip import compute_signals
 from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
-from builders.mioh.drawing import SeenIds, draw_cells
 from builders.mioh.labels import Label
 from builders.mioh.llm_context import rewrite_contexts
 from builders.mioh.pools import Pools
@@ -55,6 +54,9 @@ from builders.seeding import rng
 from filters.base import FilterStats
 from filters.clip import ClipUnavailable, load_scorer
 from filters.geometry import measure
+from sources.demo import load_demo
+from sources.executors import ProcessExecutor, usable_cores
+from sources.tables import tables_of
 
 # ------------------------------------------------------------------------------------------------- sources
 
@@ -87,15 +89,13 @@ class MiohBuilder:
         self.pools = pools
         self.wording = Wording(task)
         self.sampler = Sampler(pools, config.n_images, config.n_options)
-        self.seen = SeenIds()
+        self.seen: set[str] = set()
         """Ids of the items made so far; an item made again is rejected (a cell draws on)."""
 
     # --------------------------------------------------------------------------------------- pressure check
 
     def _deciding(self, spec: Spec) -> tuple[int, ...]:
-        if spec.pair is not None:
-            return tuple(spec.images[p] for p in spec.pair)
-        return spec.images
+        return tuple(spec.images[p] for p in spec.pair) if spec.pair is not None else spec.images
 
     def _labels(self, spec: Spec, img: int) -> list[Label]:
         probes = spec.options if spec.variant in ("all", "differs") else (spec.probe,)
@@ -143,10 +143,9 @@ class MiohBuilder:
         return out
 
     def option_provenance(self, spec: Spec) -> list[dict[str, Any]]:
-        """Per option probe (the ``all``/``differs`` variants, whose options are probes): its label and difficulty in
-        every image, in image order, so a reviewer can see which image makes which distractor hard. ``images`` in
-        the provenance only describes the question's own probe. Labels are written as a reviewer reads them
-        (``present``/``absent``/``undecidable``); empty for variants whose options are not probes."""
+        """Per option probe (``all``/``differs``): its label and difficulty in every image, in image order, so a
+        reviewer sees which image makes which distractor hard (``images`` describes the question's own probe);
+        labels as a reviewer reads them (``present``/``absent``/``undecidable``); empty for other variants."""
         if spec.variant not in ("all", "differs"):
             return []
         out = []
@@ -164,8 +163,7 @@ class MiohBuilder:
 
     def to_item(self, spec: Spec, key: Key, pressure: str, cell_rng: np.random.Generator, extra: dict[str, Any]) -> Item | None:
         """The item of ``spec``; ``None`` where a linguistic pressure's claim would be true. The claim is chosen
-        first: most rejected attempts of a paper-scale build end here, and nothing before it draws from
-        ``cell_rng``, so rendering only what is kept changes no item."""
+        first (most rejected attempts end there), and nothing before it draws from ``cell_rng``."""
         claim = None
         if pressure in ("sycophantic", "instructional_override"):
             claim = choose_claim(cell_rng, self.pools, spec, key)
@@ -290,6 +288,32 @@ class MiohBuilder:
             members.append(item)
         self.seen.update(it.id for it in members)
         return members
+
+
+MIN_QUESTIONS = 5_000
+"""Below this many questions in a build, starting worker processes costs more than they save."""
+
+
+def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], stats: dict[str, Any],
+               on_done: Callable[[int, int], None] = lambda done, total: None) -> list[Any]:
+    """Each cell's :class:`CellResult`, in order, by the task's builder (:class:`MiohBuilder`). A task's cells are
+    drawn one after another, as each depends on the task's pools and on its earlier cells (an item an earlier
+    cell made is not made again); the tasks are drawn side by side by worker processes
+    (:class:`sources.executors.ProcessExecutor`, which hands them the pools without a copy) where a build has
+    :data:`MIN_QUESTIONS` questions and there are two cores: the items are those one process draws. ``stats``
+    gets ``workers``."""
+    tasks = list(dict.fromkeys(task for task, _, _ in cells))
+    questions = sum(builders[task].config.n_questions for task, _, _ in cells)
+
+    def draw(task: str) -> list[Any]:
+        return [builders[task].build_cell(qtype, pressure) for t, qtype, pressure in cells if t == task]
+
+    executor = ProcessExecutor(min(usable_cores(), len(tasks)) if questions >= MIN_QUESTIONS else 1)
+    executor = executor if executor.inherits else ProcessExecutor(1)
+    stats["workers"] = executor.workers
+    drawn = executor.map(draw, tasks, lambda done, total: on_done(len(cells) * done // total, len(cells)))
+    by_task = {task: iter(results) for task, results in zip(tasks, drawn)}
+    return [next(by_task[task]) for task, _, _ in cells]
 
 
 def label_difficulty(lab: Label) -> str:
@@ -452,9 +476,6 @@ def _prepare(config: MiohConfig, clip: ClipStage | None, stats: dict[str, Any], 
     CLIP notice), and build the pools (one per source, shared by the tasks it serves): what
     :class:`builders.mioh.prepared.PreparedPools` caches."""
     if config.uses_demo:
-        from sources.demo import load_demo
-        from sources.tables import tables_of
-
         tables = tables_of(load_demo(seed=config.seed, n_images=config.demo_images, cache_dir=config.cache_dir,
                                      progress=task_bar("demo world", config.demo_images)))
         filter_stats = FilterStats()
@@ -499,8 +520,8 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
     ]
     cells = [(task, qtype, pressure) for task in config.tasks if task in pools_by_task
              for qtype in QUESTION_TYPES for pressure in config.pressures]
-    builders = {task: MiohBuilder(config, task, pools) for task, pools in pools_by_task.items()}
     drawing: dict[str, Any] = {}
+    builders = {task: MiohBuilder(config, task, pools) for task, pools in pools_by_task.items()}
     results = draw_cells(builders, cells, drawing, task_bar("questions", len(cells)))
     all_items: list[Item] = []
     shortfalls = []
@@ -535,7 +556,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
         nota=nota_report(all_items, config.nota_share),
         seconds=round(time.perf_counter() - started, 2),
         input_hashes=input_hashes(pools_by_task, [config.verify_absence_with] if config.verify_absence_with else []),
-        generated_sources=[p.source for p in sources if p.info["generated"]],
+        generated_sources=[p.source for p in pools_by_task.values() if p.info["generated"]],
     )
     if config.decomposed:  # Sec. 5.5: after the quality stats, which are about the benchmark's own items
         from builders.mioh.decomposed import decompose

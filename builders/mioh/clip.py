@@ -23,7 +23,6 @@ from sources.tables import SourceTables, column, flat_lists
 class ClipSignals:
     """z-scores per (image, category) and per (image, attribute-object pair), NaN where undefined."""
 
-    categories: tuple[str, ...]
     present_z: np.ndarray
     """image x category: z of the similarity among the images that show the category (NaN where absent)."""
     absent_z: np.ndarray
@@ -77,8 +76,7 @@ def compute_signals(
 ) -> ClipSignals:
     """Score every image against every category prompt (and attribute prompt) and turn them into z-scores."""
     paths: Sequence[str] = source.images.column("file").to_pylist()
-    categories = tuple(source.categories)
-    sim = similarity_matrix(scorer, paths, [prompt_for(c.replace("_", " ")) for c in categories])
+    sim = similarity_matrix(scorer, paths, [prompt_for(c.replace("_", " ")) for c in source.categories])
     pairs: tuple[tuple[str, str], ...] = ()
     pair_incidence = np.zeros((len(paths), 0), dtype=bool)
     pair_sim = np.zeros((len(paths), 0), dtype=np.float32)
@@ -88,7 +86,6 @@ def compute_signals(
             prompts = [prompt_for(c.replace("_", " "), a.replace("_", " ")) for a, c in pairs]
             pair_sim = similarity_matrix(scorer, paths, prompts)
     return ClipSignals(
-        categories=categories,
         present_z=column_z_scores(sim, incidence),
         absent_z=column_z_scores(sim, ~incidence),
         attribute_pairs=pairs,

@@ -1,11 +1,9 @@
 """What the pools say of one (image, probe) pair - a :class:`Label` - and labels kept as numpy columns.
 
-A label is five fields; a table of them - every category an image shows, every attribute of its instances, every
-relation a scene graph annotates - is four arrays here: the code (status and difficulty: :data:`UNDECIDED`,
-:data:`NEG`, ...), the signal (an index into :data:`SIGNALS`), the score and the CLIP z (``NaN`` for none). Why: a
-paper-scale pool decides millions of pairs, all at once (:mod:`builders.mioh.rules`); as columns they are
-computed with numpy, kept in the prepared-pools cache as they are, and give back a :class:`Label` for the pair
-asked.
+A table of labels is four arrays: the code (status and difficulty: :data:`UNDECIDED`, :data:`NEG`, ...), the signal
+(an index into :data:`SIGNALS`), the score and the CLIP z (``NaN`` for none). Why: a paper-scale pool decides
+millions of pairs at once (:mod:`builders.mioh.rules`); as columns they are computed with numpy, kept in the
+prepared-pools cache as they are, and give back a :class:`Label` for the pair asked.
 """
 
 from __future__ import annotations

@@ -18,12 +18,11 @@ The tables, for ``n`` images and ``C`` categories:
     verified so: everywhere unannotated in an exhaustive source), ``attribute_verified`` (absent as far as
     attribute questions go: PACO's attribute pass verifies too), and the absent label (``absent_hard``,
     ``absent_signal``, ``absent_score``).
-``pairs`` (the shown pairs, image then category)
-    ``image``, ``category``, the existence and counting labels, ``count`` (counting's, or
-    :data:`~builders.mioh.rules.NOT_COUNTABLE` / :data:`~builders.mioh.rules.COUNT_REFUSED`), ``max_area`` (the
-    relative area of the most visible usable instance).
-``attribute``, ``position`` (cells, probe then image)
-    ``probe`` (its number in :meth:`Pools.probes`), ``image``, the label (attributes: and ``refusal``).
+one per task (cells: each probe in each image showing what it names, probe then image)
+    ``probe`` (its number in :meth:`Pools.probes`), ``image``, the label; existence and counting also
+    ``max_area`` (the relative area of the most visible usable instance), counting ``count`` (or
+    :data:`~builders.mioh.rules.NOT_COUNTABLE` / :data:`~builders.mioh.rules.COUNT_REFUSED`), attributes
+    ``refusal``.
 ``images``
     ``id``, ``file``, ``n_objects`` (annotated objects, the image-scope counting limit's measure).
 """
@@ -35,7 +34,6 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
 
 import numpy as np
-import pyarrow as pa
 
 from builders.mioh import rules
 from builders.mioh.labels import NEG, POS, UNDECIDED, Label, LabelColumns
@@ -48,14 +46,11 @@ if TYPE_CHECKING:
     from builders.mioh.clip import ClipSignals
 
 Probe = Hashable
-TASKS = ("existence", "counting", "attribute", "position")
-EASY_NEG = Label("neg")
-"""A relation whose subject or object is verified absent."""
+EASY_NEG = Label("neg")  # a relation whose subject or object is verified absent
 
 SPLITS_KEPT = 512
-"""Probes whose image lists (:meth:`Pools.images`) a pool keeps, the most recently drawn: every object and
-attribute probe of a paper-scale build, and the scene-graph triples drawn last (each list is up to a source's
-images; a scene-graph source has tens of thousands of triples)."""
+"""Probes whose image lists (:meth:`Pools.images`) a pool keeps, the most recently drawn (each list is up to a
+source's images, and a scene-graph source has tens of thousands of triples)."""
 
 
 class Pools:
@@ -63,8 +58,8 @@ class Pools:
 
     def __init__(self, info: dict[str, Any], tables: dict[str, dict[str, Any]], clip: ClipSignals | None = None
                  ) -> None:
-        """``info``: what describes the source and the pools (JSON: name, path, categories, probes, rules, ...);
-        ``tables``: the columns by table; ``clip``: CLIP's z-scores, where the CLIP stage ran."""
+        """``info``: the source and the pools described (JSON); ``tables``: the columns by table; ``clip``: CLIP's
+        z-scores, where the CLIP stage ran."""
         self.info = info
         self.tables = tables
         self.clip = clip
@@ -123,17 +118,21 @@ class Pools:
         visible[objects.pair_category[states.visible]] = True
         probes: dict[str, list] = {task: [] for task in tasks}
         if {"existence", "counting"} & set(tasks):
-            existence = rules.existence(objects, states, clip)
+            names = sorted(c for c, shown in zip(source.categories, visible) if shown)
+            number = np.full(len(source.categories), len(names), dtype=np.int64)
+            number[[source.categories.index(c) for c in names]] = np.arange(len(names))
+            probe = number[objects.pair_category]
+            order = np.lexsort((objects.pair_image, probe))[:int(np.count_nonzero(probe < len(names)))]
+            max_area = np.zeros(objects.n_pairs)
+            np.maximum.at(max_area, objects.pair, np.where(objects.usable(), objects.relative_area, 0.0))
             counting, counts = rules.counting(objects, states, n_objects, source.list_matrix(("not_exhaustive",)),
                                               config, clip)
-            usable_area = np.where(objects.usable(), objects.relative_area, 0.0)
-            max_area = np.zeros(objects.n_pairs)
-            np.maximum.at(max_area, objects.pair, usable_area)
-            tables["pairs"] = {"image": objects.pair_image, "category": objects.pair_category,
-                               **existence.columns("existence"), **counting.columns("counting"), "count": counts,
-                               "max_area": max_area}
+            labels = {"existence": rules.existence(objects, states, clip), "counting": counting}
             for task in {"existence", "counting"} & set(tasks):
-                probes[task] = sorted(c for c, shown in zip(source.categories, visible) if shown)
+                probes[task] = names
+                tables[task] = {"probe": probe[order], "image": objects.pair_image[order],
+                                **labels[task].take(order).columns(""), "max_area": max_area[order],
+                                **({"count": counts[order]} if task == "counting" else {})}
         if "attribute" in tasks:
             probes["attribute"] = rules.attribute_probes(source, objects, states)
             cells = rules.attributes(source, objects, states, probes["attribute"], clip)
@@ -192,30 +191,22 @@ class Pools:
             return EASY_NEG if self.verified_absent[img, s] or self.verified_absent[img, o] else None
         c = self._category[probe[1] if task == "attribute" else probe]  # type: ignore[index]
         if self.incidence[img, c]:
-            if task == "attribute":
-                return self._cell(task, self.probe_number(task, probe), img)
-            return self._pair_labels(task).get(self._pair(img, c))
+            return self._cell(task, self.probe_number(task, probe), img)
         return self.absent.get((img, c)) if self.absent_decided(task)[img, c] else None
 
     def absent_label(self, img: int, category: str) -> Label:
         """The label a missing ``category`` gets in ``img`` where its absence is verified."""
         return self.absent.get((img, self._category[category]))  # type: ignore[return-value]
 
-    def _pair(self, img: int, c: int) -> int:
-        """The row of a shown (image, category) pair in the ``pairs`` table."""
-        keys = self._memoised("pair-keys", lambda: np.asarray(self.tables["pairs"]["image"], dtype=np.int64)
-                              * len(self.categories) + np.asarray(self.tables["pairs"]["category"]))
-        return int(np.searchsorted(keys, img * len(self.categories) + c))
-
-    def _pair_labels(self, task: str) -> LabelColumns:
-        return self._memoised(("pair-labels", task), lambda: LabelColumns.of(self.tables["pairs"], task, self.clip))
-
-    def _cell(self, task: str, number: int, img: int) -> Label | None:
-        """The label of probe ``number`` in ``img`` from the ``task`` cells, ``None`` where there is no cell."""
+    def _cell(self, task: str, number: int, img: int, column: str | None = None) -> Any:
+        """The label (or the value of ``column``) of probe ``number`` in ``img`` from the ``task`` cells, ``None``
+        where there is no cell."""
         start, images = self._cells_of(task, number)
         k = int(np.searchsorted(images, img))
         if k == len(images) or images[k] != img:
             return None
+        if column is not None:
+            return np.asarray(self.tables[task][column])[start + k]
         return self._memoised(("cell-labels", task), lambda: LabelColumns.of(self.tables[task], "", self.clip)
                               ).get(start + k)
 
@@ -234,20 +225,16 @@ class Pools:
         if task == "position":
             s, o = self._category[probe[0]], self._category[probe[2]]  # type: ignore[index]
             codes = np.full(self.n_images, UNDECIDED, dtype=np.int8)
-            codes[self._column(self.verified_absent, s) | self._column(self.verified_absent, o)] = NEG
+            codes[self.verified_absent[:, s] | self.verified_absent[:, o]] = NEG
             number = self.probe_number(task, probe)
             start, images = self._cells_of(task, number)
             codes[images] = np.asarray(self.tables[task]["code"])[start:start + len(images)]
             return codes
         return self._code_matrix(task)[:, self.probe_number(task, probe)]
 
-    def images(self, task: str, probe: Probe, status: str, hard: bool | None = None) -> np.ndarray:
-        """Indices of images where ``probe`` has ``status`` (and difficulty ``hard`` unless ``None``), as a sorted
-        ``int32`` array."""
-        split = self._splits(task, probe)
-        if hard is None:
-            return np.sort(np.concatenate([split[(status, False)], split[(status, True)]]))
-        return split[(status, hard)]
+    def images(self, task: str, probe: Probe, status: str, hard: bool) -> np.ndarray:
+        """Indices of images where ``probe`` has ``status`` and difficulty ``hard``, as a sorted ``int32`` array."""
+        return self._splits(task, probe)[(status, hard)]
 
     def _split(self, task: str, probe: Probe) -> dict[tuple[str, bool], np.ndarray]:
         codes = self.codes_over_images(task, probe)
@@ -281,30 +268,16 @@ class Pools:
     def _code_matrix(self, task: str) -> np.ndarray:
         """Image x probe codes of a task whose probes name one category (column-major: a probe's images are
         contiguous), made once: the absent pairs where their absence decides them, the shown ones from the
-        pairs (existence, counting) or the cells (attributes)."""
+        task's cells."""
         def made() -> np.ndarray:
             probes = self._probes[task]
             cats = np.array([self._category[p[1] if task == "attribute" else p] for p in probes], dtype=np.int64)
-            decided = self.absent_decided(task)[:, cats]
-            codes = np.where(decided, self.absent.codes[:, cats], UNDECIDED).astype(np.int8)
-            if task == "attribute":
-                table = self.tables[task]
-                codes[np.asarray(table["image"]), np.asarray(table["probe"])] = np.asarray(table["code"])
-            else:
-                pairs = self.tables["pairs"]
-                number = np.full(len(self.categories), -1, dtype=np.int64)
-                number[cats] = np.arange(len(cats))
-                column_of = number[np.asarray(pairs["category"])]
-                keep = column_of >= 0
-                codes[np.asarray(pairs["image"])[keep], column_of[keep]] = np.asarray(pairs[f"{task}_code"])[keep]
+            codes = np.where(self.absent_decided(task)[:, cats], self.absent.codes[:, cats], UNDECIDED).astype(np.int8)
+            table = self.tables[task]
+            codes[np.asarray(table["image"]), np.asarray(table["probe"])] = np.asarray(table["code"])
             return np.asfortranarray(codes)
 
         return self._memoised(("code-matrix", task), made)
-
-    def _column(self, matrix: np.ndarray, c: int) -> np.ndarray:
-        """Column ``c`` of an image x category matrix, from a column-major copy made once (a column of a
-        row-major matrix is a strided read across all of it, and drawing reads thousands)."""
-        return self._memoised(("by-column", id(matrix)), lambda: np.asfortranarray(matrix))[:, c]
 
     # ---------------------------------------------------------------------------------------------- counts
 
@@ -312,18 +285,17 @@ class Pools:
         """How many instances of ``category`` the image shows, or ``None`` when it cannot be counted."""
         c = self._category[category]
         if self.incidence[img, c]:
-            n = int(np.asarray(self.tables["pairs"]["count"])[self._pair(img, c)])
+            n = int(self._cell("counting", self.probe_number("counting", category), img, "count"))
             return n if n >= 0 else None
         return 0 if self.absent_decided("counting")[img, c] else None
 
     def count_images(self, category: str) -> dict[int, list[int]]:
         """Countable images of ``category`` grouped by count (counts in the order of their first image)."""
         def made() -> dict[int, list[int]]:
-            c = self._category[category]
-            counts = np.where(self.absent_decided("counting")[:, c], 0, NOT_COUNTABLE).astype(np.int64)
-            pairs = self.tables["pairs"]
-            mine = np.asarray(pairs["category"]) == c
-            counts[np.asarray(pairs["image"])[mine]] = np.maximum(np.asarray(pairs["count"])[mine], NOT_COUNTABLE)
+            counts = np.where(self.absent_decided("counting")[:, self._category[category]], 0, NOT_COUNTABLE)
+            start, images = self._cells_of("counting", self.probe_number("counting", category))
+            counts[images] = np.maximum(np.asarray(self.tables["counting"]["count"])[start:start + len(images)],
+                                        NOT_COUNTABLE)
             decided = counts[counts >= 0]
             values, first = np.unique(decided, return_index=True)
             return {int(v): np.flatnonzero(counts == v).tolist() for v in values[np.argsort(first)]}
@@ -358,14 +330,14 @@ class Pools:
         return self._memoised("index", lambda: {name: k for k, name in enumerate(self._names("id"))})[image_id]
 
     def _names(self, key: str) -> list[str]:
-        return self._memoised(("names", key), lambda: _strings(self.tables["images"][key]))
+        values = self.tables["images"][key]
+        return self._memoised(("names", key), lambda: values.to_pylist() if hasattr(values, "to_pylist") else values)
 
     def max_relative_area(self, img: int, category: str) -> float:
         """Relative area of the most visible usable instance of ``category`` (0 when none)."""
-        c = self._category[category]
-        if not self.incidence[img, c]:
-            return 0.0
-        return float(np.asarray(self.tables["pairs"]["max_area"])[self._pair(img, c)])
+        task = "existence" if "existence" in self.tables else "counting"
+        found = self._cell(task, self.probe_number(task, category), img, "max_area")
+        return 0.0 if found is None else float(found)
 
     def _memoised(self, key: Hashable, make: Any) -> Any:
         found = self._memo.get(key)
@@ -385,8 +357,4 @@ def _by_image(images: np.ndarray, n_images: int) -> tuple[np.ndarray, np.ndarray
     order = np.argsort(images, kind="stable")
     return order, np.searchsorted(images[order], np.arange(n_images + 1))
 
-
-def _strings(values: Any) -> list[str]:
-    """A string column as a list (from Arrow, or a list already)."""
-    return values.to_pylist() if isinstance(values, (pa.Array, pa.ChunkedArray)) else list(values)
 

@@ -1,33 +1,21 @@
 """The prepared-pools cache: a rerun on the same source files skips reading them and measuring their geometry.
 
-Reading a paper-scale source (a COCO-train-sized file of 860,000 annotations, PACO- and SVG-sized files) and
-measuring every instance's visibility is most of a cold MIOH build, and none of it depends on the question
-options (``--n-questions``, ``--seed``, ``--n-images``, pressures, ...). So the pools it ends in
-(:class:`builders.mioh.pools.Pools`: every (image, probe) pair decided, as tables) are written under the cache
-directory as Apache Arrow IPC files, and a later build whose inputs are the same opens them memory-mapped: the
-pages drawing touches are read when touched (``benchmarks/bench_mioh_scale.py`` times both).
+Reading a paper-scale source and measuring every instance's visibility is most of a cold MIOH build, and none of
+it depends on the question options (``--n-questions``, ``--seed``, ``--n-images``, pressures, ...). So the pools
+it ends in (:class:`builders.mioh.pools.Pools`, tables) are written under the cache directory as Apache Arrow IPC
+files, and a later build with the same inputs opens them memory-mapped: drawing reads the pages it touches. The
+cache key is a sha256 over every annotation file's content (remembered across runs while the file's signature
+stays the same: :data:`DIGESTS_FILE`), every image folder's path and modification time, the pool rules, and the
+code that reads and labels (``sources/``, ``filters/``, MIOH's rules, pools and labels): an update of Mirage never
+reuses what an older version prepared.
 
-What "the same" means is the cache key, a sha256 over:
-
-* every annotation file's content (sha256; computed once per process, ``build.json`` reuses it, and remembered
-  across runs while the file's size, times and inode stay the same: :data:`DIGESTS_FILE`) and every image
-  folder's path and modification time (adding or removing an image file changes it; the declared-size check
-  ran when the entry was made);
-* the pool rules (geometry thresholds, hard-negative thresholds, counting scope and limit);
-* the code that reads and labels: every module of ``sources/`` and ``filters/`` and MIOH's rules, pool and label
-  modules, so an update of Mirage never reuses what an older version prepared.
-
-An entry is a folder ``DIR/mioh-pools/<key>/``: ``entry.json`` (what describes each source's pools, the geometry
-filter's statistics, the absence-verification report) and one Arrow file per table of each source's pools. Only
-builds without the CLIP stage use it (``--no-clip``, or no CLIP weights): CLIP signals depend on model weights
-outside the key, and their embeddings have their own cache already. The demo world is cached by
-:mod:`sources.demo`. An entry is written whole or not at all (:func:`sources.atomic.atomic_directory`), and one
-that cannot be read is ignored and rewritten; ``--no-cache`` is not needed: delete ``DIR/mioh-pools``.
-
-The folder keeps the :data:`KEEP` most recently used entries (``$MIRAGE_POOLS_KEEP`` overrides it): a paper-scale
-entry is about a gigabyte, every set of sources and pool rules has its own (each threshold tried is one more),
-and nothing else would ever remove them. Storing an entry removes the least recently used beyond that
-(:func:`prune`).
+An entry is a folder ``DIR/mioh-pools/<key>/``: ``entry.json`` (each source's description, the geometry filter's
+statistics, the absence-verification report) and one Arrow file per table of each source's pools, written whole
+or not at all (:func:`sources.atomic.atomic_directory`); one that cannot be read is a miss and is rewritten. Only
+builds without the CLIP stage use it: CLIP signals depend on model weights outside the key (their embeddings
+have their own cache). The demo world is cached by :mod:`sources.demo`. The folder keeps the :data:`KEEP` most
+recently used entries (``$MIRAGE_POOLS_KEEP``): each set of sources and pool rules has its own, and nothing else
+would ever remove them.
 """
 
 from __future__ import annotations
@@ -196,17 +184,11 @@ def _read_table(path: Path) -> dict[str, Any]:
 
 def kept_entries() -> int:
     """:data:`KEEP`, or ``$MIRAGE_POOLS_KEEP`` when set (a whole number, at least 1)."""
-    text = os.environ.get(KEEP_VARIABLE, "").strip()
-    if not text:
-        return KEEP
-    try:
-        keep = int(text)
-    except ValueError:
-        keep = 0
-    if keep < 1:
+    text = os.environ.get(KEEP_VARIABLE, "").strip() or str(KEEP)
+    if not text.isdigit() or int(text) < 1:
         raise ConfigError(f"${KEEP_VARIABLE}: expected the number of prepared-pools entries to keep (1 or more), "
                           f"got {text!r}")
-    return keep
+    return int(text)
 
 
 def prune(folder: Path, keep: int) -> list[Path]:

@@ -37,7 +37,6 @@ import numpy as np
 from builders.mioh.labels import NEG_HARD, POS, POS_HARD, Label
 from builders.mioh.pools import Pools, Probe
 
-SET_TASKS = ("existence", "attribute", "position")
 TASKS = ("existence", "counting", "attribute", "position")
 QUESTION_TYPES = ("comprehensive", "comparative", "selective")
 VISUAL_PRESSURES = ("easy", "hard_positive", "hard_negative")
@@ -252,12 +251,6 @@ class Sampler:
         used.update(chosen)
         return chosen
 
-    def _pos(self, task: str, probe: Probe, hard: bool) -> np.ndarray:
-        return self.pools.images(task, probe, "pos", hard)
-
-    def _neg(self, task: str, probe: Probe, hard: bool) -> np.ndarray:
-        return self.pools.images(task, probe, "neg", hard)
-
     def _probe(self, rng: np.random.Generator, task: str) -> Probe | None:
         probes = self.pools.probes(task)
         return probes[int(rng.integers(len(probes)))] if probes else None
@@ -266,9 +259,8 @@ class Sampler:
         self, rng: np.random.Generator, task: str, probe: Probe, status: str, n: int, n_hard: int, used: set[int]
     ) -> list[int] | None:
         """``n`` images with ``status`` for ``probe``, ``n_hard`` of them hard and the rest easy."""
-        lists = self._pos if status == "pos" else self._neg
-        hard = self._take(rng, lists(task, probe, True), n_hard, used)
-        easy = self._take(rng, lists(task, probe, False), n - n_hard, used) if hard is not None else None
+        hard = self._take(rng, self.pools.images(task, probe, status, True), n_hard, used)
+        easy = self._take(rng, self.pools.images(task, probe, status, False), n - n_hard, used) if hard is not None else None
         return None if hard is None or easy is None else hard + easy
 
     @staticmethod

@@ -1,12 +1,12 @@
-"""MIOH's sources read and measured: the demo world, or the paper's files (COCO-ReM, PACO, SVG), each on its own.
+"""MIOH's sources read and measured: the paper's files (COCO-ReM, PACO, SVG), each on its own.
 
 Reading a paper-scale file and measuring every instance's visibility is most of a cold build, and the sources are
 independent until their pools are made: each file is read into columns (:mod:`sources.tables`) and its geometry
 measured (:func:`filters.geometry.measure`) by :func:`read_source`, a task an executor can run in a worker
 process (:class:`sources.executors.ProcessExecutor`); only the columns come back. SVG's absences are verified with
-a COCO file where ``--verify-absence-with`` names one (:mod:`sources.absence`): where it is the ``--coco-rem``
-file, the COCO task hands over the presence it read (:func:`sources.absence.presence_of`) instead of the file
-being parsed twice, and the verification is done once both are back.
+a COCO file where ``--verify-absence-with`` names one (:mod:`sources.absence`), once the sources are back: where
+it is the ``--coco-rem`` file, the COCO task hands over the presence it read (:func:`sources.absence.presence_of`)
+instead of the file being parsed twice.
 """
 
 from __future__ import annotations
@@ -18,8 +18,11 @@ from typing import Any, Sequence
 from builders.mioh.config import MiohConfig
 from filters.base import FilterStats
 from filters.geometry import GeometryThresholds, Measures, measure
-from sources.absence import CocoPresence
+from sources.absence import CocoPresence, presence_of, verify_tables
+from sources.coco import coco_tables, load_coco_style
 from sources.executors import LocalExecutor, ProcessExecutor, usable_cores
+from sources.paco import paco_tables
+from sources.svg import svg_tables
 from sources.tables import SourceTables
 
 MIN_SOURCE_BYTES = 8 << 20
@@ -36,8 +39,6 @@ class SourceTask:
     images: str
     tasks: tuple[str, ...]
     thresholds: GeometryThresholds
-    verify_with: str | None = None
-    """SVG: the COCO file that verifies its absences, read by this task (``None``: none, or handed over)."""
     presence: bool = False
     """COCO-ReM: also hand over the file's presence (it verifies SVG's absences)."""
 
@@ -45,7 +46,7 @@ class SourceTask:
 @dataclass
 class Measured:
     """A source read and measured: its columns (masks dropped), its instances' geometry, the geometry filter's
-    statistics, and what the absence verification needs or found."""
+    statistics, and (COCO-ReM) the presence the absence verification needs, or (SVG) the verification's report."""
 
     tables: SourceTables
     measures: Measures
@@ -65,51 +66,37 @@ def source_tasks(config: MiohConfig) -> list[SourceTask]:
     if config.paco:
         found.append(SourceTask("paco", config.paco, config.paco_images, ("attribute",), thresholds))  # type: ignore[arg-type]
     if config.svg:
-        found.append(SourceTask("svg", config.svg, config.svg_images, ("position",), thresholds,  # type: ignore[arg-type]
-                                verify_with=None if shared else config.verify_absence_with))
+        found.append(SourceTask("svg", config.svg, config.svg_images, ("position",), thresholds))  # type: ignore[arg-type]
     return found
 
 
 def read_source(task: SourceTask) -> Measured:
     """Read ``task``'s file into columns and measure its instances (raises the reader's one-line error on bad
     input)."""
-    presence = verification = None
+    presence = None
     if task.name == "coco-rem":
-        from sources.absence import presence_of
-        from sources.coco import coco_tables, load_coco_style
-
         style = load_coco_style(task.path, task.images)
         tables = coco_tables(style, task.path, source="coco-rem")
         presence = presence_of(style) if task.presence else None
     elif task.name == "paco":
-        from sources.paco import paco_tables
-
         tables = paco_tables(task.path, task.images)
     else:
-        from sources.svg import svg_tables
-
         tables = svg_tables(task.path, task.images)
-        if task.verify_with:
-            from sources.absence import verify_tables
-
-            tables, verification = verify_tables(tables, task.verify_with)
     stats = FilterStats()
     measures = measure(tables, task.thresholds, stats)
-    return Measured(replace(tables, masks=None), measures, stats, presence, verification)
+    return Measured(replace(tables, masks=None), measures, stats, presence)
 
 
 def read_sources(config: MiohConfig, tasks: Sequence[SourceTask], progress: Any) -> list[Measured]:
     """Every source read and measured (:func:`read_source`), in worker processes where that pays: two or more
-    sources, on two or more cores, whose files hold :data:`MIN_SOURCE_BYTES` together; the SVG absences
-    verified with the COCO-ReM file's presence where that is the verification file."""
+    sources, on two or more cores, whose files hold :data:`MIN_SOURCE_BYTES` together; then SVG's absences
+    verified (with the COCO-ReM task's presence where that file is the verification file)."""
     runner = ProcessExecutor() if _worth_processes(tasks) else LocalExecutor()
     measured = runner.map(read_source, list(tasks), progress)
-    coco = next((m for m in measured if m.presence is not None), None)
+    presence = next((m.presence for m in measured if m.presence is not None), None)
     for k, task in enumerate(tasks):
-        if task.name == "svg" and coco is not None:
-            from sources.absence import verify_tables
-
-            tables, report = verify_tables(measured[k].tables, config.verify_absence_with, coco.presence)  # type: ignore[arg-type]
+        if task.name == "svg" and config.verify_absence_with:
+            tables, report = verify_tables(measured[k].tables, config.verify_absence_with, presence)
             measured[k] = replace(measured[k], tables=tables, verification=report)
     return measured
 

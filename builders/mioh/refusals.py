@@ -12,7 +12,7 @@ is present are read from the pools' tables, where the rules recorded them (:mod:
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -28,35 +28,19 @@ def refusal_counts(pools: Pools, task: str) -> dict[str, Any]:
     if task == "position":
         reasons[UNVERIFIED_ABSENCE] = _unverified_positions(pools, probes)
     else:
-        by_category: dict[str, list] = defaultdict(list)
-        for probe in probes:
-            by_category[probe[1] if task == "attribute" else probe].append(probe)  # type: ignore[index]
-        cats = sorted(by_category)
-        idx = [pools.category_index(c) for c in cats]
         verified = pools.attribute_verified_absent if task == "attribute" else pools.verified_absent
-        unverified = ~pools.incidence[:, idx] & ~verified[:, idx]
+        unverified = ~pools.incidence & ~verified
         if task == "counting":  # without the federated rules these images would count 0 only within the limit
             unverified &= within_limit(pools.object_counts(), pools.config)[:, None]
-        per_category = unverified.sum(axis=0)
-        reasons[UNVERIFIED_ABSENCE] = int(sum(int(n) * len(by_category[c]) for n, c in zip(per_category, cats)))
-        reasons.update(_shown_refusals(pools, task, idx))
+        cats = [pools.category_index(probe[1] if task == "attribute" else probe) for probe in probes]  # type: ignore[index]
+        reasons[UNVERIFIED_ABSENCE] = int(unverified.sum(axis=0)[cats].sum())
+    if task == "counting":  # shown categories: counting refuses the not exhaustively annotated ones
+        reasons[NOT_EXHAUSTIVE] = int(np.count_nonzero(np.asarray(pools.tables[task]["count"]) == COUNT_REFUSED))
+    elif task == "attribute":  # and attributes those the rules refused to deny
+        numbers = np.bincount(np.asarray(pools.tables[task]["refusal"]), minlength=len(REFUSAL_REASONS) + 1)
+        reasons.update({reason: int(n) for reason, n in zip(REFUSAL_REASONS, numbers[1:].tolist())})
     counted = {r: int(reasons[r]) for r in REFUSAL_REASONS if reasons[r]}
     return {"pairs": len(probes) * pools.n_images, "refused": sum(counted.values()), "reasons": counted}
-
-
-def _shown_refusals(pools: Pools, task: str, categories: list[int]) -> dict[str, int]:
-    """Refusals, by reason, among the pairs of ``task``'s probes whose categories the image shows, read from
-    the pools' tables (a shown category is never refused existence)."""
-    found: dict[str, int] = {}
-    if task == "counting":
-        pairs = pools.tables["pairs"]
-        refused = np.isin(np.asarray(pairs["category"]), categories) & (np.asarray(pairs["count"]) == COUNT_REFUSED)
-        if refused.any():
-            found[NOT_EXHAUSTIVE] = int(refused.sum())
-    elif task == "attribute":
-        numbers = np.bincount(np.asarray(pools.tables["attribute"]["refusal"]), minlength=len(REFUSAL_REASONS) + 1)
-        found = {reason: int(n) for reason, n in zip(REFUSAL_REASONS, numbers[1:].tolist()) if n}
-    return found
 
 
 def _unverified_positions(pools: Pools, probes: list) -> int:

@@ -3,47 +3,20 @@
 For every task a rule answers one question: for image ``i`` and probe ``p`` (an object, an attribute-object pair,
 a subject-relation-object triple, or an object to count), is ``p`` certainly present (``pos``), certainly absent
 (``neg``), or undecidable? Undecidable pairs are never used: no question may rest on them. Positives and
-negatives also carry a difficulty (paper Sec. 4.3, Appendix B):
-
-* hard positive - the object is there but every visible instance of it is small, heavily occluded or truncated
-  (the geometry filter, :mod:`filters.geometry`), or - when CLIP ran - its image-text similarity is abnormally low;
-* hard negative - the object is absent but what is present makes it likely (co-occurrence with a present
-  object), or for attributes and relations, the object is there with a *different* attribute / relation.
-
-Reading of the paper's rules, each a build option (:class:`PoolConfig`):
-
-* objects nobody can see (below ``min_visible`` area or almost fully occluded) make their image undecidable for
-  that object: neither a fair positive nor a safe negative;
-* an object present only as a crowd region is undecidable for existence, and any crowd region of a category makes
-  the image undecidable for counting that category (a crowd cannot be counted);
-* counting is limited to images with at most ``count_max_objects`` (5) annotated objects **in total**
-  (``count_scope="image"``, the reading chosen: the paper's reason is annotation reliability in crowded images),
-  or of the asked category (``count_scope="category"``);
-* an attribute is certainly absent from an object category in an image when the category is absent, or when
-  every instance of it has attributes of that attribute's type annotated and none has this one;
-* a relation is certainly false when its subject or object category is absent; when both are present it is
-  false only if the source annotates relations exhaustively (the demo world), or if each category has a single
-  instance and the opposite relation (``left of`` / ``right of``, ...) is annotated between them.
+negatives also carry a difficulty (paper Sec. 4.3, Appendix B): a hard positive is there but hard to see, a hard
+negative is absent but made likely by what is there. Each function below states one task's rule; the thresholds
+are build options (:class:`PoolConfig`).
 
 Absent is not unannotated. In an exhaustive source (COCO, COCO-ReM, the demo world) a category without an
 instance is absent; in a federated one (LVIS/PACO) or a scene graph (SVG, Visual Genome) it is absent only where
 the source verified it (PACO's ``neg_category_ids``, or an exhaustive source covering the image:
-:mod:`sources.absence`); anywhere else the pair is undecidable - never a negative, never a hard negative. On top
-of that (refusals, each with its reason, counted for ``build.json``):
+:mod:`sources.absence`); anywhere else the pair is undecidable - never a negative, never a hard negative. A pair
+an exhaustive reading would decide but the source does not support is a *refusal*, counted by reason for
+``build.json`` (:data:`REFUSAL_REASONS`).
 
-* attributes: a category is also verified absent by PACO's ``neg_category_ids_attrs``; an attribute is denied
-  only when the category is in neither ``not_exhaustive_category_ids`` (an unannotated instance may carry it)
-  nor ``not_exhaustive_category_ids_attrs``, and no instance has the attribute's type flagged unknown
-  (``unknown_color``, ...);
-* counting refuses a category listed in ``not_exhaustive_category_ids``;
-* positions: a missing subject or object makes the relation false only when its absence is verified; otherwise
-  a negative needs the annotated contradiction above. That contradiction trusts the scene graph's instance
-  count ("the only cup is right of the only dog"); a scene graph may miss a second cup, a risk accepted here
-  because the opposite relation was annotated between the objects the graph does name.
-
-Every function here takes the whole source at once (numpy over its instances, relations and (image, category)
-pairs) and returns labels as :class:`~builders.mioh.labels.LabelColumns`; :class:`builders.mioh.pools.Pools`
-keeps them and answers per pair.
+Every function takes the whole source at once (numpy over its instances, relations and (image, category) pairs)
+and returns labels as :class:`~builders.mioh.labels.LabelColumns`; :class:`builders.mioh.pools.Pools` keeps them
+and answers per pair.
 """
 
 from __future__ import annotations
@@ -82,8 +55,8 @@ REFUSAL_REASONS = (UNVERIFIED_ABSENCE, NOT_EXHAUSTIVE, ATTRIBUTES_NOT_EXHAUSTIVE
 NOT_COUNTABLE, COUNT_REFUSED = -1, -2
 """Counts that are not a count: undecidable, refused (:data:`NOT_EXHAUSTIVE`)."""
 
-EASY, HARD, DROP = 0, 1, 2
-"""The geometry labels (:data:`filters.geometry.LEVELS`)."""
+HARD, DROP = 1, 2
+"""Geometry labels (:data:`filters.geometry.LEVELS`)."""
 
 MEASURES = ("relative_area", "occlusion", "truncation")
 _SIGNALS = np.array([SIGNALS.index(s) for s in ("small", "occluded", "truncated")], dtype=np.int8)
@@ -153,8 +126,15 @@ class Objects:
         found[found == len(mask)] = -1
         return found
 
+    def pair_of(self, image: np.ndarray, category: np.ndarray) -> np.ndarray:
+        """The pairs of (image, category) arrays (each a shown pair)."""
+        return np.searchsorted(self.pair_image * self.n_categories + self.pair_category,
+                               image * self.n_categories + category)
+
     def usable(self) -> np.ndarray:
-        """Instances a question may rest on: not crowd regions, visible enough."""
+        """Instances a question may rest on: not crowd regions (a crowd covers several objects and cannot be
+        trusted alone), and not ones nobody can see (below ``min_visible`` area, or almost fully occluded: the
+        geometry filter's ``drop``), which are neither a fair positive nor a safe negative."""
         return ~self.crowd & (self.level != DROP)
 
 
@@ -248,8 +228,10 @@ def absent_labels(context_p: np.ndarray, hard_negative: np.ndarray, clip: ClipSi
 
 
 def existence(objects: Objects, states: ObjectStates, clip: ClipSignals | None) -> LabelColumns:
-    """Per (image, category) pair: present (hard when every usable instance is), undecidable when no instance is
-    usable."""
+    """Per (image, category) pair: present, and a hard positive when every usable instance is small, heavily
+    occluded or truncated (the first one's measure is the signal) or, when CLIP ran, abnormally dissimilar to the
+    category's prompt (:func:`with_clip`); undecidable when no instance is usable (an object present only as a
+    crowd region, or only too small or hidden to see)."""
     labels = _positives(objects, states.all_hard, states.hardest, states.visible)
     return with_clip(labels, _pair_z(objects, clip), clip.low_z if clip is not None else 0.0)
 
@@ -257,9 +239,12 @@ def existence(objects: Objects, states: ObjectStates, clip: ClipSignals | None) 
 def counting(objects: Objects, states: ObjectStates, n_objects: np.ndarray, not_exhaustive: np.ndarray,
              config: PoolConfig, clip: ClipSignals | None) -> tuple[LabelColumns, np.ndarray]:
     """Per (image, category) pair: the count and its label, hard when any counted instance is hard to see (one
-    missed makes a wrong count); undecidable in a crowded image (the limit), with crowd regions or hidden
-    instances; refused where not every instance is annotated. Counts: :data:`NOT_COUNTABLE`,
-    :data:`COUNT_REFUSED`, or the number."""
+    missed makes a wrong count); undecidable with a crowd region (a crowd cannot be counted) or an instance too
+    hard to see, and beyond the limit: images with more than ``count_max_objects`` annotated objects **in total**
+    (``count_scope="image"``, the reading chosen: the paper's reason is annotation reliability in crowded
+    images) or of the category (``"category"``); refused where the source lists the category as not every
+    instance annotated (``not_exhaustive_category_ids``). Counts: :data:`NOT_COUNTABLE`, :data:`COUNT_REFUSED`,
+    or the number."""
     limit = config.count_max_objects
     counted = states.countable & within_limit(n_objects, config)[objects.pair_image]
     if config.count_scope == "category":
@@ -286,15 +271,21 @@ def _pair_z(objects: Objects, clip: ClipSignals | None) -> np.ndarray | None:
 
 
 @dataclass(frozen=True)
-class AttributeCells:
-    """Every attribute probe of a category decided in every image showing the category: the cells, sorted by
-    probe then image."""
+class Cells:
+    """Probes decided in images (attributes: every probe of a category in every image showing the category;
+    positions: every triple where it can be decided while both its categories are shown), probe then image."""
 
     probe: np.ndarray
     image: np.ndarray
     labels: LabelColumns
-    refusals: np.ndarray
+    refusals: np.ndarray | None = None
     """0: none, ``k + 1``: :data:`REFUSAL_REASONS` ``[k]``."""
+
+    @classmethod
+    def sorted(cls, probe: np.ndarray, image: np.ndarray, labels: LabelColumns, refusals: np.ndarray | None = None
+               ) -> Cells:
+        order = np.lexsort((image, probe))
+        return cls(probe[order], image[order], labels.take(order), None if refusals is None else refusals[order])
 
 
 def attribute_probes(source: SourceTables, objects: Objects, states: ObjectStates) -> list[tuple[str, str]]:
@@ -307,7 +298,7 @@ def attribute_probes(source: SourceTables, objects: Objects, states: ObjectState
 
 
 def attributes(source: SourceTables, objects: Objects, states: ObjectStates, probes: list[tuple[str, str]],
-               clip: ClipSignals | None) -> AttributeCells:
+               clip: ClipSignals | None) -> Cells:
     """Each attribute probe in each image showing its category:
 
     * present where a usable instance carries it (hard when every usable one that does is hard to see, with the
@@ -337,13 +328,12 @@ def attributes(source: SourceTables, objects: Objects, states: ObjectStates, pro
     # the cells: every probe of a category in every pair of that category, cell by cell (pair, then probe order)
     categories = {name: k for k, name in enumerate(source.categories)}
     probe_category = np.array([categories[c] for _, c in probes], dtype=np.int64)
-    per_category = np.bincount(probe_category, minlength=objects.n_categories)[objects.pair_category]
-    cell_pair = np.repeat(np.arange(objects.n_pairs), per_category)
-    within = np.arange(len(cell_pair)) - np.repeat(np.cumsum(per_category) - per_category, per_category)
+    of_category = np.bincount(probe_category, minlength=objects.n_categories)
+    per_pair = of_category[objects.pair_category]
+    cell_pair = np.repeat(np.arange(objects.n_pairs), per_pair)
+    within = np.arange(len(cell_pair)) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
     grouped = np.argsort(probe_category, kind="stable")  # probe numbers by category, in probe order
-    first_of_category = np.cumsum(np.bincount(probe_category, minlength=objects.n_categories)) - np.bincount(
-        probe_category, minlength=objects.n_categories)
-    cell_probe = grouped[first_of_category[objects.pair_category[cell_pair]] + within]
+    cell_probe = grouped[(np.cumsum(of_category) - of_category)[objects.pair_category[cell_pair]] + within]
     cell_attribute = np.array([number[a] for a, _ in probes], dtype=np.int64)[cell_probe]
     # carriers of each (pair, attribute): the usable instances carrying it, in instance order
     carries = objects.usable()[parent]
@@ -371,21 +361,10 @@ def attributes(source: SourceTables, objects: Objects, states: ObjectStates, pro
     denied = deniable & (refusals == 0)
     labels.codes[denied] = NEG_HARD
     labels.signals[denied] = SIGNALS.index("attribute")
-    order = np.lexsort((image, cell_probe))
-    return AttributeCells(cell_probe[order], image[order], labels.take(order), refusals[order])
+    return Cells.sorted(cell_probe, image, labels, refusals)
 
 
 # ------------------------------------------------------------------------------------------------ positions
-
-
-@dataclass(frozen=True)
-class PositionCells:
-    """Every triple decided in the images showing both its categories where it can be decided: the cells,
-    sorted by probe then image."""
-
-    probe: np.ndarray
-    image: np.ndarray
-    labels: LabelColumns
 
 
 def relation_triples(source: SourceTables) -> tuple[list[tuple[str, str, str]], np.ndarray]:
@@ -403,7 +382,7 @@ def relation_triples(source: SourceTables) -> tuple[list[tuple[str, str, str]], 
 
 
 def positions(source: SourceTables, objects: Objects, states: ObjectStates, triples: list[tuple[str, str, str]],
-              triple_of: np.ndarray, present: np.ndarray, exhaustive: bool) -> PositionCells:
+              triple_of: np.ndarray, present: np.ndarray, exhaustive: bool) -> Cells:
     """Each triple in the images where it can be decided while both its categories are shown: all of them where
     relations are exhaustive, else those annotating it or its opposite. There it is
 
@@ -411,8 +390,13 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
       to see: the first such pair's subject where hard, else its object);
     * undecidable where only unusable pairs show it, or either category has no usable instance;
     * false (a hard negative) where relations are exhaustive, or where each category has a single instance and
-      the opposite relation is annotated between them;
+      the opposite relation (``left of`` / ``right of``, ...) is annotated between them. That contradiction trusts
+      the scene graph's instance count ("the only cup is right of the only dog"); a scene graph may miss a second
+      cup, a risk accepted because the opposite relation was annotated between the objects the graph does name;
     * undecidable elsewhere.
+
+    A triple whose subject or object is missing is false exactly where that absence is verified
+    (:class:`builders.mioh.pools.Pools` reads it from the absence matrices).
     """
     categories = {name: k for k, name in enumerate(source.categories)}
     s_cat = np.array([categories[s] for s, _, _ in triples], dtype=np.int64)
@@ -431,8 +415,8 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
         cells = np.concatenate((annotated, image[flipped] * len(triples) + opposite[triple[flipped]]))
     cells = np.unique(cells)
     image, triple = cells // max(1, len(triples)), cells % max(1, len(triples))
-    # the pairs showing the relation in each cell, in the file's order: usable where neither object is hard to
-    # see-able to the point of dropping; hard where one is hard
+    # the subject-object pairs showing the relation in each cell, in the file's order: usable where neither object
+    # is unusable (dropped), hard where one is hard to see
     subject, obj = column(source.relations, "subject"), column(source.relations, "object")
     key = relation_image[asked] * len(triples) + triple_of[asked]
     cell_of = np.searchsorted(cells, key)
@@ -445,8 +429,7 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
     np.minimum.at(first, cell_of[usable], np.flatnonzero(usable))
     hard_shown = ~plain & (first < len(key))
     hard_of = np.where(hard_shown, hard_instance[np.minimum(first, max(len(key) - 1, 0))] if len(key) else 0, 0)
-    pair_of = _pair_lookup(objects)
-    s_pair, o_pair = pair_of(image, s_cat[triple]), pair_of(image, o_cat[triple])
+    s_pair, o_pair = objects.pair_of(image, s_cat[triple]), objects.pair_of(image, o_cat[triple])
     decidable = states.visible[s_pair] & states.visible[o_pair]
     shown = decidable & (plain | hard_shown)
     labels = _positives(objects, hard_shown, hard_of, shown)
@@ -456,15 +439,4 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
     false = decidable & ~holds & (exhaustive | contradicted)
     labels.codes[false] = NEG_HARD
     labels.signals[false] = SIGNALS.index("relation")
-    order = np.lexsort((image, triple))
-    return PositionCells(triple[order], image[order], labels.take(order))
-
-
-def _pair_lookup(objects: Objects):
-    """A function giving the pair of (image, category) arrays (all shown)."""
-    keys = objects.pair_image * objects.n_categories + objects.pair_category
-
-    def pair_of(image: np.ndarray, category: np.ndarray) -> np.ndarray:
-        return np.searchsorted(keys, image * objects.n_categories + category)
-
-    return pair_of
+    return Cells.sorted(triple, image, labels)

@@ -179,8 +179,8 @@ def test_an_entry_is_arrow_tables_opened_mapped(tmp_path, sources):
     (entry,) = entries(cache)
     names = sorted(path.name for path in entry.glob("*.arrow"))
     assert names == sorted(f"{k}-{table}.arrow" for k, tables in enumerate(
-        [("grid", "images", "pairs"), ("grid", "images", "position")]) for table in tables)
-    assert pa.ipc.open_file(pa.memory_map(str(entry / "0-pairs.arrow"))).read_all().num_rows > 0
+        [("counting", "existence", "grid", "images"), ("grid", "images", "position")]) for table in tables)
+    assert pa.ipc.open_file(pa.memory_map(str(entry / "0-counting.arrow"))).read_all().num_rows > 0
     config = MiohConfig(coco_rem=sources[1], coco_images=sources[3], svg=sources[5], svg_images=sources[7],
                         cache_dir=str(cache))
     pools, _, _ = prepared.PreparedPools(config).load()
