@@ -221,15 +221,14 @@ def classify_image(
     name: str = "geometry",
 ) -> dict[str, Difficulty]:
     """Measure and classify every instance of ``image``; ``drop`` counts as dropped under ``name`` in ``stats``."""
-    found = measure_image(image)
-    if stats is not None:
-        measure(_alone(image), thresholds, stats, name)
+    found = measure_image(image, thresholds, stats, name)
     return {iid: classify(geom, thresholds) for iid, geom in found.items()}
 
 
-def measure_image(image: ImageRecord) -> dict[str, InstanceGeometry]:
-    """The geometry of every instance of ``image``, keyed by instance id, in instance order."""
-    m = measure(_alone(image))
+def measure_image(image: ImageRecord, thresholds: GeometryThresholds = GeometryThresholds(),
+                  stats: FilterStats | None = None, name: str = "geometry") -> dict[str, InstanceGeometry]:
+    """The geometry of every instance of ``image``, keyed by instance id, in instance order (:func:`measure`)."""
+    m = measure(_alone(image), thresholds, stats, name)
     return {
         inst.id: InstanceGeometry(inst.id, inst.category, float(m.relative_area[k]), float(m.occlusion[k]),
                                   float(m.truncation[k]), METHODS[m.method[k]], inst.iscrowd)

@@ -99,12 +99,7 @@ class MiohBuilder:
 
     def _labels(self, spec: Spec, img: int) -> list[Label]:
         probes = spec.options if spec.variant in ("all", "differs") else (spec.probe,)
-        out = []
-        for probe in probes:
-            lab = self.pools.label(self.task, img, probe)
-            if lab is not None:
-                out.append(lab)
-        return out
+        return [lab for probe in probes if (lab := self.pools.label(self.task, img, probe)) is not None]
 
     def challenging(self, spec: Spec) -> tuple[int, int]:
         """(hard-positive images, hard-negative images) among the images that decide the answer."""
@@ -119,11 +114,7 @@ class MiohBuilder:
 
     def pressure_met(self, spec: Spec, pressure: str) -> bool:
         hp, hn = self.challenging(spec)
-        if pressure == "hard_positive":
-            return hp >= 1
-        if pressure == "hard_negative":
-            return hn >= 1
-        return hp == 0 and hn == 0
+        return {"hard_positive": hp >= 1, "hard_negative": hn >= 1}.get(pressure, hp == 0 and hn == 0)
 
     # --------------------------------------------------------------------------------------------- render
 
@@ -150,14 +141,9 @@ class MiohBuilder:
             return []
         out = []
         for k, probe in enumerate(spec.options):
-            cells = []
-            for img in spec.images:
-                lab = self.pools.label(self.task, img, probe)
-                if lab is None:
-                    cells.append({"label": "undecidable", "difficulty": None})
-                else:
-                    cells.append({"label": "present" if lab.status == "pos" else "absent",
-                                  "difficulty": label_difficulty(lab)})
+            cells = [{"label": "undecidable", "difficulty": None} if (lab := self.pools.label(self.task, img, probe)) is None
+                     else {"label": "present" if lab.status == "pos" else "absent", "difficulty": label_difficulty(lab)}
+                     for img in spec.images]
             out.append({"option": letter(k), "probe": _jsonable_probe(probe), "images": cells})
         return out
 
