@@ -508,7 +508,9 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
              for qtype in QUESTION_TYPES for pressure in config.pressures]
     drawing: dict[str, Any] = {}
     builders = {task: MiohBuilder(config, task, pools) for task, pools in pools_by_task.items()}
+    prepared_at = time.perf_counter()
     results = draw_cells(builders, cells, drawing, task_bar("questions", len(cells)))
+    drawing["seconds"] = round(time.perf_counter() - prepared_at, 2)
     all_items: list[Item] = []
     shortfalls = []
     for (task, qtype, pressure), result in zip(cells, results):
@@ -541,6 +543,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
         quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
         nota=nota_report(all_items, config.nota_share),
         seconds=round(time.perf_counter() - started, 2),
+        prepared_seconds=round(prepared_at - started, 2),  # reading and measuring the sources, or loading the cache
         input_hashes=input_hashes(pools_by_task, [config.verify_absence_with] if config.verify_absence_with else []),
         generated_sources=[p.source for p in pools_by_task.values() if p.info["generated"]],
     )
