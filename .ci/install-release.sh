@@ -3,7 +3,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 pip_install \
-    "datasets>=4.0" "huggingface_hub>=0.24" "pyarrow>=15" "matplotlib>=3.7" "pyyaml>=6" "pillow>=10" "rich>=13" \
+    "datasets>=4.0" "huggingface_hub>=0.24" "pyarrow>=15" "matplotlib>=3.7" "statsmodels>=0.14" "pyyaml>=6" \
+    "pillow>=10" "rich>=13" \
     "pytest>=8" "pytest-timeout>=2.2"
 # The card's plots are drawn with the Agg backend; no display is needed.
 python - <<'PY'

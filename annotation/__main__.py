@@ -63,7 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
         description=f"Start Label Studio (tested with {LABEL_STUDIO_VERSION}) bound to --host, with version check, "
         "analytics and Sentry off, signup only through the invite link, and local-files serving on. The first "
         "admin comes from $LABEL_STUDIO_USERNAME (an e-mail) and $LABEL_STUDIO_PASSWORD; with them set, the "
-        "invite link and the admin's API token are printed. Runs until Ctrl-C.",
+        "invite link and the admin's API token are printed. The rooms start together; each is Label Studio on an "
+        "internal port behind a front on its own port, which says why a room is down, keeps the rooms' cookies "
+        "apart and refuses members' changes to the project; a server that stops is reported and restarted while "
+        "the other rooms go on. Runs until Ctrl-C.",
     )
     s.add_argument(
         "--data-dir",
@@ -140,19 +143,22 @@ def build_parser() -> argparse.ArgumentParser:
                    "JSONL builders.mmsap --authored reads); or predictive pattern entries for folders of 3-5 "
                    "images (the JSONL builders.predictive --authored reads) (default descriptions)")
     a.add_argument("--images", type=Path, default=None, metavar="DIR",
-                   help="questions push: the images to write questions about; patterns push: a folder of "
-                   "sequence folders, 3 to 5 images each (default none)")
+                   help="questions push: the images to write questions about; patterns push and pull: a folder of "
+                   "sequence folders, 3 to 5 images each (default none; patterns pull: the folder of --out)")
     a.add_argument("--out", type=Path, default=None, metavar="FILE",
                    help="questions / patterns pull: the JSONL to write; put it beside the images (default none)")
     a.add_argument("--project", required=True, metavar="NAME", help="Label Studio project title")
-    a.add_argument("--robot", type=Path, default=None, metavar="DIR", help="robot episodes, as builders.mementos --robot (default none)")
-    a.add_argument("--comics", type=Path, default=None, metavar="DIR", help="comics, as builders.mementos --comics (default none)")
+    a.add_argument("--robot", type=Path, default=None, metavar="DIR",
+                   help="robot episodes, as builders.mementos --robot; descriptions push and pull (default none)")
+    a.add_argument("--comics", type=Path, default=None, metavar="DIR",
+                   help="comics, as builders.mementos --comics; descriptions push and pull (default none)")
     a.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
                    help="where sampled frames are cached (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
     a.add_argument("--files-root", type=Path, default=None, metavar="DIR",
                    help="the server's LOCAL_FILES_DOCUMENT_ROOT (default $LOCAL_FILES_DOCUMENT_ROOT, else "
                    ".cache/label-studio/files)")
-    a.add_argument("--min-words", type=int, default=8, metavar="N", help="shortest description accepted (default 8)")
+    a.add_argument("--min-words", type=int, default=8, metavar="N",
+                   help="shortest description accepted, shown to the authors at push and checked at pull (default 8)")
     _add_server_options(a)
 
     q = sub.add_parser(
@@ -263,7 +269,12 @@ def cmd_author(args: argparse.Namespace) -> int:
     from annotation.author import pull_descriptions, push_descriptions, sequences_to_describe
     from annotation.push import default_files_root
 
-    client = _clients(args)[0]
+    clients = _clients(args)
+    client = clients[0]
+    if args.min_words < 1:
+        raise AnnotationError("--min-words must be at least 1")
+    if args.action == "push":
+        _say_where_authors_work(args.project, client.url, len(clients))
     if args.kind == "questions":
         return _author_questions(args, client)
     if args.kind == "patterns":
@@ -272,16 +283,31 @@ def cmd_author(args: argparse.Namespace) -> int:
         if not (args.robot or args.comics):
             raise AnnotationError("author push needs --robot DIR and/or --comics DIR")
         seqs = sequences_to_describe(args.robot, args.comics, args.cache_dir)
-        imported, there = push_descriptions(client, seqs, args.project, args.files_root or default_files_root())
+        imported, there = push_descriptions(client, seqs, args.project, args.files_root or default_files_root(),
+                                            min_words=args.min_words)
         print(f"{len(seqs)} sequence(s) without a description: {imported} imported, {there} already in {args.project!r}")
         return 0
-    report = pull_descriptions(client, args.project, min_words=args.min_words,
-                               log=lambda line: print(f"  {line}", file=sys.stderr))
+    from annotation.author import description_targets
+
+    if not (args.robot or args.comics):
+        raise AnnotationError("author pull needs the --robot DIR and/or --comics DIR given to author push (the "
+                              "descriptions are written beside the sequences)")
+    report = pull_descriptions(client, args.project, targets=description_targets(args.robot, args.comics),
+                               min_words=args.min_words, log=lambda line: print(f"  {line}", file=sys.stderr))
     print(f"{len(report['written'])} description(s) written, {len(report['unchanged'])} unchanged, "
           f"{len(report['problems'])} problem(s)")
     for path in report["written"]:
         print(f"  {path}")
     return 0
+
+
+def _say_where_authors_work(project: str, url: str, rooms: int) -> None:
+    """Which room an authoring project lives in, and what that means when the build comes back for review."""
+    where = f"room 1 of {rooms} ({url})" if rooms > 1 else url
+    print(f"authoring project {project!r} is in {where}: authors sign up there", file=sys.stderr)
+    if rooms > 1:
+        print("  when the build comes back for review, an author's vote on their own item is not counted: the other "
+              "rooms decide it, or it waits for your adjudication (pull says which)", file=sys.stderr)
 
 
 def _author_questions(args: argparse.Namespace, client) -> int:
@@ -316,7 +342,8 @@ def _author_pull_entries(args: argparse.Namespace, client, pull_entries, noun: s
     problems on stderr and one summary line, whichever puller `pull_entries` writes the entries."""
     if args.out is None:
         raise AnnotationError(f"author pull --kind {args.kind} needs --out FILE.jsonl")
-    report = pull_entries(client, args.project, args.out)
+    extra = {"images": args.images} if args.kind == "patterns" and args.images is not None else {}
+    report = pull_entries(client, args.project, args.out, **extra)
     for line in report["problems"]:
         print(f"  {line}", file=sys.stderr)
     print(f"{len(report['written'])} {noun} written to {args.out}, {len(report['problems'])} left out")
@@ -345,6 +372,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
         *([status, counts[status]] for status in ("keep", "fix", "drop", "adjudicate", "pending")),
         ["settled by adjudication", sum(1 for e in review["items"].values() if e.get("adjudicated"))],
         ["votes refused (own work)", sum(review.get("refused_own_work", {}).values())],
+        ["items with an empty seat", _empty_seats_row(review)],
         ["raw agreement (verdicts)", "n/a" if (ra := review.get("raw_agreement")) is None else f"{ra:.1%}"],
         ["Gwet's AC1 (verdicts)", "n/a" if (ac1 := review.get("gwet_ac1")) is None else f"{ac1:.3f}"],
         ["Fleiss' kappa (verdicts)", "n/a" if kappa is None else f"{kappa:.3f}"],
@@ -357,6 +385,8 @@ def cmd_pull(args: argparse.Namespace) -> int:
             [name, st["annotations"], "n/a" if (a := st["agreement_with_majority"]) is None else f"{a:.1%}"]
             for name, st in review["reviewers"].items()
         ]))
+    for line in _own_work_lines(review):
+        print(line, file=sys.stderr)
     if counts["adjudicate"]:
         print(
             f"{counts['adjudicate']} item(s) have no majority: settle them in {build.path / 'adjudications.json'} "
@@ -371,6 +401,35 @@ def cmd_pull(args: argparse.Namespace) -> int:
         if len(problems) > args.show_problems:
             print(f"  ... and {len(problems) - args.show_problems} more in {res.review_path}", file=sys.stderr)
     return 0
+
+
+def _seated(review: dict, reason: str | None = None) -> list[dict]:
+    """The entries of ``review.json`` with an empty seat (of ``reason``, or any)."""
+    return [e for e in review["items"].values()
+            if any(reason is None or s["reason"] == reason for s in e.get("empty_seats") or [])]
+
+
+def _empty_seats_row(review: dict) -> str:
+    """``n (d decided, a to adjudicate)``: items a skip or an author's refused vote left short of votes."""
+    entries = _seated(review)
+    if not entries:
+        return "0"
+    adjudicate = sum(1 for e in entries if e["status"] == "adjudicate")
+    return f"{len(entries)} ({len(entries) - adjudicate} decided by the other votes, {adjudicate} to adjudicate)"
+
+
+def _own_work_lines(review: dict) -> list[str]:
+    """What became of the items whose author voted on them: decided by the others, or waiting for adjudication."""
+    from annotation.resolve import OWN_WORK
+
+    entries = _seated(review, OWN_WORK)
+    if not entries:
+        return []
+    waiting = [e for e in entries if e["status"] == "adjudicate"]
+    settled = sum(1 for e in entries if e.get("adjudicated"))
+    return [f"{len(entries)} item(s) had their author's vote refused: {len(entries) - len(waiting) - settled} decided "
+            f"by the other reviewers' majority, {settled} settled by your adjudication, {len(waiting)} waiting for it "
+            "(their votes are split; see adjudications.json in docs/annotation.md)"]
 
 
 @exit_on_error

@@ -25,10 +25,10 @@ import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from annotation.client import LabelStudioClient
-from annotation.config import config_interface, local_files_url
+from annotation.config import DM_HIDDEN_META, config_interface, local_files_url
 from annotation.errors import AnnotationError
 from annotation.push import STORAGE_TITLE
 from annotation.serving import check_files_root, link_images, serving_folder
@@ -56,11 +56,28 @@ class SequenceToDescribe:
     titles: tuple[str, ...]
 
 
-def description_config() -> str:
+AUTHORING_STYLE = """
+.lsf-sidepanels { padding-right: 0 !important; padding-left: 0 !important; }
+.lsf-sidepanels__wrapper { display: none !important; }
+.mirage-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 8px; }
+.mirage-grid div:has(.mirage-cell) { display: contents; }
+.mirage-cell { border: 1px solid #ddd; padding: 4px; }
+"""
+"""What every authoring screen shares with the review screen: no empty side panels (see ``annotation.config``)."""
+
+AUTHORING_HIDDEN = ("guide", "images", "image", "header", "files", "target")
+"""Task-data fields an authoring project's Data Manager hides (HTML, JSON, paths): its key stays as a column."""
+
+
+def description_rule(min_words: int = MIN_WORDS) -> str:
+    """What ``author pull`` accepts, said where the person writes (a shorter text is not used)."""
+    return f"One paragraph, at least {min_words} words; a shorter text is not used."
+
+
+def description_config(min_words: int = MIN_WORDS) -> str:
     """The labeling config of a description project (validated by the SDK's LabelInterface before use)."""
     return f"""<View>
-  <Style>.mirage-grid {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 8px; }}
-.mirage-grid div:has(.mirage-cell) {{ display: contents; }} .mirage-cell {{ border: 1px solid #ddd; padding: 4px; }}</Style>
+  <Style>{AUTHORING_STYLE}</Style>
   <Header value="$header" size="6"/>
   <View className="mirage-grid">
     <Repeater on="$images" indexFlag="{{{{idx}}}}">
@@ -71,8 +88,10 @@ def description_config() -> str:
     </Repeater>
   </View>
   <HyperText name="{OBJECT}" value="$guide" inline="true"/>
-  <TextArea name="{DESCRIPTION}" toName="{OBJECT}" rows="5" maxSubmissions="1" editable="true" required="true"
-            requiredMessage="Write the description" placeholder="What happens across the frames, in order"/>
+  <Header value="Description ({description_rule(min_words)})" size="5"/>
+  <TextArea name="{DESCRIPTION}" toName="{OBJECT}" rows="5" editable="true" showSubmitButton="false" required="true"
+            requiredMessage="Write the description: {description_rule(min_words)}"
+            placeholder="What happens across the frames, in order"/>
 </View>
 """
 
@@ -92,25 +111,42 @@ def _frames_of(record: Any, source: str, cache_dir: Path | None) -> tuple[tuple[
     return tuple(Path(p) for p in sampled.frames), titles
 
 
+def _description_target(rec: Any) -> Path:
+    """The file the reader looks for: ``<folder>/description.txt`` beside frames or panels, ``<video>.txt``."""
+    from sources.video import DESCRIPTION_FILE
+
+    path = Path(rec.file)
+    return (path / DESCRIPTION_FILE if path.is_dir() else path.with_suffix(".txt")).resolve()
+
+
+def _sequence_records(robot: Path | None, comics: Path | None) -> list[tuple[str, Any]]:
+    """``(source, record)`` of every robot episode and comic, read by the readers the builder uses."""
+    from sources.comics import read_comics
+    from sources.robot import read_robot_episodes
+
+    out = []
+    for source, root, reader in (("robot", robot, read_robot_episodes), ("comics", comics, read_comics)):
+        if root is not None:
+            out.extend((source, rec) for rec in reader(root))
+    return out
+
+
+def description_targets(robot: Path | None = None, comics: Path | None = None) -> dict[str, Path]:
+    """``{key: file}`` for every sequence: where ``author pull`` writes a description. Tasks carry only the key
+    (every member of the room can read task data; no path of the maintainer's machine is shown)."""
+    return {f"{source}/{rec.id}": _description_target(rec) for source, rec in _sequence_records(robot, comics)}
+
+
 def sequences_to_describe(
     robot: Path | None = None, comics: Path | None = None, cache_dir: Path | None = None
 ) -> list[SequenceToDescribe]:
     """The robot episodes and comics that have no description yet, with the frames the builder would show."""
-    from sources.comics import read_comics
-    from sources.robot import read_robot_episodes
-    from sources.video import DESCRIPTION_FILE
-
     out: list[SequenceToDescribe] = []
-    for source, root, reader in (("robot", robot, read_robot_episodes), ("comics", comics, read_comics)):
-        if root is None:
+    for source, rec in _sequence_records(robot, comics):
+        if rec.meta.get("description"):
             continue
-        for rec in reader(root):
-            if rec.meta.get("description"):
-                continue
-            path = Path(rec.file)
-            target = path / DESCRIPTION_FILE if path.is_dir() else path.with_suffix(".txt")
-            frames, titles = _frames_of(rec, source, cache_dir)
-            out.append(SequenceToDescribe(f"{source}/{rec.id}", source, target.resolve(), frames, titles))
+        frames, titles = _frames_of(rec, source, cache_dir)
+        out.append(SequenceToDescribe(f"{source}/{rec.id}", source, _description_target(rec), frames, titles))
     return out
 
 
@@ -138,8 +174,13 @@ def open_authoring_project(
     folder = serving_folder(Path("/authoring") / re.sub(r"\W+", "-", project), root)
     links = link_images(images, folder)
     config_interface(config)
-    proj = client.find_project(project) or client.create_project(
-        {"title": project, "label_config": config, "maximum_annotations": 1, "show_skip_button": True, **settings})
+    proj = client.find_project(project)
+    if proj is None:
+        proj = client.create_project({"title": project, "label_config": config, "maximum_annotations": 1,
+                                      "show_skip_button": True, "skip_queue": "REQUEUE_FOR_ME", **settings})
+        client.create_view(int(proj["id"]), "Mirage authoring", AUTHORING_HIDDEN, DM_HIDDEN_META)
+    elif str(proj.get("label_config") or "").strip() != config.strip():
+        proj = client.update_project(int(proj["id"]), {"label_config": config})
     pid = int(proj["id"])
     if str(folder) not in {s.get("path") for s in client.local_storages(pid)}:
         client.add_local_storage(pid, str(folder), storage_title)
@@ -148,22 +189,24 @@ def open_authoring_project(
 
 
 def push_descriptions(
-    client: LabelStudioClient, sequences: Sequence[SequenceToDescribe], project: str, files_root: Path
+    client: LabelStudioClient, sequences: Sequence[SequenceToDescribe], project: str, files_root: Path,
+    min_words: int = MIN_WORDS,
 ) -> tuple[int, int]:
     """Create or reuse the description project and import the sequences it lacks; ``(imported, already there)``."""
     if not sequences:
         raise AnnotationError("every sequence already has a description: nothing to author")
+    guide = f"<p>{html.escape(GUIDE)} {html.escape(description_rule(min_words))}</p>"
     ap = open_authoring_project(
-        client, project, description_config(), [f for s in sequences for f in s.frames], files_root,
+        client, project, description_config(min_words), [f for s in sequences for f in s.frames], files_root,
         "Mirage frames (serving only; do not sync)",
-        expert_instruction=f"<p>{html.escape(GUIDE)}</p>", show_instruction=True,
+        expert_instruction=guide, show_instruction=False,
     )
     todo = [s for s in sequences if s.key not in ap.known]
     tasks = [{"data": {
         AUTHOR_ID_FIELD: s.key,
-        "target": str(s.target),
-        "header": f"{s.source} / {s.key} / {len(s.frames)} frames: write the description",
-        "guide": f"<p>{html.escape(GUIDE)}</p>",
+        "header": f"{s.source} / {s.key} / {len(s.frames)} {'panels' if s.source == 'comics' else 'frames'}: "
+        "write the description",
+        "guide": guide,
         "images": [{"url": ap.url(f), "title": t} for f, t in zip(s.frames, s.titles)],
     }} for s in todo]
     if tasks:
@@ -199,10 +242,14 @@ def pull_descriptions(
     client: LabelStudioClient,
     project: str,
     *,
+    targets: Mapping[str, Path] | None = None,
     min_words: int = MIN_WORDS,
     log: Callable[[str], None] = print,
 ) -> dict[str, list[str]]:
-    """Write each submitted, valid description where the reader looks for it; ``{written, unchanged, problems}``."""
+    """Write each submitted, valid description where the reader looks for it; ``{written, unchanged, problems}``.
+
+    ``targets``: :func:`description_targets` of the folders pushed (a task pushed by an older Mirage carries its
+    file in ``target`` instead)."""
     from annotation.pull import write_shared
     from annotation.resolve import reviewer_name
     from builders.authorship import authors_json, authors_sidecar
@@ -211,8 +258,13 @@ def pull_descriptions(
     report: dict[str, list[str]] = {"written": [], "unchanged": [], "problems": []}
     for task in tasks:
         data = task.get("data") or {}
-        key, target = data.get(AUTHOR_ID_FIELD), data.get("target")
-        if not key or not target or (latest := latest_answer(task)) is None:
+        key = data.get(AUTHOR_ID_FIELD)
+        target = (targets or {}).get(key) or data.get("target")
+        if not key or (latest := latest_answer(task)) is None:
+            continue
+        if not target:
+            report["problems"].append(f"{key} (task {task['id']}): no such robot episode or comic in the folders "
+                                      "given (pass the --robot / --comics of author push); not written")
             continue
         ann, values = latest
         text = " ".join(str(t) for t in values.get(DESCRIPTION, [])).strip()
@@ -258,12 +310,13 @@ def question_config() -> str:
     know, basic = question_types()
     types = "\n".join(f'    <Choice value="{t}"/>' for t in (*know, *basic))
     return f"""<View>
+  <Style>{AUTHORING_STYLE}</Style>
   <Header value="$header" size="6"/>
   <Image name="{IMAGE_OBJECT}" value="$image" zoom="true" zoomControl="true" maxWidth="100%"/>
   <Header value="Question (answerable from this image; for know: needs world knowledge)" size="5"/>
-  <TextArea name="{QUESTION}" toName="{IMAGE_OBJECT}" rows="2" maxSubmissions="1" editable="true" required="true"/>
+  <TextArea name="{QUESTION}" toName="{IMAGE_OBJECT}" rows="2" editable="true" showSubmitButton="false" required="true"/>
   <Header value="Answer (short)" size="5"/>
-  <TextArea name="{ANSWER}" toName="{IMAGE_OBJECT}" rows="1" maxSubmissions="1" editable="true" required="true"/>
+  <TextArea name="{ANSWER}" toName="{IMAGE_OBJECT}" rows="1" editable="true" showSubmitButton="false" required="true"/>
   <Header value="Subset" size="5"/>
   <Choices name="{SUBSET}" toName="{IMAGE_OBJECT}" choice="single-radio" showInline="true" required="true">
     <Choice value="know"/>
@@ -274,7 +327,7 @@ def question_config() -> str:
 {types}
   </Choices>
   <Header value="Wrong options (up to 3, one per line; optional)" size="5"/>
-  <TextArea name="{DISTRACTORS}" toName="{IMAGE_OBJECT}" rows="3" maxSubmissions="1" editable="true"/>
+  <TextArea name="{DISTRACTORS}" toName="{IMAGE_OBJECT}" rows="3" editable="true" showSubmitButton="false"/>
 </View>
 """
 
@@ -368,10 +421,11 @@ def pattern_config() -> str:
 
     dims = "\n".join(f'    <Choice value="{d}"/>' for d in DIMENSIONS)
     return f"""<View>
+  <Style>{AUTHORING_STYLE}</Style>
   <Header value="$header" size="6"/>
-  <View style="display: grid; grid-template-columns: repeat(auto-fill, minmax(240px, 1fr)); gap: 8px;">
+  <View className="mirage-grid">
     <Repeater on="$images" indexFlag="{{{{idx}}}}">
-      <View>
+      <View className="mirage-cell">
         <Header value="$images[{{{{idx}}}}].title" size="5"/>
         <Image name="img_{{{{idx}}}}" value="$images[{{{{idx}}}}].url" zoom="true" maxWidth="100%"/>
       </View>
@@ -379,9 +433,9 @@ def pattern_config() -> str:
   </View>
   <HyperText name="{PATTERN_OBJECT}" value="$guide" inline="true"/>
   <Header value="Pattern: what changes from image to image" size="5"/>
-  <TextArea name="{PATTERN}" toName="{PATTERN_OBJECT}" rows="3" maxSubmissions="1" editable="true" required="true"/>
+  <TextArea name="{PATTERN}" toName="{PATTERN_OBJECT}" rows="3" editable="true" showSubmitButton="false" required="true"/>
   <Header value="Prediction: what the next image will show" size="5"/>
-  <TextArea name="{PRED}" toName="{PATTERN_OBJECT}" rows="2" maxSubmissions="1" editable="true" required="true"/>
+  <TextArea name="{PRED}" toName="{PATTERN_OBJECT}" rows="2" editable="true" showSubmitButton="false" required="true"/>
   <Header value="Dimension" size="5"/>
   <Choices name="{DIMENSION}" toName="{PATTERN_OBJECT}" choice="single-radio" showInline="true">
 {dims}
@@ -412,8 +466,9 @@ def push_patterns(client: LabelStudioClient, root: Path, project: str, files_roo
                                 files_root, STORAGE_TITLE)
     guide = ("<p>Write the rule the images follow (the pattern) and what the next image will show (the "
              "prediction), as in the predictive-reasoning paper's authored entries.</p>")
+    root = Path(root).resolve()
     tasks = [{"data": {
-        AUTHOR_ID_FIELD: key, "files": [str(f.resolve()) for f in frames], "guide": guide,
+        AUTHOR_ID_FIELD: key, "files": [f.resolve().relative_to(root).as_posix() for f in frames], "guide": guide,
         "header": f"{key}: {len(frames)} images in order",
         "images": [{"url": ap.url(f), "title": f"Image {k}"} for k, f in enumerate(frames, 1)],
     }} for key, frames in seqs if key not in ap.known]
@@ -422,10 +477,13 @@ def push_patterns(client: LabelStudioClient, root: Path, project: str, files_roo
     return len(tasks)
 
 
-def pull_patterns(client: LabelStudioClient, project: str, out: Path) -> dict[str, list[str]]:
+def pull_patterns(
+    client: LabelStudioClient, project: str, out: Path, images: Path | None = None
+) -> dict[str, list[str]]:
     """Write the submitted entries as the JSONL ``builders.predictive --authored`` reads (image paths relative to
     ``out`` where possible), each validated by ``builders.predictive.authored.read_authored``; invalid ones are
-    listed and left out."""
+    listed and left out. Tasks name their images relative to the folder pushed (``images``, the ``--images`` of
+    ``author push``; by default the folder of ``out``)."""
     import json
     import os
     import tempfile
@@ -438,6 +496,7 @@ def pull_patterns(client: LabelStudioClient, project: str, out: Path) -> dict[st
 
     tasks, users = exported_tasks(client, project, "annotation author push --kind patterns")
     out = Path(out).resolve()
+    root = Path(images).resolve() if images is not None else out.parent
     entries, problems = [], []
     authors: dict[str, str] = {}
     for task in tasks:
@@ -447,7 +506,7 @@ def pull_patterns(client: LabelStudioClient, project: str, out: Path) -> dict[st
         ann, values = latest
         entry = {
             "id": data[AUTHOR_ID_FIELD],
-            "images": [os.path.relpath(f, out.parent) for f in data.get("files") or []],
+            "images": [os.path.relpath(root / f, out.parent) for f in data.get("files") or []],
             "pattern": " ".join(" ".join(values.get(PATTERN, [])).split()),
             "pred": " ".join(" ".join(values.get(PRED, [])).split()),
         }

@@ -71,10 +71,18 @@ class LabelStudioClient:
         client._session_login(email, password)
         return client
 
+    def cookie(self, name: str) -> str | None:
+        """The session's cookie ``name`` (``csrftoken``, ``sessionid``), also under the name a room's front gives
+        it (``csrftoken_8081``, see :mod:`annotation.front`)."""
+        for c in self.session.cookies:
+            if c.name == name or c.name.startswith(name + "_"):
+                return c.value
+        return None
+
     def _session_login(self, email: str, password: str) -> None:
         page = self._request("GET", "/user/login/", expect_json=False)
         del page
-        csrf = self.session.cookies.get("csrftoken")
+        csrf = self.cookie("csrftoken")
         if not csrf:
             raise ServerError(f"Label Studio at {self.url}: the login page set no CSRF cookie")
         r = self._request(
@@ -85,7 +93,7 @@ class LabelStudioClient:
             expect_json=False,
             allow_redirects=False,
         )
-        if r.status_code not in (301, 302) or not self.session.cookies.get("sessionid"):
+        if r.status_code not in (301, 302) or not self.cookie("sessionid"):
             raise ServerError(f"Label Studio at {self.url} refused the login of {email}: wrong e-mail or password")
         self._csrf = True
 
@@ -141,7 +149,7 @@ class LabelStudioClient:
             url += ("&" if "?" in url else "?") + urlencode(params)
         hdrs = dict(headers or {})
         if self._csrf and method not in ("GET", "HEAD"):
-            hdrs.setdefault("X-CSRFToken", self.session.cookies.get("csrftoken", ""))
+            hdrs.setdefault("X-CSRFToken", self.cookie("csrftoken") or "")
             hdrs.setdefault("Referer", self.url + "/")
         try:
             r = self.session.request(
@@ -352,6 +360,12 @@ class LabelStudioClient:
                 yield {"id": t.id, "data": t.data}
             if len(items) < page_size:  # the last page: no request for the one after
                 return
+
+    def update_task_data(self, task_id: int, data: Mapping[str, Any]) -> dict:
+        """Replace a task's data (what the reviewer is shown); its annotations stay."""
+        path = f"/api/tasks/{task_id}/"
+        return _plain(self._sdk("PATCH", path, lambda o: self.sdk.tasks.update(str(task_id), data=dict(data),
+                                                                               request_options=o)))
 
     def import_tasks(self, project_id: int, tasks: Iterable[Mapping[str, Any]]) -> dict:
         return _plain(self._sdk(

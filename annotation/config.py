@@ -21,15 +21,12 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import quote
 
 from builders.items import OPTION_LETTERS, Item
+from builders.review import ISSUE_TAGS, VERDICTS
 
 MCQ = "mcq"
 YES_NO = "yes_no"
 VQA = "vqa"
 KIND_NAMES = {MCQ: "multiple choice", YES_NO: "yes/no", VQA: "open answer"}
-
-VERDICTS = ("accept", "fix", "reject")
-ISSUE_TAGS = ("ambiguous", "annotation error", "image unsuitable", "wording", "trivial", "minor detail")
-"""Issue tags: the issue's four, plus two from Reefknot A.2 (trivial/image-independent questions, minor details)."""
 
 # control names in the labeling config: pull reads annotations by these names
 VERDICT = "verdict"
@@ -38,6 +35,7 @@ CORRECT_TEXT = "correct_text"
 ISSUES = "issues"
 COMMENT = "comment"
 OBJECT = "item"  # the HyperText every control points at
+RECORD = "record"  # the HyperText of the builder's record, below the verdict
 
 ITEM_ID_FIELD = "mirage_id"
 """The task-data field holding the item id: the key of idempotent push and of pull."""
@@ -149,7 +147,7 @@ def option_table(item: Item) -> str:
 
 
 def item_html(item: Item) -> str:
-    """The text part of a task: context, question, options, proposed answer, and what ``fix`` asks for."""
+    """What the verdict is about, kept in view beside the images: context, question, options, proposed answer."""
     e = html.escape
     kind = item_kind(item)
     parts = ['<div class="mirage-item">']
@@ -158,7 +156,8 @@ def item_html(item: Item) -> str:
     parts.append(f'<p class="mirage-question"><b>Question:</b> {e(item.question)}</p>')
     if kind == MCQ:
         # explicit letters: Label Studio's CSS removes list markers
-        parts.append('<div class="mirage-options">')
+        many = " mirage-many" if len(item.options) > 6 else ""  # two columns: the verdict stays in view
+        parts.append(f'<div class="mirage-options{many}">')
         parts.extend(f"<div>{OPTION_LETTERS[i]}. {e(o)}</div>" for i, o in enumerate(item.options))
         parts.append("</div>")
     elif kind == YES_NO:
@@ -166,6 +165,16 @@ def item_html(item: Item) -> str:
     else:
         parts.append('<p class="mirage-options"><i>Open answer</i></p>')
     parts.append(f'<p class="mirage-proposed"><b>Proposed answer:</b> {e(answer_label(item))}</p>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def record_html(item: Item) -> str:
+    """What helps check the proposed answer, below the verdict: the builder's record, per option and image, and
+    what ``fix`` asks for."""
+    e = html.escape
+    kind = item_kind(item)
+    parts = ['<div class="mirage-more">']
     record = builder_record(item)
     if record:
         parts.append(f'<p class="mirage-record"><b>What the builder recorded:</b> {e(record)}</p>')
@@ -212,14 +221,19 @@ def task_data(
         f"{len(item.images)} image{'s' if len(item.images) != 1 else ''} / item {item.id}",
         "images": images,
         "item_html": item_html(item),
+        "record_html": record_html(item),
         "choices": [{"value": v} for v in correction_choices(item)],
     }
 
 
 def image_titles(item: Item) -> list[str]:
-    """How each image is named to the reviewer: "Image k", or "Frame k (t = s)" for frames sampled from a video
-    (provenance ``frame_indices`` and ``fps``; "Frame k (frame i)" without the rate)."""
+    """How each image is named to the reviewer: "Image k"; "Panel k" for a comic's panels (provenance ``policy``
+    ``panels``, as ``builders.mementos`` records them, and as the authoring screen named them); "Frame k (t = s)"
+    for frames sampled from a video (provenance ``frame_indices`` and ``fps``; "Frame k (frame i)" without the
+    rate)."""
     prov = item.provenance or {}
+    if prov.get("policy") == "panels":
+        return [f"Panel {k}" for k in range(1, len(item.images) + 1)]
     frames = prov.get("frame_indices")
     if isinstance(frames, list) and len(frames) == len(item.images):
         fps = prov.get("fps")
@@ -239,7 +253,7 @@ def _image_size(path: Path) -> tuple[int, int] | None:
         return None
 
 
-DM_HIDDEN_COLUMNS = ("item_html", "images", "choices", "header")
+DM_HIDDEN_COLUMNS = ("item_html", "record_html", "images", "choices", "header")
 """Task-data fields the Data Manager hides (raw HTML and JSON); question, proposed answer, task, pressure, kind and
 item id stay as columns."""
 
@@ -254,26 +268,46 @@ HOTKEYS = {"accept": "1", "fix": "2", "reject": "3"}
 """One hotkey scheme for every project: the verdicts on 1-3, the issue tags on q, w, e, r, t, y."""
 TAG_HOTKEYS = "qwerty"
 
-# no ">" in the CSS: Label Studio escapes it. The Repeater wraps each repetition in two anonymous divs, which
-# "display: contents" takes out of the layout so the cells become the grid's children.
+# The screen (1280x720 and up): the images on the left, two side by side, each at least 400 px wide; on the right,
+# in view while the images scroll, the question, options, proposed answer and the verdict; below them, scrolling on
+# their own, the correction, the builder's record, issue tags and comment. Label Studio's side panels (Info,
+# History, Regions, Relations) hold nothing for this config and take 320 px: hidden. Each image's toolbar (pan,
+# zoom) lies in its title row instead of beside the image. No ">" in the CSS: Label Studio escapes it. The
+# Repeater wraps each repetition in two anonymous divs, which "display: contents" takes out of the layout so the
+# cells become the grid's children.
 _STYLE = """
-.mirage-layout { display: flex; gap: 16px; align-items: flex-start; }
-.mirage-left { flex: 3 1 0; min-width: 0; }
-.mirage-right { flex: 2 1 0; min-width: 340px; position: sticky; top: 0; max-height: 100vh; overflow-y: auto; }
-.mirage-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 8px; }
+.lsf-sidepanels { padding-right: 0 !important; padding-left: 0 !important; }
+.lsf-sidepanels__wrapper { display: none !important; }
+.mirage-layout { display: flex; gap: 14px; align-items: flex-start; }
+.mirage-left { flex: 1 1 0; min-width: 0; }
+.mirage-right { flex: 0 0 clamp(350px, 29vw, 440px); position: sticky; top: 0; display: flex;
+  flex-direction: column; max-height: calc(100vh - 180px); }
+.mirage-top { flex: 0 0 auto; }
+.mirage-bottom { flex: 1 1 auto; min-height: 60px; overflow-y: auto; border-top: 1px solid #ddd; margin-top: 4px; }
+.mirage-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(400px, 1fr)); gap: 6px; }
 .mirage-native { font-size: 12px; }
 .mirage-grid div:has(.mirage-cell) { display: contents; }
-.mirage-cell { border: 1px solid #ddd; padding: 4px; box-sizing: border-box; }
-.mirage-item { font-size: 15px; line-height: 1.45; }
-.mirage-context { white-space: pre-wrap; background: #fff8e1; padding: 6px; }
-.mirage-proposed { background: #e8f5e9; padding: 6px; }
+.mirage-cell { border: 1px solid #ddd; padding: 2px 3px; box-sizing: border-box; position: relative; }
+.mirage-cell h4, .mirage-cell h5 { margin: 2px 0 !important; }
+.mirage-cell .lsf-object { position: static !important; }
+.mirage-cell .lsf-toolbar { position: absolute !important; top: 0 !important; right: 2px !important;
+  left: auto !important; margin: 0 !important; width: auto !important; height: auto !important;
+  background: transparent !important;
+  box-shadow: none !important; transform: scale(0.75); transform-origin: top right; }
+.mirage-cell .lsf-toolbar__group { display: flex !important; flex-direction: row !important; padding: 0 !important;
+  box-shadow: none !important; background: transparent !important; }
+.mirage-item { font-size: 15px; line-height: 1.4; }
+.mirage-item p { margin: 0 0 4px 0; }
+.mirage-context { white-space: pre-wrap; background: #fff8e1; padding: 4px 6px; }
+.mirage-proposed { background: #e8f5e9; padding: 4px 6px; }
 .mirage-hint { color: #666; font-size: 13px; }
 .mirage-record { color: #444; font-size: 13px; background: #f3f3f3; padding: 4px 6px; }
 .mirage-option-labels { border-collapse: collapse; margin: 4px 0; }
 .mirage-option-labels caption { text-align: left; font-size: 12px; }
 .mirage-option-labels th, .mirage-option-labels td { padding: 0 6px; font-size: 12px; text-align: left; }
 .mirage-option-labels td.mirage-hard { font-weight: bold; }
-.mirage-options { margin: 4px 0 8px 16px; }
+.mirage-options { margin: 2px 0 4px 16px; }
+.mirage-many { column-count: 2; column-gap: 12px; }
 """
 
 
@@ -284,7 +318,7 @@ def labeling_config(kinds: Iterable[str]) -> str:
     correction = []
     if choice_kinds:
         correction.append(
-            f'    <Header value="Correct option (multiple-choice and yes/no items)" size="5"/>'
+            '    <Header value="Correct option (multiple-choice and yes/no items)" size="5"/>'
             if VQA in kinds
             else '    <Header value="Correct option" size="5"/>'
         )
@@ -294,8 +328,8 @@ def labeling_config(kinds: Iterable[str]) -> str:
     if VQA in kinds:
         correction.append('    <Header value="Correct answer (open-answer items)" size="5"/>')
         correction.append(
-            f'    <TextArea name="{CORRECT_TEXT}" toName="{OBJECT}" rows="2" maxSubmissions="1" editable="true" '
-            'placeholder="The correct answer"/>'
+            f'    <TextArea name="{CORRECT_TEXT}" toName="{OBJECT}" rows="2" editable="true" '
+            'showSubmitButton="false" placeholder="The correct answer"/>'
         )
     verdicts = "\n".join(f'    <Choice value="{v}" hotkey="{HOTKEYS[v]}"/>' for v in VERDICTS)
     tags = "\n".join(f'    <Choice value="{t}" hotkey="{k}"/>' for t, k in zip(ISSUE_TAGS, TAG_HOTKEYS))
@@ -315,20 +349,25 @@ def labeling_config(kinds: Iterable[str]) -> str:
   </View>
   </View>
   <View className="mirage-right">
+  <View className="mirage-top">
   <HyperText name="{OBJECT}" value="$item_html" inline="true"/>
   <Header value="Verdict (keys 1 2 3)" size="5"/>
   <Choices name="{VERDICT}" toName="{OBJECT}" choice="single-radio" showInline="true" required="true" requiredMessage="Choose accept, fix or reject">
 {verdicts}
   </Choices>
+  </View>
+  <View className="mirage-bottom">
   <View visibleWhen="choice-selected" whenTagName="{VERDICT}" whenChoiceValue="fix">
 {chr(10).join(correction)}
   </View>
+  <HyperText name="{RECORD}" value="$record_html" inline="true"/>
   <Header value="Issues (any that apply; keys q w e r t y)" size="5"/>
   <Choices name="{ISSUES}" toName="{OBJECT}" choice="multiple" showInline="true">
 {tags}
   </Choices>
   <Header value="Comment" size="5"/>
-  <TextArea name="{COMMENT}" toName="{OBJECT}" rows="2" maxSubmissions="1" editable="true" placeholder="Optional: what is wrong, or why"/>
+  <TextArea name="{COMMENT}" toName="{OBJECT}" rows="2" editable="true" showSubmitButton="false" placeholder="Optional: what is wrong, or why"/>
+  </View>
   </View>
   </View>
 </View>
@@ -357,12 +396,19 @@ def annotation_errors(interface: Any, result: list) -> list[str]:
     return list(interface.validate_prediction({"result": list(result or [])}, return_errors=True) or [])
 
 
-INSTRUCTIONS = """<p><b>Mirage review.</b> Judge each question on its own, without looking at other reviewers' answers.</p>
+INSTRUCTIONS = """<p><b>Mirage review.</b> Judge each question on its own: do not discuss items with other reviewers.</p>
 <ul>
-<li><b>accept</b>: the question is clear, answerable from the images, and the proposed answer is correct.</li>
-<li><b>fix</b>: the question is sound but the proposed answer is wrong; give the correct option or answer.</li>
-<li><b>reject</b>: ambiguous, several possible referents, near-synonymous options, trivial or answerable without
-the images, about minor or indistinct details, or images unsuitable.</li>
+<li><b>accept</b> (key 1): the question is clear, can only be answered by looking at the images, and the proposed
+answer is correct.</li>
+<li><b>fix</b> (key 2): the question is sound but the proposed answer is wrong; pick the correct option or type the
+correct answer.</li>
+<li><b>reject</b> (key 3): the question cannot be kept: two possible referents, two options that mean nearly the
+same, objects too many to count for sure, answerable without the images, about a tiny or background detail,
+wording that changes the meaning, or unsuitable images.</li>
 </ul>
-<p>Tag every issue you see and add a comment when it helps. Full guide: docs/annotation.md in the Mirage repository.</p>
+<p>The context (yellow) may mislead on purpose: judge against the images. Small or occluded objects may be meant to
+be hard: zoom in (the buttons above each image; the link under it opens it at native size). Tag every issue you
+see (keys q w e r t y) and say in the comment what is wrong and in which image. When in doubt between accept and
+reject, reject and say why. Skip only an item you cannot judge at all (a broken image): it comes back to you at the
+end, and an item you skip for good counts as "unsure".</p>
 """

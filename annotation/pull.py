@@ -26,7 +26,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from annotation.builddir import Build, write_atomic
 from annotation.client import LabelStudioClient
 from annotation.errors import AnnotationError
-from annotation.resolve import ROOM_FIELD, resolve, reviewed_items, reviewer_name
+from annotation.push import settings_changes
+from annotation.resolve import ROOM_FIELD, resolve, reviewed_items, reviewer_name, room_capacity
 
 REVIEW_FILE = "review.json"
 REVIEWED_FILE = "reviewed.jsonl"
@@ -108,13 +109,26 @@ def load_adjudications(build_dir: Path) -> dict[str, Any]:
     return data
 
 
-def _export_room(client: LabelStudioClient, project: str, room: int) -> tuple[int, bytes, list[dict], str]:
+def _export_room(
+    client: LabelStudioClient, project: str, room: int, build: Build, per_room: int
+) -> tuple[int, bytes, list[dict], str]:
     """``(project id, raw export, tasks)`` of one room; every task tagged with its room and every annotation's
-    ``completed_by`` resolved to the reviewer's e-mail (user ids are only unique within one server)."""
+    ``completed_by`` resolved to the reviewer's e-mail (user ids are only unique within one server).
+
+    A project whose label config or review settings differ from what push sets is refused: any member can change
+    them in the community edition (a verdict choice added, the overlap raised), and votes made under other rules
+    cannot be merged with the rest."""
     proj = client.find_project(project)
     if proj is None:
         where = client.url
         raise AnnotationError(f"no project {project!r} on {where}: push the build first")
+    changed = settings_changes(proj, build, per_room)
+    if changed:
+        raise AnnotationError(
+            f"project {project!r} on {client.url} was changed since push ({', '.join(sorted(changed))} differ from "
+            "what push sets; anyone in the room could have done it): check its annotations, then push the build "
+            "again to restore them and pull"
+        )
     pid = int(proj["id"])
     raw = client.export_raw(pid)
     try:
@@ -150,8 +164,9 @@ def pull(
     adjudications = load_adjudications(build.path)
     tasks: list[dict] = []
     exports = []
+    per_room = room_capacity(overlap, len(rooms))
     for k, client in enumerate(rooms, 1):
-        pid, raw, room_tasks, config = _export_room(client, project, k)
+        pid, raw, room_tasks, config = _export_room(client, project, k, build, per_room)
         tasks.extend(room_tasks)
         exports.append((k, client.url, pid, raw, snapshot_time(room_tasks)))
 

@@ -20,7 +20,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from annotation.builddir import Build
 from annotation.client import LabelStudioClient
@@ -58,6 +58,7 @@ class PushResult:
     imported: int
     config_updated: bool
     storages_added: list[str]
+    refreshed: int = 0
 
 
 def default_files_root() -> Path:
@@ -90,20 +91,53 @@ def kinds_in_config(config: str) -> set[str]:
 
 
 def project_settings(title: str, build: Build, config: str, overlap: int) -> dict:
+    """Everything push sets on a project. No path in the description: every member reads it."""
     return {
         "title": title,
-        "description": f"Mirage review of {build.label} ({build.path})",
+        "description": f"Mirage review of {build.label}",
         "label_config": config,
+        **review_settings(overlap),
+    }
+
+
+def review_settings(overlap: int) -> dict:
+    """The settings a review depends on, which push restores and pull checks (a member can change any of them in
+    the community edition): the overlap, the guide, skips that come back to their reviewer (a room has one
+    reviewer, so "requeue for others" would leave a skipped item waiting forever), no one else's work shown."""
+    return {
         "expert_instruction": INSTRUCTIONS,
-        "show_instruction": True,
+        "show_instruction": False,  # the guide is one click away (the "Instructions" button), not a pop-up each time
         "maximum_annotations": overlap,
         "overlap_cohort_percentage": 100,
         "sampling": "Sequential sampling",
         "show_skip_button": True,
+        "skip_queue": "REQUEUE_FOR_ME",
         "enable_empty_annotation": False,
         "show_annotation_history": False,
         "show_collab_predictions": False,
     }
+
+
+def wanted_config(build: Build, existing: str = "") -> str:
+    """The labeling config for the build's item kinds and those the project's config already holds."""
+    return labeling_config({item_kind(it) for it in build.items} | kinds_in_config(existing))
+
+
+def settings_changes(project: Mapping[str, Any], build: Build, overlap: int) -> dict[str, Any]:
+    """What differs in ``project`` from what push sets: ``{field: wanted value}`` (empty when nothing does)."""
+    wanted = {"label_config": wanted_config(build, str(project.get("label_config") or "")), **review_settings(overlap)}
+    changes = {}
+    for key, value in wanted.items():
+        have = project.get(key)
+        if key == "label_config":
+            same = str(have or "").strip() == value.strip()
+        elif isinstance(value, str):
+            same = str(have or "").strip() == value.strip()
+        else:
+            same = have == value
+        if not same:
+            changes[key] = value
+    return changes
 
 
 def _batches(seq: Sequence, size: int):
@@ -144,13 +178,8 @@ def push(
         log(f"created project {project!r} (id {proj['id']})")
     else:
         proj = existing
-        wanted = labeling_config(kinds | kinds_in_config(proj.get("label_config", "")))
-        config_interface(wanted)
-        changes = {}
-        if proj.get("label_config", "").strip() != wanted.strip():
-            changes["label_config"] = wanted
-        if proj.get("maximum_annotations") != overlap:
-            changes["maximum_annotations"] = overlap
+        config_interface(wanted_config(build, str(proj.get("label_config") or "")))
+        changes = settings_changes(proj, build, overlap)
         if changes:
             proj = client.update_project(proj["id"], changes)
             config_updated = "label_config" in changes
@@ -164,7 +193,20 @@ def push(
         client.add_local_storage(pid, str(folder), STORAGE_TITLE)
         added.append(str(folder))
 
-    known = {(t.get("data") or {}).get(ITEM_ID_FIELD) for t in client.iter_tasks(pid)}
+    by_id = {it.id: it for it in build.items}
+    known: set[str] = set()
+    refreshed = 0
+    for t in client.iter_tasks(pid):
+        data = t.get("data") or {}
+        iid = data.get(ITEM_ID_FIELD)
+        known.add(iid)
+        if iid in by_id:  # a task pushed by an older Mirage shows what this one would show
+            fresh = task_data(by_id[iid], build.path, files_root, links)
+            if data != fresh:
+                client.update_task_data(int(t["id"]), fresh)
+                refreshed += 1
+    if refreshed:
+        log(f"project {project!r} (id {pid}): {refreshed} task(s) shown as this version of Mirage shows them")
     todo = [it for it in build.items if it.id not in known]
     imported = 0
     if todo:
@@ -198,4 +240,5 @@ def push(
         imported=imported,
         config_updated=config_updated,
         storages_added=added,
+        refreshed=refreshed,
     )

@@ -15,10 +15,14 @@ Rules (``overlap`` reviewers per item, 3 by default; a majority is ``overlap // 
 - At most ``overlap`` votes per item, the earliest ones (Label Studio accepts a fourth annotation through the API or
   a second tab); later ones are listed in ``problems`` and ignored. With several rooms (one Label Studio server
   per reviewer slot, merged by ``pull``), at most ``room_cap`` votes per room count, the earliest of that room.
-- An item with fewer than ``overlap`` votes is ``pending``: review is still going on, nothing is decided yet.
-- Otherwise: ``keep`` when a majority accepts, ``drop`` when a majority rejects, ``fix`` when a majority chose
-  ``fix`` *and the same* correct answer (compared case- and space-insensitively for open answers), else
-  ``adjudicate``.
+- A seat no vote can fill any more is *empty*: a reviewer whose last word on the item is a skip (it counts as
+  "unsure"), or an author's refused vote (Label Studio counted it, so the room offers the task to nobody else).
+  Empty seats fill the places votes leave, within each room's cap, and are listed in ``problems``.
+- An item with fewer than ``overlap`` votes and empty seats together is ``pending``: review is still going on.
+- Otherwise: ``keep`` when a majority (of ``overlap``, not of the votes cast) accepts, ``drop`` when a majority
+  rejects, ``fix`` when a majority chose ``fix`` *and the same* correct answer (compared case- and
+  space-insensitively for open answers), else ``adjudicate``. With an empty seat, a majority is only reached when
+  the missing vote could not have changed it; otherwise the item waits for the maintainer's adjudication.
 - An item in ``adjudicate`` can be settled by the maintainer in ``adjudications.json`` beside the build:
   ``{item_id: {"status": "keep"|"fix"|"drop", "answer": ... (for fix), "note": ...}}``. Only items without a
   majority take an adjudication; it never overrides three reviewers' majority.
@@ -47,6 +51,7 @@ from annotation.config import (
     item_kind,
 )
 from builders.items import Item
+from builders.review import agreement_figures, fleiss_kappa, gwet_ac1, raw_agreement  # noqa: F401 - re-exported
 
 ROOM_FIELD = "mirage_room"
 """Set by ``pull`` on each exported task: the room (Label Studio server, 1-based) it came from."""
@@ -75,6 +80,25 @@ class Vote:
         return (self.room, self.annotation_id)
 
 
+@dataclass(frozen=True)
+class EmptySeat:
+    """A place on an item's panel that no vote fills and none can fill any more: the reviewer skipped the item
+    (their last word on it: "unsure"), or the annotation was refused because the reviewer wrote the item."""
+
+    annotation_id: int
+    reviewer: str
+    room: int
+    reason: str  # SKIPPED or OWN_WORK
+
+    @property
+    def order(self) -> tuple[int, int]:
+        return (self.room, self.annotation_id)
+
+
+SKIPPED = "skipped (unsure)"
+OWN_WORK = "own work (refused)"
+
+
 @dataclass
 class ItemDecision:
     item_id: str
@@ -83,6 +107,8 @@ class ItemDecision:
     answer: str | None
     task_ids: list[dict[str, int]] = field(default_factory=list)  # {"room", "task"}
     adjudicated: dict[str, Any] | None = None
+
+    empty: list["EmptySeat"] = field(default_factory=list)
 
     def vote_counts(self) -> dict[str, int]:
         c = Counter(v.verdict for v in self.votes)
@@ -238,6 +264,28 @@ def select_votes(
     return kept, problems
 
 
+def fill_empty_seats(
+    votes: Sequence[Vote], seats: Sequence[EmptySeat], voters: set[str], overlap: int, room_cap: int | None
+) -> list[EmptySeat]:
+    """The empty seats that take the places ``votes`` leave: one per reviewer who has no valid vote on the item
+    (``voters``: everyone who has), earliest first, within each room's cap and up to ``overlap`` in all."""
+    used: Counter[int] = Counter(v.room for v in votes)
+    out: list[EmptySeat] = []
+    seen: set[str] = set()
+    for seat in sorted(seats, key=lambda s: s.order, reverse=True):  # a reviewer's latest word counts
+        if seat.reviewer in voters or seat.reviewer in seen:
+            continue
+        seen.add(seat.reviewer)
+        out.append(seat)
+    kept: list[EmptySeat] = []
+    for seat in sorted(out, key=lambda s: s.order):
+        if len(votes) + len(kept) >= overlap or (room_cap is not None and used[seat.room] >= room_cap):
+            continue
+        used[seat.room] += 1
+        kept.append(seat)
+    return kept
+
+
 def room_capacity(overlap: int, rooms: int) -> int:
     """Votes one room contributes per item: ``ceil(overlap / rooms)`` (1 with three rooms and overlap 3)."""
     return -(-overlap // max(1, rooms))
@@ -248,9 +296,11 @@ def _ann_ref(v: Vote) -> str:
     return str(v.annotation_id) if v.room == 1 else f"{v.annotation_id} (room {v.room})"
 
 
-def decide(item: Item, votes: Sequence[Vote], overlap: int = 3) -> tuple[str, str | None]:
-    """``(status, final answer)`` for an item from its selected votes."""
-    if len(votes) < overlap:
+def decide(item: Item, votes: Sequence[Vote], overlap: int = 3, empty: int = 0) -> tuple[str, str | None]:
+    """``(status, final answer)`` for an item from its selected votes and its ``empty`` seats (see
+    :class:`EmptySeat`). A majority is ``overlap // 2 + 1`` votes whatever the seats left empty, so it is only
+    reached when the missing votes could not have changed the outcome."""
+    if len(votes) + empty < overlap:
         return "pending", None
     need = overlap // 2 + 1
     counts = Counter(v.verdict for v in votes)
@@ -267,70 +317,6 @@ def decide(item: Item, votes: Sequence[Vote], overlap: int = 3) -> tuple[str, st
         if len(group) >= need:
             return "fix", min(group, key=lambda v: v.annotation_id).answer
     return "adjudicate", None
-
-
-def fleiss_kappa(rows: Sequence[Mapping[str, int]], categories: Sequence[str] = VERDICTS) -> float | None:
-    """Fleiss' kappa of items each rated by the same number of raters.
-
-    ``rows``: per item, the number of raters per category. ``None`` when undefined: no items, fewer than two
-    raters, or every rating in a single category (chance agreement 1).
-    """
-    rows = [r for r in rows if sum(r.get(c, 0) for c in categories) > 0]
-    if not rows:
-        return None
-    n = sum(rows[0].get(c, 0) for c in categories)
-    if n < 2 or any(sum(r.get(c, 0) for c in categories) != n for r in rows):
-        raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings per item")
-    N = len(rows)
-    p = [sum(r.get(c, 0) for r in rows) / (N * n) for c in categories]
-    P_items = [(sum(r.get(c, 0) ** 2 for c in categories) - n) / (n * (n - 1)) for r in rows]
-    P_bar = sum(P_items) / N
-    P_e = sum(x * x for x in p)
-    if abs(1.0 - P_e) < 1e-12:
-        return None
-    return (P_bar - P_e) / (1.0 - P_e)
-
-
-def raw_agreement(rows: Sequence[Mapping[str, int]], categories: Sequence[str] = VERDICTS) -> float | None:
-    """Observed agreement: the share of agreeing pairs of raters, averaged over items (Fleiss' P-bar).
-
-    Items with fewer than two ratings are left out; ``None`` when none is left.
-    """
-    shares = []
-    for r in rows:
-        n = sum(r.get(c, 0) for c in categories)
-        if n >= 2:
-            shares.append((sum(r.get(c, 0) ** 2 for c in categories) - n) / (n * (n - 1)))
-    return sum(shares) / len(shares) if shares else None
-
-
-def gwet_ac1(rows: Sequence[Mapping[str, int]], categories: Sequence[str] = VERDICTS) -> float | None:
-    """Gwet's AC1 for several raters (Gwet 2008, "Computing inter-rater reliability and its variance in the
-    presence of high agreement", Br. J. Math. Stat. Psychol. 61:29-48).
-
-    ``(p_a - p_e) / (1 - p_e)`` with ``p_a`` the raw agreement and ``p_e = sum_k pi_k (1 - pi_k) / (q - 1)``,
-    ``pi_k`` the share of ratings in category ``k`` and ``q`` the number of categories. Unlike kappa, whose chance
-    term grows towards 1 when nearly every verdict is "accept" (the kappa paradox), AC1's chance term shrinks
-    then, so high raw agreement is not reported as poor agreement. ``None`` when undefined.
-    """
-    rows = [r for r in rows if sum(r.get(c, 0) for c in categories) >= 2]
-    pa = raw_agreement(rows, categories)
-    if pa is None or len(categories) < 2:
-        return None
-    total = sum(sum(r.get(c, 0) for c in categories) for r in rows)
-    pi = [sum(r.get(c, 0) for r in rows) / total for c in categories]
-    pe = sum(x * (1 - x) for x in pi) / (len(categories) - 1)
-    return (pa - pe) / (1 - pe) if pe < 1 else None
-
-
-def agreement_figures(rows: Sequence[Mapping[str, int]]) -> dict[str, float | None]:
-    """Fleiss' kappa, raw agreement and Gwet's AC1 of the verdicts, rounded to 6 places for the files."""
-    try:
-        kappa = fleiss_kappa(rows)
-    except ValueError:  # unequal numbers of ratings (a hand-edited review): raw agreement and AC1 still hold
-        kappa = None
-    out = {"fleiss_kappa": kappa, "raw_agreement": raw_agreement(rows), "gwet_ac1": gwet_ac1(rows)}
-    return {k: None if v is None else round(v, 6) for k, v in out.items()}
 
 
 def agrees(vote: Vote, decision: ItemDecision, kind: str) -> bool:
@@ -420,6 +406,7 @@ def resolve(
     task_ids: dict[str, list[dict[str, int]]] = defaultdict(list)
     skipped: Counter[str] = Counter()
     own_work: Counter[str] = Counter()  # votes refused because the reviewer wrote the item (provenance.author)
+    seats: dict[str, list[EmptySeat]] = defaultdict(list)
 
     for task in sorted(tasks, key=lambda t: (int(t.get(ROOM_FIELD, 1)), int(t.get("id", 0)))):
         tid = int(task.get("id", 0))
@@ -437,11 +424,14 @@ def resolve(
         author = str(item.provenance.get("author") or "").strip().lower()
         for ann in sorted(task.get("annotations") or [], key=lambda a: int(a.get("id", 0))):
             reviewer = reviewer_name(ann.get("completed_by"), users)
+            aid = int(ann.get("id", 0))
             if ann.get("was_cancelled"):
                 skipped[reviewer] += 1
+                seats[iid].append(EmptySeat(aid, reviewer, room, SKIPPED))
             elif author and reviewer.strip().lower() == author:
                 own_work[reviewer] += 1
-                problems.append(f"{where}: annotation {ann.get('id')} by {reviewer}, who wrote this item's text; "
+                seats[iid].append(EmptySeat(aid, reviewer, room, OWN_WORK))
+                problems.append(f"{where}: annotation {aid} by {reviewer}, who wrote this item's text; "
                                 "not counted (an author does not review their own work)")
                 continue
             vote, probs = parse_annotation(item, ann, reviewer, where, room, interface)
@@ -458,10 +448,14 @@ def resolve(
             problems.append(f"{where} is in {len(task_ids[it.id])} tasks ({ids}); their annotations are pooled")
         votes, probs = select_votes(raw_votes.get(it.id, []), overlap, where, room_cap)
         problems.extend(probs)
-        status, answer = decide(it, votes, overlap)
-        decision = ItemDecision(it.id, status, votes, answer, task_ids.get(it.id, []))
+        voters = {v.reviewer for v in raw_votes.get(it.id, [])}
+        empty = fill_empty_seats(votes, seats.get(it.id, []), voters, overlap, room_cap)
+        status, answer = decide(it, votes, overlap, len(empty))
+        decision = ItemDecision(it.id, status, votes, answer, task_ids.get(it.id, []), empty=empty)
         if it.id in adjudications:
             problems.extend(apply_adjudication(it, decision, adjudications[it.id], f"adjudications.json: item {it.id}"))
+        if empty and decision.status != "pending":  # a pending item may still get its votes: nothing to act on
+            problems.append(_empty_seat_problem(where, decision, overlap))
         decisions.append(decision)
 
     for iid in sorted(set(adjudications) - set(by_id)):
@@ -473,7 +467,8 @@ def resolve(
             problems.append(f"{len(missing)} item(s) of the build are not in {where} (first: {missing[0]}); push them")
 
     counts = Counter(d.status for d in decisions)
-    kappa_rows = [d.vote_counts() for d in decisions if d.status != "pending"]
+    # kappa needs the same number of ratings per item: items with an empty seat stay out of every figure
+    kappa_rows = [d.vote_counts() for d in decisions if d.status != "pending" and not d.empty]
     figures = agreement_figures(kappa_rows)
     reviewers = reviewer_stats(by_id, decisions)
     for r, n in skipped.items():
@@ -508,6 +503,11 @@ def resolve(
             ],
             "task_ids": d.task_ids,
         }
+        if d.empty:
+            out_items[d.item_id]["empty_seats"] = [
+                {"room": e.room, "reviewer": e.reviewer, "annotation": e.annotation_id, "reason": e.reason}
+                for e in d.empty
+            ]
         if d.adjudicated is not None:
             out_items[d.item_id]["adjudicated"] = d.adjudicated
     return {
@@ -519,6 +519,21 @@ def resolve(
         "problems": problems,
         "items": out_items,
     }
+
+
+def _empty_seat_problem(where: str, decision: ItemDecision, overlap: int) -> str:
+    """One line: who left which seat empty, and what that means for the item."""
+    seats = "; ".join(
+        f"{e.reviewer}" + (f" in room {e.room}" if e.room != 1 else "") + f": {e.reason}" for e in decision.empty
+    )
+    n = len(decision.votes)
+    if decision.adjudicated is not None:
+        outcome = f"{n} vote(s) of {overlap}, settled by adjudication ({decision.status})"
+    elif decision.status == "adjudicate":
+        outcome = f"{n} vote(s) of {overlap} and no majority: settle it in adjudications.json"
+    else:
+        outcome = f"decided by {n} vote(s) of {overlap} ({decision.status}: the empty seat could not change it)"
+    return f"{where}: seat left empty ({seats}); {outcome}"
 
 
 def _task_ref(room: int, task_id: int) -> str:

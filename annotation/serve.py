@@ -1,18 +1,19 @@
-"""Start a local Label Studio server for a review team.
+"""Start a local Label Studio for a review team: its rooms, started together and kept alive.
 
 The server is a separate program installed in its own virtual environment (it pins Django and many libraries
 that would clash with Mirage's own environment), so this module only finds the executable, prepares its
-environment and supervises the process:
+environment and supervises the processes:
 
-- bound to 127.0.0.1 by default, on a port that must be free (Label Studio itself would silently move to the
-  next free port, which would make every printed link wrong);
+- ``--rooms N`` (3 by default) starts one server per reviewer slot: the community edition has a single
+  organisation in which every member can open every project, task and annotation (Data Manager, API, export),
+  so the only way to keep reviewers from seeing each other's votes is to keep them on different servers;
+- each room is a :class:`~annotation.front.RoomFront` on its public port (bound to 127.0.0.1 by default; the port
+  must be free) and Label Studio on an internal port of 127.0.0.1; the rooms start together, and a :class:`Room`
+  restarts a server that exits (reported on stderr; the other rooms go on) while its front tells reviewers why;
 - version check, analytics and Sentry off, signup only through the organisation's invite link;
 - local-files serving on, from a dedicated files root (``<data dir>/files`` by default, never ``/``) that holds
   only the links ``push`` makes to the images tasks show (same origin: no CORS, no second server; see
   ``docs/annotation.md``);
-- ``--rooms N`` (3 by default) starts one server per reviewer slot: the community edition has a single
-  organisation in which every member can open every project, task and annotation (Data Manager, API, export),
-  so the only way to keep reviewers from seeing each other's votes is to keep them on different servers;
 - the first admin from ``LABEL_STUDIO_USERNAME`` / ``LABEL_STUDIO_PASSWORD``; legacy API tokens enabled, so the
   admin's token from ``/api/current-user/token`` works for ``push`` and ``pull``.
 
@@ -27,12 +28,16 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping, Sequence, TextIO
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TextIO
 
 from annotation.errors import AnnotationError
+
+if TYPE_CHECKING:
+    from annotation.front import RoomFront
 
 LABEL_STUDIO_VERSION = "1.23.2"
 """The Label Studio release Mirage is tested with (``pip install label-studio==1.23.2``)."""
@@ -125,6 +130,21 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+_handed_out: set[int] = set()
+_handed_out_lock = threading.Lock()
+
+
+def internal_port() -> int:
+    """A free port of 127.0.0.1 for a room's server, never one handed out before in this process: rooms start
+    together, and the OS may offer two of them the same free port before either binds it."""
+    with _handed_out_lock:
+        while True:
+            port = free_port("127.0.0.1")
+            if port not in _handed_out:
+                _handed_out.add(port)
+                return port
+
+
 def _force(env: dict[str, str], name: str, value: str) -> None:
     """Set ``name`` and drop the prefixed spellings Label Studio would read first."""
     for prefix in ("LABEL_STUDIO_", "HEARTEX_"):
@@ -214,7 +234,14 @@ class Server:
     def url(self) -> str:
         return self.spec.url
 
-    def start(self, timeout: float = 300.0) -> "Server":
+    def start(self, timeout: float = 300.0, stop: threading.Event | None = None) -> "Server":
+        """Launch the server and wait until it answers (:meth:`launch` then :meth:`wait_ready`)."""
+        self.launch()
+        self.wait_ready(timeout, stop)
+        return self
+
+    def launch(self) -> "Server":
+        """Start the process without waiting for it: rooms are launched together, then waited for."""
         spec = self.spec
         Path(spec.data_dir).mkdir(parents=True, exist_ok=True)
         if not port_is_free(spec.host, spec.port):
@@ -234,10 +261,10 @@ class Server:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        self.wait_ready(timeout)
         return self
 
-    def wait_ready(self, timeout: float) -> None:
+    def wait_ready(self, timeout: float, stop: threading.Event | None = None) -> None:
+        """Poll ``/health`` until the server answers; an exit, ``timeout`` or ``stop`` (set) raise."""
         import requests
 
         deadline = time.monotonic() + timeout
@@ -253,10 +280,11 @@ class Server:
                     return
             except requests.RequestException:
                 pass
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or (stop is not None and stop.is_set()):
                 self.stop()
                 raise AnnotationError(
                     f"Label Studio did not answer at {self.url} within {timeout:.0f} s (log: {self.log_path})"
+                    if not (stop is not None and stop.is_set()) else "stopped while starting"
                 )
             time.sleep(0.5)
 
@@ -293,6 +321,90 @@ class Server:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+RESTARTS = 3
+"""Restarts of a room allowed within :data:`RESTART_WINDOW` seconds; one more crash and the room is given up (its
+front says so to reviewers; the other rooms go on)."""
+RESTART_WINDOW = 600.0
+START_TIMEOUT = 300.0
+
+
+class Room(threading.Thread):
+    """One room kept alive: its front on the public port, its Label Studio on an internal one, restarted when it dies.
+
+    The first start is all or nothing (``error`` is set and ``serve`` stops every room: a configuration problem);
+    later, a server that exits is reported, restarted on the same data dir (SQLite keeps every committed vote) and
+    its front answers 503 with the reason meanwhile. After :data:`RESTARTS` restarts within
+    :data:`RESTART_WINDOW` seconds the room is given up and stays down with its reason; the other rooms go on.
+    """
+
+    def __init__(self, number: int, spec: ServerSpec, front: "RoomFront", stop: threading.Event,
+                 report: Callable[[str], None], name: str) -> None:
+        super().__init__(name=f"room-{number}", daemon=True)
+        self.number, self.spec, self.front, self.stop_event, self.report = number, spec, front, stop, report
+        self.label = name
+        self.ready = threading.Event()
+        self.error: AnnotationError | None = None
+        self.given_up = False
+        self.server: Server | None = None
+        self.crashes: list[float] = []
+        self.log_path = Path(spec.data_dir) / "label-studio.log"
+
+    def _server(self) -> Server:
+        internal = replace(self.spec, host="127.0.0.1", port=internal_port())
+        return Server(internal, log_path=self.log_path)
+
+    def run(self) -> None:
+        first = True
+        while not self.stop_event.is_set():
+            self.server = self._server()
+            try:
+                self.server.start(START_TIMEOUT, self.stop_event)
+            except AnnotationError as exc:
+                self.server.stop()
+                if first:
+                    self.error = exc
+                    self.ready.set()
+                    return
+                if self.stop_event.is_set() or not self._crashed(f"did not come back ({exc})"):
+                    return
+                continue
+            self.front.serve_from(("127.0.0.1", self.server.spec.port))
+            if first:
+                first = False
+                self.ready.set()
+            else:
+                self.report(f"{self.label} (port {self.spec.port}) is serving again")
+            proc = self.server.process
+            while not self.stop_event.is_set() and proc is not None and proc.poll() is None:
+                self.stop_event.wait(0.5)
+            if self.stop_event.is_set():
+                break
+            status = proc.returncode if proc is not None else None
+            why = f"stopped with status {status}"
+            self.front.down(f"{why} and is restarting")
+            self.server.stop()
+            if not self._crashed(f"{why}: {self.server.last_log_line()}"):
+                return
+        if self.server is not None:
+            self.server.stop()
+
+    def _crashed(self, what: str) -> bool:
+        """Record a crash; whether to restart (else the room is given up and says so)."""
+        now = time.monotonic()
+        self.crashes = [t for t in self.crashes if now - t < RESTART_WINDOW] + [now]
+        if len(self.crashes) > RESTARTS:
+            self.given_up = True
+            self.front.down(f"stopped {len(self.crashes)} times in {RESTART_WINDOW / 60:.0f} minutes and was not "
+                            "restarted; the maintainer has been told", coming_back=False)
+            self.report(f"{self.label} (port {self.spec.port}): Label Studio {what}; it stopped {len(self.crashes)} "
+                        f"times in {RESTART_WINDOW / 60:.0f} minutes: given up (log {self.log_path}); the other "
+                        "rooms go on")
+            return False
+        self.report(f"{self.label} (port {self.spec.port}): Label Studio {what}; restarting it "
+                    f"(log {self.log_path}); the other rooms go on")
+        return True
 
 
 def room_specs(spec: ServerSpec, rooms: int) -> list[ServerSpec]:
@@ -353,57 +465,90 @@ def team_instructions(
 def serve(
     spec: ServerSpec, public_url: str | None = None, out: TextIO = sys.stdout, rooms: int = 1
 ) -> int:
-    """Start the server(s) (one per room), print how the team joins, and run until interrupted. Returns a status."""
+    """Start the room(s) together, print how the team joins, keep them serving until interrupted. Returns a status.
+
+    Each room is a :class:`~annotation.front.RoomFront` on its public port and a Label Studio server on an
+    internal port of 127.0.0.1, kept alive by a :class:`Room`.
+    """
+    from annotation.front import RoomFront
+
     specs = room_specs(spec, rooms)
     publics = [u.strip() for u in public_url.split(",")] if public_url else None
     if publics is not None and len(publics) != len(specs):
         raise AnnotationError(f"--public-url: {len(publics)} URL(s) for {len(specs)} room(s); give one per room")
     Path(spec.files_root).mkdir(parents=True, exist_ok=True)
+    for s in specs:
+        if not port_is_free(s.host, s.port):
+            raise AnnotationError(f"port {s.port} on {s.host} is already in use: pass another --port")
+        if not is_initialised(s.data_dir) and not (s.username and s.password):
+            raise AnnotationError(
+                f"{s.data_dir} is a new data dir: set LABEL_STUDIO_USERNAME (an e-mail) and "
+                "LABEL_STUDIO_PASSWORD for the first admin"
+            )
     version = installed_version(spec.bin)
     if version and version != LABEL_STUDIO_VERSION:
         print(
             f"warning: Label Studio {version} found at {spec.bin}; Mirage is tested with {LABEL_STUDIO_VERSION}",
             file=sys.stderr,
         )
-    for s in specs:
+    several = len(specs) > 1
+    names = [f"Room {k}" if several else "The review room" for k in range(1, len(specs) + 1)]
+    for name, s in zip(names, specs):
         first = not is_initialised(s.data_dir)
         print(
-            f"Starting Label Studio {version or '?'} from {s.bin} on port {s.port} (data dir {s.data_dir}, log "
-            f"{Path(s.data_dir) / 'label-studio.log'})"
+            f"Starting {name.lower() if not several else name}: Label Studio {version or '?'} from {s.bin} behind "
+            f"port {s.port} (data dir {s.data_dir}, log {Path(s.data_dir) / 'label-studio.log'})"
             + (" - first start: migrating the database, about a minute..." if first else "..."),
             file=sys.stderr,
         )
-    servers = [Server(s) for s in specs]
-    stop_requested = False
+    lock = threading.Lock()
+
+    def report(line: str) -> None:
+        with lock:
+            print(line, file=sys.stderr, flush=True)
+
+    stop = threading.Event()
 
     def _stop(signum: int, frame: object) -> None:
-        nonlocal stop_requested
-        stop_requested = True
+        stop.set()
 
     old_int = signal.signal(signal.SIGINT, _stop)
     old_term = signal.signal(signal.SIGTERM, _stop)
+    fronts: list[RoomFront] = []
+    keepers: list[Room] = []
     try:
-        for server in servers:
-            server.start()
+        for name, s in zip(names, specs):
+            try:
+                fronts.append(RoomFront(s.host, s.port, room=name).start())
+            except OSError as exc:
+                raise AnnotationError(f"port {s.port} on {s.host}: cannot listen ({exc.strerror}): pass another --port")
+        keepers = [Room(k, s, f, stop, report, name) for k, (name, s, f) in enumerate(zip(names, specs, fronts), 1)]
+        for keeper in keepers:  # together: each first start migrates or checks its database for a minute
+            keeper.start()
+        for keeper in keepers:
+            while not keeper.ready.wait(0.5):
+                if stop.is_set():
+                    return 0
+        for keeper in keepers:
+            if keeper.error is not None:
+                raise AnnotationError(f"{keeper.label} (port {keeper.spec.port}): {keeper.error}")
         lines = team_instructions(
-            [sv.url for sv in servers], publics, spec.username, spec.password, Path(spec.files_root)
+            [s.url for s in specs], publics, spec.username, spec.password, Path(spec.files_root)
         )
         for line in lines:
             print(line, file=out)
-        print("Press Ctrl-C to stop the server" + ("s." if len(servers) > 1 else "."), file=out)
+        print("Press Ctrl-C to stop the server" + ("s." if several else "."), file=out)
         out.flush()
-        while not stop_requested:
-            for server in servers:
-                if server.process is not None and server.process.poll() is not None:
-                    raise AnnotationError(
-                        f"Label Studio on port {server.spec.port} stopped with status {server.process.returncode}: "
-                        f"{server.last_log_line()}"
-                    )
-            time.sleep(0.5)
+        while not stop.wait(0.5):
+            if all(k.given_up for k in keepers):
+                raise AnnotationError("every room has stopped for good; see the logs named above")
         print("Stopping Label Studio...", file=sys.stderr)
         return 0
     finally:
-        for server in servers:
-            server.stop()
+        stop.set()
+        for keeper in keepers:
+            keeper.join(60)
+        for front in fronts:
+            front.stop()
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)

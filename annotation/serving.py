@@ -4,7 +4,7 @@ Label Studio's local-files storage serves *every* file under a connected folder 
 organisation (the community edition has one organisation and no per-project membership). Connecting the build
 dir would therefore serve ``review.json`` (all votes, comments and e-mail addresses), ``reviews/`` and
 ``adjudications.json`` to any reviewer who types their path. So nothing of the build is connected: ``push`` links
-the images its tasks show into ``<files root>/mirage/<build key>/`` and connects only that folder. ``serve`` sets
+the images its tasks show into ``<files root>/images/<build key>/`` and connects only that folder. ``serve`` sets
 ``LOCAL_FILES_DOCUMENT_ROOT`` to a dedicated files root (``<data dir>/files`` by default, never ``/``), so even a
 local-files storage a reviewer connects by hand can reach nothing but these links.
 
@@ -21,8 +21,9 @@ from typing import Iterable
 
 from annotation.errors import AnnotationError
 
-SERVING_DIR = "mirage"
-"""The folder under the files root that holds every build's serving folder."""
+SERVING_DIR = "images"
+"""The folder under the files root that holds every build's serving folder. Every member reads the image URLs
+(``/data/local-files/?d=images/<key>/<key>/<name>``): the names in them are neutral, no build name, no path."""
 
 
 def _key(text: str, n: int) -> str:
@@ -30,9 +31,9 @@ def _key(text: str, n: int) -> str:
 
 
 def serving_folder(build_dir: Path, files_root: Path) -> Path:
-    """The folder connected as the project's storage: ``<files root>/mirage/<build name>-<hash of its path>``."""
+    """The folder connected as the project's storage: ``<files root>/images/<hash of the build's path>``."""
     build_dir = Path(build_dir).resolve()
-    return Path(files_root).resolve() / SERVING_DIR / f"{build_dir.name}-{_key(str(build_dir), 10)}"
+    return Path(files_root).resolve() / SERVING_DIR / _key(str(build_dir), 12)
 
 
 def served_path(source: Path, folder: Path) -> Path:

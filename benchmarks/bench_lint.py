@@ -18,7 +18,7 @@ What is timed, on one core (the lint is single-threaded Python):
   columns) instead of the columns in use, timed on one fold of one task and set beside ours on that fold.
 
 Figures are printed next to the targets (< 20 s for the lint's other checks, < 60 s for the blind audit of
-100,000 items), never asserted.
+100,000 items, so < 80 s for the whole lint), never asserted.
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ from builders.lint.base import LintContext, collapse, image_names, normalise  # 
 from builders.lint.dictionary import allow_list, load_dictionary  # noqa: E402
 from builders.lint.report import CHECKS  # noqa: E402
 
-TARGET_S = 20.0
 AUDIT_TARGET_S = 60.0
+TARGET_S = 20.0 + AUDIT_TARGET_S
+"""The other checks' 20 s (issue 16) plus the blind audit's 60 s (issue 37), which runs inside independence."""
 OBJECTS = ("dog cat car cup bird tree boat lamp bench clock chair table horse sheep cow bottle bowl knife fork "
            "spoon apple orange banana pizza cake sofa bed laptop phone book vase kite skateboard surfboard train "
            "bus truck bicycle umbrella backpack handbag suitcase frisbee toothbrush teddy bear oven sink").split()

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from sources.errors import SourceError
+from sources.video import DESCRIPTION_FILE
 
 SUFFIX = ".authors.json"
 
@@ -53,8 +54,6 @@ def authors_json(authors: dict[str, str]) -> bytes:
 def description_file(sequence: str | Path) -> Path:
     """The description a person writes for a sequence: ``<folder>/description.txt`` beside a frame folder or comic,
     ``<video>.txt`` beside a video file (where ``sources.video.description_beside`` reads it)."""
-    from sources.video import DESCRIPTION_FILE
-
     p = Path(sequence)
     return p / DESCRIPTION_FILE if p.is_dir() else p.with_suffix(".txt")
 

@@ -7,7 +7,7 @@ and exit status 2 (never a traceback), progress goes to stderr, the summary tabl
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import json
 import os
 import re
 import shutil
@@ -22,7 +22,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from builders.lint import summary_rows
+from builders.lint.report import BLIND_COLUMNS, BLIND_TITLE, blind_caption, blind_rows
 from sources.errors import ConfigError, MirageError
+from sources.options import add_options, option_names
 
 C = TypeVar("C")
 
@@ -83,10 +86,8 @@ class ArgumentParser(argparse.ArgumentParser):
     argparse prints the whole usage block before an error (40 lines for MIOH) and hides the one line that
     matters; an invalid choice names the valid ones in its message already. Subcommand parsers inherit it.
 
-    Abbreviations (``--n-quest`` for ``--n-questions``) are refused: a builder's config merge
-    (:func:`parse_config`) takes the options written on the command line by their full names, so an
-    abbreviated one was parsed and then dropped; and an abbreviation that works today breaks as soon as another
-    option starts the same way.
+    Abbreviations (``--n-quest`` for ``--n-questions``) are refused: one that works today breaks as soon as
+    another option starts the same way.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -109,33 +110,20 @@ def count(text: str) -> int:
     return value
 
 
-def builder_parser(benchmark: str, description: str) -> ArgumentParser:
-    """The parser of ``python -m builders.<benchmark>``. ``argument_default=None`` keeps options that were not
-    given out of the namespace's values, so :func:`parse_config` lets the config file and the dataclass
-    defaults speak for them."""
-    return ArgumentParser(prog=f"python -m builders.{benchmark}", description=description, argument_default=None)
+def builder_parser(benchmark: str, description: str, config_type: type,
+                   help_values: Mapping[str, str] | None = None) -> ArgumentParser:
+    """The parser of ``python -m builders.<benchmark>``: ``--config``, then an option for every option field of
+    ``config_type`` (:func:`sources.options.add_options`; ``help_values`` fills in its help texts, e.g. the
+    ``seed_of``, ``build_name`` and ``cache_of`` of :class:`builders.options.BuildOptions`).
 
-
-def add_build_arguments(
-    parser: argparse.ArgumentParser, defaults: Any, *, seed_of: str, name: str, cache_of: str,
-    demo: tuple[str, str] | None = None,
-) -> None:
-    """The options every builder has, worded one way: ``--seed``, ``--out``, ``--name``, ``--cache-dir``,
-    ``--config``, ``--demo-<what>`` and ``--no-progress``.
-
-    ``defaults`` is the builder's default config (fields ``seed``, ``out`` and, with ``demo``, ``demo_<what>``);
-    ``seed_of`` says what the seed draws, ``name`` the default build name, ``cache_of`` what the cache holds;
-    ``demo`` is ``(what, help)``, e.g. ``("images", "size of the demo world when no data is given")``."""
-    a = parser.add_argument
-    a("--seed", type=int, metavar="N", help=f"seed of {seed_of} (default {defaults.seed})")
-    a("--out", metavar="DIR", help=f"parent directory of the build (default {defaults.out})")
-    a("--name", metavar="NAME", help=f"build name (default {name})")
-    a("--cache-dir", metavar="DIR", help=f"cache of {cache_of} (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    a("--config", metavar="FILE", help="YAML file of options (field names with underscores); flags override it")
-    if demo is not None:
-        what, text = demo
-        a(f"--demo-{what}", type=int, metavar="N", help=f"{text} (default {getattr(defaults, 'demo_' + what)})")
-    a("--no-progress", dest="progress", action="store_const", const=False, help="hide progress bars")
+    ``argument_default=SUPPRESS``: an option not written on the command line is not in the parsed namespace at
+    all, so :func:`parse_config` lets the config file and the dataclass defaults speak for it."""
+    parser = ArgumentParser(prog=f"python -m builders.{benchmark}", description=description,
+                            argument_default=argparse.SUPPRESS)
+    parser.add_argument("--config", metavar="FILE",
+                        help="YAML file of options (field names with underscores); flags override it")
+    add_options(parser, config_type, help_values=help_values)
+    return parser
 
 
 def print_reason_counts(title: str, counts: Mapping[str, int], console: Console | None = None,
@@ -199,10 +187,6 @@ def run_builder(
 def print_lint(path: Path) -> None:
     """The lint's table (``build.json`` ``"lint"``, written by :func:`builders.run.open_build`): one row per
     check, 80 columns; task-level findings below it."""
-    import json
-
-    from builders.lint import summary_rows
-
     try:
         section = json.loads((Path(path) / "build.json").read_text(encoding="utf-8")).get("lint")
     except (OSError, ValueError):
@@ -225,8 +209,6 @@ def print_lint(path: Path) -> None:
 def print_blind(audit: Mapping[str, Any] | None, every_cell: bool) -> None:
     """The blind audit's table (:func:`builders.lint.report.blind_rows`): each task whole and its flagged cells,
     or (``every_cell``) every pressure and question type too."""
-    from builders.lint.report import BLIND_COLUMNS, BLIND_TITLE, blind_caption, blind_rows
-
     if not audit:
         return
     if audit.get("off") or not audit["cells"]:
@@ -258,36 +240,22 @@ def read_config_file(path: str | Path, config_type: type) -> dict[str, Any]:
         raise ConfigError(f"{path}: config file is empty; write option names and values, e.g. 'seed: 1'")
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: a config file must hold a mapping of option names to values")
-    known = {f.name for f in dataclasses.fields(config_type)}
+    known = set(option_names(config_type))
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{path}: unknown option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
     return dict(data)
 
 
-def explicit_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
-    """Destinations of the options written on the command line (not those left at their defaults). Exact only
-    for a parser that refuses abbreviations (:class:`ArgumentParser`): ``--n-quest`` would go unseen here."""
-    if parser.allow_abbrev:
-        raise ValueError(f"{parser.prog}: explicit_options needs a parser with allow_abbrev=False")
-    given = set()
-    for action in parser._actions:
-        for flag in action.option_strings:
-            if any(arg == flag or arg.startswith(flag + "=") for arg in argv):
-                given.add(action.dest)
-    return given
-
-
 def parse_config(config_type: type[C], parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> C:
-    """The dataclass defaults, then the ``--config`` file, then the options written on the command line."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
+    """The dataclass defaults, then the ``--config`` file, then the options written on the command line (the
+    namespace of a :func:`builder_parser` holds only those)."""
+    given = vars(parser.parse_args(sys.argv[1:] if argv is None else list(argv)))
     values: dict[str, Any] = {}
-    if getattr(args, "config", None):
-        values.update(read_config_file(args.config, config_type))
-    names = {f.name for f in dataclasses.fields(config_type)}  # type: ignore[arg-type]
-    given = explicit_options(parser, argv)
-    values.update({k: v for k, v in vars(args).items() if k in names and k in given})
+    config_file = given.pop("config", None)
+    if config_file:
+        values.update(read_config_file(config_file, config_type))
+    values.update(given)
     try:
         return config_type(**values)
     except TypeError as exc:

@@ -13,9 +13,10 @@ Builders write prompts; this module makes asking them cheap, reproducible and sa
   ``json_schema``; if the server rejects that (400/422) it steps down to ``json_object`` and then plain text with
   the schema in the system prompt, remembers the step for later requests, and always parses with
   :func:`parse_json_loose` (code fences, prose around the object).
-* **Polite under load.** Retries 408/409/429/5xx, timeouts and dropped connections with exponential backoff and
-  jitter that is seeded per request (reproducible timing in tests), honours ``Retry-After``, and never has more
-  than ``max_concurrency`` requests in flight, whatever the number of calling threads.
+* **Polite under load.** Retries 408/409/429/5xx, timeouts and dropped connections (tenacity) with
+  exponential backoff and jitter that is seeded per request (reproducible timing in tests), honours
+  ``Retry-After``, and never has more than ``max_concurrency`` requests in flight, whatever the number of
+  calling threads.
 * **The key stays secret.** It is read from ``OPENAI_API_KEY`` when the client is made, handed to the
   ``openai`` client and nowhere else: it is not a config field, and errors and logs are scrubbed of it.
 """
@@ -34,12 +35,15 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
+import tenacity
+
 from sources.errors import ConfigError, MirageError
+from sources.options import add_options, option
 
 log = logging.getLogger("mirage.llm")
 
@@ -124,47 +128,46 @@ class LLMConfig:
         )
 
 
+LLM_GROUP = "LLM (optional; default offline templates)"
+
+
 @dataclass
 class LLMOptions:
-    """The ``--llm-*`` options as fields, for a builder's config to inherit.
+    """The ``--llm-*`` options, declared once as fields (:mod:`sources.options`), for a builder's config to
+    inherit; commands that are not builders add them with :func:`add_llm_arguments`."""
 
-    Same names as the argparse destinations of :func:`add_llm_arguments`, so ``--config FILE.yaml`` and the
-    command line set them alike.
-    """
-
-    llm_base_url: str | None = None
-    llm_model: str | None = None
-    llm_concurrency: int = LLMConfig.max_concurrency
-    llm_timeout: float = LLMConfig.timeout
-    llm_retries: int = LLMConfig.max_retries
-    llm_max_tokens: int | None = None
+    llm_base_url: str | None = option(
+        None, metavar="URL", group=LLM_GROUP,
+        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL); the key, if "
+             "any, is read from $OPENAI_API_KEY")
+    llm_model: str | None = option(None, metavar="NAME", group=LLM_GROUP,
+                                   help="model name; without it templates are used")
+    llm_concurrency: int = option(LLMConfig.max_concurrency, metavar="N", group=LLM_GROUP,
+                                  help="requests in flight at most (default {default})")
+    llm_timeout: float = option(LLMConfig.timeout, metavar="X", group=LLM_GROUP,
+                                help="seconds per request (default {default})")
+    llm_retries: int = option(LLMConfig.max_retries, metavar="N", group=LLM_GROUP,
+                              help="retries per request (default {default})")
+    llm_max_tokens: int | None = option(None, metavar="N", group=LLM_GROUP,
+                                        help="completion length cap (default the server's)")
 
     def llm_config(self, cache_dir: str | os.PathLike[str] | None) -> LLMConfig:
-        names = ("llm_base_url", "llm_model", "llm_concurrency", "llm_timeout", "llm_retries", "llm_max_tokens")
+        names = [f.name for f in fields(LLMOptions)]
         return LLMConfig.from_args(argparse.Namespace(**{n: getattr(self, n) for n in names}), cache_dir=cache_dir)
+
+
+LLM_OPTIONS = tuple(f.name for f in fields(LLMOptions))
+"""The ``llm_*`` options, which a builder that writes no text with an LLM leaves out (``NO_OPTIONS``)."""
 
 
 def add_llm_arguments(
     parser: argparse.ArgumentParser,
-    title: str = "LLM (optional; default offline templates)",
+    title: str = LLM_GROUP,
     model_help: str = "model name; without it templates are used",
 ) -> None:
-    """The ``--llm-*`` options every builder that writes text with an LLM shares (``title`` and ``model_help``
-    for commands where the model is what is evaluated, e.g. ``scoring.run``)."""
-    d = LLMConfig()
-    g = parser.add_argument_group(title)
-    g.add_argument("--llm-base-url", metavar="URL",
-                   help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL); "
-                        "the key, if any, is read from $OPENAI_API_KEY")
-    g.add_argument("--llm-model", metavar="NAME", help=model_help)
-    g.add_argument("--llm-concurrency", type=int, default=d.max_concurrency, metavar="N",
-                   help="requests in flight at most (default %(default)s)")
-    g.add_argument("--llm-timeout", type=float, default=d.timeout, metavar="X",
-                   help="seconds per request (default %(default)s)")
-    g.add_argument("--llm-retries", type=int, default=d.max_retries, metavar="N",
-                   help="retries per request (default %(default)s)")
-    g.add_argument("--llm-max-tokens", type=int, default=None, metavar="N",
-                   help="completion length cap (default the server's)")
+    """The ``--llm-*`` options of :class:`LLMOptions` on a command that is not a builder (``title`` and
+    ``model_help`` for commands where the model is what is evaluated, e.g. ``scoring.run``)."""
+    add_options(parser, LLMOptions, title=title, helps={"llm_model": model_help})
 
 
 def redact_url(url: str | None) -> str | None:
@@ -324,7 +327,7 @@ class OpenAIBackend(LLMClient):
         except ImportError as e:
             raise ConfigError("--llm-model needs the openai package: pip install 'mirage-bench[llm]'") from e
         self._openai = openai
-        # our own retry loop (counted, seeded jitter), so the library's is off
+        # tenacity retries (counted, seeded jitter; see _send), so the library's are off
         self._client = openai.OpenAI(api_key=api_key or "EMPTY", base_url=config.base_url,
                                      timeout=config.timeout, max_retries=0)
         secret = api_key or ""
@@ -416,40 +419,51 @@ class OpenAIBackend(LLMClient):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _send(self, key: str, body: dict[str, Any]) -> tuple[str, dict[str, int]]:
-        """One logical request with retries; returns the text and token usage."""
+        """One logical request with retries (tenacity; the openai client's own are off so that every attempt
+        and retry is counted and the jitter is seeded); returns the text and token usage."""
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.config.max_retries + 1),
+            retry=tenacity.retry_if_exception(self._retryable),
+            wait=lambda state: backoff_delay(self.config, key, state.attempt_number - 1, state.outcome.exception()),
+            before_sleep=lambda state: self._count_retry(key, state),
+            reraise=True,
+        )
+        try:
+            return retrying(self._attempt, body)
+        except (self._openai.BadRequestError, self._openai.UnprocessableEntityError):
+            raise  # the format ladder decides
+        except self._openai.APIError as e:
+            raise LLMError(self._describe_failure(e, retrying.statistics["attempt_number"])) from e
+
+    def _attempt(self, body: dict[str, Any]) -> tuple[str, dict[str, int]]:
+        t0 = time.perf_counter()
+        try:
+            with self._slots:
+                self._usage.add(attempts=1)
+                response = self._client.chat.completions.create(
+                    model=self.config.model, temperature=0, **body,
+                    **({"max_tokens": self.config.max_tokens} if self.config.max_tokens else {}),
+                )
+        finally:
+            self._usage.add(seconds=time.perf_counter() - t0)
+        return self._unpack(response)
+
+    def _retryable(self, error: BaseException) -> bool:
+        """Timeouts, dropped connections, 408/409/429 and 5xx; anything else says the request or the
+        configuration is wrong, and asking again would not help."""
         openai = self._openai
-        retryable = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
-                     openai.InternalServerError)
-        for attempt in range(self.config.max_retries + 1):
-            t0 = time.perf_counter()
-            try:
-                with self._slots:
-                    self._usage.add(attempts=1)
-                    response = self._client.chat.completions.create(
-                        model=self.config.model, temperature=0, **body,
-                        **({"max_tokens": self.config.max_tokens} if self.config.max_tokens else {}),
-                    )
-            except openai.APIStatusError as e:
-                self._usage.add(seconds=time.perf_counter() - t0)
-                if not (isinstance(e, retryable) or e.status_code in _RETRY_STATUS or e.status_code >= 500):
-                    if isinstance(e, (openai.BadRequestError, openai.UnprocessableEntityError)):
-                        raise  # the format ladder decides
-                    raise LLMError(self._describe_failure(e, attempt + 1)) from e
-                error: Exception = e
-            except retryable as e:
-                self._usage.add(seconds=time.perf_counter() - t0)
-                error = e
-            else:
-                self._usage.add(seconds=time.perf_counter() - t0)
-                return self._unpack(response)
-            if attempt == self.config.max_retries:
-                raise LLMError(self._describe_failure(error, attempt + 1)) from error
-            delay = self._delay(key, attempt, error)
-            self._usage.add(retries=1)
-            log.warning("LLM request %s: %s; retry %d/%d in %.2fs", key[:12], self._scrub(_status_text(error)),
-                        attempt + 1, self.config.max_retries, delay)
-            time.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+        if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
+                              openai.InternalServerError)):
+            return True
+        return isinstance(error, openai.APIStatusError) and (
+            error.status_code in _RETRY_STATUS or error.status_code >= 500)
+
+    def _count_retry(self, key: str, state: tenacity.RetryCallState) -> None:
+        self._usage.add(retries=1)
+        error = state.outcome.exception() if state.outcome is not None else None
+        delay = state.next_action.sleep if state.next_action is not None else 0.0
+        log.warning("LLM request %s: %s; retry %d/%d in %.2fs", key[:12], self._scrub(_status_text(error)),
+                    state.attempt_number, self.config.max_retries, delay)
 
     def _unpack(self, response: Any) -> tuple[str, dict[str, int]]:
         choice = response.choices[0] if response.choices else None
@@ -461,28 +475,30 @@ class OpenAIBackend(LLMClient):
         self._usage.add(requests=1, **usage)
         return text, usage
 
-    def _delay(self, key: str, attempt: int, error: Exception) -> float:
-        """Exponential backoff with equal jitter, seeded by (seed, request, attempt); ``Retry-After`` wins if
-        longer."""
-        rng = random.Random(f"{self.config.seed}:{key}:{attempt}")
-        base = min(self.config.backoff_max, self.config.backoff_base * 2**attempt)
-        delay = base * (0.5 + 0.5 * rng.random())
-        response = getattr(error, "response", None)
-        retry_after = response.headers.get("retry-after") if response is not None else None
-        if retry_after:
-            try:
-                delay = max(delay, min(float(retry_after), self.config.backoff_max))
-            except ValueError:
-                pass  # an HTTP date: the exponential delay will do
-        return delay
-
     def _describe_failure(self, error: Exception, attempts: int) -> str:
         where = redact_url(self.config.base_url) or "api.openai.com"
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         return self._scrub(f"LLM endpoint {where} (model {self.config.model}) failed{tries}: {_status_text(error)}")
 
 
-def _status_text(error: Exception) -> str:
+def backoff_delay(config: LLMConfig, key: str, attempt: int, error: BaseException | None) -> float:
+    """Seconds to wait before retry ``attempt + 1`` of request ``key``: exponential backoff with equal jitter,
+    seeded by (seed, request, attempt) so that a rerun waits the same; the server's ``Retry-After`` wins if
+    longer (capped at ``backoff_max``)."""
+    rng = random.Random(f"{config.seed}:{key}:{attempt}")
+    base = min(config.backoff_max, config.backoff_base * 2**attempt)
+    delay = base * (0.5 + 0.5 * rng.random())
+    response = getattr(error, "response", None)
+    retry_after = response.headers.get("retry-after") if response is not None else None
+    if retry_after:
+        try:
+            delay = max(delay, min(float(retry_after), config.backoff_max))
+        except ValueError:
+            pass  # an HTTP date: the exponential delay will do
+    return delay
+
+
+def _status_text(error: BaseException | None) -> str:
     """A one-line description of an openai error: status and the server's message (first line, truncated)."""
     status = getattr(error, "status_code", None)
     message = getattr(error, "message", None) or str(error) or type(error).__name__

@@ -1,8 +1,10 @@
 """Options every builder's config shares, as an inheritable dataclass.
 
-Builder configs are dataclasses whose field names are the argparse destinations of their command line, so
-``--config FILE.yaml`` and flags set them alike (:func:`builders.cli.parse_config`). What all builders have -
-seed, build name, cache dir, progress bars, the LLM client - is declared once here.
+Builder configs are dataclasses whose fields are their options (:mod:`sources.options`): the command line,
+``--config FILE.yaml`` and ``--help`` are made from them (:func:`builders.cli.builder_parser`,
+:func:`builders.cli.parse_config`). What all builders have - seed, output folder, build name, cache dir, progress
+bars, the LLM client - is declared once here; a builder sets its own ``out`` default and fills in the help's
+``seed_of``, ``build_name`` and ``cache_of``.
 """
 
 from __future__ import annotations
@@ -12,21 +14,23 @@ from pathlib import Path
 from typing import Any
 
 from builders.llm import LLMConfig, LLMOptions
+from sources.demo import default_cache_dir
+from sources.options import option
 
 
 @dataclass
 class BuildOptions(LLMOptions):
-    """Seed, name, cache and progress options, and the ``llm_*`` options of :class:`LLMOptions`."""
+    """Seed, output, name, cache and progress options, and the ``llm_*`` options of :class:`LLMOptions`."""
 
-    seed: int = 0
-    name: str | None = None
-    cache_dir: str | None = None
-    progress: bool = True
+    seed: int = option(0, metavar="N", help="seed of {seed_of} (default {default})")
+    out: str = option("builds", metavar="DIR", help="parent directory of the build (default {default})")
+    name: str | None = option(None, metavar="NAME", help="build name (default {build_name})")
+    cache_dir: str | None = option(
+        None, metavar="DIR", help="cache of {cache_of} (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    progress: bool = option(True, flag="--no-progress", help="hide progress bars")
 
     def resolved_cache_dir(self) -> str:
         """``--cache-dir``, else ``$MIRAGE_CACHE_DIR``, else ``~/.cache/mirage``."""
-        from sources.demo import default_cache_dir
-
         return str(Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir())
 
     def llm(self) -> LLMConfig:

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from builders.items import Item, write_items
+from builders.lint import lint_build_dir
+from sources.atomic import write_atomic
 from sources.hashing import file_sha256  # noqa: F401  (re-exported: builders hash their inputs)
 
 CODE_ROOT = Path(__file__).resolve().parent.parent
@@ -96,8 +98,6 @@ def open_build(out_dir: str | Path, name: str) -> Iterator[BuildDir]:
     rename, the lint (:mod:`builders.lint`) reads the finished items.jsonl and adds its ``"lint"`` section to
     build.json, so every builder's build carries it; items.jsonl is never touched.
     """
-    from builders.lint import lint_build_dir
-
     final = Path(out_dir) / name
     build = BuildDir(final)
     if build.path.exists():
@@ -129,8 +129,6 @@ def failed_record(final: Path) -> Path:
 def write_failed_record(out_dir: str | Path, name: str, record: Mapping[str, Any]) -> Path:
     """Write :func:`failed_record` (atomically) and return its path: what a build that made no items read and
     why each input was left out, for the many inputs no one-line error can list."""
-    from sources.atomic import write_atomic
-
     path = failed_record(Path(out_dir) / name)
     text = json.dumps(record, sort_keys=True, indent=2, ensure_ascii=False, default=_jsonable)
     return write_atomic(path, (text + "\n").encode("utf-8"))

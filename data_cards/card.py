@@ -13,7 +13,7 @@ from pathlib import Path
 from string import Template
 from typing import Any, Iterable, Mapping, Sequence
 
-import yaml
+from huggingface_hub import DatasetCard, DatasetCardData
 
 from builders.items import OPTION_LETTERS, Item
 from builders.lint import markdown as lint_markdown
@@ -21,7 +21,8 @@ from builders.lint.report import blind_markdown
 from builders.lint.base import is_mcq
 
 from .export import SPLIT, TaskShards
-from .features import COLUMNS
+from .features import COLUMNS, release_features
+from .plots import bar_chart
 
 TEMPLATE_PATH = Path(__file__).with_name("card_template.md")
 
@@ -152,6 +153,7 @@ def compute_stats(
         "num_unique_images": len(unique),
         "image_sizes": _image_sizes(unique) if build_dir else {},
         "answers_by_options": _answers_by_options(items),
+        "several_accepted": sum(1 for it in items if len(it.provenance.get("accepted_answers") or ()) > 1),
         "nota": {
             "offered": sum(1 for it in items if any(o.strip().lower() == NOTA for o in it.options)),
             "correct": sum(1 for it in items if it.options and _is_nota_answer(it)),
@@ -274,8 +276,6 @@ def size_category(n: int) -> str:
 
 
 def _features_yaml() -> list[dict[str, Any]]:
-    from .features import release_features
-
     return release_features()._to_yaml_list()
 
 
@@ -309,7 +309,9 @@ def config_entries(shards: Sequence[TaskShards]) -> list[dict[str, Any]]:
 def card_metadata(
     *, pretty_name: str, benchmark: str, license_value: Any, num_items: int, configs: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
-    features = _features_yaml()
+    """The card's YAML header as a mapping: the Hub's dataset metadata, one ``configs`` and one ``dataset_info``
+    entry per config (each with its own copy of the features, so the YAML repeats them instead of writing
+    ``&id001`` anchors)."""
     meta: dict[str, Any] = {
         "pretty_name": pretty_name,
         "license": license_value,
@@ -328,7 +330,7 @@ def card_metadata(
         meta["dataset_info"].append(
             {
                 "config_name": c["name"],
-                "features": features,
+                "features": _features_yaml(),
                 "splits": [{"name": SPLIT, "num_bytes": c["num_bytes"], "num_examples": c["num_examples"]}],
                 "download_size": c["download_size"],
                 "dataset_size": c["num_bytes"],
@@ -338,18 +340,9 @@ def card_metadata(
 
 
 def split_card(text: str) -> tuple[dict[str, Any], str]:
-    """(YAML header, body) of a card."""
-    if not text.startswith("---\n"):
-        return {}, text
-    end = text.index("\n---\n", 4)
-    return yaml.safe_load(text[4:end]) or {}, text[end + 5 :]
-
-
-class _NoAliasDumper(yaml.SafeDumper):
-    """Writes repeated values (the features of each config) in full: no ``&id001`` anchors in a card."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
+    """(YAML header, body) of a card, read by ``huggingface_hub``'s :class:`DatasetCard`."""
+    card = DatasetCard(text)
+    return card.data.to_dict(), card.text
 
 
 # ------------------------------------------------------------------------------------------------------ tables
@@ -415,7 +408,6 @@ def render_card(
         num_items=stats["num_items"],
         configs=configs,
     )
-    header = yaml.dump(meta, Dumper=_NoAliasDumper, sort_keys=False, allow_unicode=True, width=1000)
 
     config = scrub(dict(build.get("config") or {}))
     unused = unused_option_prefixes(build)
@@ -483,9 +475,14 @@ def render_card(
             else "No item was settled by adjudication."
         )
         tags = review.get("issue_tags") or {}
+        by_outcome = review.get("issue_tags_by_outcome") or {}
+        outcomes = ("kept or fixed", "dropped", "undecided")
         issues_text = (
-            "Issues the reviewers tagged (items with at least one reviewer's tag; an item can have several):\n\n"
-            + md_table(["issue", "items"], [(t, n) for t, n in tags.items()])
+            "Issues the reviewers tagged, counted over every item of the build's review, **including the items they "
+            "dropped**, which are not in this release (an item counts once per tag; it can have several), and what "
+            "the review decided for those items:\n\n"
+            + md_table(["issue", "items", *outcomes],
+                       [(t, n, *((by_outcome.get(t) or {}).get(o, 0) for o in outcomes)) for t, n in tags.items()])
             if tags
             else "The reviewers tagged no issues."
         )
@@ -550,7 +547,6 @@ def render_card(
             for c in configs
         ],
     )
-    from .features import release_features
 
     feats = release_features()
     fields_table = md_table(
@@ -631,7 +627,7 @@ def render_card(
         "citation": citation,
     }
     body = Template(template_path.read_text(encoding="utf-8")).substitute(values)
-    return f"---\n{header}---\n\n{body.rstrip()}\n"
+    return str(DatasetCard(f"---\n{DatasetCardData(**meta).to_yaml()}\n---\n\n{body.rstrip()}\n"))
 
 
 def unused_option_prefixes(build: Mapping[str, Any]) -> tuple[str, ...]:
@@ -770,6 +766,12 @@ def _derived_limitations(stats: Mapping[str, Any], build: Mapping[str, Any]) -> 
             lines.append(
                 f"- \"None of the above\" is offered in {nota['offered']} items and correct in {nota['correct']}."
             )
+    if stats.get("several_accepted"):
+        lines.append(
+            f"- {stats['several_accepted']} open-answer items have more than one true answer (e.g. a pair that is "
+            "both \"pointing at\" and \"above\"): each lists them in `provenance.accepted_answers`, and Mirage's "
+            "scorer counts a reply right when it states any of them."
+        )
     small = [
         f"{t}/{p} ({n})" for t, c in stats["task_pressure"].items() for p, n in c.items() if n < 5
     ]
@@ -830,8 +832,6 @@ def plot_specs(stats: Mapping[str, Any]) -> list[tuple[str, Mapping[str, int], d
 
 def write_plots(out_dir: Path, stats: Mapping[str, Any]) -> list[str]:
     """The card's PNG plots under ``plots/`` (:func:`plot_specs`); returns their paths relative to ``out_dir``."""
-    from .plots import bar_chart
-
     specs = plot_specs(stats)
     for rel, counts, options in specs:
         bar_chart(out_dir / rel, counts, **options)

@@ -14,6 +14,9 @@ from typing import Sequence
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from sources.errors import MirageError
 
+from .publish import plan_operations, publish
+from .release import plan_release, release
+
 DESCRIPTION = """\
 Release a reviewed Mirage build as a versioned Hugging Face dataset, and publish a release to the Hub
 as one commit and one tag (vX.Y.Z).
@@ -116,8 +119,6 @@ def _progress():
 def cmd_release(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from .release import release
-
     if args.max_shard_size <= 0:
         raise MirageError(f"--max-shard-size {args.max_shard_size}: must be a positive number of MB")
     if args.dry_run:
@@ -159,8 +160,6 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 def dry_run_release(args: argparse.Namespace) -> int:
     """``release --dry-run``: the files the release would write, its items per task; nothing is written."""
-    from .release import plan_release
-
     plan = plan_release(args.build_dir, args.version, name=args.name, include_unreviewed=args.include_unreviewed,
                         out=args.out, max_shard_bytes=args.max_shard_size * 1024 * 1024)
     stdout.print(table(f"release {plan.name} {plan.version} -> {plan.path} (dry run: nothing written)",
@@ -175,8 +174,6 @@ def dry_run_release(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from .publish import plan_operations, publish
-
     if args.dry_run:
         plan = plan_operations(Path(args.release_dir), args.repo, private=args.private)
         text = json.dumps(plan, indent=2, sort_keys=False)

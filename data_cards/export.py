@@ -21,6 +21,8 @@ from typing import Any, Callable, Iterable
 from builders.items import Item, canonical_json
 from sources.errors import MirageError
 
+from .features import release_features
+
 SPLIT = "test"
 ROWS_PER_ROW_GROUP = 100
 """Row groups of 100 rows, as ``datasets`` writes image data: small enough for the dataset viewer."""
@@ -183,8 +185,6 @@ def write_shards(
     :class:`TaskShards` per task."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from .features import release_features
 
     schema = release_features().arrow_schema
     result = []

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from builders.items import Item, read_items
+from builders.review import ISSUE_TAGS, agreement_figures
 from sources.atomic import write_atomic
 from sources.errors import MirageError
 from sources.hashing import file_sha256
@@ -154,14 +155,18 @@ def public_review_summary(review: Mapping[str, Any], scrubber: Scrubber) -> dict
                 "skipped": int(info.get("skipped", 0) or 0),
             }
         )
-    from annotation.config import ISSUE_TAGS
-    from annotation.resolve import agreement_figures
-
     counts = {k: int(v) for k, v in (review.get("counts") or {}).items() if isinstance(v, (int, float))}
     entries = [e for e in (review.get("items") or {}).values() if isinstance(e, Mapping)]
-    rows = [e["votes"] for e in entries if e.get("status") != "pending" and isinstance(e.get("votes"), Mapping)]
+    # items with an empty seat (a skip, an author's refused vote) have fewer ratings: kept out, as pull keeps them
+    rows = [e["votes"] for e in entries
+            if e.get("status") != "pending" and isinstance(e.get("votes"), Mapping) and not e.get("empty_seats")]
     figures = agreement_figures(rows)
     issues = Counter(t for e in entries for t in (e.get("issues") or []) if t in ISSUE_TAGS)
+    outcome = {"keep": "kept or fixed", "fix": "kept or fixed", "drop": "dropped"}
+    by_outcome: dict[str, Counter[str]] = {t: Counter() for t in issues}
+    for e in entries:
+        for t in set(e.get("issues") or []) & set(issues):
+            by_outcome[t][outcome.get(str(e.get("status")), "undecided")] += 1
     return {
         "project": scrubber.value(review.get("project")),
         "overlap": review.get("overlap"),
@@ -174,6 +179,8 @@ def public_review_summary(review: Mapping[str, Any], scrubber: Scrubber) -> dict
         "rated_items": len(rows),
         "adjudicated": sum(1 for e in entries if e.get("adjudicated")),
         "issue_tags": {t: issues[t] for t in ISSUE_TAGS if issues[t]},
+        # the same counts by what the review decided: dropped items are tagged most and are not in the release
+        "issue_tags_by_outcome": {t: dict(sorted(by_outcome[t].items())) for t in ISSUE_TAGS if issues[t]},
         "reviewers": anon,
         "problems": [scrubber.text(str(p)) for p in (review.get("problems") or [])],
     }

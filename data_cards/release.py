@@ -1,7 +1,7 @@
 """``release``: a reviewed build -> an immutable, versioned, Hub-layout dataset directory.
 
 ``releases/<name>/<version>/`` holds ``data/**.parquet`` (embedded images), ``README.md`` (the card),
-``plots/*.png``, ``harness/`` (an lmms-eval task folder and VLMEvalKit TSVs, :mod:`scoring.harness`),
+``plots/*.png``, ``harness/`` (an lmms-eval task folder and VLMEvalKit TSVs, :mod:`data_cards.harness`),
 ``CHANGELOG.md`` (this version's entry on top of the previous version's changelog) and
 ``manifest.json`` (what it was made from, and the SHA-256 and size of every other file). It is written into
 ``<version>.partial`` and renamed when complete; an existing version is never touched.
@@ -21,6 +21,8 @@ from typing import Any, Callable
 from sources.errors import MirageError
 from sources.hashing import file_sha256
 
+from .export import DEFAULT_MAX_SHARD_BYTES, plan_shards, read_columns, write_shards
+from .harness import write_harness_exports
 from .inputs import PSEUDONYMS_FILE, ReleaseInputs, load_inputs, read_pseudonyms, write_pseudonyms
 
 SEMVER_RE = re.compile(
@@ -92,11 +94,8 @@ def release(
     on_total: Callable[[int], None] | None = None,
 ) -> ReleaseResult:
     """Make ``<out>/<name>/<version>/`` from a build dir (see the module docstring)."""
-    from .card import compute_stats, config_entries, render_card, write_plots
-    from .export import DEFAULT_MAX_SHARD_BYTES, write_shards
-    from scoring.harness import write_harness_exports
-
     name, inputs, known = _prepare(build_dir, version, name, include_unreviewed, out)
+    cards = _card_module()
     name_dir = Path(out) / name
     final = name_dir / version
     partial = name_dir / f"{version}.partial"
@@ -116,12 +115,12 @@ def release(
             max_shard_bytes=max_shard_bytes or DEFAULT_MAX_SHARD_BYTES,
             progress=progress,
         )
-        stats = compute_stats(inputs.items, inputs.status, inputs.build_dir)
-        configs = config_entries(shards)
-        write_plots(partial, stats)
+        stats = cards.compute_stats(inputs.items, inputs.status, inputs.build_dir)
+        configs = cards.config_entries(shards)
+        cards.write_plots(partial, stats)
         # lmms-eval task folder + VLMEvalKit TSVs under harness/ (listed in the manifest like every file)
         write_harness_exports(partial, release=name, version=version, repo_id=repo_id)
-        card = render_card(
+        card = cards.render_card(
             version=version,
             name=name,
             build=inputs.build,
@@ -159,6 +158,17 @@ def release(
         path=final, version=version, name=name, num_items=len(inputs.items), files=len(manifest["files"]) + 1,
         stats=stats,
     )
+
+
+def _card_module() -> Any:
+    """:mod:`data_cards.card`, which writes the card with ``huggingface_hub`` (the release extra): imported when
+    a release is made, after its inputs were checked, and a one-line error without the extra."""
+    try:
+        from . import card
+    except ImportError as exc:
+        raise MirageError(f"releasing needs the release extra ({exc.name} is not installed): pip install "
+                          "'mirage-bench[release]' or bash .ci/install-release.sh") from None
+    return card
 
 
 def _prepare(build_dir: str | Path, version: str, name: str | None, include_unreviewed: bool,
@@ -204,15 +214,13 @@ def plan_release(
 ) -> ReleasePlan:
     """Every check :func:`release` makes before it writes, and the files it would write; writes nothing (the
     images are not encoded, so shard sizes are estimates: image bytes plus text)."""
-    from .card import compute_stats, plot_specs
-    from .export import DEFAULT_MAX_SHARD_BYTES, plan_shards
-
     name, inputs, _ = _prepare(build_dir, version, name, include_unreviewed, out)
-    stats = compute_stats(inputs.items, inputs.status, inputs.build_dir)
+    cards = _card_module()
+    stats = cards.compute_stats(inputs.items, inputs.status, inputs.build_dir)
     files = [(path, f"{len(shard)} item(s), ~{_megabytes(size)}")
              for plan in plan_shards(inputs.items, inputs.build_dir, max_shard_bytes or DEFAULT_MAX_SHARD_BYTES)
              for path, shard, size in zip(plan.files, plan.shards, plan.sizes)]
-    files += [(path, "plot") for path, _, _ in plot_specs(stats)]
+    files += [(path, "plot") for path, _, _ in cards.plot_specs(stats)]
     files += [("harness/lmms_eval/", "lmms-eval tasks"), ("harness/vlmevalkit/", "VLMEvalKit TSVs"),
               ("harness/README.md", "how to run them"), ("README.md", "the data card"),
               ("CHANGELOG.md", "this version's entry"), (MANIFEST, "sources, sha256 of files")]
@@ -297,8 +305,6 @@ def _changelog(
     notes: str,
 ) -> str:
     """This version's entry, with the diff against the previous version, on top of that version's changelog."""
-    from .export import read_columns
-
     lines = [f"## v{version} - {released_at[:10]}", ""]
     if notes:
         lines += [notes.strip(), ""]

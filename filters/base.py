@@ -1,37 +1,28 @@
-"""The small base every filter shares: a score, a threshold, a decision, and counts of what was dropped and why.
+"""The small base every filter shares: a threshold that decides and says why, and counts of what was dropped.
 
-The pattern comes from datatrove: a filter only *decides*; the base class counts what it kept and dropped and
-why, so every build can report its funnel (``build.json`` stage statistics) without each filter re-inventing it.
+The pattern comes from datatrove: a filter *decides*, and what it kept and dropped and why is counted by name, so
+every build can report its funnel (``build.json`` stage statistics) without each filter re-inventing it. Two rules
+follow from the design:
 
-Two rules follow from the design:
+* the score is kept apart from the decision. A filter stores its score (``relative_area``, ``occlusion``, a CLIP
+  z-score) and a :class:`Threshold` compares it, so thresholds can be re-tuned later from stored scores without
+  recomputing anything;
+* a dropped record always carries a human-readable reason (:meth:`Threshold.reason`: ``"relative_area 0.0004 <
+  min 0.001"``), and :class:`FilterStats` counts drops per *rule* (:attr:`Threshold.rule`: ``"relative_area <
+  min 0.001"``), which stays a small set of keys however many distinct scores there are.
 
-* the score is kept apart from the decision. A filter stores its score under ``<name>_score`` (see
-  :attr:`ScoreFilter.score_key`) and :meth:`ScoreFilter.decide` only compares a stored score with a
-  :class:`Threshold`, so thresholds can be re-tuned later from stored scores without recomputing anything
-  (that matters for CLIP, whose scores are the expensive ones);
-* a dropped record always carries a human-readable reason (``"relative_area 0.0004 < min 0.001"``), and the
-  statistics count drops per *rule* (``"relative_area < min 0.001"``), which stays a small set of keys however
-  many distinct scores there are.
-
-Slot for CLIP: ``filters/clip.py`` (open_clip, batched, embeddings cached on disk) plugs in as a
-:class:`ScoreFilter` subclass. It should override :meth:`ScoreFilter.score_batch` to embed a whole batch at once
-(``batch_size`` sets how many records :meth:`ScoreFilter.apply` hands it) and keep :meth:`ScoreFilter.score` for
-single records; a record it cannot score (no weights, unreadable image) may return ``nan``, which
-:meth:`ScoreFilter.decide` drops with the reason ``"<name> has no score"``.
+:mod:`filters.geometry` is the worked example: its thresholds in a dataclass, scores computed in bulk, counts
+added with :meth:`FilterStats.record_counts`.
 """
 
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import islice
-from typing import Any, Generic, Iterable, Iterator, Literal, Sequence, TypeVar
+from typing import Any, Literal
 
 import numpy as np
-
-T = TypeVar("T")
 
 Direction = Literal["min", "max"]
 """``"min"``: keep when the score is at least the value; ``"max"``: keep when it is at most the value."""
@@ -89,18 +80,6 @@ class Threshold:
         return f"{self.name} {score:.4g} {self._failing_op} {self.direction} {self.value:.4g}"
 
 
-@dataclass(frozen=True)
-class Decision:
-    """What a filter decided for one record."""
-
-    keep: bool
-    score: float
-    reason: str | None = None
-    """Human-readable reason, with the score, when dropped; ``None`` when kept."""
-    rule: str | None = None
-    """Stable key the statistics count by (``Threshold.rule``); falls back to ``reason`` when absent."""
-
-
 @dataclass
 class FilterCounts:
     """Counts for one filter name."""
@@ -133,19 +112,9 @@ class FilterStats:
         """The counts of filter ``name`` (created empty on first use)."""
         return self.filters.setdefault(name, FilterCounts())
 
-    def record(self, name: str, decision: Decision) -> None:
-        """Count one decision of filter ``name``."""
-        c = self.counts(name)
-        c.seen += 1
-        if decision.keep:
-            c.kept += 1
-        else:
-            c.dropped += 1
-            c.reasons[decision.rule or decision.reason or "unspecified"] += 1
-
     def record_counts(self, name: str, seen: int, reasons: Counter[str]) -> None:
-        """Count ``seen`` decisions of filter ``name`` at once, the dropped ones by rule in ``reasons`` (what
-        :meth:`record` would count one decision at a time)."""
+        """Count ``seen`` decisions of filter ``name`` at once, the dropped ones by rule in ``reasons``
+        (:attr:`Threshold.rule`)."""
         c = self.counts(name)
         dropped = sum(reasons.values())
         c.seen += seen
@@ -175,67 +144,3 @@ class FilterStats:
         return cls({name: FilterCounts(c["seen"], c["kept"], c["dropped"], Counter(c["reasons"]))
                     for name, c in data.items()})
 
-
-class ScoreFilter(ABC, Generic[T]):
-    """A filter over records of type ``T``: score each, compare with one threshold, count, say why.
-
-    Subclasses set ``name`` and ``threshold`` and implement :meth:`score`. :meth:`apply` yields every record
-    with its :class:`Decision` (the caller keeps or routes the dropped ones; :meth:`keep` yields only the kept
-    records) and counts into a :class:`FilterStats`.
-    """
-
-    name: str
-    threshold: Threshold
-    batch_size: int = 256
-    """How many records :meth:`apply` passes to :meth:`score_batch` at once."""
-
-    @property
-    def score_key(self) -> str:
-        """Field name the score is stored under in provenance / scored records: ``<name>_score``."""
-        return f"{self.name}_score"
-
-    @abstractmethod
-    def score(self, x: T) -> float:
-        """The score of one record."""
-
-    def score_batch(self, xs: Sequence[T]) -> Sequence[float]:
-        """Scores of a batch; override when batching is cheaper (CLIP)."""
-        return [self.score(x) for x in xs]
-
-    def decide(self, score: float, threshold: Threshold | None = None) -> Decision:
-        """The decision for a (possibly stored) score; ``threshold`` overrides ``self.threshold`` for re-tuning."""
-        return decide(score, threshold or self.threshold)
-
-    def apply(self, xs: Iterable[T], stats: FilterStats | None = None) -> Iterator[tuple[T, Decision]]:
-        """Every record with its decision, lazily, in input order; counted into ``stats`` when given."""
-        it = iter(xs)
-        while batch := list(islice(it, max(1, self.batch_size))):
-            for x, s in zip(batch, self.score_batch(batch), strict=True):
-                d = self.decide(float(s))
-                if stats is not None:
-                    stats.record(self.name, d)
-                yield x, d
-
-    def keep(self, xs: Iterable[T], stats: FilterStats | None = None) -> Iterator[T]:
-        """Only the kept records (the dropped ones are still counted)."""
-        return (x for x, d in self.apply(xs, stats) if d.keep)
-
-
-def decide(score: float, threshold: Threshold) -> Decision:
-    """Compare one score with one threshold: the only place a keep/drop decision is made."""
-    if threshold.passes(score):
-        return Decision(True, score)
-    return Decision(False, score, threshold.reason(score), threshold.rule)
-
-
-def redecide(
-    name: str, scores: Iterable[float], threshold: Threshold, stats: FilterStats | None = None
-) -> list[Decision]:
-    """Decisions for stored scores under a new threshold, without any scorer: the re-tuning path."""
-    out = []
-    for s in scores:
-        d = decide(float(s), threshold)
-        if stats is not None:
-            stats.record(name, d)
-        out.append(d)
-    return out

@@ -55,8 +55,10 @@ from filters.clip_mining import (  # re-exported: the flat public API
     prompt_for,
     similarity_matrix,
 )
+from filters.clip_ray import encode_images_on_ray
 from sources.errors import ConfigError, MirageError, SourceError
 from sources.hashing import file_sha256, settled, signature_text
+from sources.options import add_options, option
 
 __all__ = [
     "ClipConfig",
@@ -138,21 +140,34 @@ class ClipConfig:
         )
 
 
+CLIP_GROUP = "CLIP mining"
+
+
 @dataclass
 class ClipOptions:
-    """The ``--clip-*`` options as fields, for a builder's config to inherit (same names as the argparse
-    destinations of :func:`add_clip_arguments`, so config files and flags set them alike)."""
+    """The ``--clip-*`` options, declared once as fields (:mod:`sources.options`), for a builder's config to
+    inherit."""
 
-    clip_model: str = ClipConfig.model
-    clip_pretrained: str | None = ClipConfig.pretrained
-    clip_checkpoint: str | None = None
-    clip_device: str = ClipConfig.device
-    clip_batch_size: int = ClipConfig.batch_size
-    clip_workers: int | None = None
-    clip_low_z: float = ClipConfig.low_z
-    clip_high_z: float = ClipConfig.high_z
-    clip_download: bool = False
-    no_clip: bool = False
+    clip_model: str = option(ClipConfig.model, metavar="NAME", group=CLIP_GROUP,
+                             help="open_clip model name (default {default})")
+    clip_pretrained: str | None = option(ClipConfig.pretrained, metavar="NAME", group=CLIP_GROUP,
+                                         help="open_clip pretrained tag, 'none' for random weights (default {default})")
+    clip_checkpoint: str | None = option(None, metavar="FILE", group=CLIP_GROUP,
+                                         help="local weights file (replaces --clip-pretrained)")
+    clip_device: str = option(ClipConfig.device, metavar="NAME", group=CLIP_GROUP,
+                              help="auto, cpu, cuda, cuda:N (default {default})")
+    clip_batch_size: int = option(
+        ClipConfig.batch_size, metavar="N", group=CLIP_GROUP,
+        help="images or prompts encoded per forward pass; lower it if memory runs out (default {default})")
+    clip_workers: int | None = option(None, metavar="N", group=CLIP_GROUP,
+                                      help="image decode workers (default the usable CPUs - 1)")
+    clip_low_z: float = option(ClipConfig.low_z, metavar="X", group=CLIP_GROUP,
+                               help="hard positive at or below this z-score (default {default})")
+    clip_high_z: float = option(ClipConfig.high_z, metavar="X", group=CLIP_GROUP,
+                                help="hard negative at or above this z-score (default {default})")
+    clip_download: bool = option(False, group=CLIP_GROUP,
+                                 help="allow downloading weights (never when HF_HUB_OFFLINE is set)")
+    no_clip: bool = option(False, group=CLIP_GROUP, help="skip the CLIP stage")
 
     def clip_config(self, cache_dir: str | os.PathLike[str] | None) -> ClipConfig:
         names = [f.name for f in fields(ClipOptions)]
@@ -160,26 +175,9 @@ class ClipOptions:
 
 
 def add_clip_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``--clip-*`` options every builder that mines with CLIP shares."""
-    d = ClipConfig()
-    g = parser.add_argument_group("CLIP mining")
-    g.add_argument("--clip-model", default=d.model, metavar="NAME", help="open_clip model name (default %(default)s)")
-    g.add_argument("--clip-pretrained", default=d.pretrained, metavar="NAME",
-                   help="open_clip pretrained tag, 'none' for random weights (default %(default)s)")
-    g.add_argument("--clip-checkpoint", metavar="FILE", help="local weights file (replaces --clip-pretrained)")
-    g.add_argument("--clip-device", default=d.device, metavar="NAME",
-                   help="auto, cpu, cuda, cuda:N (default %(default)s)")
-    g.add_argument("--clip-batch-size", type=int, default=d.batch_size, metavar="N",
-                   help="images or prompts encoded per forward pass; lower it if memory runs out (default %(default)s)")
-    g.add_argument("--clip-workers", type=int, default=None, metavar="N",
-                   help="image decode workers (default the usable CPUs - 1)")
-    g.add_argument("--clip-low-z", type=float, default=d.low_z, metavar="X",
-                   help="hard positive at or below this z-score (default %(default)s)")
-    g.add_argument("--clip-high-z", type=float, default=d.high_z, metavar="X",
-                   help="hard negative at or above this z-score (default %(default)s)")
-    g.add_argument("--clip-download", action="store_true",
-                   help="allow downloading weights (never when HF_HUB_OFFLINE is set)")
-    g.add_argument("--no-clip", action="store_true", help="skip the CLIP stage")
+    """The ``--clip-*`` options of :class:`ClipOptions` on a parser of its own (a builder's config inherits
+    them instead)."""
+    add_options(parser, ClipOptions)
 
 
 @dataclass
@@ -517,8 +515,6 @@ class ClipScorer:
         todo = [(d, p) for d, p in first_path.items() if d not in found]
         self.stats.image_cache_hits += len(first_path) - len(todo)
         if todo and on_ray:
-            from filters.clip_ray import encode_images_on_ray
-
             encode_images_on_ray(self, self.executor, todo, found, on_progress)
         elif todo or streamed:
             digest_of.update(self._encode_images(todo, found, on_progress, streamed))

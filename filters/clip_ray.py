@@ -23,9 +23,9 @@ Choices, and why:
   from every node (paths are sent, not pixels).
 * **Decode and preprocess run on CPU**, with the driver's open_clip transform shipped to the workers, so GPU
   actors only ever run the model - by the decode path the cache key names, as locally: ``pil-draft``
-  (:func:`filters.clip.open_for_model`) when the driver has no GPU; when the driver runs CLIP on CUDA the key
+  (:func:`filters.clip_decode.open_for_model`) when the driver has no GPU; when the driver runs CLIP on CUDA the key
   names ``nvjpeg``, and the GPU actors decode their batches on the device
-  (:func:`filters.clip.decode_batch_on_device`) instead. Errors travel back as values: a corrupt image becomes the same one-line
+  (:func:`filters.clip_decode.decode_batch_on_device`) instead. Errors travel back as values: a corrupt image becomes the same one-line
   :class:`SourceError` as locally (raised on the driver, at the first batch in input order that has one;
   batches before it are cached, as locally).
 * **Encoder actors** hold ``--ray-gpus-per-actor`` GPUs (a fraction shares one GPU between several actors) or
@@ -49,7 +49,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from filters.clip_decode import model_input_side
+from filters.clip_cache import EmbeddingStore
+from filters.clip_decode import decode_batch_on_device, model_input_side, open_for_model
 from sources.errors import ConfigError, SourceError
 
 __all__ = ["ClipImageEncoder", "batch_listeners", "decode_batch", "encode_images_on_ray"]
@@ -62,12 +63,10 @@ for monitoring, and for the fault tests, which kill the reporting actor by its p
 def decode_batch(rows: dict[str, np.ndarray], preprocess: Callable[[Any], Any], side: int | None = None
                  ) -> dict[str, np.ndarray]:
     """Ray Data CPU stage: decode and preprocess each row's images into one ``[n, 3, H, W]`` float32 array, the
-    way the local DataLoader does (:func:`filters.clip.open_for_model`: the ``pil-draft`` decode path).
+    way the local DataLoader does (:func:`filters.clip_decode.open_for_model`: the ``pil-draft`` decode path).
 
     A file that cannot be decoded ends the row's decoding: its position and the one-line reason travel on
     (the driver raises it, as the local DataLoader path does)."""
-    from filters.clip import open_for_model
-
     out: dict[str, list[Any]] = {"batch": [], "pixels": [], "error": [], "error_at": []}
     for batch, paths in zip(rows["batch"], rows["paths"]):
         tensors, error, error_at = [], "", -1
@@ -96,14 +95,14 @@ def _ragged(arrays: list[np.ndarray]) -> np.ndarray:
 
 
 class ClipImageEncoder:
-    """Ray Data actor: builds the scorer's model once, then encodes decoded batches to unit vectors."""
+    """Ray Data actor: builds the scorer's model once, then encodes decoded batches to unit vectors.
+
+    The driver's scorer class travels in the spec (``scorer_type``, pickled by reference), so this module, which
+    :mod:`filters.clip` calls, never imports it back."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
         import open_clip
         import torch
-
-        from filters.clip import ClipScorer
-        from filters.clip_cache import EmbeddingStore
 
         config, weights, identity = spec["config"], spec["weights"], spec["identity"]
         if open_clip.get_model_config(config.model) is None:  # registered on the driver only: ship its arch
@@ -116,15 +115,13 @@ class ClipImageEncoder:
         self.fp16 = identity["precision"] == "fp16-autocast"  # checked on the driver: then the actor has a GPU
         self.preprocess, self.side = spec["preprocess"], spec["side"]
         self.on_device = identity.get("decode") == "nvjpeg"  # the driver's key names GPU decoding: do it here
-        self.scorer = ClipScorer(config, weights, identity, device, EmbeddingStore(None))
+        self.scorer = spec["scorer_type"](config, weights, identity, device, EmbeddingStore(None))
         self.model = self.scorer.model
         self.device = device
         self.pid = os.getpid()
 
     def _decode_on_device(self, rows: dict[str, np.ndarray]) -> dict[str, Any]:
-        """The ``nvjpeg`` decode path of the local CUDA executor (:func:`filters.clip.decode_batch_on_device`)."""
-        from filters.clip import decode_batch_on_device, open_for_model
-
+        """The ``nvjpeg`` decode path of the local CUDA executor (:func:`filters.clip_decode.decode_batch_on_device`)."""
         out: dict[str, list[Any]] = {"batch": [], "pixels": [], "error": [], "error_at": []}
         for batch, paths in zip(rows["batch"], rows["paths"]):
             pixels, errors = decode_batch_on_device(list(paths), self.device, self.scorer.preprocess_cfg,
@@ -199,8 +196,9 @@ def encode_images_on_ray(
     batches = [list(todo[i : i + size]) for i in range(0, len(todo), size)]
     rows = [{"batch": k, "paths": [p for _, p in b]} for k, b in enumerate(batches)]
     side = model_input_side(scorer.preprocess_cfg)
-    spec = {"config": scorer.config, "weights": scorer._weights, "identity": scorer.identity,
-            "gpus": settings.gpus_per_actor, "preprocess": scorer.preprocess, "side": side}
+    spec = {"scorer_type": type(scorer), "config": scorer.config, "weights": scorer._weights,
+            "identity": scorer.identity, "gpus": settings.gpus_per_actor, "preprocess": scorer.preprocess,
+            "side": side}
     decode_in_tasks = settings.gpus_per_actor > 0 and scorer.identity.get("decode") != "nvjpeg"
     if scorer.identity["precision"] == "fp16-autocast" and not settings.gpus_per_actor:
         raise ConfigError("the CLIP cache key names fp16 autocast (the driver runs CLIP on CUDA), but the Ray "

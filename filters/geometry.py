@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Literal, Mapping, Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 from pycocotools import mask as mask_utils
@@ -376,11 +376,3 @@ def _pixel_boxes(boxes: np.ndarray, width: int | np.ndarray, height: int | np.nd
     x1 = np.clip(np.ceil(b[:, 0] + b[:, 2]), 0, width)
     y1 = np.clip(np.ceil(b[:, 1] + b[:, 3]), 0, height)
     return np.stack([x0, y0, x1, y1], axis=1).astype(np.int64)
-
-
-def difficulty_counts(difficulties: Mapping[str, Difficulty]) -> dict[str, int]:
-    """``{"drop": n, "easy": n, "hard": n}`` for a summary table."""
-    counts = {"drop": 0, "easy": 0, "hard": 0}
-    for d in difficulties.values():
-        counts[d.level] += 1
-    return counts

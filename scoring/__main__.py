@@ -16,6 +16,7 @@ from typing import Sequence
 from builders.cli import ArgumentParser, exit_on_error
 from scoring.predictions import Prediction, read_lmms_eval_samples, read_predictions, read_vlmevalkit_sheet
 from scoring.registry import SCORERS, scorer
+from scoring.releases import load_items
 from scoring.results import write_json_atomic
 from sources.errors import ConfigError
 
@@ -79,8 +80,6 @@ def _benchmark_of(argv: Sequence[str]) -> str | None:
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m scoring``."""
-    from scoring.releases import load_items
-
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser(_benchmark_of(argv)).parse_args(argv)
     if args.cache_dir:

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Sequence
 
+from builders.answers import answer_format, is_refusal
 from builders.items import OPTION_LETTERS
 
 if TYPE_CHECKING:
@@ -103,32 +104,6 @@ def _normalise(text: str) -> str:
 
 
 _PUNCT_TO_SPACE = str.maketrans({c: " " for c in string.punctuation if c not in "'"} | {"'": ""})
-
-# ------------------------------------------------------------------------------------------------ refusals
-
-_REFUSAL = re.compile(
-    r"\b(?:"
-    r"(?:i\s*(?:'m|am)\s*)?(?:sorry|apologi[sz]e)\b[^.]*\b(?:can(?:no|'|’)?t|cannot|unable|not able)"
-    r"|(?:i|we)\s+(?:can(?:no|'|’)?t|cannot|could\s*n[o'’]t|am\s+unable\s+to|'m\s+unable\s+to|am\s+not\s+able\s+to)"
-    r"\s+(?:tell|determine|say|answer|help|assist|be\s+(?:sure|certain)|decide|know|identify|verify|confirm|judge"
-    r"|provide|see\s+(?:the\s+)?images?\b(?!\s+(?:any|a|an|the)\b)|view|access|process)"
-    r"|(?:i\s+)?(?:do\s*n[o'’]?t|don't|dont)\s+know"
-    r"|not\s+(?:sure|certain)\b"
-    r"|(?:unable|impossible|not\s+possible|difficult|hard)\s+to\s+(?:tell|determine|say|answer|know|judge|decide)"
-    r"|cannot\s+be\s+determined|can(?:no|'|’)?t\s+be\s+(?:determined|answered)"
-    r"|(?:no|insufficient|not\s+enough)\s+(?:information|evidence|context)\s+to"
-    r"|unanswerable|i\s+refuse"
-    r")",
-    re.I,
-)
-
-
-def is_refusal(text: str) -> bool:
-    """A refusal in words: "I cannot tell", "Sorry, I can't help with it", "I don't know", "hard to say"...
-
-    "I can't see a dog" is *not* a refusal (it answers "no"); "I can't see the image" is."""
-    return bool(_REFUSAL.search(text))
-
 
 # ------------------------------------------------------------------------------------------------ options
 
@@ -361,15 +336,6 @@ def extract_yes_no(output: str) -> Answer:
 
 
 # ------------------------------------------------------------------------------------------------ dispatch
-
-
-def answer_format(item: "Item") -> str:
-    """``yes_no`` (answer "yes"/"no", with or without yes/no options), ``option`` (an MCQ) or ``open``."""
-    if item.answer.strip().lower() in ("yes", "no"):
-        return "yes_no"
-    if item.options:
-        return "option"
-    return "open"
 
 
 def refusal_letters(options: Sequence[str]) -> tuple[str, ...]:

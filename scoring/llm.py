@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from builders.llm import LLMConfig
+from builders.llm import LLMConfig
+from sources.demo import default_cache_dir
 
 
-def llm_config(args: argparse.Namespace) -> "LLMConfig":
+def llm_config(args: argparse.Namespace) -> LLMConfig:
     """The parsed ``--llm-*`` options, the response cache in ``--cache-dir`` (default ``$MIRAGE_CACHE_DIR`` or
     ``~/.cache/mirage``)."""
-    from builders.llm import LLMConfig
-    from sources.demo import default_cache_dir
-
     return LLMConfig.from_args(args, cache_dir=Path(getattr(args, "cache_dir", None) or default_cache_dir()))

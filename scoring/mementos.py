@@ -32,8 +32,11 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from builders.llm import add_llm_arguments, make_client
+from builders.mementos.keywords import KeywordExtractor
 from filters.text import Keywords, normalise_keyword
-from scoring.mementos_inputs import Reference, keyword_pairs, read_predictions, read_reference
+from scoring.llm import llm_config
+from scoring.mementos_inputs import BENCHMARK, Reference, keyword_pairs, read_predictions, read_reference, reference_of
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
 from scoring.results import write_json_atomic
@@ -156,8 +159,6 @@ def score(
     llm: Any = None,
 ) -> Report:
     """The whole report (see the module docstring)."""
-    from builders.mementos.keywords import KeywordExtractor
-
     refs = {r.id: r for r in references}
     pairs = keyword_pairs(predictions, refs, llm)
     scores = [score_sequence(refs[i], r, p, graphs) for i, (r, p) in sorted(pairs.items())]
@@ -234,8 +235,6 @@ def plot_recall_by_episode(report: Report, path: str | Path, model: str = "") ->
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Mementos' own options for ``python -m scoring mementos``: synonym graphs and the keyword LLM."""
-    from builders.llm import add_llm_arguments
-
     parser.add_argument("--graphs", metavar="DIR",
                         help="synonym graph directory (<domain>_<kind>.json) (default none: exact matches only)")
     add_llm_arguments(parser, "keyword LLM (optional; default spaCy and the stored reference keywords)",
@@ -244,10 +243,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(items: Sequence[Any], predictions: Mapping[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     """:func:`score` as ``results.json`` content, for the front end (``predictions``: id -> ``Prediction``)."""
-    from builders.llm import make_client
-    from scoring.llm import llm_config
-    from scoring.mementos_inputs import BENCHMARK, reference_of
-
     references = [reference_of(it) for it in items if it.benchmark == BENCHMARK]
     outputs = outputs_of(predictions)
     llm = make_client(llm_config(args))
@@ -280,9 +275,6 @@ def parser() -> argparse.ArgumentParser:
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m scoring.mementos``."""
-    from builders.llm import make_client
-    from scoring.llm import llm_config
-
     ns = parser().parse_args(argv)
     references = read_reference(ns.items)
     predictions = read_predictions(ns.predictions, {r.id: r for r in references})

@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from builders.items import Item
+from builders.mementos.keywords import KeywordExtractor
 from filters.text import Keywords
+from scoring.predictions import read_predictions as read_all
+from scoring.releases import load_items
 from sources.errors import ConfigError
 
 
@@ -56,8 +59,6 @@ def reference_of(item: Item) -> Reference:
 def read_reference(path: str | Path) -> list[Reference]:
     """Mementos items of a build dir, an ``items.jsonl``, a release dir or a Hub repo at a tag
     (:func:`scoring.releases.load_items`; a release's frames are not written out: keywords need no pixels)."""
-    from scoring.releases import load_items
-
     refs = [reference_of(it) for it in load_items(path, with_images=False) if it.benchmark == BENCHMARK]
     if not refs:
         raise ConfigError(f"{path}: holds no {BENCHMARK} items")
@@ -67,8 +68,6 @@ def read_reference(path: str | Path) -> list[Reference]:
 def read_predictions(path: str | Path, references: Mapping[str, Reference]) -> dict[str, str]:
     """``{id: output}`` from Mirage's predictions JSONL (:func:`scoring.predictions.read_predictions`: malformed
     lines and duplicate ids are one-line errors); ids that are not references are an error too."""
-    from scoring.predictions import read_predictions as read_all
-
     out = {i: p.output for i, p in read_all(path).items()}
     unknown = sorted(set(out) - set(references))
     if unknown:
@@ -88,8 +87,6 @@ def keyword_pairs(
     predictions: Mapping[str, str], references: Mapping[str, Reference], llm: Any = None
 ) -> dict[str, tuple[Keywords, Keywords]]:
     """(reference keywords, predicted keywords) by id; see the module docstring for where each comes from."""
-    from builders.mementos.keywords import KeywordExtractor
-
     extractor = KeywordExtractor(llm)
     ids = sorted(predictions)
     if extractor.uses_llm:

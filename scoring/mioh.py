@@ -45,8 +45,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from builders.items import OPTION_LETTERS, Item
+from builders.llm import add_llm_arguments, make_client
+from builders.quality import chi_square
 from scoring.extract import Answer, extract, is_correct
+from scoring.llm import llm_config
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
 from sources.errors import ConfigError
@@ -210,13 +214,8 @@ def letter_distribution(scored: Sequence[Scored]) -> dict[str, Any]:
     letters = OPTION_LETTERS[:width]
     n_model = sum(model.values())
     n_truth = sum(truth.values())
-    chi2 = 0.0
-    for c in letters:
-        expected = n_model * truth[c] / n_truth if n_truth else 0.0
-        if expected > 0:
-            chi2 += (model[c] - expected) ** 2 / expected
-        elif model[c]:
-            chi2 = math.inf
+    expected = [n_model * truth[c] / n_truth if n_truth else 0.0 for c in letters]
+    chi2 = chi_square([model[c] for c in letters], expected).chi2
     return {
         "letters": list(letters),
         "model": {c: model[c] for c in letters},
@@ -328,8 +327,6 @@ def score(items: Sequence[Item], outputs: Mapping[str, str], llm: Any = None) ->
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """MIOH's own options: the optional LLM fallback for answers the rules cannot parse (off by default)."""
-    from builders.llm import add_llm_arguments
-
     parser.add_argument("--llm-fallback", action="store_true",
                         help="ask the --llm-model which option an unparsed answer chose (cached) (default off)")
     add_llm_arguments(parser, title="LLM fallback for unparsed answers (optional; default off)",
@@ -340,9 +337,6 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Na
     """``results.json`` content for the front end (``predictions``: id -> ``Prediction``)."""
     llm = None
     if getattr(args, "llm_fallback", False):
-        from builders.llm import make_client
-        from scoring.llm import llm_config
-
         config = llm_config(args)
         if not config.enabled:
             raise ConfigError("--llm-fallback needs --llm-model (and --llm-base-url or OPENAI_BASE_URL)")
@@ -357,8 +351,6 @@ def _pct(cell: Mapping[str, Any] | float | None) -> str:
 
 def print_report(results: Mapping[str, Any]) -> None:
     """Table 1, Fig. 3, number of images, robustness, abstentions, letters, decomposed, coverage (80 columns)."""
-    from builders.cli import stdout, table
-
     model = (results.get("meta") or {}).get("model") or "model"
     t1 = results["table1"]
     cols = ["task", *(label for _, label in PRESSURE_COLUMNS), "Avg", "n"]
@@ -501,8 +493,6 @@ def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
 
 def compare_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m scoring.mioh``."""
-    from builders.cli import ArgumentParser
-
     p = ArgumentParser(prog="python -m scoring.mioh",
                        description="Fig. 4 (accuracy-robustness) over several runs' results.json")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -519,8 +509,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     The files of other benchmarks are skipped with a word on stderr, so ``results/*/results.json`` works in a
     folder that holds other benchmarks' results too."""
-    from builders.cli import exit_on_error
-
     @exit_on_error
     def _main(argv: Sequence[str] | None) -> int:
         ns = compare_parser().parse_args(argv)

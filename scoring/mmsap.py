@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from builders.cli import stdout, table
 from builders.items import Item
+from scoring.extract import extract_option
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import output_of
 
@@ -144,8 +146,6 @@ def summarise(responses: Sequence[Response]) -> dict[str, Any]:
 def response(item: Item, output: str) -> tuple[Response, str]:
     """The :class:`Response` of ``item`` to ``output`` and how it was read: ``option``, ``refusal_in_words`` (scored
     as the refusal option) or ``unparsed``."""
-    from scoring.extract import extract_option
-
     refusal = str(item.provenance["refusal"])
     found = extract_option(output, item.options)
     if found.kind == "refusal":
@@ -186,8 +186,6 @@ def _pct(cell: Mapping[str, Any]) -> str:
 
 def print_report(results: Mapping[str, Any]) -> None:
     """Table 1-style scores per subset, Table 2 answer rate/accuracy, Fig. 4 subtasks (mean±sd over shuffles)."""
-    from builders.cli import stdout, table
-
     model = (results.get("meta") or {}).get("model") or "model"
     rows = [[SUBSET_NAMES[s], *(_pct(v[m]) for m in METRICS), v["n"]] for s, v in results["subsets"].items()]
     o = results["overall"]

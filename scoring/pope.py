@@ -14,6 +14,7 @@ import argparse
 from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
+from builders.cli import stdout, table
 from builders.items import Item
 from scoring.predictions import output_of
 
@@ -60,8 +61,6 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Na
 
 
 def print_report(results: Mapping[str, Any]) -> None:
-    from builders.cli import stdout, table
-
     rows = [[s, m["n"], *(f"{100 * m[k]:.2f}" if m[k] is not None else "-"
                           for k in ("accuracy", "precision", "recall", "f1", "yes_ratio"))]
             for s, m in results["settings"].items()]

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from sources.atomic import write_atomic
 from sources.errors import ConfigError
 
 
@@ -98,8 +99,6 @@ def read_predictions(path: str | Path) -> dict[str, Prediction]:
 
 def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> Path:
     """Write predictions (sorted by id) atomically: a crash never leaves a file that looks complete."""
-    from sources.atomic import write_atomic
-
     text = "".join(p.to_json() + "\n" for p in sorted(predictions, key=lambda p: p.id))
     return write_atomic(Path(path), text.encode("utf-8"))
 

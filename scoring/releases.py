@@ -24,7 +24,9 @@ from typing import Any
 
 from builders.items import Item, read_items
 from sources.atomic import write_atomic
+from sources.demo import default_cache_dir
 from sources.errors import ConfigError
+from sources.hashing import file_sha256
 
 REPO_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(?:@[\w./+-]+)?$")
 """``owner/name`` or ``owner/name@revision``."""
@@ -101,8 +103,6 @@ def download_release(repo_id: str, revision: str | None) -> Path:
 
 
 def _digest(shards: list[Path], root: Path) -> str:
-    from sources.hashing import file_sha256
-
     h = hashlib.sha256()
     for p in shards:
         h.update(f"{p.relative_to(root).as_posix()}\0{file_sha256(p)}\n".encode())
@@ -116,7 +116,6 @@ def read_release(release_dir: str | os.PathLike[str], cache_dir: str | os.PathLi
         import pyarrow.parquet as pq
     except ImportError:
         raise ConfigError("reading a release needs pyarrow: pip install 'mirage-bench[release]'") from None
-    from sources.demo import default_cache_dir
 
     root = Path(release_dir)
     shards = sorted((root / "data").rglob("*.parquet"))

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sources.atomic import write_atomic
+
 
 def write_json_atomic(path: str | Path, data: Any) -> Path:
     """``data`` as JSON at ``path`` (folders made), written through a temporary file and renamed."""
-    from sources.atomic import write_atomic
-
     return write_atomic(Path(path), (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode())

@@ -28,7 +28,11 @@ from typing import Any, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
 from builders.items import Item
+from builders.llm import LLMConfig, LLMError, add_llm_arguments, make_client, redact_url
+from scoring.harness.lmms_eval_utils import prompt_text
 from scoring.predictions import Prediction, write_predictions
+from scoring.releases import load_items
+from sources.demo import default_cache_dir
 from sources.errors import ConfigError
 
 PROMPT_VERSION = 1
@@ -53,8 +57,6 @@ def data_url(path: str | Path) -> str:
 
 def messages_for(item: Item) -> list[dict[str, Any]]:
     """The chat request for one item (see the module docstring)."""
-    from scoring.harness.lmms_eval_utils import prompt_text
-
     content: list[dict[str, Any]] = []
     for k, image in enumerate(item.images, 1):
         content.append({"type": "text", "text": f"Image {k}:"})
@@ -92,14 +94,10 @@ def answer_items(items: Sequence[Item], client: Any, progress: bool = True) -> t
 
 
 def _endpoint(client: Any) -> str | None:
-    from builders.llm import redact_url
-
     return redact_url(client.config.base_url)
 
 
 def parser() -> argparse.ArgumentParser:
-    from builders.llm import add_llm_arguments
-
     p = ArgumentParser(
         prog="python -m scoring.run",
         description="Ask an OpenAI-compatible vision model every item of a release and write its predictions "
@@ -129,10 +127,6 @@ def _default_out(release: str, model: str) -> Path:
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m scoring.run``."""
-    from builders.llm import LLMConfig, LLMError, make_client
-    from scoring.releases import load_items
-    from sources.demo import default_cache_dir
-
     args = parser().parse_args(argv)
     if not args.llm_model:
         raise ConfigError("--llm-model NAME is required: the model the endpoint serves")

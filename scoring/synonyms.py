@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from builders.cli import ArgumentParser
-from filters.text import normalise_keyword
+from filters.text import has_vectors, lemma_of_phrase, load_nlp, normalise_keyword
+from scoring.mementos_inputs import predicted_keywords, read_predictions, read_reference
 from sources.errors import ConfigError, MirageError
 
 KINDS: tuple[str, ...] = ("objects", "behaviours")
@@ -440,16 +441,6 @@ def _reasons(gen: str, root: str, kind: str, lemma: Any, similarity: Any, min_ra
 # --------------------------------------------------------------------------------------------- the CLI
 
 
-def human_keywords_of_items(items: Iterable[Any]) -> list[tuple[str, str, list[str]]]:
-    """``(domain, kind, keywords)`` of every item's reference keywords (``provenance.keywords``)."""
-    out = []
-    for it in items:
-        kw = it.provenance.get("keywords", {})
-        for kind in KINDS:
-            out.append((it.task, kind, list(kw.get(kind, []))))
-    return out
-
-
 def _cmd_import(ns: argparse.Namespace) -> int:
     for path in ns.pickles:
         domain, kind = guess_domain_kind(path)
@@ -468,8 +459,6 @@ def _cmd_import(ns: argparse.Namespace) -> int:
 
 
 def _cmd_build(ns: argparse.Namespace) -> int:
-    from scoring.mementos_inputs import read_reference
-
     refs = read_reference(ns.items)
     human = [(r.domain, kind, getattr(r, kind)) for r in refs for kind in KINDS]
     pairs = [p for path in ns.approved for p in read_pairs(path)]
@@ -486,9 +475,6 @@ def _cmd_build(ns: argparse.Namespace) -> int:
 
 
 def _cmd_propose(ns: argparse.Namespace) -> int:
-    from filters.text import has_vectors, lemma_of_phrase, load_nlp
-    from scoring.mementos_inputs import predicted_keywords, read_predictions, read_reference
-
     refs = {r.id: r for r in read_reference(ns.items)}
     predictions = read_predictions(ns.predictions, refs)
     predicted = predicted_keywords(predictions, refs, llm=None)

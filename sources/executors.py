@@ -34,22 +34,25 @@ Ray is imported only inside :class:`RayExecutor` (``pip install 'mirage-bench[sc
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, Protocol, Sequence, TypeVar
 
 from .errors import ConfigError, MirageError
+from .options import option
 
 __all__ = [
-    "EXECUTORS", "Executor", "ExecutorOptions", "LocalExecutor", "ProcessExecutor", "RayExecutor", "RaySettings",
-    "RayUnavailable", "add_executor_arguments", "make_executor", "usable_cores",
+    "CLIP_ACTOR_OPTIONS", "EXECUTORS", "Executor", "ExecutorOptions", "LocalExecutor", "ProcessExecutor",
+    "RayExecutor", "RaySettings", "RayUnavailable", "make_executor", "usable_cores",
 ]
 
 EXECUTORS = ("local", "ray")
+CLIP_ACTOR_OPTIONS = ("ray_actors", "ray_gpus_per_actor", "ray_batch_size")
+"""The options of the CLIP encoder actors, which a builder without a CLIP stage on the executor leaves out."""
+
 T = TypeVar("T")
 R = TypeVar("R")
 Progress = Callable[[int, int], None]
@@ -316,17 +319,42 @@ def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
 # --- options ----------------------------------------------------------------------------------------------
 
 
+EXECUTOR_GROUP = "executor (docs/scale.md)"
+
+
 @dataclass
 class ExecutorOptions:
-    """The ``--executor`` and ``--ray-*`` options as fields, for a builder's config to inherit."""
+    """The ``--executor`` and ``--ray-*`` options, declared once as fields (:mod:`.options`), for a builder's
+    config to inherit.
 
-    executor: str = "local"
-    ray_address: str | None = None
-    ray_actors: int | None = None
-    ray_gpus_per_actor: float = 0.0
-    ray_cpus_per_task: float = 1.0
-    ray_batch_size: int | None = None
-    ray_max_retries: int = 3
+    The help says what runs on the executor: a config fills in ``OPTION_HELP`` (``executor_stages``,
+    ``ray_task``, ``ray_retries_note``); one whose CLIP stage does not run there (Mementos samples frames only)
+    leaves the CLIP encoder actors' options out with ``NO_OPTIONS = CLIP_ACTOR_OPTIONS``."""
+
+    OPTION_HELP: ClassVar[dict[str, str]] = {
+        "executor_stages": "CLIP image embeddings", "ray_task": "decode or frame-sampling task",
+        "ray_retries_note": "; the CLIP pipeline keeps Ray Data's retries"}
+
+    executor: str = option(
+        "local", choices=EXECUTORS, group=EXECUTOR_GROUP,
+        help="where {executor_stages} run: this process, or a Ray cluster; results land in the same cache and the "
+             "items are the same (default {default})")
+    ray_address: str | None = option(
+        None, metavar="ADDR", group=EXECUTOR_GROUP,
+        help="Ray cluster to join: auto, HOST:6379 or ray://HOST:10001 (default start a local instance)")
+    ray_actors: int | None = option(
+        None, metavar="N", group=EXECUTOR_GROUP,
+        help="CLIP encoder actors (default one per GPU share, else one per --ray-cpus-per-task CPUs)")
+    ray_gpus_per_actor: float = option(
+        0.0, metavar="X", group=EXECUTOR_GROUP,
+        help="GPUs per CLIP encoder actor; a fraction shares a GPU, 0 runs CPU actors (default {default:g})")
+    ray_cpus_per_task: float = option(1.0, metavar="X", group=EXECUTOR_GROUP,
+                                      help="CPUs per {ray_task} (default {default:g})")
+    ray_batch_size: int | None = option(None, metavar="N", group=EXECUTOR_GROUP,
+                                        help="images per CLIP encoder call on Ray (default --clip-batch-size)")
+    ray_max_retries: int = option(
+        3, metavar="N", group=EXECUTOR_GROUP,
+        help="retries of a frame-sampling task whose worker died{ray_retries_note} (default {default})")
 
     def check_executor(self) -> None:
         """Raise :class:`ConfigError` for a bad value (call from the config's ``__post_init__``)."""
@@ -352,33 +380,3 @@ def make_executor(name: str, settings: RaySettings | None = None) -> "LocalExecu
     if name == "ray":
         return RayExecutor(settings)
     raise ConfigError(f"unknown executor {name!r}; valid: {', '.join(EXECUTORS)}")
-
-
-def add_executor_arguments(parser: argparse.ArgumentParser, stages: str, *, clip: bool = True) -> None:
-    """``--executor`` and the ``--ray-*`` options; ``stages`` names what runs on the executor (for the help).
-
-    ``clip``: the builder runs the CLIP stage on the executor, so the CLIP encoder actors' options
-    (``--ray-actors``, ``--ray-gpus-per-actor``, ``--ray-batch-size``) are offered; a builder that only samples
-    frames (Mementos) has none of them."""
-    d = ExecutorOptions()
-    g = parser.add_argument_group("executor (docs/scale.md)")
-    g.add_argument("--executor", choices=EXECUTORS, default=None,
-                   help=f"where {stages} run: this process, or a Ray cluster; results land in the same cache and "
-                        f"the items are the same (default {d.executor})")
-    g.add_argument("--ray-address", metavar="ADDR",
-                   help="Ray cluster to join: auto, HOST:6379 or ray://HOST:10001 (default start a local instance)")
-    if clip:
-        g.add_argument("--ray-actors", type=int, metavar="N",
-                       help="CLIP encoder actors (default one per GPU share, else one per --ray-cpus-per-task CPUs)")
-        g.add_argument("--ray-gpus-per-actor", type=float, metavar="X",
-                       help=f"GPUs per CLIP encoder actor; a fraction shares a GPU, 0 runs CPU actors (default "
-                            f"{d.ray_gpus_per_actor:g})")
-    tasks = "decode or frame-sampling task" if clip else "frame-sampling task"
-    g.add_argument("--ray-cpus-per-task", type=float, metavar="X",
-                   help=f"CPUs per {tasks} (default {d.ray_cpus_per_task:g})")
-    if clip:
-        g.add_argument("--ray-batch-size", type=int, metavar="N",
-                       help="images per CLIP encoder call on Ray (default --clip-batch-size)")
-    keeps = "; the CLIP pipeline keeps Ray Data's retries" if clip else ""
-    g.add_argument("--ray-max-retries", type=int, metavar="N",
-                   help=f"retries of a frame-sampling task whose worker died{keeps} (default {d.ray_max_retries})")

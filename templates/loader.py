@@ -14,6 +14,10 @@ from typing import Any, Mapping
 import yaml
 
 from sources.errors import ConfigError
+from templates.english import with_article
+
+__all__ = ["deep_merge", "load_templates", "render", "with_article"]
+"""(:func:`~templates.english.with_article` is the wording's article, kept importable from here.)"""
 
 TEMPLATE_ROOT = Path(__file__).resolve().parent
 
@@ -59,8 +63,3 @@ def render(template: str, **values: Any) -> str:
         return template.format_map(values)
     except KeyError as exc:
         raise ConfigError(f"template {template!r} needs a value for {exc.args[0]!r}") from None
-
-
-def with_article(phrase: str) -> str:
-    """``"a dog"``, ``"an apple"``: the indefinite article English puts before a noun phrase."""
-    return f"{'an' if phrase[:1].lower() in 'aeiou' else 'a'} {phrase}"

@@ -67,10 +67,19 @@ def spacy_model() -> None:
         require(False, "spaCy with an English model", "bash .ci/install-nlp.sh")
 
 
-RELEASE_EXTRA = ("datasets", "huggingface_hub", "pyarrow", "matplotlib")
+RELEASE_EXTRA = ("datasets", "huggingface_hub", "pyarrow", "matplotlib", "statsmodels")
 
 
 def require_release_extra() -> None:
     """Skip (fail in CI) a test that writes or reads a release unless the release extra is installed."""
-    require(have(*RELEASE_EXTRA), "the release extra (datasets, huggingface_hub, pyarrow, matplotlib)",
+    require(have(*RELEASE_EXTRA), f"the release extra ({', '.join(RELEASE_EXTRA)})",
             "pip install -e '.[release]' or bash .ci/install-release.sh")
+
+
+ANNOTATION_EXTRA = ("label_studio_sdk", "requests", "statsmodels")
+
+
+def require_annotation_extra() -> None:
+    """Skip (fail in CI) a test that talks to Label Studio unless the annotation extra is installed."""
+    require(have(*ANNOTATION_EXTRA), f"the annotation extra ({', '.join(ANNOTATION_EXTRA)})",
+            "pip install -e '.[annotation]' or bash .ci/install-annotation.sh")

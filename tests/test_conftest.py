@@ -1,4 +1,5 @@
-"""The test session's own housekeeping: its temporary cache folder does not outlive the run."""
+"""The test session's own housekeeping: its temporary cache folder does not outlive the run, and every test has a
+timeout."""
 
 from __future__ import annotations
 
@@ -32,3 +33,44 @@ def test_a_test_run_leaves_no_cache_folder_behind(tmp_path: Path) -> None:
     (cache,) = re.findall(r"session cache: (\S+)", run.stdout)
     assert Path(cache).parent.resolve() == tmp_path.resolve()  # the child made its cache in its temp dir ...
     assert not Path(cache).exists() and not list(tmp_path.glob("mirage-test-cache-*"))  # ... and removed it
+
+
+def test_every_test_has_a_timeout(pytestconfig) -> None:
+    """pytest-timeout is configured in pyproject.toml, so a hung child fails its test instead of hanging CI."""
+    assert pytestconfig.pluginmanager.hasplugin("timeout")
+    assert float(pytestconfig.getini("timeout")) >= 600
+
+
+OPTIONAL = {"requests", "pyarrow", "datasets", "huggingface_hub", "matplotlib", "torch", "torchvision", "open_clip",
+            "cv2", "decord", "spacy", "openai", "label_studio_sdk", "ray", "transformers", "playwright", "isal"}
+"""Modules of the extras that `pip install -e '.[test]'` does not bring (a base install's tests skip without them)."""
+
+
+def unguarded_optional_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """Module-level imports of :data:`OPTIONAL` modules in ``path`` not preceded by a module-level ``require...(``
+    call: such a module fails to collect on a base install instead of skipping with the extra's name."""
+    import ast
+
+    guarded, found = False, []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            name = getattr(node.value.func, "id", getattr(node.value.func, "attr", ""))
+            guarded |= name.startswith("require")
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        found += [f"{path.relative_to(root)}:{node.lineno}: {n}" for n in names
+                  if n.split(".")[0] in OPTIONAL and not guarded]
+    return found
+
+
+def test_test_modules_import_extras_only_after_requiring_them() -> None:
+    found = [line for path in sorted((ROOT / "tests").rglob("*.py")) for line in unguarded_optional_imports(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_import_scan_sees_an_unguarded_one(tmp_path: Path) -> None:
+    module = tmp_path / "test_probe.py"
+    module.write_text("import pytest\nimport requests\n")
+    assert unguarded_optional_imports(module, tmp_path) == ["test_probe.py:2: requests"]
+    module.write_text("from tests.conftest import require\nrequire(False, 'x')\nimport requests\n")
+    assert unguarded_optional_imports(module, tmp_path) == []

@@ -168,3 +168,86 @@ def test_outside_references_are_caught(tmp_path: Path) -> None:
         "data_cards/card_template.md: link '../../shared/ARCHITECTURE.md' points outside the repository",
         "data_cards/card_template.md: mentions ../shared, which a clone does not have",
     ]
+
+
+# ------------------------------------------------------------------------------------------ code references
+
+PACKAGES = ("sources", "filters", "templates", "builders", "annotation", "data_cards", "scoring", "lint")
+ROLE = re.compile(r":(?:mod|func|class|meth|data|attr|exc|obj):`~?((?:%s)(?:\.\w+)*)`" % "|".join(PACKAGES))
+"""A Sphinx role naming a Mirage module or one of its names (``:func:`builders.seeding.rng```)."""
+
+
+def _names(body: list) -> dict[str, object]:
+    """Top-level names of a module or class body: definitions, assignments and imports (re-exports)."""
+    import ast
+
+    out: dict[str, object] = {}
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out[node.name] = node
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]  # A, B = ...
+                out.update({t.id: node for t in names if isinstance(t, ast.Name)})
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out[node.target.id] = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update({(a.asname or a.name).split(".")[0]: node for a in node.names})
+        elif isinstance(node, (ast.If, ast.Try)):
+            out.update(_names(node.body))
+    return out
+
+
+def resolves(name: str, root: Path = ROOT) -> bool:
+    """Whether a dotted Mirage name exists in the tree: the longest prefix that is a module, then names
+    defined in it (or in a class of it), read from the source without importing anything."""
+    import ast
+
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        base = root.joinpath(*parts[:i])
+        path = base / "__init__.py" if (base / "__init__.py").is_file() else base.with_suffix(".py")
+        if not path.is_file():
+            continue
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        for attr in parts[i:]:
+            found = _names(body).get(attr)
+            if found is None:
+                return (base / attr).with_suffix(".py").is_file() or (base / attr).is_dir()
+            body = found.body if isinstance(found, ast.ClassDef) else []
+        return True
+    return False
+
+
+def test_code_references_in_docstrings_resolve() -> None:
+    """``:mod:``/``:func:``/``:class:``... references to Mirage names point at something that exists, so a
+    docstring does not send a reader to a module that moved (``sources.seeding.rng``, now ``builders.seeding``)."""
+    broken = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] not in (*PACKAGES, "tests", "benchmarks"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for m in ROLE.finditer(text):
+            if not resolves(m.group(1)):
+                broken.append(f"{rel}:{text[:m.start()].count(chr(10)) + 1}: {m.group(1)}")
+    assert not broken, "\n".join(broken)
+
+
+def test_the_reference_check_catches_a_moved_name() -> None:
+    assert resolves("builders.seeding.rng") and resolves("builders.quality.ChiSquare")
+    assert resolves("builders.cli.ArgumentParser.error") and resolves("data_cards.harness")
+    assert resolves("sources.demo.video.OUTCOMES")  # assigned with another name: OUTCOMES, WEIGHTS = ...
+    assert not resolves("sources.seeding.rng") and not resolves("builders.mioh.pools.label_code")
+
+
+BEFORE_AFTER = re.compile(r"\b\d+(?:\.\d+)? ?(?:s|ms|min|MB|GB)\b ?(?:->|→) ?\d")
+"""A before/after timing ("29 s -> 20 s"): a session's measurement, which belongs in docs/scale.md."""
+
+
+def test_before_after_timings_live_in_the_scale_page() -> None:
+    found = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+             for path in sorted(ROOT.rglob("*.py")) if path.relative_to(ROOT).parts[0] in PACKAGES
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if BEFORE_AFTER.search(line)]
+    assert not found, "\n".join(found)
+    assert BEFORE_AFTER.search("the whole build 29 s -> 20 s") and not BEFORE_AFTER.search("a -> b, 3 s")

@@ -7,7 +7,8 @@ prompt) keys both "yes" and "no" and repeats 98 yes/no prompts; POPE's generator
 
 * :mod:`~builders.lint.contradictions`: the same question with different answers; broken yes/no pairs;
 * :mod:`~builders.lint.duplicates`: exact and near-duplicate questions, by hashing (no pairwise comparison);
-* :mod:`~builders.lint.wording`: agreement, a/an, doubled words, template slots, spelling, punctuation;
+* :mod:`~builders.lint.wording`: agreement, a/an, doubled words, template slots, spelling, punctuation, and
+  grammar from a parse (:mod:`~builders.lint.grammar`);
 * :mod:`~builders.lint.choices`: repeated, nested, self-lettered and near-synonym options; answers off the list;
 * :mod:`~builders.lint.balance`: answer letters and yes/no per task (chi-square), refusal / NOTA share;
 * :mod:`~builders.lint.independence`: blind baselines and a language prior per task, a text-only LLM on request.

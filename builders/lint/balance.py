@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from builders.items import Item
 from builders.lint.base import CheckResult, LintContext, is_mcq, is_yes_no, per_task
-from builders.quality import answer_balance, chi_square_sf
+from builders.quality import answer_balance, chi_square
 
 ALPHA = 0.001
 MIN_ITEMS = 30
@@ -33,9 +33,9 @@ REFUSAL = re.compile(r"^(?:none of the above|sorry|i don't know|i cannot|cannot 
 def yes_no_balance(items: Sequence[Item]) -> dict[str, Any]:
     counts = Counter(it.answer.lower() for it in items)
     n = counts["yes"] + counts["no"]
-    chi2 = sum((counts[a] - n / 2) ** 2 / (n / 2) for a in ("yes", "no")) if n else 0.0
-    return {"observed": {"yes": counts["yes"], "no": counts["no"]}, "chi2": round(chi2, 4), "dof": 1,
-            "p_value": round(chi_square_sf(chi2, 1), 6) if n else 1.0}
+    test = chi_square([counts["yes"], counts["no"]], [n / 2, n / 2])
+    return {"observed": {"yes": counts["yes"], "no": counts["no"]}, "chi2": round(test.chi2, 4), "dof": 1,
+            "p_value": round(test.p_value, 6)}
 
 
 def refusal_share(items: Sequence[Item]) -> dict[str, Any] | None:

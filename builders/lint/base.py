@@ -49,7 +49,7 @@ class LintContext:
     :func:`builders.lint.report.lint` loads them where it runs it."""
 
     build: Mapping[str, Any] = field(default_factory=dict)
-    dictionary: frozenset[str] | None = None
+    dictionary: Container[str] | None = None
     allow_words: Container[str] = frozenset()
     llm: Any = None
     """A :class:`builders.llm.LLMConfig` for the text-only baseline, or ``None``."""
@@ -101,13 +101,19 @@ def collapse(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+REFERENCE_KEYS = ("pattern",)
+"""Provenance keys holding reference text that is published and read by judges (predictive reasoning's
+``pattern``, the rule a judge compares a model's answer with)."""
+
+
 def texts(item: Item) -> list[tuple[str, str]]:
-    """The texts of an item a model reads, named: context, question, each option, and an open answer (a
-    reference description is published text too)."""
+    """The texts of an item a model or a judge reads, named: context, question, each option, an open answer (a
+    reference description is published text too) and the references of :data:`REFERENCE_KEYS`."""
     out = [("context", item.context), ("question", item.question)]
     out += [(f"option {OPTION_LETTERS[i]}", o) for i, o in enumerate(item.options)]
     if is_open(item):
         out.append(("answer", item.answer))
+    out += [(key, item.provenance[key]) for key in REFERENCE_KEYS if isinstance(item.provenance.get(key), str)]
     return [(name, text) for name, text in out if text]
 
 

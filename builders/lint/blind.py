@@ -44,6 +44,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item, canonical_json
 from builders.lint.base import is_mcq, is_yes_no, normalise
+from builders.lint.priors import mcq_prior, yes_no_prior
 
 MARGIN = 0.05
 """How far above chance a blind learner's lower 95 % bound must be for its cell to be flagged."""
@@ -227,8 +228,6 @@ def _refusal(item: Item) -> int | None:
 
 
 def _most_frequent_text(items: Sequence[Item], members: Sequence[int], folds: Sequence[Sequence[int]]) -> Predictions:
-    from builders.lint.independence import mcq_prior, yes_no_prior
-
     out: Predictions = {}
     mcq = [i for i in members if items[i].options]
     for i, (letter, _) in mcq_prior(items, mcq).items():
@@ -363,6 +362,7 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
     open_items = len(items) - sum(len(m) for m in tasks.values())
     cells: list[Cell] = []
     right_by: dict[str, dict[int, float]] = {}
+    spoke: dict[str, set[int]] = {}  # strategy -> the items it picked a choice for (not left at chance)
     for (benchmark, task), members in sorted(tasks.items()):
         folds = folds_of(items, members)
         if not folds:
@@ -374,10 +374,13 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
             for i in members:
                 pick = chosen.get(i)
                 scores[i] = 1 / len(choices(items[i])) if pick is None else float(pick == gold(items[i]))
+                if pick is not None:
+                    spoke.setdefault(name, set()).add(i)
         for name, right in (extra or {}).items():
             right_by.setdefault(name, {}).update({i: float(r) for i, r in right.items()})
+            spoke.setdefault(name, set()).update(right)
         for cell_name, cell_members in cells_of(items, members, f"{benchmark}/{task}"):
-            cells.append(make_cell(items, cell_name, cell_members, right_by, fixed.get((benchmark, task))))
+            cells.append(make_cell(items, cell_name, cell_members, right_by, spoke, fixed.get((benchmark, task))))
     flagged = [c.name for c in cells if c.flagged]
     learned_right = right_by.get("learned", {})
     return {
@@ -392,7 +395,9 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
 
 
 def make_cell(items: Sequence[Item], name: str, members: list[int], right_by: Mapping[str, Mapping[int, float]],
-              by_design: str | None) -> Cell:
+              spoke: Mapping[str, set[int]], by_design: str | None) -> Cell:
+    """A cell's figures for every strategy that picked a choice for at least one of its items (a rule with
+    nothing to say anywhere in the cell, "always refuse" where no option refuses, is left out)."""
     questions: dict[Any, list[int]] = defaultdict(list)
     for i in members:
         questions[question_key(items[i], i)].append(i)
@@ -400,7 +405,7 @@ def make_cell(items: Sequence[Item], name: str, members: list[int], right_by: Ma
     chance = sum(1 / len(choices(items[i])) for i in members) / len(members)
     cell = Cell(name, members, n, chance, by_design=by_design)
     for strategy, right in right_by.items():
-        if not all(i in right for i in members):
+        if not all(i in right for i in members) or spoke.get(strategy, set()).isdisjoint(members):
             continue
         # each question weighs one: the mean over its variants
         per_question = [sum(right[i] for i in group) / len(group) for group in questions.values()]

@@ -1,7 +1,10 @@
 """Contradictions: one question, two answers.
 
 * the same (images, context, question, options) with different answers (Reefknot's release has 34 such
-  (image, prompt) keys labelled both "yes" and "no"); every item of such a group is flagged, score 0;
+  (image, prompt) keys labelled both "yes" and "no"); every item of such a group is flagged, score 0. "The
+  same" is read as the near-duplicate check reads it (:func:`builders.lint.base.normalise`: case, punctuation
+  and determiners do not count), so "Is there smoke from plane?" answered "yes" and "Is there smoke from the
+  plane?" answered "no" on one image are one question with two answers, not two questions;
 * yes/no items that a builder promises to pair 1:1 (a "yes" and an adversarial "no" about one fact) whose group
   does not hold as many "yes" as "no" answers, score 0.5. Where the promise comes from: ``build.json``
   ``"lint_promises": {"yes_no_pairs": [provenance keys]}`` (the importers write it, any builder may), else
@@ -15,7 +18,7 @@ from collections import defaultdict
 from typing import Sequence
 
 from builders.items import Item, canonical_json
-from builders.lint.base import CheckResult, LintContext, answer_text, collapse, image_names, is_yes_no
+from builders.lint.base import CheckResult, LintContext, answer_text, image_names, is_yes_no, normalise
 
 PAIRED_YES_NO: dict[str, tuple[str, ...]] = {"reefknot": ("triplet",)}
 """Benchmark -> provenance keys of its promised yes/no pairs. Reefknot (``builders/reefknot/questions.py``): each
@@ -30,15 +33,25 @@ def pair_keys(benchmark: str, context: LintContext) -> tuple[str, ...] | None:
     return PAIRED_YES_NO.get(benchmark)
 
 
+def same_question_key(item: Item) -> tuple:
+    """What makes two items the same question: their images, and context, question and options normalised."""
+    return (image_names(item), normalise(item.context), normalise(item.question), tuple(map(normalise, item.options)))
+
+
+def answers_differ(items: Sequence[Item], members: Sequence[int]) -> bool:
+    """Whether the items ``members`` (of one :func:`same_question_key` group) have more than one answer."""
+    return len({answer_text(items[i]).strip().lower() for i in members}) > 1
+
+
 def check(items: Sequence[Item], context: LintContext) -> CheckResult:
     result = CheckResult("contradictions", [1.0] * len(items))
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, it in enumerate(items):
-        groups[(image_names(it), collapse(it.context), collapse(it.question), tuple(map(collapse, it.options)))].append(i)
+        groups[same_question_key(it)].append(i)
     conflicting = 0
     for members in groups.values():
-        answers = {answer_text(items[i]).strip().lower() for i in members}
-        if len(answers) > 1:
+        if len(members) > 1 and answers_differ(items, members):
+            answers = {answer_text(items[i]).strip().lower() for i in members}
             conflicting += 1
             shown = " / ".join(sorted(answers))[:80]
             for i in members:

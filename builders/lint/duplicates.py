@@ -5,7 +5,8 @@
   (:func:`builders.lint.base.normalise`), with the same images and the same options in the same order, score 0.2.
   Options keep their order so MM-SAP's shuffled variants of one question (same options, another order, on
   purpose) are not duplicates; a second text with one word changed ("dog" -> "cat") is a new question, not a
-  near-duplicate, so no edit distance is used.
+  near-duplicate, so no edit distance is used. A near group whose items answer differently is one question with
+  two answers: the contradictions check reports it, and this check does not call it a near-duplicate.
 
 Speed: each item is hashed once into its exact and its normalised key (a dict of groups), so 100,000 items take a
 few seconds where comparing every pair would take hours (``benchmarks/bench_lint.py``).
@@ -18,6 +19,7 @@ from typing import Sequence
 
 from builders.items import Item
 from builders.lint.base import CheckResult, LintContext, collapse, image_names, normalise
+from builders.lint.contradictions import answers_differ
 
 
 def exact_key(item: Item) -> tuple:
@@ -45,7 +47,7 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
                 result.flag(i, f"exact duplicate of {', '.join(others[:3])}", 0.0)
     for members in near.values():
         fresh = [i for i in members if i not in result.reasons]
-        if len(members) > 1 and fresh:
+        if len(members) > 1 and fresh and not answers_differ(items, members):
             counts["near_groups"] += 1
             counts["near_items"] += len(fresh)
             for i in fresh:

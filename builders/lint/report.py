@@ -149,6 +149,8 @@ def headline(name: str, check: Mapping[str, Any]) -> str:
         text = ", ".join(f"{k} {v}" for k, v in rules.items()) or "no faults"
         if name == "wording" and s["dictionary"].startswith("off"):
             text += " (no dictionary: spelling not checked)"
+        if name == "wording" and s.get("parser", "").startswith("off"):
+            text += " (no parser: grammar not checked)"
         return text
     if name == "balance":
         return "unbalanced: " + (", ".join(s["unbalanced_tasks"]) or "none")

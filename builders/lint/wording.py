@@ -6,16 +6,21 @@ Rules (each flag names the rule, the field and the words):
   ("there are a star and a ring" is a plural compound subject and right), an auxiliary before a finite verb of
   :data:`FINITE_VERBS` ("snow is covers ground", Reefknot's VQA labels);
   "Is the dogs", "the dogs is" (a word ending in "s" whose stem is a dictionary word; "glass", "bus" are not read
-  as plurals). Agreement needing a parser beyond these is left to review;
-* ``article``: "a" before a vowel ("a octagon"), "an" before a consonant ("an dog"), with the usual exceptions
-  ("a unicorn", "a one", "an hour"); a capital "A" counts only at a sentence start (elsewhere it is an option
-  letter);
+  as plurals), a noun left open with "(s)" ("How many 'pentagon'(s)"). Agreement needing a parser is the
+  ``grammar`` rule's;
+* ``article``: "a" or "an" against the sound of the next word ("a octagon", "an dog", "a hour", "an unicorn",
+  "a MRI"; :func:`templates.english.accepts`, the rule the builders write with), and "a" before a noun used only
+  in the plural ("a scissors", "a pants"; a plural noun after "a" in general is the grammar rule's); a capital
+  "A" counts only at a sentence start (elsewhere it is an option letter);
 * ``doubled``: a word written twice ("the the"), "that that" and "had had" excepted;
 * ``slot``: a template slot left unfilled (``{object}``, ``%s``, ``${x}``, ``[OBJ]``, ``<OBJECT>``) or filled with
   the wrong kind: a Python value (``None``, ``nan``, a list) in the question or context, a number where a noun
   belongs ("How many 3", "a 3");
 * ``spelling``: a word outside the dictionary and the allow-list (:mod:`builders.lint.dictionary`); proper nouns
   (capitalised inside a sentence), words with digits and words of one or two letters are not checked;
+* ``grammar``: what a dependency parser sees (:mod:`builders.lint.grammar`: a preposition without its object or
+  its "to", "besides" for "beside", an adjective as the subject, subject and verb disagreeing, "a" before a
+  plural noun) in questions, contexts, open answers and references; off without spaCy (the ``nlp`` extra);
 * ``punctuation``: doubled spaces, spaces at either end, a space before ``?,.;:!``, no space after ``,;`` or
   ``?!`` before a word, doubled marks ("??", ",,", "?."), unbalanced brackets or double quotes, a replacement
   character U+FFFD (a byte the reader could not decode), a line break in a question or option, a question
@@ -31,8 +36,10 @@ from collections import Counter
 from typing import Callable, Container, Iterator, Sequence
 
 from builders.items import Item
+from builders.lint import grammar
 from builders.lint.base import CheckResult, LintContext, texts
 from builders.lint.dictionary import WORD_RE
+from templates import english
 
 PLURAL_QUANT = r"(?:two|three|four|five|six|seven|eight|nine|ten|many|several|multiple|(?!1\b)\d+)"
 COLLECTIVE = r"(?!\s+(?:lot|few|number|couple|pair|group|variety|bunch|set|dozen|total|series|range|herd|flock)\b)"
@@ -50,14 +57,21 @@ FINITE_VERBS = frozenset("""covers holds wears sits stands lies hangs rides carr
 """Third-person verbs that never follow "is"/"are" ("snow is covers ground", Reefknot's VQA labels): an
 auxiliary then a finite verb. The list is the relation verbs of scene-graph data; other verbs need a parser."""
 AUX_THEN_FINITE = re.compile(r"\b(?:is|are|was|were)\s+(?:not\s+)?([a-z]+)\b", re.I)
+OPEN_NUMBER = re.compile(r"\b[A-Za-z]+['\u2019]?\(s\)")
+"""A noun left open between singular and plural ("How many 'pentagon'(s)", the MIOH paper's figures): English
+writes the plural after "how many" and the number's form after a count."""
 PLURAL_AFTER_IS = re.compile(r"\b(?:is|was)\s+the\s+([a-z]+s)\b", re.I)
 PLURAL_BEFORE_IS = re.compile(r"\b(?:the|these|those)\s+([a-z]+s)\s+(?:is|was)\b", re.I)
 NOT_PLURAL_ENDINGS = ("ss", "us", "is", "ous", "ics", "ws")
 
-VOWEL_SOUND_EXCEPTIONS = re.compile(r"^(?:uni|use|usu|uti|ura|ure|uro|eu|one|once|ubiq|u$)", re.I)
-SILENT_H = re.compile(r"^(?:hour|honest|honou?r|heir|herb)", re.I)
-A_BEFORE_VOWEL = re.compile(r"(?:\ba|(?:^|(?<=[.!?]\s))A)\s+([aeiouAEIOU][a-z]+)\b")
-AN_BEFORE_CONSONANT = re.compile(r"(?:\ban|(?:^|(?<=[.!?]\s))An)\s+([b-df-hj-np-tv-zB-DF-HJ-NP-TV-Z][a-z]+)\b")
+INDEFINITE = re.compile(r"(?<![\w'-])(a|an|An|(?:^|(?<=[.!?]\s))A)\s+['\"\u2018\u201c]?([A-Za-z0-9][\w'-]*)")
+"""An indefinite article and the word after it (past an opening quote); a capital "A" only at a sentence start
+(elsewhere it is an option letter)."""
+HEAD_ENDS = frozenset("""that which who whose and or of in on at by to from with without near next above below under
+    over behind beside between left right inside outside is are was were has have had does do did can could will would
+    should for as than here there""".split())
+"""Words that end a noun phrase: a plural-only noun before one of them (or before punctuation) is the head of its
+phrase ("a scissors in the image"), before anything else it may be a modifier ("a glasses case")."""
 
 DOUBLED = re.compile(r"\b([A-Za-z]+)\s+\1\b", re.I)
 DOUBLED_OK = frozenset({"that", "had"})
@@ -74,7 +88,7 @@ VALUE_LEAKS = [
 ]
 WRONG_KIND = [
     re.compile(r"\bhow\s+many\s+\d+\b(?!\s*[-'])", re.I),
-    re.compile(r"\b(?:a|an)\s+\d+\b(?![-%'\w])", re.I),
+    re.compile(r"\b(?:a|an)\s+\d+\b(?![-%'\w]|\s*(?:by|x|\u00d7)\s*\d)", re.I),  # "an 8 by 8 board" is a size
 ]
 
 PUNCTUATION = [
@@ -88,13 +102,15 @@ QUESTION_START = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|what|whi
                             r"how|will|would|should|has|have)\b", re.I)
 
 
-def _agreement(text: str, dictionary: frozenset[str] | None) -> Iterator[str]:
+def _agreement(text: str, dictionary: Container[str] | None) -> Iterator[str]:
     for rule in AGREEMENT:
         for m in rule.finditer(text):
             clause = re.split(r"[.;:?!]", text[m.end():], maxsplit=1)[0]
             if m.group(0).lower().startswith(("are", "were", "there are", "there were")) and " and " in clause:
                 continue  # "there are a star and a ring": a compound subject is plural
             yield m.group(0)
+    for m in OPEN_NUMBER.finditer(text):
+        yield m.group(0)
     for m in AUX_THEN_FINITE.finditer(text):
         if m.group(1).lower() in FINITE_VERBS:
             yield m.group(0)
@@ -108,12 +124,16 @@ def _agreement(text: str, dictionary: frozenset[str] | None) -> Iterator[str]:
 
 
 def _article(text: str) -> Iterator[str]:
-    for m in A_BEFORE_VOWEL.finditer(text):
-        if not VOWEL_SOUND_EXCEPTIONS.match(m.group(1)):
+    """"a" / "an" against the sound of the next word (:func:`templates.english.accepts`), and "a" before a noun
+    used only in the plural ("a scissors", "a pants": :data:`templates.english.PLURAL_ONLY`)."""
+    for m in INDEFINITE.finditer(text):
+        art, word = m.group(1), m.group(2)
+        if not english.accepts(art, word.split("'", 1)[0] or word):
             yield m.group(0)
-    for m in AN_BEFORE_CONSONANT.finditer(text):
-        if not SILENT_H.match(m.group(1)):
-            yield m.group(0)
+        elif word.lower() in english.PLURAL_ONLY:
+            after = re.match(r"['\"\u2019\u201d]?\s*([A-Za-z]*)", text[m.end():])
+            if after is None or not after.group(1) or after.group(1).lower() in HEAD_ENDS:
+                yield m.group(0)
 
 
 def _doubled(text: str) -> Iterator[str]:
@@ -132,7 +152,7 @@ SPELLING_TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|[.!?:]")
 """A word (with an apostrophe suffix: "dog's") or a mark that ends a sentence."""
 
 
-def _spelling(text: str, known: frozenset[str], allowed: Container[str],
+def _spelling(text: str, known: Container[str], allowed: Container[str],
               verdicts: dict[tuple[str, bool], bool] | None = None) -> Iterator[str]:
     """The words of ``text`` outside ``known`` and ``allowed``; ``verdicts`` remembers each word's verdict
     (where it starts a sentence or not) across the texts of one check: a build's texts share most of their
@@ -152,7 +172,7 @@ def _spelling(text: str, known: frozenset[str], allowed: Container[str],
             yield token
 
 
-def _unknown(token: str, first: bool, known: frozenset[str], allowed: Container[str]) -> bool:
+def _unknown(token: str, first: bool, known: Container[str], allowed: Container[str]) -> bool:
     """Whether one word is a spelling fault (``first``: it starts a sentence)."""
     if len(token) <= 2 or not token.isalpha() and "'" not in token or any(c.isdigit() for c in token):
         return False
@@ -207,8 +227,11 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
     result = CheckResult("wording", [1.0] * len(items))
     per_rule: Counter[str] = Counter()
     unknown: Counter[str] = Counter()
+    per_grammar: Counter[str] = Counter()
     cache: dict[tuple[str, str], list[tuple[str, str]]] = {}
     verdicts: dict[tuple[str, bool], bool] = {}
+    parsed, parser = grammar.parse_all(text for it in items for field, text in texts(it)
+                                       if field in grammar.PARSED_FIELDS)
     for i, it in enumerate(items):
         n = 0
         for field, text in texts(it):
@@ -216,19 +239,27 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
             found = cache.get(key)
             if found is None:
                 found = cache[key] = faults(text, key[0], context, context.allow_words, verdicts)
+                if key[0] in grammar.PARSED_FIELDS:  # words a rule above named already are not named twice
+                    named = {what for _, what in found}
+                    found += [("grammar", f"{words!r} ({kind})") for kind, words in parsed.get(text, ())
+                              if words not in named]
             for rule, what in found:
                 n += 1
                 per_rule[rule] += 1
                 if rule == "spelling":
                     unknown[what.lower()] += 1
-                result.flag(i, f"{rule}: {what!r} in the {field}", 1.0)
+                if rule == "grammar":
+                    per_grammar[what.rsplit(" (", 1)[-1].rstrip(")")] += 1
+                result.flag(i, f"{rule}: {what if rule == 'grammar' else repr(what)} in the {field}", 1.0)
         if n:
             result.scores[i] = round(1.0 / (1 + n), 4)
     result.summary = {
         "faults_per_rule": dict(sorted(per_rule.items())),
+        "grammar_faults": dict(per_grammar.most_common()),
         "unknown_words": dict(unknown.most_common(20)),
         "dictionary": "off (install the lint extra: pyspellchecker)" if context.dictionary is None
         else f"{len(context.dictionary)} words",
+        "parser": parser,
     }
     return result
 

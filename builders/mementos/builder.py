@@ -25,6 +25,7 @@ from builders.mementos.config import (
 )
 from builders.run import build_record, file_sha256, open_build, planned_items
 from builders.seeding import rng
+from sources.demo.shown import Shown
 from sources.records import VideoRecord
 from templates.loader import load_templates
 
@@ -129,6 +130,15 @@ def describe(seqs: list[Draft], client: Any, task_bar: Any) -> tuple[list[Draft]
             s.qa_ids = tuple(str(q.get("qid", "")) for q in s.record.meta["qa"])
     kept, skipped = [], []
     for n, s in enumerate(seqs, 1):
+        if not s.description and s.source == "demo" and _scripted(s.record):
+            shown = Shown(s.record.meta, s.indices)
+            if not shown.events():
+                skipped.append({"source": s.source, "video": s.record.id, "stage": "description",
+                                "reason": "no event of the script shows in the sampled frames"})
+                update(n, len(seqs))
+                continue
+            s.description, s.description_from = " ".join(shown.description()), "script (shown frames)"
+            s.keywords, s.keywords_from = shown.keywords(), "script (shown frames)"
         if not s.description:
             text = s.record.meta.get("description")
             if isinstance(text, (list, tuple)):
@@ -141,6 +151,27 @@ def describe(seqs: list[Draft], client: Any, task_bar: Any) -> tuple[list[Draft]
             skipped.append({"source": s.source, "video": s.record.id, "stage": "description",
                             **_missing_description(s)})
         update(n, len(seqs))
+    return kept, skipped
+
+
+def _scripted(record: VideoRecord) -> bool:
+    """A demo video whose meta can be replayed (its cast carries the starting geometry)."""
+    return all("start" in c for c in record.meta.get("cast", ())) and "events" in record.meta
+
+
+def drop_static(seqs: list[Draft]) -> tuple[list[Draft], list[dict[str, str]]]:
+    """Sequences in which most consecutive sampled frames are pixel for pixel the same are left out: nothing
+    happens in them to describe (comic panels are never compared)."""
+    from sources.demo.shown import mostly_static
+
+    kept, skipped = [], []
+    for s in seqs:
+        why = mostly_static(s.frames) if s.source != "comics" and len(s.frames) > 1 else None
+        if why is None:
+            kept.append(s)
+        else:
+            skipped.append({"source": s.source, "video": s.record.id, "stage": "frames",
+                            "reason": f"{why.replace(' frames', ' sampled frames')}: the sequence is nearly static"})
     return kept, skipped
 
 
@@ -175,6 +206,8 @@ def add_keywords(seqs: list[Draft], client: Any, task_bar: Any) -> tuple[str, in
     update = task_bar("keywords", len(seqs))
     method, fallbacks = "script", 0
     for s in seqs:
+        if s.keywords_from:
+            continue
         if s.source == "demo" and "objects" in s.record.meta and "behaviours" in s.record.meta:
             s.keywords = {"objects": list(s.record.meta["objects"]), "behaviours": list(s.record.meta["behaviours"])}
             s.keywords_from = "script"
@@ -254,10 +287,11 @@ def plan(config: MementosConfig) -> Plan:
     with progress_bar(config.progress) as task_bar, config.make_executor() as executor:
         sources = load_sources(config, task_bar)
         seqs, skipped, frame_counts = sample_sequences(config, sources, task_bar, executor)
+        seqs, static = drop_static(seqs)
         seqs, no_text = describe(seqs, client, task_bar)
         keywords_method, keyword_fallbacks = add_keywords(seqs, client, task_bar)
     items, copies = make_items(seqs)
-    skipped = skipped + no_text
+    skipped = skipped + static + no_text
     stats: dict[str, Any] = {
         "sources": {s: {"videos": len(r), "policy": config.policy_for(s), "domain": SOURCE_DOMAIN[s]}
                     for s, r in sources.items()},

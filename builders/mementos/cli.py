@@ -9,45 +9,21 @@ from typing import Any, Sequence
 
 from rich.console import Console
 
-from builders.cli import (add_build_arguments, builder_parser, exit_on_error, print_reason_counts, run_builder,
-    stderr, stdout, table)
+from builders.cli import builder_parser, exit_on_error, print_reason_counts, run_builder, stderr, stdout, table
 from builders.items import Item
-from builders.llm import add_llm_arguments
 from builders.mementos.builder import write_build
 from builders.mementos.config import MementosConfig
-from sources.executors import add_executor_arguments
 
 # ------------------------------------------------------------------------------------------------ the CLI
 
 
 def parser() -> argparse.ArgumentParser:
-    from sources.video import BACKENDS, policy_names
-
-    p = builder_parser(
+    return builder_parser(
         "mementos",
         "Build Mementos (descriptions of image sequences; object and behaviour hallucination). Runs on "
         "the demo world's videos unless NExT-QA, robot or comics data is given.",
+        MementosConfig,
     )
-    d = MementosConfig()
-    a = p.add_argument
-    add_build_arguments(p, d, seed_of="the demo world and of --max-videos sampling", name="demo-seed<S> or data-seed<S>",
-                        cache_of="frames, demo videos and LLM answers",
-                        demo=("videos", "number of demo videos when no data is given"))
-    a("--nextqa", metavar="FILE", help="NExT-QA question CSV (val.csv / test.csv / train.csv): daily-life domain")
-    a("--videos", metavar="DIR", help="directory of the NExT-QA videos")
-    a("--nextqa-map", metavar="FILE", help="map_vid_vidorID.json (default looked up beside the CSV and the videos)")
-    a("--robot", metavar="DIR", help="robot episodes: video files, frame folders or a LeRobot v2 dataset (robotics domain)")
-    a("--comics", metavar="DIR", help="comics: one folder of panel images per comic (comics domain)")
-    a("--policy", metavar="NAME", help=f"frame sampling for every video source, one of {', '.join(policy_names())} "
-                       "(default daily_life for NExT-QA, robotics for robots, uniform:8 for the demo)")
-    a("--backend", choices=BACKENDS,
-      help=f"video decoder (default {d.backend}: torchcodec where it loads, else decord, else OpenCV)")
-    a("--on-error", choices=("skip", "fail"), help="an unreadable video is skipped with its reason, or stops the build "
-                                                   f"(default {d.on_error})")
-    a("--max-videos", type=int, metavar="N", help="a seeded sample of at most N videos per source (default all)")
-    add_executor_arguments(p, "frame sampling tasks", clip=False)
-    add_llm_arguments(p)
-    return p
 
 
 def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> None:

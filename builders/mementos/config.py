@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from builders.options import BuildOptions
 from sources.errors import ConfigError
-from sources.executors import ExecutorOptions
+from sources.executors import CLIP_ACTOR_OPTIONS, ExecutorOptions
+from sources.options import option
 from sources.records import VideoRecord
+from sources.video import BACKENDS, policy_by_name, policy_names
 
 BENCHMARK = "mementos"
 QUESTION_TYPE = "description"
@@ -22,24 +25,41 @@ PANELS = "panels"
 
 @dataclass
 class MementosConfig(ExecutorOptions, BuildOptions):
-    """Every option of a Mementos build (command line, ``--config FILE.yaml`` and tests use the same fields);
-    ``executor`` and ``ray_*`` (where frame sampling runs) come from :class:`ExecutorOptions`."""
+    """Every option of a Mementos build, declared once (:mod:`sources.options`): the command line, ``--config
+    FILE.yaml``, ``--help`` and tests use the same fields; ``executor`` and ``ray_*`` (where frame sampling runs)
+    come from :class:`ExecutorOptions`."""
+
+    NO_OPTIONS: ClassVar[tuple[str, ...]] = CLIP_ACTOR_OPTIONS  # no CLIP stage: Ray samples frames only
+    OPTION_HELP: ClassVar[dict[str, str]] = {
+        "seed_of": "the demo world and of --max-videos sampling", "build_name": "demo-seed<S> or data-seed<S>",
+        "cache_of": "frames, demo videos and LLM answers", "executor_stages": "frame sampling tasks",
+        "ray_task": "frame-sampling task", "ray_retries_note": ""}
 
     out: str = "builds/mementos"
-    demo_videos: int = 12
-    nextqa: str | None = None
-    videos: str | None = None
-    nextqa_map: str | None = None
-    robot: str | None = None
-    comics: str | None = None
-    policy: str | None = None
-    backend: str = "auto"
-    on_error: str = "skip"
-    max_videos: int | None = None
+    demo_videos: int = option(12, metavar="N",
+                              help="number of demo videos when no data is given (default {default})")
+    nextqa: str | None = option(
+        None, metavar="FILE", help="NExT-QA question CSV (val.csv / test.csv / train.csv): daily-life domain")
+    videos: str | None = option(None, metavar="DIR", help="directory of the NExT-QA videos")
+    nextqa_map: str | None = option(
+        None, metavar="FILE", help="map_vid_vidorID.json (default looked up beside the CSV and the videos)")
+    robot: str | None = option(
+        None, metavar="DIR",
+        help="robot episodes: video files, frame folders or a LeRobot v2 dataset (robotics domain)")
+    comics: str | None = option(None, metavar="DIR",
+                                help="comics: one folder of panel images per comic (comics domain)")
+    policy: str | None = option(
+        None, metavar="NAME",
+        help=f"frame sampling for every video source, one of {', '.join(policy_names())} (default daily_life for "
+             "NExT-QA, robotics for robots, uniform:8 for the demo)")
+    backend: str = option("auto", choices=BACKENDS,
+                          help="video decoder (default {default}: torchcodec where it loads, else decord, else OpenCV)")
+    on_error: str = option("skip", choices=("skip", "fail"),
+                           help="an unreadable video is skipped with its reason, or stops the build (default {default})")
+    max_videos: int | None = option(None, metavar="N",
+                                    help="a seeded sample of at most N videos per source (default all)")
 
     def __post_init__(self) -> None:
-        from sources.video import BACKENDS, policy_by_name
-
         if bool(self.nextqa) != bool(self.videos):
             raise ConfigError("--nextqa and --videos go together")
         if self.nextqa_map and not self.nextqa:

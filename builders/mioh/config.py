@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 from builders.mioh.pools import PoolConfig
 from builders.mioh.questions import (
@@ -16,6 +17,7 @@ from filters.cooccurrence import HardNegativeThresholds
 from filters.geometry import GeometryThresholds
 from sources.errors import ConfigError
 from sources.executors import ExecutorOptions
+from sources.options import option
 
 BENCHMARK = "mioh"
 TASK_SOURCE = {"existence": "coco_rem", "counting": "coco_rem", "attribute": "paco", "position": "svg"}
@@ -23,39 +25,79 @@ TASK_SOURCE = {"existence": "coco_rem", "counting": "coco_rem", "attribute": "pa
 
 @dataclass
 class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
-    """Every option of a MIOH build (command line, ``--config FILE.yaml`` and tests use the same fields).
+    """Every option of a MIOH build, declared once (:mod:`sources.options`): the command line, ``--config
+    FILE.yaml``, ``--help`` and tests use the same fields.
 
     Seed, name, cache, progress and ``llm_*`` fields come from :class:`BuildOptions`, ``clip_*`` from
     :class:`ClipOptions`, ``executor`` and ``ray_*`` (where CLIP image embeddings run) from
     :class:`ExecutorOptions`."""
 
-    n_images: int = 4
-    n_questions: int = 5
-    tasks: list[str] = field(default_factory=lambda: list(TASKS))
-    pressures: list[str] = field(default_factory=lambda: list(PRESSURES))
-    n_options: int = 4
-    nota_share: float = 0.2
+    OPTION_HELP: ClassVar[dict[str, str]] = {
+        "seed_of": "every random choice", "build_name": "n<N>-seed<S>, -decomposed added with --decomposed"}
+
+    n_images: int = option(4, choices=IMAGE_LADDER, help="images per question (default {default})")
+    n_questions: int = option(5, metavar="N", help="questions per (task, type, pressure) cell (default {default})")
+    tasks: list[str] = option(default_factory=lambda: list(TASKS), choices=TASKS, metavar="TASK",
+                              help=f"tasks to build: {', '.join(TASKS)} (default all)")
+    pressures: list[str] = option(default_factory=lambda: list(PRESSURES), choices=PRESSURES, metavar="PRESSURE",
+                                  help=f"pressures to build: {', '.join(PRESSURES)} (default all)")
+    n_options: int = option(4, metavar="N",
+                            help="object/number options before 'None of the above' (default {default})")
+    nota_share: float = option(
+        0.2, metavar="X",
+        help="share of the eligible items whose answer is 'None of the above'. Eligible: questions that can have no "
+             "right option (all, differs, which, total, exact), not in hard_positive cells (a hard positive needs a "
+             "present object). Scheduled per cell and question form, so cells of few questions round it, down to "
+             "none with --n-questions 2 (the build warns) (default {default})")
     out: str = "builds/mioh"
-    demo_images: int = 600
-    coco_rem: str | None = None
-    coco_images: str | None = None
-    paco: str | None = None
-    paco_images: str | None = None
-    svg: str | None = None
-    svg_images: str | None = None
-    verify_absence_with: str | None = None
-    min_visible: float = GeometryThresholds.min_visible
-    max_occlusion: float = GeometryThresholds.max_occlusion
-    hard_area: float = GeometryThresholds.hard_area
-    hard_occlusion: float = GeometryThresholds.hard_occlusion
-    hard_truncation: float = GeometryThresholds.hard_truncation
-    hn_min_p: float = HardNegativeThresholds.min_p
-    hn_min_lift: float = HardNegativeThresholds.min_lift
-    hn_min_support: int = HardNegativeThresholds.min_support
-    count_max_objects: int = 5
-    count_scope: str = "image"
-    max_attempts: int = 200
-    decomposed: bool = False
+    demo_images: int = option(600, metavar="N", help="size of the demo world when no data is given (default {default})")
+    coco_rem: str | None = option(None, metavar="FILE", help="COCO-ReM instances JSON (existence, counting)")
+    coco_images: str | None = option(None, metavar="DIR", help="directory of the COCO images the JSON names")
+    paco: str | None = option(None, metavar="FILE", help="PACO (LVIS-style) annotations JSON (attribute)")
+    paco_images: str | None = option(None, metavar="DIR", help="directory of the PACO images")
+    svg: str | None = option(None, metavar="FILE",
+                             help="SVG (Synthetic Visual Genome) scene graphs, JSON or JSON lines (position)")
+    svg_images: str | None = option(None, metavar="DIR", help="directory of the SVG images")
+    verify_absence_with: str | None = option(
+        None, metavar="FILE",
+        help="COCO / COCO-ReM instances JSON sharing images with --svg (same file name, or the row's coco_id): "
+             "where it shows none of a COCO category, SVG names mapping to it are verified absent. Without it an "
+             "object missing from a scene graph is undecidable, never a negative (default none)")
+    min_visible: float = option(GeometryThresholds.min_visible, metavar="X",
+                                help="relative area below which an object is unusable (default {default})")
+    max_occlusion: float = option(GeometryThresholds.max_occlusion, metavar="X",
+                                  help="occlusion above which an object is unusable (default {default})")
+    hard_area: float = option(
+        GeometryThresholds.hard_area, metavar="X",
+        help="relative area below which a present object is a hard positive (default {default})")
+    hard_occlusion: float = option(GeometryThresholds.hard_occlusion, metavar="X",
+                                   help="occlusion from which a present object is a hard positive (default {default})")
+    hard_truncation: float = option(
+        GeometryThresholds.hard_truncation, metavar="X",
+        help="truncation from which a present object is a hard positive (default {default})")
+    hn_min_p: float = option(
+        HardNegativeThresholds.min_p, metavar="X",
+        help="an absent object is a hard negative when an object in the image (the cue) predicts it: among the "
+             "source's images showing the cue, at least this share also show the object (default {default})")
+    hn_min_lift: float = option(
+        HardNegativeThresholds.min_lift, metavar="X",
+        help="a hard negative's cue (see --hn-min-p) must also make the object at least X times likelier than its "
+             "base rate, so that frequent objects do not pass from any cue (default {default})")
+    hn_min_support: int = option(
+        HardNegativeThresholds.min_support, metavar="N",
+        help="a hard negative's cue (see --hn-min-p) must have been seen with the object in at least N images, so "
+             "that a rare cue seen once with it (share 1.0) cannot decide; raise it on large sources "
+             "(default {default})")
+    count_max_objects: int = option(5, metavar="N",
+                                    help="counting uses images with at most this many objects (default {default})")
+    count_scope: str = option(
+        "image", choices=("image", "category"),
+        help="count limit over all objects of the image or the asked category (default {default})")
+    max_attempts: int = option(200, metavar="N",
+                               help="samples tried per question before giving up (default {default})")
+    decomposed: bool = option(
+        False, help="also ask every comprehensive existence question image by image, 'Is there a {{object}} in this "
+                    "image?' (the Sec. 5.5 ablation; scored by python -m scoring mioh) (default off)")
     """Also emit the decomposed ablation's single-image questions (Sec. 5.5, :mod:`builders.mioh.decomposed`)."""
 
     def __post_init__(self) -> None:

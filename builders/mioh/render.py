@@ -19,6 +19,7 @@ import numpy as np
 from builders.mcq import letter
 from builders.mioh.pools import Pools, Probe
 from builders.mioh.questions import PAIR_STATES, PRESENCE_STATES, Key, Spec
+from templates.english import be, counted, one, plural
 from templates.loader import load_templates, render, with_article
 
 
@@ -52,11 +53,11 @@ class Wording:
                 "a_object": with_article(display(obj)),
             }
         if self.task == "counting":
-            return parts
+            return {**parts, "objects": plural(parts["object"])}
         bare = render(self.t["probe"]["bare"], **parts)
         return {
             **parts,
-            "bare_probe": bare,
+            "bare_probe": one(bare),
             "probe": with_article(bare),
             "option": render(self.t["probe"]["option"], **parts),
         }
@@ -70,7 +71,7 @@ class Wording:
         if spec.pair is not None:
             fields.update(i=spec.pair[0] + 1, j=spec.pair[1] + 1)
         if spec.count is not None:
-            fields["count"] = spec.count
+            fields.update(count_fields(fields["object"], spec.count))
         key = spec.variant
         if spec.variant == "pair":
             key = "pair" if len(spec.images) == 2 else "pair_of_many"
@@ -90,6 +91,12 @@ class Wording:
         if spec.variant == "total":
             return [str(n) for n in spec.options] + [nota]
         return [self.probe_fields(p)["option"] for p in spec.options] + [nota]
+
+
+def count_fields(obj: str, n: int) -> dict[str, Any]:
+    """Template fields of a number of objects: ``count``, ``n_objects`` ("1 zebra", "3 zebras") and ``be``
+    ("is" / "are")."""
+    return {"count": n, "n_objects": counted(n, obj), "be": be(n)}
 
 
 def answer_slots(spec: Spec) -> int:
@@ -204,9 +211,10 @@ def claim_text(wording: Wording, claim: Claim) -> tuple[str, str]:
         where = render(where_t["image"], index=claim.image + 1) if claim.image is not None else render(where_t["every"])
         return "assert", render(claims["present"], **fields, where=where)
     if claim.kind == "count":
-        return "assert", render(claims["count"], **fields, count=claim.value, where=render(where_t["image"], index=claim.image + 1))  # type: ignore[operator]
+        where = render(where_t["image"], index=claim.image + 1)  # type: ignore[operator]
+        return "assert", render(claims["count"], **fields, **count_fields(fields["object"], claim.value), where=where)  # type: ignore[arg-type]
     if claim.kind == "total":
-        return "assert", render(claims["total"], **fields, count=claim.value)
+        return "assert", render(claims["total"], **fields, **count_fields(fields["object"], claim.value))  # type: ignore[arg-type]
     return "assert", render(claims["extreme"], **fields, extreme=claim.extreme)
 
 

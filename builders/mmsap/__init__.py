@@ -17,7 +17,9 @@ Choices where the paper is silent (each documented where it is made):
   shape and scene; the demo world asks four of them (color, counting, shape, position);
 * a VQAv2 question has one right answer when >= 80 % of its ten answers share the majority answer's key;
 * wrong options are drawn from the corpus's own answer statistics (same question_type first), weighted by
-  frequency; counts get the nearest integers;
+  frequency; counts get near integers with the right count's rank among them uniform (demo: always 1-4);
+* the demo world's questions ask only what a viewer can check (:mod:`filters.legibility`), and KnowVisQA
+  questions point at the shape they ask about without naming it (``{object}`` in the authored file);
 * positions are dealt, not drawn: (answer, refusal) slot pairs in balanced blocks per subset and shuffle round;
 * a refusal written in words is scored as the refusal option (scoring/mmsap.py).
 """

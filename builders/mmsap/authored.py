@@ -5,15 +5,26 @@ Format (YAML with a ``questions`` list, or JSON lines with one record per line; 
 
     image: <image id | file name | demo:<category>>   question: <text>   answer: <text>
     subset: know | basic                               type: <subtask>    distractors: [<text>, ...]  (0..3, optional)
+    entity: <what the image shows that the question is about>                                       (optional)
+
+A question points at what the image shows without naming it - "Which animal is named after the shape of the
+striped object?", not "... of the star shown here", which a model answers without looking. With a ``demo:``
+image the question may say ``{object}``: the builder puts there how the picked image's shape is pointed at (its
+pattern, or "the largest object"; :func:`builders.mmsap.scenes.referring_expression`). ``entity`` (for a
+``demo:<category>`` image: the category) is what the question must not name; the build's validity report lists
+the questions that do (:func:`names_entity`).
 
 Every record is validated on read; the first problem is one line naming the file, the record and what is wrong.
 Missing distractors are drawn from the answers of the other records of the same subset and type, never the
 answer nor a synonym of it (:mod:`builders.mmsap.answers`); too few such answers is an error that says so.
+Writing one question per shape with the same words, and letting the distractors come from the others' answers,
+makes every option the right answer for some picture: only looking tells which.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -27,9 +38,12 @@ from builders.seeding import rng
 from sources.errors import SourceError
 from sources.jsonio import JSONL_SUFFIXES, iter_jsonl, require_file
 
-FIELDS = ("image", "question", "answer", "subset", "type", "distractors")
+FIELDS = ("image", "question", "answer", "subset", "type", "distractors", "entity")
 REQUIRED = ("image", "question", "answer", "subset", "type")
 AUTHORED_SUBSETS = ("know", "basic")
+DEMO_SELECTOR = "demo:"
+OBJECT = "{object}"
+"""Where a question about a ``demo:`` image says how the picked image's shape is pointed at."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +55,8 @@ class AuthoredRecord:
     subset: str
     type: str
     distractors: tuple[str, ...]
+    entity: str | None = None
+    """What the question is about as the image shows it (the category of a ``demo:`` image): never named."""
 
 
 def read_authored(path: str | Path, basic_types: Sequence[str], refusal: str,
@@ -114,11 +130,40 @@ def _record(p: Path, where: str, value: Any, basic_types: Sequence[str], refusal
         raise SourceError(p, where, f"distractor {same!r} is the answer or a synonym of it")
     if len(set(keys)) != len(keys) or table.key(refusal) in keys:
         raise SourceError(p, where, "'distractors' repeat each other or the refusal option")
-    return AuthoredRecord(where, value["image"].strip(), value["question"].strip(), answer, subset, kind, tuple(wrong))
+    image, question = value["image"].strip(), value["question"].strip()
+    entity = value.get("entity")
+    if entity is not None and (not isinstance(entity, str) or not entity.strip()):
+        raise SourceError(p, where, "'entity' must be a non-empty string")
+    if OBJECT in question and not image.startswith(DEMO_SELECTOR):
+        raise SourceError(p, where, f"{OBJECT} is filled in only for {DEMO_SELECTOR}<category> images; write how "
+                                    "the question points at the object")
+    if entity is None and image.startswith(DEMO_SELECTOR):
+        entity = image[len(DEMO_SELECTOR):]
+    return AuthoredRecord(where, image, question, answer, subset, kind, tuple(wrong),
+                          entity.strip() if entity else None)
 
 
-ImageResolver = Callable[[AuthoredRecord], tuple[str, str]]
-"""``record -> (image file, image id)``; raises :class:`SourceError` when the image cannot be found."""
+def names_entity(question: str, entity: str | None) -> bool:
+    """Whether ``question`` names ``entity`` (a whole word or words, any case, a plural ending allowed)."""
+    if not entity:
+        return False
+    words = r"\s+".join(re.escape(w) for w in entity.split())
+    return re.search(rf"\b{words}(?:e?s)?\b", question, re.IGNORECASE) is not None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Where an authored record's image is, and how its question points at the object (``{object}``)."""
+
+    file: str
+    image_id: str
+    object: str | None = None
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    """What the pick rests on (the instance pointed at), for the item's provenance."""
+
+
+ImageResolver = Callable[[AuthoredRecord], Resolved]
+"""``record -> Resolved``; raises :class:`SourceError` when the image cannot be found."""
 
 
 Generate = Callable[[str, str, Sequence[str], int], list[str]]
@@ -132,19 +177,26 @@ def authored_questions(path: str | Path, records: Sequence[AuthoredRecord], reso
     authors = read_authors(path)  # who wrote each record, when `annotation author pull` wrote the file
     out = []
     for rec in records:
-        file, image_id = resolve(rec)
+        where = resolve(rec)
+        question = rec.question
+        if OBJECT in question:
+            if where.object is None:
+                raise SourceError(path, rec.where, f"no way to point at the object of image {rec.image!r}")
+            question = question.replace(OBJECT, where.object)
         wrong = list(rec.distractors)
         generated = N_WRONG - len(wrong)
-        by_llm = generate(rec.question, rec.answer, wrong, generated)[:generated] if generated and generate else []
+        by_llm = generate(question, rec.answer, wrong, generated)[:generated] if generated and generate else []
         wrong += by_llm
         if len(wrong) < N_WRONG:
             wrong += _fill(path, rec, records, table, seed, N_WRONG - len(wrong), taken=wrong)
-        provenance = {"source": "authored", "file": Path(path).name, "record": rec.where, "image_id": image_id,
-                      "generated_distractors": generated, "llm_distractors": len(by_llm)}
+        provenance = {"source": "authored", "file": Path(path).name, "record": rec.where, "image_id": where.image_id,
+                      "generated_distractors": generated, "llm_distractors": len(by_llm), **where.provenance}
+        if rec.entity:
+            provenance["entity"] = rec.entity
         author = authors.get(question_key(rec.image, rec.question))
         if author:
             provenance["author"] = author
-        out.append(Question(rec.subset, rec.type, file, rec.question, rec.answer, tuple(wrong), provenance))
+        out.append(Question(rec.subset, rec.type, where.file, question, rec.answer, tuple(wrong), provenance))
     return out
 
 

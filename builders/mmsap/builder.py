@@ -11,13 +11,13 @@ from builders.cli import progress_bar
 from builders.items import Item
 from builders.llm import make_client
 from builders.mmsap.answers import answer_table
-from builders.mmsap.authored import AuthoredRecord, authored_questions, read_authored
+from builders.mmsap.authored import DEMO_SELECTOR, OBJECT, AuthoredRecord, Resolved, authored_questions, read_authored
 from builders.mmsap.config import BENCHMARK, MmsapConfig
 from builders.mmsap.layout import lint_promises, refusal_wording, to_items
 from builders.mmsap.llm_writer import fill_authored, reword_beyond, rewrite
 from builders.mmsap.questions import DEMO_BASIC_TYPES, Question
 from builders.mmsap.report import mmsap_quality
-from builders.mmsap.scenes import Scene, basic_makers, beyond_makers, sample, scenes_of
+from builders.mmsap.scenes import Scene, basic_makers, beyond_makers, referring_expression, sample, scenes_of
 from builders.mmsap.vqa import basic_questions, intern_corpus, type_map
 from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
@@ -27,7 +27,6 @@ from sources.records import RecordSet
 from templates.loader import TEMPLATE_ROOT
 
 DEMO_AUTHORED = TEMPLATE_ROOT / "mmsap" / "demo_authored.yaml"
-DEMO_SELECTOR = "demo:"
 
 
 def build(config: MmsapConfig, stats: dict[str, Any] | None = None) -> Iterator[Item]:
@@ -149,37 +148,47 @@ def _resolver(authored: str, records: RecordSet | None, scenes: list[Scene], con
     folders = [Path(authored).parent] + ([Path(config.coco_images)] if config.coco_images else [])
     coco_ids = None
 
-    def resolve(rec: AuthoredRecord) -> tuple[str, str]:
+    def resolve(rec: AuthoredRecord) -> Resolved:
         nonlocal coco_ids
         if rec.image.startswith(DEMO_SELECTOR):
             if records is None or not records.generated:
                 raise SourceError(authored, rec.where, f"image {rec.image!r}: demo selectors need the demo world")
             return _demo_image(authored, rec, scenes, config.seed)
         if rec.image in by_id:
-            return by_id[rec.image], rec.image
+            return Resolved(by_id[rec.image], rec.image)
         for folder in folders:
             if (folder / rec.image).is_file():
-                return str(folder / rec.image), Path(rec.image).stem
+                return Resolved(str(folder / rec.image), Path(rec.image).stem)
         if config.coco_images and rec.image.isdigit():
             from sources.vqav2 import image_index
 
             coco_ids = coco_ids if coco_ids is not None else image_index(config.coco_images)
             if int(rec.image) in coco_ids:
-                return coco_ids[int(rec.image)], rec.image
+                return Resolved(coco_ids[int(rec.image)], rec.image)
         raise SourceError(authored, rec.where, f"image {rec.image!r} not found (not an image id of the source, nor a "
                                                f"file in {', '.join(str(f) for f in folders)})")
 
     return resolve
 
 
-def _demo_image(authored: str, rec: AuthoredRecord, scenes: list[Scene], seed: int) -> tuple[str, str]:
-    """A demo image that shows exactly one clearly visible instance of the selector's category (seeded pick)."""
+def _demo_image(authored: str, rec: AuthoredRecord, scenes: list[Scene], seed: int) -> Resolved:
+    """A demo image that shows exactly one clear, legible instance of the selector's category (seeded pick); when
+    the question says ``{object}``, one where that instance can be pointed at without naming it."""
     category = rec.image[len(DEMO_SELECTOR):]
-    fitting = [s for s in scenes if any(i.category == category for i in s.single("easy"))]
+    pointing = OBJECT in rec.question
+    fitting = []
+    for scene in scenes:
+        for inst in scene.clear():
+            if inst.category == category:
+                refer = referring_expression(scene, inst) if pointing else None
+                if refer is not None or not pointing:
+                    fitting.append((scene, inst, refer))
     if not fitting:
-        raise SourceError(authored, rec.where, f"no demo image shows one clear {category!r}")
-    scene = fitting[int(rng(seed, f"mmsap/authored-image/{rec.where}").integers(len(fitting)))]
-    return scene.image.file, scene.image.id
+        how = " that can be pointed at by its pattern or size" if pointing else ""
+        raise SourceError(authored, rec.where, f"no demo image shows one clear {category!r}{how}")
+    scene, inst, refer = fitting[int(rng(seed, f"mmsap/authored-image/{rec.where}").integers(len(fitting)))]
+    facts = {"instance": inst.id, **({"referring": refer} if refer else {})}
+    return Resolved(scene.image.file, scene.image.id, refer, {"grounding": facts})
 
 
 def write_build(config: MmsapConfig) -> tuple[Path, list[Item], dict[str, Any]]:

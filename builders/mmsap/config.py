@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from builders.options import BuildOptions
 from sources.errors import ConfigError
+from sources.options import option
 
 BENCHMARK = "mmsap"
 MAX_SHUFFLES = 10
@@ -14,25 +16,44 @@ MISSING_IMAGE = ("skip", "fail")
 
 @dataclass
 class MmsapConfig(BuildOptions):
-    """Every option of an MM-SAP build (seed, name, cache, progress and ``llm_*`` come from BuildOptions).
+    """Every option of an MM-SAP build, declared once (:mod:`sources.options`; seed, name, cache, progress and
+    ``llm_*`` come from BuildOptions).
 
     Defaults where the paper is silent: 10 questions per BasicVisQA type and per BeyondVisQA category, agreement
     of 8 in 10 human answers, one option order per question (``shuffles=5`` reproduces Sec. 4.2)."""
 
+    OPTION_HELP: ClassVar[dict[str, str]] = {
+        "seed_of": "every random choice", "build_name": "demo-seed<S> or real-seed<S>, -shuffles<K> added with "
+        "--shuffles K", "cache_of": "demo scenes"}
+
     out: str = "builds/mmsap"
-    demo_images: int = 600
-    n_basic: int = 10
-    n_beyond: int = 10
-    shuffles: int = 1
-    min_agreement: float = 0.8
-    vqav2_questions: str | None = None
-    vqav2_annotations: str | None = None
-    coco_images: str | None = None
-    coco_instances: str | None = None
-    authored: str | None = None
-    on_missing_image: str = "skip"
+    demo_images: int = option(600, metavar="N", help="size of the demo world (default {default})")
+    n_basic: int = option(10, metavar="N", help="BasicVisQA questions per type (default {default})")
+    n_beyond: int = option(10, metavar="N", help="BeyondVisQA questions per category (default {default})")
+    shuffles: int = option(
+        1, metavar="K", help=f"option orders per question, linked by provenance.group (1..{MAX_SHUFFLES}; the paper "
+                             "uses 5) (default {default})")
+    min_agreement: float = option(
+        0.8, metavar="SHARE",
+        help="share of the ten VQAv2 answers that must agree with the majority answer (default {default})")
+    vqav2_questions: str | None = option(None, metavar="FILE",
+                                         help="VQAv2 questions JSON (v2_OpenEnded_mscoco_*_questions.json)")
+    vqav2_annotations: str | None = option(None, metavar="FILE",
+                                           help="VQAv2 annotations JSON (v2_mscoco_*_annotations.json)")
+    coco_images: str | None = option(None, metavar="DIR",
+                                     help="folder of the COCO images the VQAv2 / COCO files refer to")
+    on_missing_image: str = option(
+        "skip", choices=MISSING_IMAGE,
+        help="a chosen VQAv2 question whose image is not in --coco-images: skip it for the next one (listed in "
+             "build.json) or fail with one line naming the file (default {default})")
     """A chosen VQAv2 question whose COCO image is not in ``coco_images``: ``skip`` it for the next one (listed
     in build.json's ``stats.basic.missing_images``) or ``fail`` (one line naming the file looked for)."""
+    coco_instances: str | None = option(None, metavar="FILE",
+                                        help="COCO instances JSON: grounds BeyondVisQA in real images")
+    authored: str | None = option(
+        None, metavar="FILE",
+        help="authored questions, YAML or JSON lines (KnowVisQA and hand-made BasicVisQA) (default the shipped demo "
+             "knowledge file on the demo world, none otherwise)")
 
     def __post_init__(self) -> None:
         if not 1 <= self.shuffles <= MAX_SHUFFLES:

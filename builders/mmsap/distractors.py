@@ -3,8 +3,12 @@
 Three kinds (``templates/mmsap/types.yaml``):
 
 ``number``
-    counts near the right one: the closest integers >= 0 within :data:`MAX_NUMBER_OFFSET`, ties broken at random
-    (the paper's counting example offers 3 with 2, 5, 7).
+    counts near the right one (the paper's counting example offers 3 with 2, 5, 7), with the right count's rank
+    among the four numbers drawn uniformly from the ranks the question allows: ``r`` wrong counts below it and
+    ``3 - r`` above, the nearest integers >= 0 within :data:`MAX_NUMBER_OFFSET` that no human gave. Taking the
+    nearest on both sides would make the right count the second or third smallest almost always, and "pick the
+    second smallest" a blind strategy (issue 40). A right count of 0 or 1 allows fewer ranks (nothing below 0).
+    The demo world's counting questions use :data:`COUNT_OPTIONS`.
 ``vocabulary``
     a closed list (colours), weighted by how often each is an answer of the type in the source.
 ``answers``
@@ -25,35 +29,17 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 import numpy as np
 
 MAX_NUMBER_OFFSET = 6
+COUNT_OPTIONS: tuple[int, ...] = (1, 2, 3, 4)
+"""The options of a demo counting question: the demo world shows a category one to four times, so every option is
+a count some image has, and the gold's rank among them is the count's (dealt in balanced turns by the maker)."""
 POOL_SIZE = 25
 N_WRONG = 3
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-# ------------------------------------------------------------------------------------------ scalar helpers
-
-
-def near_numbers(n: int, forbidden: Iterable[int], generator: np.random.Generator, k: int = N_WRONG) -> list[int]:
-    """The ``k`` integers >= 0 closest to ``n`` that are not ``n`` nor ``forbidden`` (random order among ties)."""
-    banned = set(forbidden) | {n}
-    candidates = [c for d in range(1, MAX_NUMBER_OFFSET + 1) for c in (n - d, n + d) if c >= 0 and c not in banned]
-    jitter = generator.random(len(candidates))
-    ranked = sorted(range(len(candidates)), key=lambda i: (abs(candidates[i] - n), jitter[i]))
-    return [candidates[i] for i in ranked[:k]]
-
-
-def weighted_sample(pool: Sequence[str], weights: Sequence[float], k: int, generator: np.random.Generator) -> list[str]:
-    """``k`` of ``pool`` without replacement, probability proportional to ``weights`` (all of it if shorter)."""
-    if len(pool) <= k:
-        return list(pool)
-    w = np.asarray(weights, dtype=np.float64)
-    picked = generator.choice(len(pool), size=k, replace=False, p=w / w.sum())
-    return [pool[i] for i in picked]
 
 
 # ------------------------------------------------------------------------------------------ hashing
@@ -124,19 +110,28 @@ def draw_from_pool(batch: Batch, pool: Pool, candidate_hashes: np.ndarray, seed:
 def draw_numbers(batch: Batch, values: np.ndarray, seed: int, k: int = N_WRONG) -> np.ndarray:
     """``(r, k)`` integers near each right count, none equal to a human answer's number (``-1`` if too few).
 
-    ``values`` maps an interned id to its integer (``-1`` for non-numbers)."""
+    The right count's rank among the ``k + 1`` numbers is uniform over the ranks the row allows (module
+    docstring); the draw, like the other kinds', is a hash of (seed, question id). ``values`` maps an interned id
+    to its integer (``-1`` for non-numbers)."""
     right = values[batch.right_ids].astype(np.int64)
-    offsets = np.array([s * d for d in range(1, MAX_NUMBER_OFFSET + 1) for s in (-1, 1)], dtype=np.int64)
-    cand = right[:, None] + offsets[None, :]
+    steps = np.arange(1, MAX_NUMBER_OFFSET + 1, dtype=np.int64)
     answered = values[np.where(batch.answer_ids >= 0, batch.answer_ids, 0)]
     answered = np.where(batch.answer_ids >= 0, answered, -2)
-    forbidden = (cand[:, :, None] == answered[:, None, :]).any(axis=2) | (cand < 0)
-    u = uniforms(seed, batch.question_ids, offsets.astype(np.uint64) + np.uint64(1 << 20))
-    score = -np.abs(offsets)[None, :] + 0.5 * u
-    score = np.where(forbidden, -np.inf, score)
-    order = np.argsort(-score, axis=1, kind="stable")[:, :k]
-    out = np.take_along_axis(cand, order, axis=1)
-    out[np.take_along_axis(score, order, axis=1) == -np.inf] = -1
+    sides = []
+    for sign in (-1, 1):  # nearest first on each side
+        cand = right[:, None] + sign * steps[None, :]
+        valid = ~(cand[:, :, None] == answered[:, None, :]).any(axis=2) & (cand >= 0)
+        sides.append((cand, valid, valid.sum(axis=1)))
+    (below, ok_below, n_below), (above, ok_above, n_above) = sides
+    low, high = np.maximum(0, k - n_above), np.minimum(k, n_below)
+    u = uniforms(seed, batch.question_ids, np.array([string_hash("mmsap/count-rank")], dtype=np.uint64))[:, 0]
+    rank = low + np.floor(u * np.maximum(high - low + 1, 0)).astype(np.int64)
+    take_below = ok_below & (np.cumsum(ok_below, axis=1) <= rank[:, None])
+    take_above = ok_above & (np.cumsum(ok_above, axis=1) <= (k - rank)[:, None])
+    out = np.full((len(right), k), -1, dtype=np.int64)
+    feasible = low <= high
+    for row in np.flatnonzero(feasible):
+        out[row] = np.concatenate([below[row][take_below[row]], above[row][take_above[row]]])
     return out
 
 

@@ -1,16 +1,19 @@
 """Questions grounded in an image's annotations: BasicVisQA on the demo world, BeyondVisQA on any instance source.
 
 Every answer here is read off exact annotations (the demo world lists every instance, its colour and pattern,
-and every spatial relation; :mod:`filters.geometry` measures how visible each instance is):
+and every spatial relation; :mod:`filters.geometry` measures how visible each instance is) and asked only where a
+person looking at the picture could check it (:mod:`filters.legibility`: the object's category can be named at
+its visible size and fraction; counts, absences and directions only where they are decidable):
 
 * **basic** (known-knowns, ``templates/mmsap/basic_demo.yaml``): the colour of a shape shown once and clearly;
-  how many shapes of a category, when every one of them is clearly visible; the shape of the only object of a
-  colour and pattern; where a shape is relative to another when exactly one of left of / right of / above /
-  below holds (the other three are then the wrong options, false by the world's exhaustive relations).
+  how many shapes of a category, when the count is decidable - every one legible and nothing else that could be
+  taken for one - with the options 1-4 and the gold's rank among them dealt in balanced turns; the shape of the
+  only object of a colour and pattern; where a shape is relative to another when one axis clearly dominates and
+  the world's relations agree (the other three directions are then the wrong options).
 * **beyond** (known-unknowns, ``templates/mmsap/beyond.yaml``): six categories of questions whose answer no
-  picture holds, each about something checked in the annotations - a nonexistent object is absent from the
-  image, "missing visual information" asks about an instance the geometry filter finds occluded, truncated or
-  tiny, the other four ask about a real, clearly visible object.
+  picture holds, each about something checked in the annotations - a nonexistent object is decidably absent from
+  the image (nothing in it could be taken for one), "missing visual information" asks about an instance the
+  geometry filter finds occluded, truncated or tiny, the other four ask about a real, clearly visible object.
 
 Images are visited in a seeded order and each (subtask, image) pair has its own named generator, so asking for
 more questions only appends.
@@ -20,16 +23,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from builders.mcq import BalancedCycle
 from builders.mmsap.answers import display
-from builders.mmsap.distractors import near_numbers
+from builders.mmsap.distractors import COUNT_OPTIONS
 from builders.mmsap.questions import Question
 from builders.seeding import rng
 from filters.geometry import Difficulty, GeometryThresholds, classify_image
+from filters.legibility import ImageReading, LegibilityRules, clear_direction
 from sources.records import ImageRecord, Instance, RecordSet
 from templates.loader import load_templates, render, with_article
 
@@ -43,6 +47,7 @@ class Scene:
     image: ImageRecord
     levels: Mapping[str, Difficulty]
     attribute_types: Mapping[str, str]
+    reading: ImageReading
     by_category: dict[str, list[Instance]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -58,6 +63,10 @@ class Scene:
         """Instances that are the only one of their category (never a crowd region) and have this level."""
         return [insts[0] for insts in self.by_category.values()
                 if len(insts) == 1 and not insts[0].iscrowd and self.level(insts[0]) == level]
+
+    def clear(self) -> list[Instance]:
+        """Instances shown once, easy (geometry) and legible: what a question may name and ask about."""
+        return [i for i in self.single("easy") if self.reading.legible(i)]
 
     def attribute(self, inst: Instance, kind: str) -> str | None:
         found = [a for a in inst.attributes if self.attribute_types.get(a) == kind]
@@ -76,7 +85,35 @@ class Scene:
 
 
 def scenes_of(records: RecordSet, thresholds: GeometryThresholds) -> list[Scene]:
-    return [Scene(im, classify_image(im, thresholds), records.attribute_types) for im in records.images]
+    rules = legibility_rules(records)
+    out = []
+    for im in records.images:
+        levels = classify_image(im, thresholds)
+        reading = ImageReading(im, {k: d.geometry for k, d in levels.items()}, rules)
+        out.append(Scene(im, levels, records.attribute_types, reading))
+    return out
+
+
+def legibility_rules(records: RecordSet) -> LegibilityRules:
+    """The demo world's measured look-alike table, else the general rules."""
+    return LegibilityRules.demo() if records.source == "demo" and records.generated else LegibilityRules()
+
+
+LARGEST_RATIO = 2.0
+""""The largest object" points at a shape whose visible area is at least this many times every other one's."""
+
+
+def referring_expression(scene: Scene, inst: Instance) -> str | None:
+    """How a question points at ``inst`` without naming its category (``refer`` in ``common.yaml``), or ``None``
+    when neither its pattern nor its size singles it out."""
+    words = load_templates("mmsap", "common")["refer"]
+    pattern = scene.attribute(inst, "pattern")
+    patterns = [scene.attribute(i, "pattern") for i in scene.image.instances]
+    if pattern in words["pattern"] and patterns.count(pattern) == 1:
+        return str(words["pattern"][pattern])
+    if all(inst.area >= LARGEST_RATIO * other.area for other in scene.image.instances if other.id != inst.id):
+        return str(words["largest"])
+    return None
 
 
 def plural(category: str) -> str:
@@ -94,7 +131,10 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int =
 
     Position answers are dealt from a balanced cycle of the four directions (an image is skipped when it offers
     no pair with the direction due): left/right pairs are far more common in 4:3 scenes, and a benchmark whose
-    answers are never "above"/"below" could be answered by ruling those out, or by the longest option."""
+    answers are never "above"/"below" could be answered by ruling those out, or by the longest option. Counts
+    are dealt the same way over :data:`~builders.mmsap.distractors.COUNT_OPTIONS`, so the right count's rank
+    among the four options is uniform: the nearest counts on both sides made it the second or third smallest
+    almost always, and "pick the second smallest" a blind strategy."""
     t = load_templates("mmsap", "basic_demo")["basic"]
     colours = sorted(a for a, kind in records.attribute_types.items() if kind == "colour")
     categories = sorted(records.categories)
@@ -104,7 +144,7 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int =
                         {"source": scene.image.source, "image_id": scene.image.id, "grounding": why})
 
     def color(scene: Scene, g: np.random.Generator) -> Question | None:
-        shown = [i for i in scene.single("easy") if scene.attribute(i, "colour")]
+        shown = [i for i in scene.clear() if scene.attribute(i, "colour")]
         if not shown or len(colours) < 4:
             return None
         inst = shown[g.integers(len(shown))]
@@ -115,23 +155,27 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int =
         return base(scene, "color", render(t["color"]["question"], category=inst.category), display(right),
                     [display(c) for c in wrong], instance=inst.id, colour=right)
 
+    ranks = BalancedCycle(list(range(len(COUNT_OPTIONS))), rng(seed, "mmsap/basic/counting/ranks"))
+    rank_due: list[int] = []
+
     def counting(scene: Scene, g: np.random.Generator) -> Question | None:
-        countable = sorted(c for c, insts in scene.by_category.items()
-                           if all(scene.level(i) == "easy" and not i.iscrowd for i in insts))
+        if not rank_due:
+            rank_due.append(ranks.next())
+        n = COUNT_OPTIONS[rank_due[0]]
+        countable = sorted(c for c in scene.by_category if scene.reading.count(c) == n)
         if not countable:
             return None
+        rank_due.clear()
         category = countable[g.integers(len(countable))]
-        n = len(scene.by_category[category])
-        wrong = near_numbers(n, (), g)
         return base(scene, "counting", render(t["counting"]["question"], plural=plural(category)), str(n),
-                    [str(w) for w in wrong], category=category, count=n)
+                    [str(w) for w in COUNT_OPTIONS if w != n], category=category, count=n)
 
     def shape(scene: Scene, g: np.random.Generator) -> Question | None:
         looks = defaultdict(list)
         for inst in scene.image.instances:
             looks[(scene.attribute(inst, "colour"), scene.attribute(inst, "pattern"))].append(inst)
-        unique = [insts[0] for key, insts in looks.items()
-                  if None not in key and len(insts) == 1 and scene.level(insts[0]) == "easy"]
+        unique = [insts[0] for key, insts in looks.items() if None not in key and len(insts) == 1
+                  and scene.level(insts[0]) == "easy" and scene.reading.legible(insts[0])]
         if not unique:
             return None
         inst = unique[g.integers(len(unique))]
@@ -152,12 +196,13 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int =
     def position(scene: Scene, g: np.random.Generator) -> Question | None:
         if not pending:
             pending.append(due.next())
-        clear = {i.id: i for i in scene.single("easy")}
+        clear = {i.id: i for i in scene.clear()}
         holds: dict[tuple[str, str], list[str]] = defaultdict(list)
         for r in scene.image.relations:
             if r.subject in clear and r.object in clear and r.predicate in predicates:
                 holds[(r.subject, r.object)].append(r.predicate)
-        pairs = sorted(pair for pair, preds in holds.items() if preds == pending)
+        pairs = sorted(pair for pair, preds in holds.items() if preds == pending
+                       and clear_direction(clear[pair[0]].bbox, clear[pair[1]].bbox) == pending[0])
         if not pairs:
             return None
         pending.clear()
@@ -201,16 +246,15 @@ def _beyond_maker(subtask: str, spec: Mapping[str, Any], lists: Mapping[str, Seq
     def targets(scene: Scene) -> list[tuple[str, dict[str, Any]]]:
         """(category asked about, grounding facts) pairs this image supports."""
         if grounding == "absent":
-            present = scene.single("easy")
+            present = scene.clear()
             if not present:
                 return []
-            shown = scene.image.categories
             anchor = present[0]
             return [(c, {"absent": c, "present": anchor.category, "present_instance": anchor.id})
-                    for c in vocabulary if c not in shown]
+                    for c in vocabulary if scene.reading.absent(c)]
         if grounding == "present":
             return [(i.category, {"instance": i.id, "colour": scene.attribute(i, "colour")})
-                    for i in scene.single("easy")]
+                    for i in scene.clear()]
         out = []
         for inst in scene.single("hard"):
             reason = scene.hidden_reason(inst, thresholds)
@@ -267,7 +311,3 @@ def sample(makers: Mapping[str, Maker], scenes: Sequence[Scene], per_subtask: in
                 count += 1
         made[subtask] = count
     return out, made
-
-
-def used_images(questions: Iterable[Question]) -> int:
-    return len({q.image for q in questions})

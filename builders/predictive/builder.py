@@ -100,8 +100,10 @@ def authored_items(config: PredictiveConfig, plan: Plan) -> None:
 
 def clip_items(config: PredictiveConfig, task_bar: Any, plan: Plan) -> None:
     from builders.predictive.demo import (
-        activity_clip,
+        activity_clips,
+        drop_static,
         frame_name,
+        outcome_frames,
         physics_clip,
         sample_clips,
     )
@@ -109,39 +111,39 @@ def clip_items(config: PredictiveConfig, task_bar: Any, plan: Plan) -> None:
 
     videos = load_demo_videos(seed=config.seed, n_videos=config.demo_videos, cache_dir=config.cache_dir,
                               progress=task_bar("demo videos", config.demo_videos))
-    makers = {"human_activity": activity_clip, "physical_interaction": physics_clip}
     clips, skipped = [], []
-    for task, make in makers.items():
-        if task not in config.tasks:
-            continue
+    if "human_activity" in config.tasks:
+        clips, skipped = activity_clips(videos, config.context_frames, config.seed)
+    if "physical_interaction" in config.tasks:
         for rec in videos:
-            clip = make(rec, config.context_frames)
+            clip = physics_clip(rec, config.context_frames)
             if isinstance(clip, str):
-                skipped.append({"task": task, "video": rec.id, "reason": clip})
+                skipped.append({"task": "physical_interaction", "video": rec.id, "reason": clip})
             else:
                 clips.append(clip)
     clips, unreadable = sample_clips(clips, config.resolved_cache_dir(), config.backend,
                                      task_bar("sampling frames", len(clips)))
+    clips, static = drop_static(clips)
     q = queries()
     for clip in clips:
         images = [f"images/{frame_name(clip, i)}" for i in clip.indices]
         for rel, src in zip(images, clip.frames):
             plan.writers[rel] = (lambda path, s=src: path.write_bytes(Path(s).read_bytes()))
         if clip.task == "human_activity":
-            question = q["activitynet"]["image"]
+            question = q["demo_activity"]["image"]
         else:
             question = render(q["demo_physics"]["image"], count=len(images))
         provenance = {
             "source": "demo", "video_id": clip.record.id, "video_sha256": clip.sha256,
             "frame_indices": list(clip.indices), "frame_count": clip.record.frame_count, "fps": clip.record.fps,
             "context_captions": clip.captions, "held_out_events": clip.held_out, "attributes": clip.attributes,
-            "n_images": len(images),
+            "outcome_frames": outcome_frames(clip.record, clip.held_out[0]), "n_images": len(images),
         }
         plan.items.append(make_item(benchmark=BENCHMARK, task=clip.task, question_type=QUESTION_TYPE,
                                     pressure=PRESSURE, images=images, question=question, options=(),
                                     answer=clip.reference, provenance=provenance))
     plan.stats["demo_videos"] = len(videos)
-    plan.stats["skipped"] = skipped + unreadable
+    plan.stats["skipped"] = skipped + unreadable + static
 
 
 # ------------------------------------------------------------------------------ the paper's datasets

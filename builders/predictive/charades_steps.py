@@ -8,8 +8,11 @@
    of lemmas (``put book``) is matched to the action dictionary by cosine similarity, and the best class must be
    among the video's own action labels.
 3. **Cut.** The video is cut at that action's start (of its latest instance, the one the last clause tells);
-   frames before it are the context, the clause (with its subject) is the reference and the description before
-   the clause (trailing conjunctions dropped) is the context text.
+   frames before it are the context. The reference is what happens from the cut on: the clause from the verb of
+   the pair (with its auxiliaries, and its subject - its own, else the one of the verb it is coordinated with,
+   else the closest earlier one), so "A person sits on a chair eating a sandwich and then drinks from a cup" gives
+   "A person drinks from a cup" and not the sitting and eating before the cut. The description before that
+   (trailing conjunctions dropped) is the context text.
 
 Choices where the paper is silent: the similarity is the cosine of lemma bags (stop words, "something" and
 "somewhere" left out; the small English model has no word vectors) with the verb weighted like the noun; the best
@@ -75,6 +78,29 @@ def _subject(doc: Any) -> str | None:
     return None
 
 
+KEPT_BEFORE_VERB = frozenset({"aux", "auxpass", "neg"})
+
+
+def _from_verb(verb: Any) -> tuple[int, str | None]:
+    """Where the held-out part of the clause begins and the subject to put before it: the verb with its
+    auxiliaries before it, or from its own subject (then no subject is put before it: ``""``); a verb without one
+    takes the subject of the verb it is coordinated with, else ``None`` (the caller looks in earlier clauses)."""
+    own = next((c for c in verb.lefts if c.dep_ in SUBJECTS), None)
+    if own is not None:
+        return own.left_edge.i, ""
+    begin = verb.i
+    for child in reversed(list(verb.lefts)):
+        if child.dep_ in KEPT_BEFORE_VERB and child.i == begin - 1:
+            begin = child.i
+    head = verb
+    while head.dep_ == "conj" and head.head is not head:
+        head = head.head
+        subject = next((c for c in head.lefts if c.dep_ in SUBJECTS), None)
+        if subject is not None:
+            return begin, verb.doc[subject.left_edge.i:subject.right_edge.i + 1].text
+    return begin, None
+
+
 def lemma_bag(text: str, nlp: Any) -> Counter:
     return Counter(t.lemma_.lower() for t in nlp(text) if not t.is_punct and t.lemma_.lower() not in IGNORED_LEMMAS
                    and not t.is_stop)
@@ -96,14 +122,6 @@ def predict(description: str, actions: list[dict[str, Any]], classes: dict[str, 
     if not clause:
         return Failure(1, "the last clause is only a conjunction")
     doc = nlp(clause)
-    subject = _subject(doc)
-    prefix = ""
-    if subject is None:
-        subject = next((s for s in (_subject(nlp(_strip_conjunction(p))) for p in reversed(pieces[:-1])) if s),
-                       None)
-        if subject is None:
-            return Failure(1, "the last clause has no subject and no earlier clause gives one")
-        prefix = subject + " "
     nouns = [t for t in doc if t.pos_ == "NOUN"]
     if not nouns:
         return Failure(2, f"no noun in the last clause {clause!r}")
@@ -111,6 +129,14 @@ def predict(description: str, actions: list[dict[str, Any]], classes: dict[str, 
     verb = next((a for a in noun.ancestors if a.pos_ == "VERB"), None)
     if verb is None:
         return Failure(2, f"no verb governs {noun.text!r} in {clause!r}")
+    begin, subject = _from_verb(verb)
+    if subject is None:
+        subject = next((s for s in (_subject(nlp(_strip_conjunction(p))) for p in reversed(pieces[:-1])) if s),
+                       None)
+        if subject is None:
+            return Failure(1, "the last clause has no subject and no earlier clause gives one")
+    prefix = subject + " " if subject else ""
+    clause = doc[begin:].text
     pair = Counter({verb.lemma_.lower(): 1, noun.lemma_.lower(): 1})
     scored = [(cosine(pair, bag), code) for code, bag in class_bags.items()]
     best = max(s for s, _ in scored)
@@ -124,7 +150,7 @@ def predict(description: str, actions: list[dict[str, Any]], classes: dict[str, 
     start = max(a["start"] for a in instances)
     reference = prefix + clause
     reference = reference[0].upper() + reference[1:] + ("" if reference.endswith(".") else ".")
-    clause_at = description.rfind(pieces[-1]) + pieces[-1].find(clause)
+    clause_at = description.rfind(pieces[-1]) + pieces[-1].rfind(clause)
     context = re.sub(r"(?:[\s,;]|\band then\b|\band\b|\bthen\b)+$", "", description[:clause_at]).strip()
     return Prediction(clause=reference, context_text=context, verb=verb.lemma_.lower(), noun=noun.lemma_.lower(),
                       code=code, similarity=round(best, 4), start=start)

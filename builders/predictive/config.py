@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from builders.llm import LLM_OPTIONS
 from builders.options import BuildOptions
 from filters.clip import ClipOptions
 from sources.errors import ConfigError
+from sources.options import option
+from sources.video import BACKENDS
 
 BENCHMARK = "predictive"
 TASKS: tuple[str, ...] = ("abstract_pattern", "human_activity", "physical_interaction")
@@ -20,37 +24,77 @@ PAPER_SIZES = {"activitynet": 309, "charades": 260, "clevrer": 300, "roboset": 3
 """Items per source in the paper (Sec. 3.1.2-3.1.3): the defaults of the ``*_items`` options."""
 
 
+DATASETS = "the paper's datasets (replace the demo videos when given)"
+"""The ``--help`` group of the real sources' options."""
+
+
+def _dataset(default: Any = None, **declared: Any) -> Any:
+    return option(default, group=DATASETS, **declared)
+
+
+def _items(source: str) -> Any:
+    return _dataset(PAPER_SIZES[source], metavar="N",
+                    help=f"{source} items at most (default {{default}}, the paper's size)")
+
+
 @dataclass
 class PredictiveConfig(ClipOptions, BuildOptions):
-    """Every option of a predictive build (command line, ``--config FILE.yaml`` and tests use the same fields).
+    """Every option of a predictive build, declared once (:mod:`sources.options`): the command line, ``--config
+    FILE.yaml``, ``--help`` and tests use the same fields.
     The real sources (``activitynet``, ``charades``, ``clevrer_annotations``, ``roboset``) replace the demo
     videos when given; the ``clip_*`` options choose the CLIP model that picks ActivityNet's frames."""
 
+    NO_OPTIONS: ClassVar[tuple[str, ...]] = LLM_OPTIONS  # no text is written by an LLM
+    OPTION_HELP: ClassVar[dict[str, str]] = {
+        "seed_of": "the generator and the demo videos", "build_name": "demo-seed<N>",
+        "cache_of": "demo videos and frames"}
+
     out: str = "builds/predictive"
-    tasks: list[str] = field(default_factory=lambda: list(TASKS))
-    patterns: int = 1000
-    icons: str | None = None
-    authored: str | None = None
-    demo_videos: int = 24
-    context_frames: int = 5
-    backend: str = "auto"
-    activitynet: str | None = None
-    charades: str | None = None
-    charades_classes: str | None = None
-    clevrer_annotations: str | None = None
-    roboset: str | None = None
-    roboset_combinations: str | None = None
-    videos: str | None = None
-    max_videos: int | None = None
-    activitynet_items: int = PAPER_SIZES["activitynet"]
-    charades_items: int = PAPER_SIZES["charades"]
-    clevrer_items: int = PAPER_SIZES["clevrer"]
-    roboset_items: int = PAPER_SIZES["roboset"]
-    segments_per_item: int = 6
-    min_segments: int = 3
-    clip_candidates: int = 8
-    min_similarity: float = 0.5
-    clevrer_no_collision_share: float = 0.2
+    demo_videos: int = option(24, metavar="N",
+                              help="demo videos for activity and physics items (default {default})")
+    tasks: list[str] = option(default_factory=lambda: list(TASKS), metavar="TASK",
+                              help=f"tasks to build, of {', '.join(TASKS)} (default all)")
+    patterns: int = option(1000, metavar="N", help="generated pattern sequences (default {default})")
+    icons: str | None = option(
+        None, metavar="DIR", help="icon folder in Icon645's layout: one folder per category of transparent PNG "
+                                  "icons (default the built-in procedural icons)")
+    authored: str | None = option(
+        None, metavar="FILE",
+        help="hand-made pattern entries: JSONL of {{id, images, pattern, pred}} (default none)")
+    context_frames: int = option(5, metavar="N",
+                                 help="frames shown before the held-out event (default {default})")
+    backend: str = option("auto", choices=BACKENDS,
+                          help="video decoder (default {default}: torchcodec where it loads, else decord, else OpenCV)")
+    activitynet: str | None = _dataset(
+        metavar="FILE.json", help="ActivityNet Captions file (train.json, val_1.json, ...) (default none)")
+    charades: str | None = _dataset(metavar="FILE.csv", help="Charades CSV (Charades_v1_test.csv) (default none)")
+    charades_classes: str | None = _dataset(
+        metavar="FILE", help="Charades action dictionary, Charades_v1_classes.txt (default none)")
+    clevrer_annotations: str | None = _dataset(
+        metavar="DIR", help="CLEVRER annotation folder (annotation_*.json) (default none)")
+    roboset: str | None = _dataset(
+        metavar="DIR", help="RoboSet clips: <activity>/<subtask>/<variant>.mp4 or frame folders (default none)")
+    roboset_combinations: str | None = _dataset(
+        metavar="FILE", help="JSON list of consistent subtask combinations (default DIR/combinations.json, else "
+                             "every activity whole)")
+    videos: str | None = _dataset(
+        metavar="DIR", help="folder holding the ActivityNet, Charades or CLEVRER videos (default none)")
+    max_videos: int | None = _dataset(metavar="N", help="read only the first N videos of each source (default all)")
+    activitynet_items: int = _items("activitynet")
+    charades_items: int = _items("charades")
+    clevrer_items: int = _items("clevrer")
+    roboset_items: int = _items("roboset")
+    segments_per_item: int = _dataset(
+        6, metavar="N", help="ActivityNet: first N segments of a video, the last held out (default {default})")
+    min_segments: int = _dataset(3, metavar="N",
+                                 help="ActivityNet: videos with fewer segments are skipped (default {default})")
+    clip_candidates: int = _dataset(8, metavar="N",
+                                    help="ActivityNet: frames per segment CLIP chooses from (default {default})")
+    min_similarity: float = _dataset(
+        0.5, metavar="X",
+        help="Charades: least cosine similarity of the verb-noun pair to an action (default {default})")
+    clevrer_no_collision_share: float = _dataset(
+        0.2, metavar="X", help="CLEVRER: share of items whose video has no later collision (default {default})")
     clip_model: str = "ViT-L-14"
 
     @property
@@ -58,8 +102,6 @@ class PredictiveConfig(ClipOptions, BuildOptions):
         return bool(self.activitynet or self.charades or self.clevrer_annotations or self.roboset)
 
     def __post_init__(self) -> None:
-        from sources.video import BACKENDS
-
         self._check_sources()
 
         bad = [t for t in self.tasks if t not in TASKS]

@@ -4,7 +4,9 @@
   is held out (its caption is the reference), every earlier one gives one image: of ``clip_candidates`` frames
   inside the segment (cut at the held-out segment's start, so no image shows it) the one CLIP finds closest to
   the segment's caption (the paper: CLIP ViT-L/14, cosine similarity); without CLIP weights the segment's middle
-  frame, and build.json says so. The context captions go to the provenance (the PPE evaluator's D).
+  frame, and build.json says so. A frame whose pixels an earlier segment's image already shows is passed over
+  (overlapping segments, still stretches); a segment left without a frame skips the video. The context captions
+  go to the provenance (the PPE evaluator's D).
 * **Charades**: :mod:`builders.predictive.charades_steps` picks the held-out action; ``context_frames`` evenly
   spaced frames before its start are the images.
 * **CLEVRER**: the last frame of each of the first five seconds; the reference words every collision after the
@@ -115,16 +117,24 @@ def activitynet_clips(config: PredictiveConfig, scorer: Any, update: Update) -> 
         if any(i >= held["start"] * sampled.fps for g in groups for i in g):
             out.skip(task, rec.id, "activitynet: the held-out segment starts within a context segment's first frame")
             continue
-        chosen, scores = [], []
+        chosen, scores, shown = [], [], set()
         for group, seg in zip(groups, context):
+            options = [i for i in group if _pixels(by_index[i]) not in shown]
+            if not options:
+                break
             if scorer is None:
-                chosen.append(group[0])
+                chosen.append(options[0])
                 scores.append(None)
             else:
-                sims = scorer.similarity([by_index[i] for i in group], [seg["sentence"]])[:, 0]
-                best = int(max(range(len(group)), key=lambda k: (round(float(sims[k]), 6), -k)))
-                chosen.append(group[best])
+                sims = scorer.similarity([by_index[i] for i in options], [seg["sentence"]])[:, 0]
+                best = int(max(range(len(options)), key=lambda k: (round(float(sims[k]), 6), -k)))
+                chosen.append(options[best])
                 scores.append(round(float(sims[best]), 4))
+            shown.add(_pixels(by_index[chosen[-1]]))
+        if len(chosen) < len(context):
+            out.skip(task, rec.id, f"activitynet: context segment {len(chosen) + 1} has no frame unlike the frames "
+                                   "of the segments before it")
+            continue
         out.clips.append(RealClip("activitynet", task, rec.id, [(by_index[i], sampled.sha256, i) for i in chosen],
                                   held["sentence"], {
             "context_captions": [s["sentence"] for s in context], "segments": segments,
@@ -133,6 +143,18 @@ def activitynet_clips(config: PredictiveConfig, scorer: Any, update: Update) -> 
             "clip_scores": scores, "candidates_per_segment": candidates,
         }))
     return out
+
+
+def _pixels(png: str) -> str:
+    """A digest of a frame's pixels: two segments must not show the same picture (overlapping segments give the
+    same middle frame, a still video the same pixels at two indices)."""
+    import hashlib
+
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(png) as im:
+        return hashlib.sha256(np.ascontiguousarray(np.asarray(im.convert("RGB"))).tobytes()).hexdigest()
 
 
 # --------------------------------------------------------------------------------------------------- Charades

@@ -19,10 +19,13 @@ Choices where the paper is silent (each a config option or a list in ``templates
   distractor, so the language-prior baseline sits at chance;
 * noise: names/predicates seen fewer than 2/5 times, non-word phrases, and the possessive/partonomy predicates
   listed in ``filters.yaml`` (they cannot follow "is/are" in the VQA format);
-* the relation balance (A.2 "Data Bias") is a round-robin draw over relations, plus an optional hard cap;
+* the relation balance (A.2 "Data Bias") is a round-robin draw over relations (over (subject, relation) on an
+  exhaustive source), plus an optional hard cap;
 * perceptive negatives on non-exhaustive sources must be contradicted by the boxes (rules in
-  :func:`builders.reefknot.negatives.box_contradicts`); cognitive ones must be absent and plausible (seen with the
-  pair, else the subject, else the object elsewhere in the source) and never a near-synonym of an annotated one;
+  :func:`builders.reefknot.negatives.box_contradicts`); cognitive ones must be absent and seen with the subject
+  (with the pair, else with the subject elsewhere in the source) and never a near-synonym of an annotated one;
+* MCQ options: each relation is the answer about a quarter of the times it is offered (so no option's words or
+  length tell); VQA accepts every annotated relation of the pair (``provenance.accepted_answers``);
 * the A.5 in-context examples are not printed in the paper: ours follow its definitions and examples;
 * the offline categoriser is spaCy's tag of the first word (verb: cognitive) with an override table;
 * VQA asks only pairs with one annotated relation of the category; MCQ/VQA ask a pair at most once per set;

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from builders.options import BuildOptions
 from sources.errors import ConfigError
+from sources.options import option
 
 BENCHMARK = "reefknot"
 CATEGORIES = ("perception", "cognition")
@@ -23,37 +25,66 @@ PAPER_COUNTS = {
 perception questions, which its cells do not add up to; the cells are what we reproduce)."""
 
 
+def _count(qset: str, category: str) -> int:
+    label = {"yes_no": "Y/N", "mcq": "MCQ", "vqa": "VQA"}[qset]
+    return option(PAPER_COUNTS[(qset, category)], metavar="N",
+                  help=f"{label} questions on {category} relations (default {{default}}, the paper's Table 2; scaled "
+                       "down for small sources)")
+
+
 @dataclass
 class ReefknotConfig(BuildOptions):
-    """Every option of a Reefknot build. Seed, name, cache, progress and ``llm_*`` come from :class:`BuildOptions`.
+    """Every option of a Reefknot build, declared once (:mod:`sources.options`). Seed, name, cache, progress and
+    ``llm_*`` come from :class:`BuildOptions`.
 
     Question counts default to the paper's Table 2; when the source holds fewer usable triplets every count is
     scaled down by one common factor, so the proportions of Table 2 hold (Y/N stays even: yes and no stay 1:1 per
     category)."""
 
-    yn_perception: int = PAPER_COUNTS[("yes_no", "perception")]
-    yn_cognition: int = PAPER_COUNTS[("yes_no", "cognition")]
-    mcq_perception: int = PAPER_COUNTS[("mcq", "perception")]
-    mcq_cognition: int = PAPER_COUNTS[("mcq", "cognition")]
-    vqa_perception: int = PAPER_COUNTS[("vqa", "perception")]
-    vqa_cognition: int = PAPER_COUNTS[("vqa", "cognition")]
+    OPTION_HELP: ClassVar[dict[str, str]] = {
+        "seed_of": "every random choice", "build_name": "<source>-seed<S>",
+        "cache_of": "demo scenes and LLM answers"}
+
+    yn_perception: int = _count("yes_no", "perception")
+    yn_cognition: int = _count("yes_no", "cognition")
+    mcq_perception: int = _count("mcq", "perception")
+    mcq_cognition: int = _count("mcq", "cognition")
+    vqa_perception: int = _count("vqa", "perception")
+    vqa_cognition: int = _count("vqa", "cognition")
     out: str = "builds/reefknot"
-    demo_images: int = 160
-    vg_relationships: str | None = None
-    vg_images: str | None = None
-    vg_image_data: str | None = None
-    vg_objects: str | None = None
-    svg: str | None = None
-    svg_images: str | None = None
-    min_area: float = 0.01
-    min_name_count: int = 2
-    min_predicate_count: int = 5
-    prior_share: float = 0.0
-    prior_support: int = 5
-    relation_cap: int = 0
-    on_missing_image: str = "skip"
+    demo_images: int = option(160, metavar="N", help="demo scenes when no data is given (default {default})")
+    vg_relationships: str | None = option(
+        None, metavar="FILE", help="Visual Genome relationships.json (v1.0, v1.2 or v1.4; streamed)")
+    vg_images: str | None = option(
+        None, metavar="DIR", help="directory of the VG images (also searched: VG_100K/, VG_100K_2/)")
+    vg_image_data: str | None = option(
+        None, metavar="FILE", help="VG image_data.json: sizes without opening images (default read headers)")
+    vg_objects: str | None = option(
+        None, metavar="FILE",
+        help="VG objects.json: every object, for the several-instances rule (default relationship endpoints only)")
+    on_missing_image: str = option(
+        "skip", choices=MISSING_IMAGE,
+        help="a VG image whose file is not under --vg-images: skip it (its triplets dropped, counted and its id in "
+             "build.json) or fail with one line naming the file (default {default})")
     """A Visual Genome image whose file is not found: ``skip`` it (its triplets are dropped, counted and its id
     kept in build.json's ``stats.images``) or ``fail`` (one line naming the file)."""
+    svg: str | None = option(None, metavar="FILE", help="SVG scene graphs, JSON or JSON lines")
+    svg_images: str | None = option(None, metavar="DIR", help="directory of the SVG images")
+    min_area: float = option(0.01, metavar="SHARE",
+                             help="boxes below this share of the image are minor details (default {default})")
+    min_name_count: int = option(2, metavar="N",
+                                 help="names seen fewer times in the source are noise (default {default})")
+    min_predicate_count: int = option(5, metavar="N",
+                                      help="predicates seen fewer times are noise (default {default})")
+    prior_share: float = option(
+        0.0, metavar="SHARE",
+        help="a pair's most frequent relation is image-independent when it holds at least this share of the pair's "
+             "triplets (default {default}: always)")
+    prior_support: int = option(
+        5, metavar="N", help="...when the pair has at least this many triplets in the source (default {default})")
+    relation_cap: int = option(
+        0, metavar="N",
+        help="most triplets per relation in one set and category (default 0: no cap beyond round-robin balance)")
 
     def __post_init__(self) -> None:
         for name, value in self.counts().items():

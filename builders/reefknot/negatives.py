@@ -8,9 +8,10 @@ that image, is no near-synonym of a relation that is (``templates/reefknot/filte
   contradicted by the two boxes (:func:`box_contradicts`): a VG scene graph lists a few relations per pair, so
   absence alone proves nothing for "near" or "left of"; a perceptive ``q`` without a box rule is never used;
 * **cognitive** ``q``: absent from the image's scene graph (exact on the demo world; on VG the paper's own
-  assumption, checked there by annotators). Among such relations the plausible ones are preferred: seen for the
-  same (subject, object) pair elsewhere in the source, else for the subject, else for the object (the level is
-  recorded as ``plausibility``); a relation seen with neither is never used.
+  assumption, checked there by annotators), and seen with the subject somewhere in the source - for the same
+  (subject, object) pair, else for the subject with any object (the level is recorded as ``plausibility``). A
+  relation never seen with the subject is never used: "Is the hexagon pointing at the octagon?" asks something a
+  hexagon cannot do, and the answer "no" follows from the words alone.
 
 The pair's language-prior relation (its most frequent relation in the source) is never a negative or a
 distractor: the image-independent filter already removed it as an answer, and offering it as a wrong answer
@@ -135,16 +136,16 @@ class FalseRelations:
 
     def levels(self, t: Triplet) -> Iterator[list[FalseRelation]]:
         """Usable false relations of the triplet's category, one list per plausibility level, best level first
-        (alphabetical within a level); cognitive relations seen with neither subject nor object are never used."""
+        (alphabetical within a level); cognitive relations never seen with the subject are never used."""
         words = self._vocab_sets[t.category]
         prior = self._prior(t)
         seen: set[str] = set()
         tables = [
             ("pair", self.pairs.get((t.subject, t.object), {})),
             ("subject", self.subjects.get(t.subject, {})),
-            ("object", self.objects.get(t.object, {})),
         ]
         if t.category == "perception":
+            tables.append(("object", self.objects.get(t.object, {})))
             tables.append(("vocabulary", dict.fromkeys(self.vocabulary[t.category], 0)))
         for level, table in tables:
             found = []
@@ -183,21 +184,44 @@ class FalseRelations:
                     best, best_key = f, key
         return best
 
-    def distractors(self, t: Triplet, rng: np.random.Generator, n: int = 3) -> list[FalseRelation] | None:
-        """``n`` false relations, no two near-synonyms of each other or of the answer; ``None`` if too few."""
+    def distractors(
+        self,
+        t: Triplet,
+        rng: np.random.Generator,
+        n: int = 3,
+        need: Callable[[str], tuple[int, ...]] | None = None,
+    ) -> list[FalseRelation] | None:
+        """``n`` false relations, no two near-synonyms of each other or of the answer; ``None`` if too few.
+
+        With ``need`` (the caller's count of how much each relation is owed a place as a wrong option) the most
+        owed relations come first, then the most plausible level, then chance: a relation shown as an option is
+        then the answer about as often as any other option, so neither its words nor its length tell."""
         chosen: list[FalseRelation] = []
+
+        def fits(f: FalseRelation) -> bool:
+            return not (self.lex.similar(f.predicate, t.predicate)
+                        or any(self.lex.similar(f.predicate, c.predicate) for c in chosen))
+
+        if need is not None:
+            ranked = []
+            rank = len(LEVELS)
+            for level in self.levels(t):
+                rank -= 1
+                ranked += [((*need(f.predicate), rank, float(rng.random())), f) for f in level]
+            for _, f in sorted(ranked, key=lambda kv: kv[0], reverse=True):
+                if fits(f):
+                    chosen.append(f)
+                    if len(chosen) == n:
+                        return chosen
+            return None
         for options in self.levels(t):
             # within a level, draw in proportion to support (frequent relations of the pair are the tempting wrong
             # answers); Efraimidis-Spirakis keys u**(1/w) give a weighted order without replacement
             keys = rng.random(len(options))
             order = sorted(range(len(options)), key=lambda i: -(keys[i] ** (1.0 / max(options[i].support, 1))))
             for i in order:
-                f = options[i]
-                if self.lex.similar(f.predicate, t.predicate) or any(
-                    self.lex.similar(f.predicate, c.predicate) for c in chosen
-                ):
-                    continue
-                chosen.append(f)
-                if len(chosen) == n:
-                    return chosen
+                if fits(options[i]):
+                    chosen.append(options[i])
+                    if len(chosen) == n:
+                        return chosen
         return None

@@ -8,16 +8,23 @@ grammatically.
   goes to the relation most owed a "no" - by its text, then by the relation - before plausibility: otherwise the
   wording alone would predict the answer (a text-only model's prior, :mod:`builders.lint.independence`);
 * **MCQ**: the triplet's relation and three false, mutually non-synonymous relations of its category; answer
-  letters dealt in balanced shuffled blocks (:class:`builders.mcq.BalancedCycle`);
+  letters dealt in balanced shuffled blocks (:class:`builders.mcq.BalancedCycle`). Every relation shown as an
+  option is the answer about a quarter of the times it is shown, alone and with the same subject: the distractors
+  go to the relations most owed a place as a wrong option, and a triplet whose relation is already the answer
+  more than its share is passed over - otherwise an option's words (or its length) would tell the answer;
 * **VQA**: the open question with the paper's format instruction (App. A.6 point 4); the reference is the
   triplet as a sentence. Only pairs with a single annotated relation of the category are asked, so the
-  reference is the one right answer of its kind (other true relations are listed in provenance).
+  reference is the one right answer of its kind. The question does not name a category, and a pair often holds
+  a relation of the other one too (the arrow pointing at the octagon is also left of it), so every annotated
+  relation of the pair is worded as an accepted answer (``provenance.accepted_answers``, the reference first)
+  and :mod:`scoring.reefknot` counts an answer right when it states any of them.
 
 Each triplet serves one set; a (image, subject, object) pair is asked at most once per MCQ and VQA set (their
 questions do not name the relation, so a second triplet of the pair would repeat the question with another
-answer). Triplets are drawn round-robin over relations (shuffled, seeded), the most restrictive set first (VQA,
-MCQ, Y/N): every relation contributes as evenly as its supply allows (A.2 "Data Bias"), capped at
-``relation_cap`` per set when given.
+answer). Triplets are drawn round-robin over relations (shuffled, seeded; on an exhaustive source over
+(subject, relation), :meth:`QuestionSets._draw_key`), the most restrictive set first (MCQ, VQA, Y/N): every
+relation contributes as evenly as its supply allows (A.2 "Data Bias"), capped at ``relation_cap`` per set when
+given.
 
 Wording: names take the definite article ("the man"), the verb agrees with the subject ("Is the man ...",
 "Are the people ..."): grammatical number from the lists in ``filters.yaml`` and the regular ``-s`` plural.
@@ -27,7 +34,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -40,7 +47,9 @@ from builders.reefknot.triplets import Corpus, Triplet
 from builders.seeding import rng
 from templates.loader import load_templates, render
 
-SET_ORDER = ("vqa", "mcq", "yes_no")
+SET_ORDER = ("mcq", "vqa", "yes_no")
+OPTIONS = 4
+LOOKAHEAD = 32
 
 
 class Wording:
@@ -70,7 +79,10 @@ class Wording:
     def vqa(self, t: Triplet) -> tuple[str, str]:
         f = self.fields(t)
         question = render(self.t["vqa"]["question"], **f) + " " + render(self.t["vqa"]["instruction"], **f)
-        return question, render(self.t["vqa"]["reference"], relation=t.predicate, **f)
+        return question, self.reference(t, t.predicate)
+
+    def reference(self, t: Triplet, relation: str) -> str:
+        return render(self.t["vqa"]["reference"], relation=relation, **self.fields(t))
 
 
 @dataclass
@@ -127,8 +139,13 @@ class QuestionSets:
         self.asked_questions: set[tuple[str, str]] = set()
         self.asked_yes_no: dict[tuple[str, str, str], set[str]] = defaultdict(set)
         self.yes_minus_no: Counter = Counter()
-        """Y/N questions answered yes minus no, per question text (subject, relation, object) and per relation."""
-        """Relations already asked as Y/N questions per (image, subject, object): each question is asked once."""
+        """Y/N questions answered yes minus no, per question text (subject, relation, object), per (subject,
+        relation) and per relation."""
+        self.object_uses: Counter = Counter()
+        """(set, object, relation) -> questions drawn."""
+        self.option_owed: Counter = Counter()
+        """MCQ: how much each relation (and (subject, relation)) is owed a place as a wrong option: 3 per time it
+        was the answer, minus 1 per time it was a wrong option (0 when it is the answer a quarter of the time)."""
         self.result = SetResult()
 
     def build(self, targets: dict[tuple[str, str], int]) -> SetResult:
@@ -150,39 +167,59 @@ class QuestionSets:
 
     def _draw(self, qset: str, cat: str, indices: list[int], count: int) -> None:
         r = rng(self.seed, f"reefknot/draw/{qset}/{cat}")
-        queues: dict[str, list[int]] = defaultdict(list)
+        queues: dict[tuple[str, ...], list[int]] = defaultdict(list)
         for i in indices:
             if i not in self.used:
-                queues[self.corpus.triplets[i].predicate].append(i)
-        relations = sorted(queues)
-        for p in relations:
-            order = r.permutation(len(queues[p]))
-            queues[p] = [queues[p][k] for k in order]
-        relations = [relations[k] for k in r.permutation(len(relations))]
-        heads = {p: 0 for p in relations}
-        letters = BalancedCycle(list(range(4)), rng(self.seed, f"reefknot/letters/{cat}"))
+                queues[self._draw_key(self.corpus.triplets[i])].append(i)
+        keys = sorted(queues)
+        for k in keys:
+            order = r.permutation(len(queues[k]))
+            queues[k] = [queues[k][j] for j in order]
+        keys = [keys[j] for j in r.permutation(len(keys))]
+        heads = {k: 0 for k in keys}
+        letters = BalancedCycle(list(range(OPTIONS)), rng(self.seed, f"reefknot/letters/{cat}"))
         item_rng = rng(self.seed, f"reefknot/items/{qset}/{cat}")
         made = 0
-        active = list(relations)
+        active = list(keys)
         while made < count and active:
             still = []
-            for p in active:
+            for k in active:
+                p = k[-1]
                 if made >= count:
-                    still.append(p)
+                    still.append(k)
                     break
                 if self.cap and self.result.relations[(qset, cat)][p] >= self.cap:
                     continue
-                while heads[p] < len(queues[p]):
-                    i = queues[p][heads[p]]
-                    heads[p] += 1
+                while heads[k] < len(queues[k]):
+                    self._least_used_object_first(queues[k], heads[k], qset)
+                    i = queues[k][heads[k]]
+                    heads[k] += 1
                     if self._make(qset, self.corpus.triplets[i], item_rng, letters):
                         self.used.add(i)
                         self.result.relations[(qset, cat)][p] += 1
+                        self.object_uses[(qset, self.corpus.triplets[i].object, p)] += 1
                         made += 1
-                        still.append(p)
+                        still.append(k)
                         break
             active = still
         self.result.made[(qset, cat)] = made * (2 if qset == "yes_no" else 1)
+
+    def _least_used_object_first(self, queue: list[int], head: int, qset: str) -> None:
+        """On an exhaustive source, move to ``head`` the triplet among the next :data:`LOOKAHEAD` whose object has
+        taken its relation least often in this set (the draw key balances the subject; this keeps "the ring" as
+        the object from meaning "hiding behind" - covering shapes make the shapes under them objects)."""
+        if not self.false.exhaustive:
+            return
+        window = range(head, min(head + LOOKAHEAD, len(queue)))
+        best = min(window, key=lambda j: (self.object_uses[(qset, self.corpus.triplets[queue[j]].object,
+                                                            self.corpus.triplets[queue[j]].predicate)], j))
+        queue[head], queue[best] = queue[best], queue[head]
+
+    def _draw_key(self, t: Triplet) -> tuple[str, ...]:
+        """What the round-robin draw cycles over: the relation (the paper's balance), and on an exhaustive source
+        (subject, relation), so every subject takes each of its relations about equally often and the answer
+        cannot be read off the subject's name (the demo's arrows are the only shapes that point)."""
+        return (t.subject, t.predicate) if self.false.exhaustive else (t.predicate,)
 
     def _make(self, qset: str, t: Triplet, r: np.random.Generator, letters: BalancedCycle) -> bool:
         pair = (t.image_id, t.subject, t.object)
@@ -196,7 +233,10 @@ class QuestionSets:
                 return False
             items = [self._vqa(t)]
         elif qset == "mcq":
-            chosen = self.false.distractors(t, r)
+            if max(self.option_owed[t.predicate], self.option_owed[(t.subject, t.predicate)]) >= OPTIONS - 1:
+                self.result.dropped["mcq: this relation is already the answer more often than a fair share"] += 1
+                return False
+            chosen = self.false.distractors(t, r, need=lambda q: (self.option_owed[(t.subject, q)], self.option_owed[q]))
             if chosen is None:
                 self.result.dropped["mcq: fewer than 3 non-synonymous false relations"] += 1
                 return False
@@ -219,20 +259,24 @@ class QuestionSets:
         if qset == "yes_no":
             negative_relation = items[1].provenance["asked_relation"]
             self.asked_yes_no[pair].update((t.predicate, negative_relation))
-            self.yes_minus_no[(t.subject, t.predicate, t.object)] += 1
-            self.yes_minus_no[(t.subject, negative_relation, t.object)] -= 1
-            self.yes_minus_no[t.predicate] += 1
-            self.yes_minus_no[negative_relation] -= 1
+            for relation, sign in ((t.predicate, 1), (negative_relation, -1)):
+                for key in ((t.subject, relation, t.object), (t.subject, relation), relation):
+                    self.yes_minus_no[key] += sign
+        elif qset == "mcq":
+            wrong = len(chosen)
+            for relation, owed in ((t.predicate, wrong), *((d.predicate, -1) for d in chosen)):
+                self.option_owed[(t.subject, relation)] += owed
+                self.option_owed[relation] += owed
         self.result.items.extend(items)
         return True
 
     def _yes_no_need(self, t: Triplet):
         """How much a relation is owed a "no": by its question text (subject, relation, object) across images,
-        then by the relation alone. Preferring the most owed keeps a question's wording from predicting its answer
+        then by the subject and relation, then by the relation alone. Preferring the most owed keeps a question's wording from predicting its answer
         (the lint's and a text-only model's language prior)."""
 
-        def need(q: str) -> tuple[int, int]:
-            return self.yes_minus_no[(t.subject, q, t.object)], self.yes_minus_no[q]
+        def need(q: str) -> tuple[int, int, int]:
+            return self.yes_minus_no[(t.subject, q, t.object)], self.yes_minus_no[(t.subject, q)], self.yes_minus_no[q]
 
         return need
 
@@ -347,9 +391,10 @@ class QuestionSets:
             question=question,
             options=(),
             answer=reference,
-            provenance=self._provenance(t, template="reefknot/vqa"),
+            provenance=self._provenance(
+                t,
+                template="reefknot/vqa",
+                accepted_answers=[reference]
+                + [self.wording.reference(t, q) for q in sorted(t.annotated) if q != t.predicate],
+            ),
         )
-
-
-def iter_items(result: SetResult) -> Iterator[Item]:
-    yield from result.items

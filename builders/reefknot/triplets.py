@@ -18,7 +18,7 @@ predicates normalised (:mod:`builders.reefknot.lexicon`) and both boxes. Phase (
   most frequent relation of the pair in the source, holding at least ``prior_share`` of its at least
   ``prior_support`` triplets (A.2 2b, A.6 point 6). Keeping such triplets would let a blind model score.
 
-The per-relation cap (A.2 "Data Bias") is applied when questions are drawn (:mod:`builders.reefknot.sets`).
+The per-relation cap (A.2 "Data Bias") is applied when questions are drawn (:class:`builders.reefknot.questions.QuestionSets`).
 Images stream through once (:func:`collect`); only surviving triplets and the corpus counts are kept.
 """
 

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
+from data_cards.harness import write_harness_exports
 from data_cards.release import MANIFEST, parse_version
 from scoring.results import write_json_atomic
 from sources.errors import ConfigError
 
-from . import write_harness_exports
+from .circular import read_result_sheet, score_circular
 
 DESCRIPTION = """\
 Write the harness exports of a Mirage release: an lmms-eval task folder (one YAML per task config, a group
@@ -69,8 +70,6 @@ def _pct(value: float | None) -> str:
 
 
 def circular(args: argparse.Namespace) -> int:
-    from .vlmevalkit import read_result_sheet, score_circular
-
     results = score_circular(read_result_sheet(args.sheet), source=args.sheet)
     rows = [[c, r["items"], _pct(r["circular_accuracy"]), _pct(r["vanilla_accuracy"]), r["unparsed"]]
             for c, r in [*results["by_category"].items(), ("all", results)]]

@@ -1,6 +1,6 @@
 """What Mirage's lmms-eval tasks call (``!function utils.<name>``): prompt, images, scoring, aggregation.
 
-The task folder written next to a release (:mod:`scoring.harness.lmms_eval_tasks`) carries a ``utils.py`` that
+The task folder written next to a release (:mod:`data_cards.harness.lmms_eval`) carries a ``utils.py`` that
 only re-exports this module, so lmms-eval scores with Mirage's own answer extraction (:mod:`scoring.extract`)
 and its numbers are the numbers of ``python -m scoring``: the harness environment needs Mirage installed
 (``pip install mirage-bench``, or ``pip install -e`` of a checkout). Vendoring a copy of the extractor instead
@@ -17,19 +17,17 @@ exactly, as ``python -m scoring`` counts them (open answers and decomposed quest
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Sequence
 
+from builders.answers import INSTRUCTIONS, answer_format
 from builders.items import OPTION_LETTERS
-from scoring.extract import answer_format, extract, is_correct
-from scoring.harness.rows import row_item
+from data_cards.harness.lmms_eval import metric_name
+from data_cards.harness.rows import row_item
+from scoring.extract import extract, is_correct
 from scoring.mioh import DECOMPOSED
 
 SCORED_APART = (DECOMPOSED,)
 """Question types that stay out of ``accuracy``, ``acc_<pressure>`` and ``unparsed_rate`` (as in their scorer)."""
-MCQ_INSTRUCTION = "Answer with the option's letter from the given choices."
-YES_NO_INSTRUCTION = "Answer with yes or no."
-OPEN_INSTRUCTION = "Answer the question."
 
 
 def prompt_text(item: Any) -> str:
@@ -47,7 +45,7 @@ def prompt_text(item: Any) -> str:
     fmt = answer_format(item)
     if item.options and fmt == "option":
         parts.append("\n".join(f"{OPTION_LETTERS[i]}. {o}" for i, o in enumerate(item.options)))
-    parts.append({"option": MCQ_INSTRUCTION, "yes_no": YES_NO_INSTRUCTION}.get(fmt, OPEN_INSTRUCTION))
+    parts.append(INSTRUCTIONS[fmt])
     return "\n".join(parts)
 
 
@@ -65,11 +63,6 @@ def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] |
 def doc_to_target(doc: dict[str, Any]) -> str:
     """The expected answer: the option letter, "yes"/"no", or the reference text."""
     return doc["answer"]
-
-
-def metric_name(pressure: str) -> str:
-    """``acc_<pressure>`` with the pressure reduced to letters, digits and ``_`` (``LC-S`` -> ``acc_LC_S``)."""
-    return "acc_" + re.sub(r"[^A-Za-z0-9]+", "_", pressure).strip("_")
 
 
 def make_process_results(pressures: Sequence[str]) -> Callable[[dict[str, Any], list[str]], dict[str, Any]]:

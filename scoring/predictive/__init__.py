@@ -26,7 +26,10 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from builders.cli import stdout, table
 from builders.items import Item
+from builders.llm import add_llm_arguments, make_client
+from scoring.llm import llm_config
 from scoring.predictions import output_of
 from scoring.predictive.judges import (
     JUDGE_NAMES,
@@ -51,8 +54,6 @@ SHORT = {"LogicalConsistency": "Logic.", "Logical Consistency": "Logic.", "Accur
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The judge (an OpenAI-compatible endpoint through :mod:`builders.llm`) and the judge validation."""
-    from builders.llm import add_llm_arguments
-
     parser.add_argument("--validate-judge", action="store_true",
                         help="also score the references themselves and report the judge's distance from full "
                              "marks (formula 3) (default off)")
@@ -102,9 +103,6 @@ def per_dataset(items: Sequence[Item], judgements: Sequence[Judgement]) -> dict[
 
 
 def judge_client(args: argparse.Namespace) -> Any:
-    from builders.llm import make_client
-    from scoring.llm import llm_config
-
     if not getattr(args, "llm_model", None):
         raise ConfigError("predictive scoring needs an LLM judge: --llm-model NAME (and --llm-base-url URL or "
                           "$OPENAI_BASE_URL)")
@@ -138,8 +136,6 @@ def _num(value: float | None, digits: int = 2) -> str:
 
 
 def print_report(results: Mapping[str, Any]) -> None:
-    from builders.cli import stdout, table
-
     model = (results.get("meta") or {}).get("model", "") or "model"
     rows = []
     for task in TASKS:

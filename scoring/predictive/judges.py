@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from builders.items import Item
+from builders.llm import LLMRequest
 from templates.loader import load_templates, render
 
 TASK_JUDGE = {"abstract_pattern": "sgae", "human_activity": "ppe", "physical_interaction": "mgae"}
@@ -111,8 +112,6 @@ class Judgement:
 
 def judge_outputs(client: Any, pairs: Sequence[tuple[Item, str]]) -> list[Judgement]:
     """Judge every ``(item, output)``: one round for all (bounded concurrency), one re-ask for malformed replies."""
-    from builders.llm import LLMRequest
-
     table = judges()
     chosen = [table[TASK_JUDGE[item.task]] for item, _ in pairs]
     conversations = [[{"role": "user", "content": prompt_for(j, item, out)}] for j, (item, out) in zip(chosen, pairs)]

@@ -50,7 +50,7 @@ from .world import COLOURS, PATTERNS, PATTERN_WEIGHTS, THEMES, WORLD_VERSION, Sc
 
 __all__ = ["load_demo_videos", "VIDEO_VERSION", "WIDTH", "HEIGHT", "FPS", "BEHAVIOUR_LEMMAS", "object_name"]
 
-VIDEO_VERSION = 2
+VIDEO_VERSION = 3
 """Bump whenever the script sampler or the rendering of videos changes what a seed produces."""
 SOURCE = "demo"
 WIDTH, HEIGHT, FPS = 320, 240, 15.0
@@ -59,12 +59,19 @@ SCALE = 2
 the same way and multiplied by this, so a video shows the same script at a size a person can judge."""
 MIN_FRAMES, MAX_FRAMES = 60, 150
 OBJECT_COUNTS, OBJECT_WEIGHTS = (1, 2, 3), (0.3, 0.45, 0.25)
-ACTIONS_PER_OBJECT = (1, 2, 3)
+MAX_ACTIONS = 5
+"""A shape acts until its timeline is nearly full (at most this many actions), so no stretch of a video is still
+for long: sampled frames of a still video would show nothing to describe."""
+GAP = (2, 7)
+"""Still frames between two actions of a shape (drawn in this range)."""
 RADIUS = (9.0 * SCALE, 14.0 * SCALE)
 """Half side of a shape's box in pixels (the stills' "medium" sizes at this resolution)."""
-COLLISION_PROBABILITY = 0.5
-"""Chance that a video with two or more shapes stages a collision (its two shapes do nothing else but may
-disappear afterwards: later actions of theirs would mostly bump into each other again)."""
+COLLISION_PROBABILITY = 0.7
+"""Chance that a video with two or more shapes stages an interaction (afterwards its two shapes act in place
+only: moving again they would mostly bump into each other)."""
+OUTCOMES, OUTCOME_WEIGHTS = ("pushed", "bounces back", "stops short"), (0.4, 0.3, 0.3)
+"""How a staged interaction ends: the mover pushes the other shape on, bounces back off it, or stops before it
+(no collision). The mover starts on either side and runs along either axis."""
 LATE_APPEARANCE_PROBABILITY = 0.25
 """Chance that a shape other than the first (and not one of a collision) appears after frame 0."""
 DISAPPEARANCE_PROBABILITY = 0.25
@@ -76,8 +83,8 @@ SYMMETRY_STEP: dict[str, float] = {
     "square": 90, "diamond": 180, "cross": 90, "star": 72, "pentagon": 72, "hexagon": 60, "octagon": 45,
     "triangle": 120,
 }
-"""The smallest turn (degrees) that maps a shape onto itself; 360 for shapes not listed (heart, arrow, ...)."""
-"""Rotating these would change no pixel worth describing: they never "rotate"."""
+"""The smallest turn (degrees) that maps a shape onto itself; 360 for shapes not listed (heart, arrow, ...).
+Circles and rings (:data:`NO_ROTATION`) never rotate: no pixel would change."""
 ACTION_WEIGHTS: dict[str, float] = {"moves": 0.4, "jumps": 0.15, "rotates": 0.15, "grows": 0.15, "shrinks": 0.15}
 BEHAVIOUR_LEMMAS: dict[str, str] = {
     "appears": "appear", "disappears": "disappear", "moves": "move", "jumps": "jump", "rotates": "rotate",
@@ -175,6 +182,8 @@ class _Script:
     n_frames: int
     actors: list[_Actor]
     collisions: list[dict[str, Any]]
+    interaction: dict[str, Any] = field(default_factory=dict)
+    """The staged interaction of two shapes (``{}`` when none): who moves towards whom, when and how it ends."""
 
 
 def _choice(rng: np.random.Generator, options: tuple[Any, ...] | list[Any], weights: Any = None) -> Any:
@@ -207,59 +216,93 @@ def _sample_script(seed: int, index: int, attempt: int) -> _Script:
             cx=float(rng.uniform(r * 1.3 + MARGIN, WIDTH - r * 1.3 - MARGIN)),
             cy=float(round(HEIGHT * (lane + 1) / (lanes + 1))), r=r,
         ))
-    collisions = _stage_collision(rng, actors[0], actors[1], n_frames) if collision else []
+    interaction: dict[str, Any] = {}
+    if collision:
+        interaction = _stage_interaction(rng, actors[0], actors[1], n_frames)
+    collisions = [{k: interaction[k] for k in ("frame", "object", "action", "target")}] \
+        if interaction.get("action") == "collides with" else []
     for k, actor in enumerate(actors):
         if k > 0 and not (collision and k < 2) and rng.random() < LATE_APPEARANCE_PROBABILITY:
             actor.appear = int(rng.integers(5, n_frames // 3))
-        if not (collision and k < 2):
-            _sample_actions(rng, actor, n_frames)
+        pair = collision and k < 2
+        _sample_actions(rng, actor, n_frames, still=pair,
+                        after=max(s["end"] for x in actors[:2] for s in x.segments) if pair else 0)
         last = max([actor.appear] + [s["end"] for s in actor.segments])
         if rng.random() < DISAPPEARANCE_PROBABILITY and last + 4 < n_frames - 4:
             actor.disappear = int(rng.integers(last + 4, n_frames - 4))
     return _Script(index, theme.name, theme.background, float(rng.uniform(0, 2 * math.pi)), n_frames, actors,
-                   collisions)
+                   collisions, interaction)
 
 
-def _stage_collision(rng: np.random.Generator, a: _Actor, b: _Actor, n_frames: int) -> list[dict[str, Any]]:
-    """Put ``a`` left of ``b`` on one lane, move ``a`` right until its pixels touch ``b``'s, then push ``b``."""
+OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up"}
+
+
+def _stage_interaction(rng: np.random.Generator, a: _Actor, b: _Actor, n_frames: int) -> dict[str, Any]:
+    """Put ``a`` and ``b`` on one line (a row or a column), move ``a`` towards ``b`` and end as :data:`OUTCOMES`
+    draws: until its pixels touch ``b``'s, then ``b`` is pushed on or ``a`` bounces back; or ``a`` stops short."""
     a.rotation = b.rotation = 0.0
-    a.cx = float(round(rng.uniform(a.r * 1.3 + MARGIN, WIDTH * 0.3)))
-    b.cx = float(round(rng.uniform(WIDTH * 0.55, WIDTH * 0.7)))
-    a.cy = b.cy = float(round(a.cy))
-    b_left = _extent(b.spec(0, 0))[0]
-    touch_cx = b_left - 1 - (_extent(a.spec(0, 0))[1] - a.cx)  # a's rightmost column right next to b's leftmost
+    direction = str(_choice(rng, tuple(DIRECTIONS)))
+    outcome = str(_choice(rng, OUTCOMES, OUTCOME_WEIGHTS))
+    dx, dy = DIRECTIONS[direction]
+    axis, sign = (0, dx) if dx else (1, dy)
+    size = WIDTH if axis == 0 else HEIGHT
+    near = float(round(rng.uniform(a.r * 1.3 + MARGIN, size * 0.3)))
+    far = float(round(rng.uniform(size * 0.55, size * 0.7)))
+    if sign < 0:
+        near, far = size - near, size - far
+    if axis == 0:
+        a.cx, b.cx = near, far
+        a.cy = b.cy = float(round(a.cy))
+    else:
+        a.cy, b.cy = near, far
+        a.cx = b.cx = float(round(rng.uniform(WIDTH * 0.3, WIDTH * 0.7)))
+    lo_a, hi_a = _extent(a.spec(0, 0), axis)
+    lo_b, hi_b = _extent(b.spec(0, 0), axis)
+    touch = (lo_b - 1 - hi_a) if sign > 0 else (lo_a - 1 - hi_b)  # pixels a moves until it touches b
+    gap = int(rng.integers(8, 14)) * SCALE if outcome == "stops short" else 0
     start = int(rng.integers(2, 10))
     t = start + int(rng.integers(12, 28))
-    a.segments.append({"start": start, "end": t, "action": "moves", "direction": "right",
-                       "pixels": float(touch_cx - a.cx)})
-    push = float(rng.integers(10, 25) * SCALE)
-    b.segments.append({"start": t, "end": t + int(rng.integers(8, 16)), "action": "moves", "direction": "right",
-                       "pixels": push})
-    return [{"frame": t, "object": a.name, "action": "collides with", "target": b.name}]
+    a.segments.append({"start": start, "end": t, "action": "moves", "direction": direction,
+                       "pixels": float(touch - gap)})
+    staged = {"frame": t, "object": a.name, "target": b.name, "direction": direction, "outcome": outcome}
+    if outcome == "stops short":
+        return {**staged, "action": "stops short of", "gap": gap}
+    after = {"start": t, "end": t + int(rng.integers(8, 16)), "action": "moves"}
+    if outcome == "pushed":
+        b.segments.append({**after, "direction": direction, "pixels": float(rng.integers(10, 25) * SCALE)})
+    else:
+        a.segments.append({**after, "direction": OPPOSITE[direction], "pixels": float(rng.integers(8, 18) * SCALE)})
+    return {**staged, "action": "collides with"}
 
 
-def _extent(spec: ShapeSpec) -> tuple[int, int]:
-    """Leftmost and rightmost pixel columns of a shape's rasterised mask."""
+def _extent(spec: ShapeSpec, axis: int = 0) -> tuple[int, int]:
+    """First and last pixel columns (``axis`` 0) or rows (1) of a shape's rasterised mask."""
     layer = render.rasterise(spec)
-    cols = np.flatnonzero(layer.mask.any(axis=0))
-    return layer.x0 + int(cols[0]), layer.x0 + int(cols[-1])
+    lines = np.flatnonzero(layer.mask.any(axis=axis))
+    origin = layer.x0 if axis == 0 else layer.y0
+    return origin + int(lines[0]), origin + int(lines[-1])
 
 
 def rotation_degrees(rng: np.random.Generator, category: str) -> float:
-    """How far a shape turns: 30 to 45 % of its symmetry step, so the shape at the end is clearly turned (a star
-    turned by a multiple of 72 degrees looks unturned), and the shortest turn from the first look to the last is the
-    scripted direction (a turn past half a step reads as the opposite one). For shapes without a rotational symmetry
-    that is 108..162 degrees."""
+    """How far a shape turns: 25 to 33 % of its symmetry step, so the shape at the end is visibly turned (a star
+    turned by a multiple of 72 degrees looks unturned) and the turn seen from the first look to the last cannot be
+    read the other way round (the other way is at least twice as far: a 5-point star turned 32 degrees clockwise
+    looks like one turned 40 degrees counterclockwise, one turned 20 degrees does not). For shapes without a
+    rotational symmetry that is 90..119 degrees."""
     step = SYMMETRY_STEP.get(category, 360.0)
-    return float(round(step * float(_choice(rng, (0.30, 0.35, 0.40, 0.45))), 1))
+    return float(round(step * float(_choice(rng, (0.25, 0.29, 0.33))), 1))
 
 
-def _sample_actions(rng: np.random.Generator, actor: _Actor, n_frames: int) -> None:
-    """Append one to three actions after the actor's existing segments, with still gaps between them."""
-    t = max([actor.appear] + [s["end"] for s in actor.segments])
-    for _ in range(int(_choice(rng, ACTIONS_PER_OBJECT))):
-        start = t + int(rng.integers(3, 12))
-        kinds = [k for k in ACTION_WEIGHTS if not (k == "rotates" and actor.category in NO_ROTATION)]
+def _sample_actions(rng: np.random.Generator, actor: _Actor, n_frames: int, still: bool = False,
+                    after: int = 0) -> None:
+    """Append actions after the actor's existing segments (and frame ``after``), with short still gaps between
+    them, until its timeline is nearly full (:data:`MAX_ACTIONS`); ``still``: actions in place only (the two shapes
+    of an interaction, once it is over: moving again they would mostly bump into each other)."""
+    t = max([actor.appear, after] + [s["end"] for s in actor.segments])
+    for _ in range(MAX_ACTIONS):
+        start = t + int(rng.integers(*GAP))
+        kinds = [k for k in ACTION_WEIGHTS if not (k == "rotates" and actor.category in NO_ROTATION)
+                 and not (still and k == "moves")]
         action = str(_choice(rng, kinds, [ACTION_WEIGHTS[k] for k in kinds]))
         segment: dict[str, Any] = {"start": start, "action": action}
         cx, cy, r, _ = actor.state(start)
@@ -359,7 +402,7 @@ def _sentence(event: dict[str, Any]) -> str:
     subject = f"The {event['object']}"
     action = event["action"]
     if action == "appears":
-        return f"A {event['object']} appears."
+        return f"{'An' if event['object'][0] in 'aeiou' else 'A'} {event['object']} appears."
     if action == "moves":
         way = f"to the {event['direction']}" if event["direction"] in ("left", "right") else event["direction"]
         return f"{subject} moves {way}."
@@ -404,8 +447,9 @@ def _meta(script: _Script) -> dict[str, Any]:
             objects.append(a.category)
     return {
         "theme": script.theme,
-        "cast": [{"name": a.name, "category": a.category, "colour": a.colour, "pattern": a.pattern}
-                 for a in script.actors],
+        "cast": [{"name": a.name, "category": a.category, "colour": a.colour, "pattern": a.pattern,
+                  "start": {"cx": a.cx, "cy": a.cy, "r": a.r, "rotation": a.rotation}} for a in script.actors],
+        "interaction": script.interaction,
         "events": events,
         "description": _describe(script, events),
         "objects": objects,

@@ -171,14 +171,6 @@ def named_rng(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, *words]))
 
 
-def theme_by_name(name: str) -> Theme:
-    """The theme called ``name`` (``KeyError`` when unknown)."""
-    for theme in THEMES:
-        if theme.name == name:
-            return theme
-    raise KeyError(name)
-
-
 def sample_scene(seed: int, index: int, width: int, height: int, attempt: int = 0) -> Scene:
     """Sample scene ``index`` of the world ``seed``.
 

@@ -86,3 +86,39 @@ def add_items(build: Path, n: int, start: int) -> list[Item]:
     new = mixed_items(n, build, start=start)
     write_items(build / "items.jsonl", items + new)
     return new
+
+
+def make_screen_build(root: Path, size: tuple[int, int] = (640, 480)) -> Path:
+    """``root/builds/demo/screen``: what fills a reviewer's screen most, at photo size: a 4-image MIOH-style item
+    with a misleading context, 5 options and the builder's per-image and per-option records; an 11-option counting
+    item; a 4-frame video item (frames titled by time)."""
+    build = root / "builds" / "demo" / "screen"
+    build.mkdir(parents=True, exist_ok=True)
+    images = []
+    for k in range(4):
+        rel = f"images/screen-{k}.png"
+        draw_png(build / rel, 200 + k, size=size)
+        images.append(rel)
+    labels = [{"id": f"img{k}", "label": ("pos", "neg", "pos", "neg")[k],
+               "difficulty": ("easy", "hard_negative", "hard_positive", "easy")[k]} for k in range(4)]
+    options = ["Image 1", "Image 2", "Image 3", "Image 4", "None of the above"]
+    option_labels = [{"option": o, "images": [{"label": ("present" if (i + j) % 2 else "absent"),
+                                               "difficulty": "hard_negative" if i == j else "easy"}
+                                              for j in range(4)]} for i, o in enumerate(options[:4])]
+    common = dict(benchmark="mioh", task="existence", pressure="linguistic", images=images)
+    items = [
+        make_item(question_type="selective", question="In which image is there a dog lying on a sofa?",
+                  options=options, answer="C",
+                  context="Analysis confirms that the dog in image 2 is clearly lying on the sofa, so the answer is B.",
+                  provenance={"probe": ["dog", "lying on", "sofa"], "images": labels, "option_labels": option_labels},
+                  **common),
+        make_item(question_type="comprehensive", question="How many dogs are there in the four images in total?",
+                  options=[str(k) for k in range(10)] + ["None of the above"], answer="C",
+                  context="I looked carefully and I only see one dog.", provenance={"images": labels}, **common),
+        make_item(question_type="selective", question="What happens to the ball between the first and last frame?",
+                  options=["It rolls left", "It rolls right", "It stays", "None of the above"], answer="B",
+                  provenance={"frame_indices": [0, 30, 60, 90], "fps": 30.0}, **common),
+    ]
+    write_items(build / "items.jsonl", items)
+    (build / "build.json").write_text(json.dumps({"benchmark": "mioh", "name": "screen", "seed": 0}), encoding="utf-8")
+    return build

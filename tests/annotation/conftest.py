@@ -112,3 +112,29 @@ def ls_server(start_ls) -> LiveServer:
 @pytest.fixture
 def build_dir(tmp_path: Path) -> Path:
     return make_build(tmp_path, 30, external=tmp_path / "source-images")
+
+
+CHROMIUM = os.environ.get("MIRAGE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright (never a browser Playwright downloads); one per module."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("playwright is not installed; .ci/install-annotation.sh installs it")
+    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
+        if os.environ.get("CI"):
+            raise RuntimeError(f"no Chromium at {CHROMIUM}")
+        pytest.skip(f"no Chromium at {CHROMIUM}; .ci/install-annotation.sh installs it")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

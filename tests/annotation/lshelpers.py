@@ -8,6 +8,11 @@ from builders.items import Item
 REVIEWER_PASSWORD = "reviewer-pass-1234"
 
 
+def csrf_cookie(session) -> str:
+    """The CSRF cookie of a ``requests`` session, under Label Studio's name or a room front's (``csrftoken_PORT``)."""
+    return next(c.value for c in session.cookies if c.name == "csrftoken" or c.name.startswith("csrftoken_"))
+
+
 def signup(url: str, invite: str, email: str, password: str = REVIEWER_PASSWORD) -> None:
     """Sign up through the organisation's invite link, as a reviewer's browser does."""
     import requests
@@ -16,7 +21,7 @@ def signup(url: str, invite: str, email: str, password: str = REVIEWER_PASSWORD)
     s.get(url + invite, timeout=30).raise_for_status()
     r = s.post(
         url + invite,
-        data={"email": email, "password": password, "csrfmiddlewaretoken": s.cookies["csrftoken"]},
+        data={"email": email, "password": password, "csrfmiddlewaretoken": csrf_cookie(s)},
         headers={"Referer": url + invite},
         allow_redirects=False,
         timeout=30,

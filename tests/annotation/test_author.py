@@ -13,6 +13,8 @@ from annotation.author import (
     AUTHOR_ID_FIELD,
     DESCRIPTION,
     OBJECT,
+    description_rule,
+    description_targets,
     pull_descriptions,
     push_descriptions,
     sequences_to_describe,
@@ -58,20 +60,27 @@ def test_author_descriptions_round_trip_into_a_mementos_build(ls_server, files_r
 
     signup(ls_server.url, ls_server.invite, WRITER)
     writer = LabelStudioClient.login(ls_server.url, WRITER, REVIEWER_PASSWORD)
-    url = writer.get(f"/api/tasks/{task['id']}")["data"]["images"][0]["url"]
+    data = writer.get(f"/api/tasks/{task['id']}")["data"]
+    assert str(tmp_path) not in json.dumps(data)  # no path of the maintainer's machine in what a member reads
+    assert description_rule() in admin.find_project("describe comics")["label_config"]  # the rule where one writes
+    url = data["images"][0]["url"]
+    views = admin.get("/api/dm/views/", params={"project": pid})
+    hidden = views[0]["data"]["hiddenColumns"]["explore"]
+    assert {"tasks:data.guide", "tasks:data.images", "tasks:data.header"} <= set(hidden)  # no raw HTML or JSON
     assert writer.session.get(ls_server.url + url, timeout=30).status_code == 200  # the person sees the panels
+    targets = description_targets(comics=comics)
     short = [{"from_name": DESCRIPTION, "to_name": OBJECT, "type": "textarea", "value": {"text": ["a ball"]}}]
     writer.create_annotation(task["id"], short)
-    report = pull_descriptions(admin, "describe comics", log=lambda s: None)
+    report = pull_descriptions(admin, "describe comics", targets=targets, log=lambda s: None)
     assert report["written"] == [] and "fewer than 8" in report["problems"][0]
     assert not seqs[0].target.exists()  # nothing half-right is written
 
     good = [{"from_name": DESCRIPTION, "to_name": OBJECT, "type": "textarea", "value": {"text": [TEXT]}}]
     writer.create_annotation(task["id"], good)
-    report = pull_descriptions(admin, "describe comics", log=lambda s: None)
+    report = pull_descriptions(admin, "describe comics", targets=targets, log=lambda s: None)
     assert report["written"] == [str(seqs[0].target)]
     assert seqs[0].target.read_text() == TEXT + "\n"
-    assert pull_descriptions(admin, "describe comics", log=lambda s: None)["unchanged"] == [str(seqs[0].target)]
+    assert pull_descriptions(admin, "describe comics", targets=targets, log=lambda s: None)["unchanged"] == [str(seqs[0].target)]
 
     # the builder reads exactly that file: the comic it skipped is now an item with the person's description
     from builders.mementos import main as mementos

@@ -1,15 +1,12 @@
-"""A reviewer in headless Chromium: joins through the invite link, opens an 8-image task, submits a fix.
+"""A reviewer in headless Chromium: joins through the invite link, opens an 8-image task and submits a fix; the
+screen at 1440x900 and 1280x720 in the labeling stream; the Data Manager's columns.
 
-The screenshot is kept as ``test-artifacts/annotation-8-images.png``.
+Screenshots are kept under ``test-artifacts/`` (``annotation-8-images.png``, ``annotation-<W>x<H>*.png``).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
@@ -22,35 +19,15 @@ from tests.annotation.conftest import ARTIFACTS
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = os.environ.get("MIRAGE_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 REVIEWER = "browser-reviewer@mirage.test"
 PASSWORD = "reviewer-pass-1234"
 
 
 @pytest.fixture(scope="module")
-def chromium():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("playwright is not installed; .ci/install-annotation.sh installs it")
-    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
-        if os.environ.get("CI"):
-            raise RuntimeError(f"no Chromium at {CHROMIUM}")
-        pytest.skip(f"no Chromium at {CHROMIUM}; .ci/install-annotation.sh installs it")
-    profile = tempfile.mkdtemp(prefix="mirage-chromium-")
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True, args=ARGS, viewport={"width": 1400, "height": 1300}
-        )
-        yield context
-        context.close()
-    shutil.rmtree(profile, ignore_errors=True)
+def chromium(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1300})
+    yield context
+    context.close()
 
 
 def test_reviewer_sees_eight_images_and_submits_a_fix(ls_server, chromium, tmp_path):
@@ -111,64 +88,152 @@ def test_reviewer_sees_eight_images_and_submits_a_fix(ls_server, chromium, tmp_p
     assert out.review["problems"] == []
 
 
-def test_screen_at_1440x900_shows_images_proposed_answer_and_verdict_together(ls_server, chromium, tmp_path):
-    """Issue 15 part 3: images and controls side by side; nothing the reviewer must compare needs scrolling."""
-    build_path = make_build(tmp_path, 3)
-    admin = ls_server.client()
-    res = push(admin, load_build(build_path), "screen review", progress=False)
-    build = load_build(build_path)
-    eight = next(it for it in build.items if len(it.images) == 8)
-    task_id = next(t["id"] for t in admin.iter_tasks(res.project_id) if t["data"][ITEM_ID_FIELD] == eight.id)
+def _box(locator) -> dict:
+    b = locator.bounding_box()
+    assert b is not None, locator
+    return b
 
+
+def _in_view(b: dict, top: float, bottom: float) -> bool:
+    return b["y"] >= top and b["y"] + b["height"] <= bottom
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (1280, 720)])
+def test_the_screen_fits_four_images_question_and_verdict(ls_server, browser, tmp_path, width, height):
+    """Issue 42 part 5, in the reviewer's labeling stream: every image of a 4-image item at least 400 px wide, two
+    side by side; question, proposed answer and verdict in view, also after choosing fix and while the images
+    scroll. Screenshots: ``test-artifacts/annotation-<W>x<H>*.png``."""
+    from tests.annotation.builds import make_screen_build
     from tests.annotation.lshelpers import signup
 
-    signup(ls_server.url, ls_server.invite, "screen-reviewer@mirage.test", PASSWORD)
+    build = load_build(make_screen_build(tmp_path))
+    admin = ls_server.client()
+    project = f"screen {width}"
+    res = push(admin, build, project, progress=False)
+    email = f"screen-{width}@mirage.test"
+    signup(ls_server.url, ls_server.invite, email, PASSWORD)
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        page.goto(ls_server.url + "/user/login/")
+        page.fill("input[name=email]", email)
+        page.fill("input[name=password]", PASSWORD)
+        page.locator("button[type=submit], input[type=submit]").first.click()
+        page.wait_for_load_state("networkidle")
+        page.goto(f"{ls_server.url}/projects/{res.project_id}/data?labeling=1")  # "Label All Tasks"
+        page.wait_for_function(
+            "document.querySelectorAll('.mirage-cell img').length == 4 && "
+            "Array.from(document.querySelectorAll('.mirage-cell img')).every(i => i.complete && i.naturalWidth > 0)",
+            timeout=60_000,
+        )
+        page.wait_for_timeout(500)  # the images settle into their final size
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"annotation-{width}x{height}.png"))
+        top = _box(page.locator(".lsf-main-content")).get("y")
+        bottom = _box(page.locator(".lsf-bottombar"))["y"]  # Skip / Submit
+
+        def check(when: str) -> None:
+            images = [_box(page.locator(".mirage-cell img").nth(k)) for k in range(4)]
+            assert all(b["width"] >= 400 for b in images), (when, images)
+            assert abs(images[0]["y"] - images[1]["y"]) < 1 and images[0]["x"] + images[0]["width"] <= images[1]["x"]
+            for name in (".mirage-question", ".mirage-proposed"):
+                assert _in_view(_box(page.locator(name)), top, bottom), (when, name)
+            for verdict in ("accept", "fix", "reject"):
+                label = page.locator(".lsf-choice__item label", has_text=verdict).first
+                assert _in_view(_box(label), top, bottom), (when, verdict)
+            assert images[0]["x"] + images[0]["width"] <= _box(page.locator(".mirage-question"))["x"]
+
+        check("opened")
+        # side panels (Info, History, Regions) are gone; the comment box has no counter and no "Add"
+        assert page.locator(".lsf-sidepanels__wrapper").first.is_hidden()
+        assert page.get_by_text("submissions").count() == 0 and page.get_by_role("button", name="Add").count() == 0
+        # every image links to itself at native size
+        links = page.locator(".mirage-cell a.mirage-native")
+        assert links.count() == 4 and "native size (640x480)" in links.first.inner_text()
+        # one hotkey scheme: 2 chooses fix, which shows the correct-option choices below the verdict
+        page.locator(".mirage-proposed").click()
+        page.keyboard.press("2")
+        page.locator(".lsf-choice__item label", has_text="None of the above").last.wait_for(timeout=10_000)
+        check("fix chosen")
+        page.screenshot(path=str(ARTIFACTS / f"annotation-{width}x{height}-fix.png"))
+        # the images scroll; question and verdict stay
+        page.evaluate("document.querySelector('.lsf-main-content').scrollTop = 10000")
+        page.wait_for_timeout(300)
+        assert _box(page.locator(".mirage-cell img").nth(0))["y"] < top  # scrolled away
+        for name in (".mirage-question", ".mirage-proposed"):
+            assert _in_view(_box(page.locator(name)), top, bottom), ("scrolled", name)
+        assert _in_view(_box(page.locator(".lsf-choice__item label", has_text="reject").first), top, bottom)
+        page.screenshot(path=str(ARTIFACTS / f"annotation-{width}x{height}-scrolled.png"))
+    finally:
+        context.close()
+
+
+def test_the_data_manager_shows_columns_not_raw_fields(ls_server, chromium, tmp_path):
+    """The Data Manager shows question, proposed answer, task and pressure, not the raw HTML / JSON fields."""
+    build_path = make_build(tmp_path, 3)
+    admin = ls_server.client()
+    res = push(admin, load_build(build_path), "columns review", progress=False)
+    build = load_build(build_path)
+    from tests.annotation.lshelpers import signup
+
+    signup(ls_server.url, ls_server.invite, "columns-reviewer@mirage.test", PASSWORD)
     page = chromium.new_page()
     page.context.clear_cookies()
     page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(ls_server.url + "/user/login/")
-    page.fill("input[name=email]", "screen-reviewer@mirage.test")
+    page.fill("input[name=email]", "columns-reviewer@mirage.test")
     page.fill("input[name=password]", PASSWORD)
     page.locator("button[type=submit], input[type=submit]").first.click()
     page.wait_for_load_state("networkidle")
-    page.goto(f"{ls_server.url}/projects/{res.project_id}/data?task={task_id}")
-    page.wait_for_function(
-        "document.querySelectorAll('.mirage-cell img').length >= 8 && "
-        "Array.from(document.querySelectorAll('.mirage-cell img')).every(i => i.complete && i.naturalWidth > 0)",
-        timeout=60_000,
-    )
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "annotation-1440x900.png"))
-
-    def box(locator):
-        b = locator.bounding_box()
-        assert b is not None, locator
-        return b
-
-    first_image = box(page.locator(".mirage-cell img").first)
-    proposed = box(page.locator(".mirage-proposed"))
-    verdict = box(page.locator(".lsf-choice__item label", has_text="reject").first)
-    # side by side: the images on the left, question / proposed answer / verdict on the right, all in view
-    for name, b in (("first image", first_image), ("proposed answer", proposed), ("verdict", verdict)):
-        assert b["y"] >= 0 and b["y"] + b["height"] <= 900, (name, b)
-    assert first_image["x"] + first_image["width"] <= proposed["x"], (first_image, proposed)
-    assert first_image["width"] >= 280, first_image  # was 215 px in a 4-column grid under the text
-    # every image links to itself at native size
-    links = page.locator(".mirage-cell a.mirage-native")
-    assert links.count() == 8 and "native size (96x72)" in links.first.inner_text()
-    # one hotkey scheme: 2 chooses fix, which shows the correct-option choices
-    page.locator(".mirage-proposed").click()
-    page.keyboard.press("2")
-    page.locator(".lsf-choice__item label", has_text="B. Image 2").first.wait_for(timeout=10_000)
-    page.screenshot(path=str(ARTIFACTS / "annotation-1440x900-fix.png"))
-
-    # the Data Manager shows question, proposed answer, task and pressure, not the raw HTML / JSON fields
     page.goto(f"{ls_server.url}/projects/{res.project_id}/data")
-    page.get_by_text(eight.question).first.wait_for(timeout=30_000)
+    page.get_by_text(build.items[0].question).first.wait_for(timeout=30_000)
     page.screenshot(path=str(ARTIFACTS / "annotation-data-manager.png"))
     for column in ("question", "proposed_answer", "task", "pressure"):
-        b = box(page.get_by_text(column, exact=True).first)
+        b = _box(page.get_by_text(column, exact=True).first)
         assert b["x"] + b["width"] <= 1440 and b["y"] < 300, (column, b)  # a visible header cell, on screen
-    for column in ("item_html", "choices", "images", "Annotation results"):
+    for column in ("item_html", "record_html", "choices", "images", "Annotation results"):
         assert page.get_by_text(column, exact=True).count() == 0, column
     page.close()
+
+
+def test_a_reviewer_whose_room_is_down_sees_why(ls_server, browser, tmp_path):
+    """The web app in front of a room that goes down (its front says so, as ``serve`` makes it when the server
+    dies): Submit fails with Label Studio's own "not saved" notice, and the next request shows the front's reason in
+    the app's error dialog. Screenshot: ``test-artifacts/annotation-room-down.png``."""
+    from annotation.front import RoomFront
+    from annotation.serve import free_port
+    from annotation.client import LabelStudioClient
+    from tests.annotation.lshelpers import signup
+
+    backend = ls_server.url.rsplit(":", 1)
+    front = RoomFront("127.0.0.1", free_port(), room="Room 2").start()
+    front.serve_from((backend[0].split("//")[1], int(backend[1])))
+    url = f"http://127.0.0.1:{front.port}"
+    admin = LabelStudioClient(url, ls_server.token)
+    res = push(admin, load_build(make_build(tmp_path, 2)), "room down", progress=False)
+    signup(url, ls_server.invite, "down@mirage.test", PASSWORD)
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(url + "/user/login/")
+        page.fill("input[name=email]", "down@mirage.test")
+        page.fill("input[name=password]", PASSWORD)
+        page.locator("button[type=submit], input[type=submit]").first.click()
+        page.wait_for_load_state("networkidle")
+        page.goto(f"{url}/projects/{res.project_id}/data?labeling=1")
+        page.locator(".lsf-choice__item label", has_text="reject").first.wait_for(timeout=60_000)
+        page.wait_for_load_state("networkidle")
+        front.down("stopped with status -9 and is restarting")
+        page.locator(".lsf-choice__item label", has_text="reject").first.click()
+        page.get_by_test_id("bottombar-submit-button").click()
+        page.get_by_text("Annotation is not saved").first.wait_for(timeout=30_000)
+        page.get_by_text("Projects", exact=True).first.click()  # the app's next request
+        reason = "Room 2's Label Studio server stopped with status -9 and is restarting. What you submitted before is saved"
+        page.get_by_text(reason).first.wait_for(timeout=30_000)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "annotation-room-down.png"))
+        page.goto(url + "/projects/")  # a page load: the front's own page, which reloads itself
+        assert reason in page.locator("body").inner_text()
+    finally:
+        context.close()
+        front.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -124,6 +125,9 @@ def test_serving_folder_holds_links_to_the_task_images_only(tmp_path):
     assert all(p.read_bytes() == s.read_bytes() for s, p in links.items())
     assert not any(p.suffix == ".json" for p in root.rglob("*"))
     assert link_images(images, folder) == links  # a re-push finds them in place
+    # what members read in the image URLs names neither the build nor any folder of the maintainer's
+    shown = folder.relative_to(root.resolve()).as_posix()
+    assert re.fullmatch(r"images/[0-9a-f]{12}", shown) and "test" not in shown
 
 
 def test_serve_without_label_studio(capsys, tmp_path, monkeypatch):

@@ -110,6 +110,23 @@ def test_sequence_frames_are_titled_with_their_time():
     assert image_titles(it) == ["Frame 1 (t = 0.00 s)", "Frame 2 (t = 0.50 s)"]
     it = item(images=["f0.png", "f8.png"], provenance={"frame_indices": [0, 8]})
     assert image_titles(it) == ["Frame 1 (frame 0)", "Frame 2 (frame 8)"]
+    # a comic's panels, as the Mementos builder records them, are panels in review as in authoring
+    comic = item(images=["p1.png", "p2.png"], provenance={"frame_indices": [0, 1], "fps": None, "policy": "panels"})
+    assert image_titles(comic) == ["Panel 1", "Panel 2"]
+
+
+def test_the_screen_keeps_question_and_verdict_apart_from_the_long_parts():
+    """Question, options and proposed answer (kept in view with the verdict) and the builder's record (below it)
+    travel in two fields; the comment box has no "Add" button and no submission counter."""
+    it = item(images=["a.png"], options=[str(k) for k in range(10)], answer="C",
+              provenance={"probe": "cat", "images": [{"label": "pos", "difficulty": "hard_positive"}]})
+    data = task_data(it, Path("/b"), Path("/"))
+    assert "Proposed answer" in data["item_html"] and "builder recorded" not in data["item_html"]
+    assert "builder recorded" in data["record_html"] and "Question" not in data["record_html"]
+    assert "mirage-many" in data["item_html"]  # ten options: in two columns
+    config = labeling_config({"mcq", "vqa"})
+    assert config.index('value="$item_html"') < config.index('name="verdict"') < config.index('value="$record_html"')
+    assert "maxSubmissions" not in config and config.count('showSubmitButton="false"') == 2
 
 
 def test_the_reviewer_sees_each_options_label_per_image():
@@ -119,11 +136,29 @@ def test_the_reviewer_sees_each_options_label_per_image():
               {"option": "B", "probe": "dog", "images": [{"label": "undecidable", "difficulty": None}] * 2}]
     it = item(images=["images/a.png", "images/b.png"], options=["cat", "dog", "None of the above"], answer="C",
               provenance={"probe": "cat", "option_labels": labels})
-    html_text = task_data(it, Path("/b"), Path("/"))["item_html"]
+    html_text = task_data(it, Path("/b"), Path("/"))["record_html"]
     table = html_text[html_text.index('<table class="mirage-record mirage-option-labels">'):html_text.index("</table>")]
     rows = table.split("<tr>")[1:]
     assert "<th>Image 1</th><th>Image 2</th>" in rows[0]
     assert rows[1] == '<th>A</th><td class="mirage-hard">no, hard</td><td>yes</td></tr>'
     assert rows[2] == "<th>B</th><td>?</td><td>?</td></tr>"
     plain = item(options=["cat", "dog", "None of the above"], answer="C", provenance={"option_labels": []})
-    assert "mirage-option-labels" not in task_data(plain, Path("/b"), Path("/"))["item_html"]
+    assert "mirage-option-labels" not in task_data(plain, Path("/b"), Path("/"))["record_html"]
+
+
+def test_pull_sees_every_change_to_what_push_sets(tmp_path: Path):
+    """A member could change the label config or a review setting; pull compares the project with what push sets."""
+    from annotation.builddir import load_build
+    from annotation.push import project_settings, settings_changes, wanted_config
+    from tests.annotation.builds import make_build
+
+    build = load_build(make_build(tmp_path, 5))
+    pushed = project_settings("p", build, wanted_config(build), 1)
+    assert settings_changes(pushed, build, 1) == {}
+    assert settings_changes(pushed, build, 3) == {"maximum_annotations": 3}
+    loose = dict(pushed, label_config=pushed["label_config"].replace('<Choice value="reject"',
+                                                                   '<Choice value="maybe"/><Choice value="reject"'))
+    assert set(settings_changes(loose, build, 1)) == {"label_config"}
+    for key, value in (("skip_queue", "REQUEUE_FOR_OTHERS"), ("show_annotation_history", True),
+                       ("expert_instruction", "<p>anything goes</p>")):
+        assert set(settings_changes(dict(pushed, **{key: value}), build, 1)) == {key}

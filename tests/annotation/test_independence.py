@@ -14,16 +14,19 @@ import os
 from pathlib import Path
 
 import pytest
-import requests
 
-from annotation.builddir import load_build
-from annotation.client import LabelStudioClient
-from annotation.config import ITEM_ID_FIELD
-from annotation.pull import pull
-from annotation.push import push
-from annotation.serving import serving_folder
-from tests.annotation.builds import make_build
-from tests.annotation.lshelpers import REVIEWER_PASSWORD, result, signup
+from tests.conftest import require_annotation_extra
+
+require_annotation_extra()  # the review loop's client (label-studio-sdk, requests)
+
+from annotation.builddir import load_build  # noqa: E402
+from annotation.client import LabelStudioClient  # noqa: E402
+from annotation.config import ITEM_ID_FIELD  # noqa: E402
+from annotation.pull import pull  # noqa: E402
+from annotation.push import push  # noqa: E402
+from annotation.serving import serving_folder  # noqa: E402
+from tests.annotation.builds import make_build  # noqa: E402
+from tests.annotation.lshelpers import REVIEWER_PASSWORD, result, signup  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -116,6 +116,7 @@ def test_push_is_idempotent_and_adds_only_new_items(scenario):
     assert (second.created, second.imported, second.already_there) == (False, 0, 30)
     assert (third.imported, third.already_there) == (5, 30)
     assert not second.config_updated and not third.config_updated  # same kinds: the config is left alone
+    assert (first.refreshed, second.refreshed, third.refreshed) == (0, 0, 0)  # tasks shown as pushed stay as they are
     assert first.storages_added and not second.storages_added  # build dir + source-image folder, once
     tasks = scenario["tasks"]  # _task_ids asserted one task per item
     assert set(tasks) == {it.id for it in scenario["items"]}

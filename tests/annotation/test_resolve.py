@@ -298,3 +298,61 @@ def test_an_author_vote_on_their_own_item_is_refused():
     plain = resolve([VQA], [task(1, VQA, *[ann(a["id"], a["completed_by"], result(VQA, v)) for a, v in
                                            zip(anns, ("accept", "reject", "reject", "accept"))])], USERS)
     assert plain["refused_own_work"] == {} and plain["items"][VQA.id]["votes"] == {"accept": 1, "fix": 0, "reject": 2}
+
+
+# ---------------------------------------------------------------- issue 42: skips and an author's own item
+def _room(tid, room, item, *anns):
+    t = task(tid, item, *anns)
+    t["mirage_room"] = room
+    return t
+
+
+def test_a_skip_that_stays_a_skip_is_an_unsure_seat_and_the_item_reaches_a_verdict():
+    # three rooms, one reviewer each; room 3's reviewer skipped and never came back
+    agree = [_room(1, 1, MCQ, ann(1, 1, result(MCQ, "accept"))), _room(1, 2, MCQ, ann(1, 2, result(MCQ, "accept"))),
+             _room(1, 3, MCQ, ann(1, 3, [], cancelled=True))]
+    split = [_room(2, 1, YN, ann(2, 1, result(YN, "accept"))), _room(2, 2, YN, ann(2, 2, result(YN, "reject"))),
+             _room(2, 3, YN, ann(2, 3, [], cancelled=True))]
+    out = resolve([MCQ, YN], agree + split, USERS, rooms=3)
+    assert out["items"][MCQ.id]["status"] == "keep"  # 2 of 3 accept: the third vote could not change it
+    assert out["items"][YN.id]["status"] == "adjudicate"  # 1-1 and an unsure: the maintainer decides
+    assert out["items"][MCQ.id]["empty_seats"] == [
+        {"room": 3, "reviewer": "c@x", "annotation": 1, "reason": "skipped (unsure)"}]
+    text = "\n".join(out["problems"])
+    assert f"item {MCQ.id}: seat left empty (c@x in room 3: skipped (unsure)); decided by 2 vote(s) of 3" in text
+    assert f"item {YN.id}: seat left empty" in text and "settle it in adjudications.json" in text
+    assert out["fleiss_kappa"] is None and out["raw_agreement"] is None  # no item has three ratings
+    # the adjudication of such an item is accepted
+    settled = resolve([YN], split, USERS, rooms=3, adjudications={YN.id: {"status": "drop"}})
+    assert settled["items"][YN.id]["status"] == "drop" and settled["items"][YN.id]["adjudicated"]
+
+
+def test_a_skip_the_reviewer_came_back_to_is_no_seat():
+    tasks = [_room(1, 1, MCQ, ann(1, 1, result(MCQ, "accept"))), _room(1, 2, MCQ, ann(1, 2, result(MCQ, "reject"))),
+             _room(1, 3, MCQ, ann(1, 3, [], cancelled=True), ann(2, 3, result(MCQ, "reject")))]
+    out = resolve([MCQ], tasks, USERS, rooms=3)
+    entry = out["items"][MCQ.id]
+    assert entry["status"] == "drop" and "empty_seats" not in entry
+    assert out["problems"] == []
+    # a skip in a room whose seat a vote already fills takes nothing (room cap), the item stays pending
+    busy = [_room(1, 1, MCQ, ann(1, 1, result(MCQ, "accept")), ann(2, 4, [], cancelled=True))]
+    assert resolve([MCQ], busy, USERS, rooms=3)["items"][MCQ.id]["status"] == "pending"
+
+
+def test_an_author_s_own_item_completes_review_with_the_other_rooms():
+    from dataclasses import replace
+
+    authored = replace(MCQ, provenance={"author": "a@x"})
+    tasks = [_room(1, 1, authored, ann(1, 1, result(authored, "accept"))),
+             _room(1, 2, authored, ann(1, 2, result(authored, "fix", "C"))),
+             _room(1, 3, authored, ann(1, 3, result(authored, "fix", "C")))]
+    out = resolve([authored], tasks, USERS, rooms=3)
+    entry = out["items"][authored.id]
+    assert entry["status"] == "fix" and entry["answer"] == "C"
+    assert entry["empty_seats"] == [{"room": 1, "reviewer": "a@x", "annotation": 1, "reason": "own work (refused)"}]
+    assert out["refused_own_work"] == {"a@x": 1}
+    # the others disagree: adjudication (no longer refused as "pending")
+    tasks[2]["annotations"] = [ann(1, 3, result(authored, "reject"))]
+    out = resolve([authored], tasks, USERS, rooms=3, adjudications={authored.id: {"status": "keep"}})
+    assert out["items"][authored.id]["status"] == "keep" and out["items"][authored.id]["adjudicated"]
+    assert not any("not adjudicate" in p for p in out["problems"])

@@ -55,8 +55,14 @@ def test_the_builders_are_found() -> None:
 
 @pytest.mark.parametrize("name", sorted(parsers()))
 def test_every_option_has_help_and_an_explicit_metavar(name: str) -> None:
+    """The one ``--help`` test: every option of every command is in its ``--help``, with a help text, an explicit
+    metavar and its default written one way."""
     problems = []
     for parser, action in walk(parsers()[name]()):
+        text = parser.format_help()
+        missing = [flag for flag in action.option_strings if flag not in text]
+        if missing:
+            problems.append(f"{parser.prog}: {', '.join(missing)} not in --help")
         if not isinstance(parser, ArgumentParser):
             problems.append(f"{parser.prog}: use builders.cli.ArgumentParser (one-line errors)")
         flag = "/".join(action.option_strings) or action.dest
@@ -292,22 +298,48 @@ def test_no_parser_takes_abbreviations() -> None:
     assert all(not parser.allow_abbrev for parser in every_parser())
 
 
-def test_config_merge_takes_full_options_and_cannot_meet_an_abbreviation(tmp_path: Path) -> None:
-    from builders.cli import explicit_options, parse_config
+def test_config_merge_takes_what_the_command_line_gives(tmp_path: Path) -> None:
+    """The namespace of a builder's parser holds only the options written on the command line, whatever their
+    spelling (``--n-questions=6``), so none is dropped and none overrides the config file by its default."""
+    from builders.cli import parse_config
     from builders.mioh.cli import parser
     from builders.mioh.config import MiohConfig
 
     config = tmp_path / "mioh.yaml"
-    config.write_text("n_questions: 3\nseed: 5\n")
+    config.write_text("n_questions: 3\nseed: 5\nno_clip: true\n")
     merged = parse_config(MiohConfig, parser(), ["--config", str(config), "--n-questions", "7", "--no-clip"])
     assert (merged.n_questions, merged.seed, merged.no_clip) == (7, 5, True)
     merged = parse_config(MiohConfig, parser(), ["--config", str(config), "--n-questions=6"])
-    assert (merged.n_questions, merged.seed) == (6, 5)
-    loose = argparse.ArgumentParser()
-    loose.add_argument("--n-questions", type=int)
-    assert loose.parse_args(["--n-quest", "7"]).n_questions == 7  # what plain argparse does
-    with pytest.raises(ValueError, match="allow_abbrev"):
-        explicit_options(loose, ["--n-quest", "7"])
+    assert (merged.n_questions, merged.seed, merged.no_clip, merged.n_options) == (6, 5, True, 4)
+    assert vars(parser().parse_args(["--n-questions=6", "--no-progress"])) == {"n_questions": 6, "progress": False}
+
+
+CONFIGS = {"mioh": "MiohConfig", "mementos": "MementosConfig", "mmsap": "MmsapConfig",
+           "predictive": "PredictiveConfig", "reefknot": "ReefknotConfig"}
+"""Each builder's config dataclass (``builders.imports`` converts published files and has no config)."""
+
+
+def test_every_builder_has_its_config_listed() -> None:
+    assert set(BUILDER_PACKAGES) - {"imports"} == set(CONFIGS)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_each_option_is_declared_once_on_the_config(name: str) -> None:
+    """A builder's command line, its ``--config`` keys and its ``--help`` are made from the config dataclass:
+    every field is an option (unless the config has no use for it: ``NO_OPTIONS``) with the field's name, and
+    nothing written nowhere is set."""
+    import dataclasses
+
+    from sources.options import option_names
+
+    config_type = getattr(importlib.import_module(f"builders.{name}.config"), CONFIGS[name])
+    parser = importlib.import_module(f"builders.{name}.cli").parser()
+    names = option_names(config_type)
+    fields = {f.name for f in dataclasses.fields(config_type)}
+    assert set(names) == fields - set(getattr(config_type, "NO_OPTIONS", ()))
+    assert vars(parser.parse_args([])) == {}  # nothing given, nothing set: the config file and defaults speak
+    dests = {action.dest for _, action in walk(parser)} - {"help", "config"}
+    assert dests == set(names)
 
 
 @pytest.mark.parametrize("content, expected", [

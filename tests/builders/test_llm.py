@@ -19,6 +19,7 @@ from builders.llm import (
     OpenAIBackend,
     TemplateBackend,
     add_llm_arguments,
+    backoff_delay,
     make_client,
     parse_json_loose,
     redact_url,
@@ -44,8 +45,9 @@ def clean_env(monkeypatch):
 
 
 def client_for(stub: StubOpenAI, cache: Path | None, **kw) -> OpenAIBackend:
+    kw = {"backoff_base": 0.001, "backoff_max": 0.01, **kw}
     config = LLMConfig(base_url=stub.base_url, model="stub-model", cache_dir=None if cache is None else str(cache),
-                       backoff_base=0.001, backoff_max=0.01, **kw)
+                       **kw)
     client = make_client(config, environ={"OPENAI_API_KEY": KEY})
     assert isinstance(client, OpenAIBackend)
     return client
@@ -156,12 +158,21 @@ def test_a_timeout_is_retried(tmp_path):
 
 def test_retry_jitter_is_seeded():
     config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", backoff_base=1.0, backoff_max=30.0)
-    a = make_client(config, environ={})
-    b = make_client(config, environ={})
-    delays = [a._delay("k" * 64, n, RuntimeError()) for n in range(6)]
-    assert delays == [b._delay("k" * 64, n, RuntimeError()) for n in range(6)]
+    delays = [backoff_delay(config, "k" * 64, n, RuntimeError()) for n in range(6)]
+    assert delays == [backoff_delay(LLMConfig(**vars(config)), "k" * 64, n, RuntimeError()) for n in range(6)]
     assert all(0.5 * min(30, 2**n) <= d <= min(30, 2**n) for n, d in enumerate(delays))
-    assert delays != [a._delay("j" * 64, n, RuntimeError()) for n in range(6)]
+    assert delays != [backoff_delay(config, "j" * 64, n, RuntimeError()) for n in range(6)]
+
+
+def test_retry_after_is_honoured(tmp_path, caplog):
+    """The server's ``Retry-After`` (seconds) outweighs a shorter backoff, up to ``backoff_max``; the wait is
+    logged with the retry."""
+    caplog.set_level(logging.WARNING, logger="mirage.llm")
+    with StubOpenAI(fail_with=[429], retry_after="0.2") as stub:
+        client = client_for(stub, tmp_path, backoff_max=0.5)
+        assert client.complete(ask("wait")).text == "echo: wait"
+        assert stub.attempts == 2 and client.usage()["retries"] == 1
+    assert "retry 1/5 in 0.20s" in caplog.text
 
 
 def test_malformed_json_from_the_server_is_parsed_tolerantly(tmp_path):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import ClassVar
 
 import pytest
 
 from builders.items import Item, item_id, make_item, read_items, write_items
 from builders.mcq import BalancedCycle, ShareSchedule
-from builders.quality import answer_balance, blind_baselines, chi_square_sf, nota_share
+from builders.quality import answer_balance, blind_baselines, chi_square, nota_share
 from builders.run import open_build
 from builders.seeding import rng
 
@@ -64,11 +65,18 @@ def test_share_schedule_hits_the_share(share, n, expected):
     assert sum(s.next() for _ in range(n)) == expected
 
 
-def test_chi_square_survival_matches_tables():
-    assert chi_square_sf(3.841, 1) == pytest.approx(0.05, abs=5e-4)
-    assert chi_square_sf(11.07, 5) == pytest.approx(0.05, abs=5e-4)
-    assert chi_square_sf(0.0, 3) == 1.0
-    assert chi_square_sf(100.0, 2) < 1e-20
+def test_chi_square_matches_tables_and_the_library():
+    """scipy's documented example (a fair die: statistic 2.0, p 0.8491), the chi-square distribution's tail,
+    and the edge cases the callers rely on."""
+    from scipy.stats import chi2
+
+    die = chi_square([16, 18, 16, 14, 12, 12], [88 / 6] * 6)
+    assert (die.chi2, die.dof) == (pytest.approx(2.0), 5) and die.p_value == pytest.approx(0.84914503608460956)
+    assert chi_square([60, 40], [50, 50]).p_value == pytest.approx(chi2.sf(4.0, 1))
+    assert chi_square([20, 0], [20, 0]) == (0.0, 0, 1.0)  # one category left: nothing to test
+    assert chi_square([0, 0, 0], [0, 0, 0]) == (0.0, 0, 1.0)
+    assert chi_square([5, 3, 0], [8, 0, 0]).chi2 == float("inf")  # observed where none was expected
+    assert chi_square([5, 5, 0], [5, 5, 0]) == (0.0, 1, 1.0)  # a category that cannot occur is left out
 
 
 def test_quality_report_sees_a_biased_benchmark():
@@ -101,24 +109,26 @@ def test_open_build_is_atomic(tmp_path):
     assert (tmp_path / "b" / "items.jsonl").read_text() == "three\n"
 
 
-def test_build_arguments_are_parsed_into_the_config(tmp_path):
-    """The shared --seed/--out/--name/--cache-dir/--config/--demo-*/--no-progress reach the config like any other
-    option: flags over the config file over the dataclass defaults."""
+def test_build_options_are_parsed_into_the_config(tmp_path):
+    """The shared --seed/--out/--name/--cache-dir/--no-progress and a builder's own options reach the config
+    alike: flags over the config file over the dataclass defaults, help made from the declarations."""
     from dataclasses import dataclass
 
-    from builders.cli import add_build_arguments, builder_parser, parse_config
+    from builders.cli import builder_parser, parse_config
     from builders.options import BuildOptions
+    from sources.options import option
 
     @dataclass
     class Config(BuildOptions):
+        OPTION_HELP: ClassVar[dict[str, str]] = {"seed_of": "everything", "build_name": "x-seed<S>",
+                                                 "cache_of": "nothing"}
         out: str = "builds/x"
-        demo_images: int = 7
+        demo_images: int = option(7, metavar="N", help="demo size (default {default})")
 
-    p = builder_parser("x", "a test builder")
-    add_build_arguments(p, Config(), seed_of="everything", name="x-seed<S>", cache_of="nothing",
-                        demo=("images", "demo size"))
-    helps = {a.option_strings[0]: a.help for a in p._actions if a.option_strings}
-    assert helps["--demo-images"] == "demo size (default 7)" and helps["--out"].endswith("(default builds/x)")
+    p = builder_parser("x", "a test builder", Config)
+    text = " ".join(p.format_help().split())
+    assert "--demo-images N demo size (default 7)" in text and "(default builds/x)" in text
+    assert "seed of everything (default 0)" in text and "--llm-model NAME" in text
     config_file = tmp_path / "c.yaml"
     config_file.write_text("seed: 3\ndemo_images: 5\n")
     config = parse_config(Config, p, ["--config", str(config_file), "--demo-images", "9", "--no-progress"])

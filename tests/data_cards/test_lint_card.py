@@ -83,3 +83,20 @@ def test_card_and_lint_json_show_the_cells_answerable_blind(tmp_path, hf_env):
     by_name = {c["cell"]: c for c in cells}
     assert by_name["mioh/existence"]["flagged"] and by_name["mioh/existence"]["low95"] > by_name["mioh/existence"]["chance"] + 0.05
     assert [c["cell"] for c in cells if c["flagged"]] == [c["cell"] for c in flagged]
+
+
+def test_card_says_when_open_items_accept_several_answers():
+    from builders.items import make_item
+    from data_cards.card import _derived_limitations, compute_stats
+
+    def vqa(accepted):
+        return make_item(benchmark="reefknot", task="cognition", question_type="vqa", pressure="none",
+                         images=[f"{len(accepted)}.jpg"], question="What is the relation between the arrow and the box?",
+                         options=(), answer=f"The arrow is {accepted[0]} the box.",
+                         provenance={"accepted_answers": [f"The arrow is {a} the box." for a in accepted]})
+
+    items = [vqa(["pointing at", "above"]), vqa(["covering"])]
+    status = {it.id: "keep" for it in items}
+    text = _derived_limitations(compute_stats(items, status), {"benchmark": "reefknot"})
+    assert "- 1 open-answer items have more than one true answer" in text
+    assert "accepted_answers" not in _derived_limitations(compute_stats(items[1:], status), {"benchmark": "reefknot"})

@@ -22,6 +22,7 @@ import pytest
 
 from data_cards.cli import main
 from data_cards.release import release
+from tests.conftest import require_release_extra
 
 from .conftest import make_build
 from .hub_standin import HubStandIn
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def hub_env(tmp_path, monkeypatch):
     """A fresh HF_HOME, no stored login, no token unless a test sets one; XET off; not offline."""
+    require_release_extra()
     from huggingface_hub import constants
 
     home = tmp_path / "hf_home"

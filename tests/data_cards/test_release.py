@@ -11,13 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from data_cards.card import split_card
-from data_cards.cli import main
-from data_cards.features import release_features
-from data_cards.release import parse_version, release
-from sources.errors import MirageError
+from tests.conftest import require_release_extra
 
-from .conftest import REVIEWERS, make_build, pixel
+require_release_extra()  # data_cards.card reads the card with huggingface_hub
+
+from data_cards.card import split_card  # noqa: E402
+from data_cards.cli import main  # noqa: E402
+from data_cards.features import release_features  # noqa: E402
+from data_cards.release import parse_version, release  # noqa: E402
+from sources.errors import MirageError  # noqa: E402
+
+from .conftest import REVIEWERS, make_build, pixel  # noqa: E402
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -70,8 +74,10 @@ def test_round_trip_load_dataset(tmp_path, build_dir, hf_env):
     rel = _release(tmp_path, build_dir)
     ds = datasets.load_dataset(str(rel), split="test")
     assert ds.features == release_features()
-    meta, body = split_card((rel / "README.md").read_text())
+    meta, body = split_card((rel / "README.md").read_text())  # huggingface_hub's DatasetCard reads it
     infos = {d["config_name"]: d for d in meta["dataset_info"]}
+    assert all(d["features"] == infos["all"]["features"] for d in infos.values())
+    assert "&id0" not in (rel / "README.md").read_text()  # the features are written out, no YAML anchors
     assert ds.num_rows == infos["all"]["splits"][0]["num_examples"] == 10
     assert f"It holds **{ds.num_rows} items**" in body
 
@@ -394,6 +400,7 @@ def test_card_shows_adjudications_issue_tags_citation_and_large_plots(tmp_path, 
     review = json.loads((build / "review.json").read_text())
     entries = list(review["items"].values())
     entries[0]["adjudicated"] = {"status": "fix", "answer": "no", "note": ""}
+    entries[1]["issues"] = ["wording"]  # a dropped item: counted, and said to be dropped
     entries[3]["issues"] = ["wording", "ambiguous"]
     entries[4]["issues"] = ["wording"]
     (build / "review.json").write_text(json.dumps(review))
@@ -403,7 +410,9 @@ def test_card_shows_adjudications_issue_tags_citation_and_large_plots(tmp_path, 
     rel = tmp_path / "releases" / "mioh" / "1.0.0"
     _, body = split_card((rel / "README.md").read_text())
     assert "**1 item(s) had no majority and were settled by the maintainer's adjudication**" in body
-    assert "| wording | 2 |" in body and "| ambiguous | 1 |" in body
+    assert "| issue | items | kept or fixed | dropped | undecided |" in body
+    assert "| wording | 3 | 2 | 1 | 0 |" in body and "| ambiguous | 1 | 1 | 0 | 0 |" in body
+    assert "**including the items they dropped**, which are not in this release" in body
     assert "author = {A. One and B. Two}" in body and "url    = {https://example.org/mirage}" in body
     assert "title  = {Towards Robust Benchmark of Object Hallucination on Multiple Images}" in body
     assert "**Curated by:** A. One and B. Two" in body
@@ -432,3 +441,18 @@ def test_dry_run_lists_what_the_release_writes_and_writes_nothing(tmp_path, buil
     capsys.readouterr()
     rc, text, err = _run(capsys, "release", str(build_dir), "--version", "1.0.0", "--out", str(out), "--dry-run")
     assert rc == 2 and "already exists" in err and err.count("\n") == 1  # the checks of a real release
+
+
+def test_items_with_an_empty_seat_stay_out_of_the_agreement_figures():
+    """An item decided by two votes (a skip or an author's refused vote left the third seat empty) has fewer
+    ratings: kappa, raw agreement and AC1 are computed without it, as ``annotation pull`` computes them."""
+    from data_cards.inputs import Scrubber, public_review_summary
+
+    full = {"status": "keep", "votes": {"accept": 3, "fix": 0, "reject": 0}}
+    split = {"status": "drop", "votes": {"accept": 1, "fix": 0, "reject": 2}}
+    seated = {"status": "keep", "votes": {"accept": 2, "fix": 0, "reject": 0},
+              "empty_seats": [{"room": 3, "reviewer": "x@example.org", "annotation": 4, "reason": "skipped (unsure)"}]}
+    summary = public_review_summary({"items": {"a": full, "b": split, "c": seated}}, Scrubber({}))
+    assert summary["rated_items"] == 2
+    assert summary["raw_agreement"] == pytest.approx((1 + 1 / 3) / 2)
+    assert summary["fleiss_kappa"] is not None  # with the 2-vote item it would be undefined

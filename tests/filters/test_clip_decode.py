@@ -13,9 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-open_clip = pytest.importorskip("open_clip")
-pytest.importorskip("torchvision")
+from tests.conftest import have, require
+
+require(have("torch", "open_clip", "torchvision"), "the clip extra (torch, torchvision, open_clip)",
+        "pip install -e '.[clip]' or bash .ci/install-services.sh")
+
+import open_clip  # noqa: E402
+import torch  # noqa: E402
 
 from filters import clip as clip_mod  # noqa: E402
 from filters.clip import (

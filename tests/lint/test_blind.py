@@ -167,12 +167,23 @@ def test_the_second_smallest_number_is_flagged_and_a_random_number_is_not(mioh_i
     assert sum(bool(f) for f in controls) <= 1, controls
 
 
-def test_the_audit_is_reproducible(mioh_items):
-    from builders.items import canonical_json
-    from builders.lint.blind import audit
+def test_the_audit_is_reproducible_across_processes(mioh_items, tmp_path):
+    """The same items give byte-identical audits in processes with different string hashing (the features are
+    built from sets of words)."""
+    import subprocess
+    import sys
 
-    items = task(mioh_items, "attribute", "mcq")
-    assert canonical_json(audit(items)) == canonical_json(audit(list(items)))
+    from builders.items import write_items
+
+    path = tmp_path / "items.jsonl"
+    write_items(path, task(mioh_items, "attribute", "mcq"))
+    code = ("import sys; from builders.items import read_items, canonical_json; from builders.lint.blind import audit; "
+            "print(canonical_json(audit(read_items(sys.argv[1]))))")
+    root = Path(__file__).resolve().parents[2]
+    outs = [subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}).stdout
+            for seed in ("1", "2")]
+    assert outs[0] == outs[1] and '"cells"' in outs[0]
 
 
 def test_items_over_the_same_images_are_never_on_both_sides(mioh_items, monkeypatch):

@@ -26,12 +26,18 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
     assert (tmp_path / "b" / "items.jsonl").read_bytes() == before
 
 
+DEMO_ITEMS_SHA256 = {
+    ("mioh", None): "592513217ec68cf32507fe33246b618d69f0a72f8b428d125abd6e688e8dedec",
+    ("mementos", "decord"): "c3c754032a36c7ef79a695912ee72fd36a3bd5ae537a4391734e59efc9c6ee5d",
+}
+"""items.jsonl of the demo builds, by the video decoder the build used (Mementos' items name it in their
+provenance, and its frames come from it; MIOH decodes no video). A build by a decoder not listed here is checked
+for everything else."""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("module, name, sha256", [
-    ("mioh", "n4-seed0", "c15409e26fee27534490ed031dd696a1bf2198b3e1179bd9ff8ebdf407b111d9"),
-    ("mementos", "demo-seed0", "2233dcc6f51044792dd63331ced067de1962de8c5180da4d8294259451770f26"),
-])
-def test_demo_build_lints_clean_but_for_its_blind_cells(tmp_path, capsys, module, name, sha256):
+@pytest.mark.parametrize("module, name", [("mioh", "n4-seed0"), ("mementos", "demo-seed0")])
+def test_demo_build_lints_clean_but_for_its_blind_cells(tmp_path, capsys, module, name):
     """The demo builds have no wording, duplicate, option or balance fault. What a text-only learner answers blind
     is the audit's finding (MIOH's cells are the work of issue 40): reported as a table in the summary, and the
     items it answers in those cells are the only ones flagged."""
@@ -41,7 +47,10 @@ def test_demo_build_lints_clean_but_for_its_blind_cells(tmp_path, capsys, module
 
     main = importlib.import_module(f"builders.{module}").main
     assert main(["--out", str(tmp_path), "--no-progress"]) == 0
-    assert hashlib.sha256((tmp_path / name / "items.jsonl").read_bytes()).hexdigest() == sha256
+    items = (tmp_path / name / "items.jsonl").read_bytes()
+    backends = {json.loads(line)["provenance"].get("backend") for line in items.splitlines()}
+    expected = DEMO_ITEMS_SHA256.get((module, backends.pop() if len(backends) == 1 else "several"))
+    assert expected is None or hashlib.sha256(items).hexdigest() == expected
     section = json.loads((tmp_path / name / "build.json").read_text())["lint"]
     out = capsys.readouterr().out
     assert all(c["flagged"] == 0 for n, c in section["checks"].items() if n != "independence"), section

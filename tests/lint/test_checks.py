@@ -97,6 +97,7 @@ def test_exact_and_near_duplicates_found_but_a_new_object_is_not():
     ("Is there two dogs in the image?", "agreement"),
     ("Are there a dog in the image?", "agreement"),
     ("Is the snow is covers ground?", "agreement"),
+    ("How many 'cross'(s) are there in the image?", "agreement"),
     ("Is there a apple in the image?", "article"),
     ("Is there an dog in the image?", "article"),
     ("Is there a dog in the the image?", "doubled"),
@@ -120,7 +121,7 @@ def test_wording_rule_finds_its_planted_fault(question, rule):
 def test_wording_exceptions_are_not_faults():
     good = ["Is there a unicorn in the image?", "Is there an hour glass in the image?",
             "At the start, there are a red star and a blue ring.", "Is there a lot of snow in the image?",
-            "How many 'cross'(s) are there in total across all of these images?"]
+            "How many crosses are there in total across all of these images?"]
     items = [make_item(benchmark="t", task="x", question_type="open", pressure="easy", images=[f"{k}.jpg"],
                        question=q, options=(), answer="A description.") for k, q in enumerate(good)]
     assert lint(items, checks=["wording"]).results["wording"].reasons == {}

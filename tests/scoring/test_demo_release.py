@@ -16,6 +16,7 @@ from data_cards.release import release
 from scoring.__main__ import main as score_main
 from scoring.run import main as run_main
 from tests.builders.mioh.test_build import cache_dir  # noqa: F401 - the session's demo-world cache
+from tests.conftest import have, require, require_release_extra
 from tests.support.openai_stub import StubOpenAI, VisionAnswers
 
 pytestmark = pytest.mark.slow
@@ -23,6 +24,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def demo_release(tmp_path_factory, cache_dir) -> tuple[Path, Path]:  # noqa: F811
+    require_release_extra()
+    require(have("openai"), "openai (the llm extra: scoring.run asks the model)", "pip install -e '.[llm]'")
     out = tmp_path_factory.mktemp("demo")
     assert mioh.main(["--n-questions", "1", "--decomposed", "--out", str(out / "builds"), "--cache-dir",
                       str(cache_dir), "--no-progress"]) == 0

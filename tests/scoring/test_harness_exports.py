@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from scoring.harness.cli import main as export_main
+from tests.conftest import require_release_extra
 from tests.data_cards.conftest import make_build
 
 REPO = "mirage-org/mioh"
@@ -58,8 +59,6 @@ def decoded_images(cell: str) -> list[bytes]:
 def released(tmp_path_factory) -> Path:
     """One release for the whole module (the tests only read it)."""
     from data_cards.release import release
-    from tests.conftest import require_release_extra
-
     require_release_extra()
 
     tmp = tmp_path_factory.mktemp("harness")
@@ -289,6 +288,7 @@ def test_circular_result_sheet_is_scored_per_rotation(released, tmp_path, capsys
 
 def test_one_task_release_names_the_all_config(tmp_path):
     """A release of one task has no per-task config: its lmms-eval task reads ``all``."""
+    require_release_extra()
     from data_cards.release import release
 
     with pytest.MonkeyPatch.context() as mp:
@@ -303,6 +303,7 @@ def test_one_task_release_names_the_all_config(tmp_path):
 
 
 def test_export_of_a_corrupt_release_is_one_line(tmp_path, capsys):
+    require_release_extra()
     shard = tmp_path / "rel" / "data" / "test-00000-of-00001.parquet"
     shard.parent.mkdir(parents=True)
     shard.write_bytes(b"not a parquet file")

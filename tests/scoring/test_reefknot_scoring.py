@@ -11,7 +11,7 @@ import pytest
 
 from builders.items import make_item
 from scoring import reefknot as rk
-from tests.conftest import require
+from tests.conftest import have, require
 
 
 def _item(qset: str, cat: str, answer: str, relation: str = "on", options=()) -> object:
@@ -204,11 +204,11 @@ def test_scoring_a_demo_build_with_a_stand_in_model(tmp_path, capsys):
                 "exact",
                 "--out",
                 str(tmp_path / "scores"),
+                *([] if have("matplotlib") else ["--no-plots"]),
             ]
         )
         == 0
     )
-    assert (tmp_path / "scores" / "confusion.png").stat().st_size > 0  # Fig. 5
     res = json.loads((tmp_path / "scores" / "results.json").read_text())
     n_a = sum(it["answer"] == "A" for it in items if it["question_type"] == "mcq")
     n_mcq = sum(it["question_type"] == "mcq" for it in items)
@@ -216,3 +216,20 @@ def test_scoring_a_demo_build_with_a_stand_in_model(tmp_path, capsys):
     assert res["table3"]["total"]["mcq"]["halr"] == pytest.approx(100 * (1 - n_a / n_mcq), abs=0.01)
     assert res["table3"]["total"]["vqa"]["halr"] == 0.0
     assert "R_score" in capsys.readouterr().out
+    require(have("matplotlib"), "matplotlib (the release extra) for Fig. 5", "pip install -e '.[release]'")
+    assert (tmp_path / "scores" / "confusion.png").stat().st_size > 0  # Fig. 5
+
+
+def test_vqa_accepts_every_true_relation_the_build_lists():
+    """The arrow pointing at the octagon is also left of it: either answer is right, a false one is not."""
+    item = make_item(
+        benchmark="reefknot", task="cognition", question_type="vqa", pressure="none", images=["1.jpg"],
+        question="What is the relation between the arrow and the octagon in this photo?", options=(),
+        answer="The arrow is pointing at the octagon.",
+        provenance={"accepted_answers": ["The arrow is pointing at the octagon.", "The arrow is left of the octagon."]},
+    )
+    for output, right in (("The arrow is left of the octagon.", True), ("The arrow is pointing at the octagon.", True),
+                          ("The arrow is above the octagon.", False), ("", False)):
+        (scored,) = rk.score_items([item], {item.id: output})
+        assert scored.correct is right, output
+    assert rk.accepted_answers(item) == ["The arrow is pointing at the octagon.", "The arrow is left of the octagon."]

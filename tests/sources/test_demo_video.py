@@ -55,14 +55,25 @@ def test_shape_of_the_records(videos):
     assert {"appears", "moves", "collides with", "disappears", "jumps", "rotates", "grows", "shrinks"} <= actions
 
 
+WAY = {"left": "to the left", "right": "to the right", "up": "up", "down": "down"}
+BACK = {"left": "right", "right": "left", "up": "down", "down": "up"}
+
+
 def test_description_reads_the_script(videos):
-    collision = next(v for v in videos if any(e["action"] == "collides with" for e in v.meta["events"]))
-    event = next(e for e in collision.meta["events"] if e["action"] == "collides with")
-    text = " ".join(collision.meta["description"])
-    assert f"The {event['object']} moves to the right. " in text
-    assert f"The {event['object']} collides with the {event['target']}. The {event['target']} moves to the right." \
-        in text
-    assert "collide" in collision.meta["behaviours"]
+    staged = [v for v in videos if v.meta["interaction"]]
+    for video in staged:
+        it = video.meta["interaction"]
+        text = " ".join(video.meta["description"])
+        mover, other, way = it["object"], it["target"], it["direction"]
+        assert f"The {mover} moves {WAY[way]}. " in text
+        if it["outcome"] == "stops short":
+            assert "collides" not in text and "collide" not in video.meta["behaviours"]
+            continue
+        then = f"The {other} moves {WAY[way]}." if it["outcome"] == "pushed" else f"The {mover} moves {WAY[BACK[way]]}."
+        assert f"The {mover} collides with the {other}. {then}" in text, text
+        assert "collide" in video.meta["behaviours"]
+    outcomes = {v.meta["interaction"]["outcome"] for v in staged}
+    assert len(outcomes) >= 2 and len({v.meta["interaction"]["direction"] for v in staged}) >= 2
 
 
 def test_deterministic_and_cached(videos, tmp_path, monkeypatch):
@@ -142,10 +153,10 @@ def test_scripts_agree_with_pixels(videos, decoded):
             elif action == "collides with":
                 t = event["frame"]
                 a, b = mask(name, t), mask(event["target"], t)
-                a_right, b_left = np.flatnonzero(a.any(axis=0))[-1], np.flatnonzero(b.any(axis=0))[0]
-                assert a_right + 1 == b_left, (video.id, event)  # touching, not overlapping
-                before = np.flatnonzero(mask(name, t - 3).any(axis=0))[-1]
-                assert before < a_right
+                assert not (a & b).any() and ((a[:, :-1] & b[:, 1:]).any() or (a[:, 1:] & b[:, :-1]).any()
+                                              or (a[:-1] & b[1:]).any() or (a[1:] & b[:-1]).any()), (video.id, event)
+                gap = lambda f: np.hypot(*np.subtract(_centroid(mask(name, f)), _centroid(mask(event["target"], f))))
+                assert gap(t - 3) > gap(t), (video.id, event)  # touching, not overlapping, after an approach
             else:
                 s, e = event["start"], event["end"]
                 (x0, y0), (x1, y1) = _centroid(mask(name, s)), _centroid(mask(name, e))
@@ -163,8 +174,9 @@ def test_scripts_agree_with_pixels(videos, decoded):
                 elif action == "shrinks":
                     assert area1 < 0.75 * area0, (video.id, event)
                 elif action == "rotates":
-                    # turning about the box centre: the centroid of an asymmetric shape moves a little only
-                    assert np.hypot(x1 - x0, y1 - y0) <= 0.35 * np.sqrt(area0), (video.id, event)
+                    # turning about the box centre: the centroid of an asymmetric shape moves a little only (a
+                    # crescent's, far from its box centre, most)
+                    assert np.hypot(x1 - x0, y1 - y0) <= 0.6 * np.sqrt(area0), (video.id, event)
                     assert any((mask(name, t) != mask(name, s)).any() for t in range(s + 1, e)), (video.id, event)
                     # visible in frames sampled before and after: the shape at the end is clearly turned (not by a
                     # multiple of its symmetry step, which would leave it looking unturned)

@@ -41,6 +41,7 @@ class StubOpenAI:
         delay: float = 0.0,
         json_schema_supported: bool = True,
         model: str = "stub-model",
+        retry_after: str = "0",
     ) -> None:
         self.responder = responder
         self.fail_with = list(fail_with or [])
@@ -50,6 +51,8 @@ class StubOpenAI:
         self.delay = delay
         self.json_schema_supported = json_schema_supported
         self.model = model
+        self.retry_after = retry_after
+        """The ``Retry-After`` header of a scripted 429."""
         self.bodies: list[dict[str, Any]] = []
         self.auth_headers: list[str | None] = []
         self.attempts = 0
@@ -103,7 +106,7 @@ class StubOpenAI:
             if h.path.rstrip("/") != "/v1/chat/completions":
                 return self._send(h, 404, {"error": {"message": f"no route {h.path}", "type": "not_found"}})
             if status is not None:
-                headers = {"Retry-After": "0"} if status == 429 else {}
+                headers = {"Retry-After": self.retry_after} if status == 429 else {}
                 return self._send(h, status, {"error": {"message": f"scripted {status}", "type": "stub"}}, headers)
             fmt = (body.get("response_format") or {}).get("type")
             if fmt == "json_schema" and not self.json_schema_supported:

@@ -44,6 +44,9 @@ def specs() -> list[tuple[str, Spec]]:
         ("most", Spec("counting", "comparative", "most", (0, 1, 2), probe="zebra")),
         ("fewest", Spec("counting", "comparative", "fewest", (0, 1, 2), probe="zebra")),
         ("exact", Spec("counting", "selective", "exact", (0, 1, 2, 3), probe="backpack", count=1)),
+        ("exact", Spec("counting", "selective", "exact", (0, 1, 2, 3), probe="sandwich", count=2)),
+        ("most", Spec("counting", "comparative", "most", (0, 1, 2), probe="skis")),  # a category named by its pair
+        ("any", Spec("existence", "comprehensive", "any", (0, 1, 2, 3), probe="skis")),
     ]
     return out
 
@@ -60,6 +63,7 @@ def rendered() -> str:
         ("position", Claim("present", ("dog", "left of", "cat"), image=0)),
         ("counting", Claim("count", "backpack", image=1, value=2)), ("counting", Claim("total", "zebra", value=7)),
         ("counting", Claim("extreme", "zebra", image=3, extreme="most")),
+        ("counting", Claim("count", "person", image=0, value=1)), ("existence", Claim("absent", "scissors")),
     ]
     for task, claim in claims:
         w = Wording(task)
@@ -85,7 +89,9 @@ def test_paper_wording_is_kept():
     text = SNAPSHOT.read_text()
     assert "Which of the following objects appears in all of these images?" in text
     assert "Yes, all of them | Yes, in some of them | No, in none of them | I don't know" in text
-    assert "In which image can you find exactly 1 'backpack'(s)?" in text
+    # the paper's "exactly 1 'backpack'(s)" is written in English number instead (issue 37)
+    assert "In which image can you find exactly 1 backpack?" in text
+    assert "exactly 2 sandwiches?" in text and "'(s)" not in text
     assert "Both | Neither | Image 1 | Image 2" in text
     assert "Which of the following is present in Image 2 but not in Image 4?" in text
     assert "mouse (computer equipment)" in text

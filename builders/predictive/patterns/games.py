@@ -19,6 +19,7 @@ from builders.predictive.patterns.base import (
     where,
 )
 from builders.predictive.patterns.properties import number_display
+from templates.loader import with_article
 
 CLOCK_STEPS = (1, 5, 10, 15, 20, 30, 45, 60, 90)
 
@@ -42,7 +43,7 @@ def digital_clock(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     colour = str(pick(rng, ("red", "green", "blue", "black", "orange")))
     times = [clock_text(t0 + step * k) for k in range(n + 1)]
     frames = [number_display(t, PALETTE[colour], width=320, height=160) for t in times]
-    pattern = (opening(n, f"a {colour} digital clock") + f" In the order of the images, the clock moves forward by "
+    pattern = (opening(n, f"{with_article(colour)} digital clock") + f" In the order of the images, the clock moves forward by "
                f"{_minutes(step)} each time: it shows {series(times[:n])}.")
     pred = f"In the next image, the clock will show {times[n]}."
     return Entry("games/digital_clock", "properties", "digital clocks", "value",
@@ -122,7 +123,7 @@ def tetris(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     tops = [top0 + k for k in range(n + 1)]
     frames = [[TETRIS_BOARD.grid(), *floor] + [cell_box(TETRIS_BOARD, col + c, t + r, PALETTE[colour])
                                                 for c, r in shape] for t in tops]
-    pattern = (opening(n, f"a Tetris board of 6 columns and 10 rows with a {colour} {piece}-shaped piece above a "
+    pattern = (opening(n, f"a Tetris board of 6 columns and 10 rows with {with_article(colour)} {piece}-shaped piece above a "
                           f"grey bottom row with gaps in columns {gaps[0] + 1} and {gaps[1] + 1}")
                + f" In the order of the images, the piece falls one row each time without turning, its leftmost "
                f"column staying {col + 1}: its top edge is in row {series([str(t + 1) for t in tops[:n]])}.")

@@ -99,7 +99,7 @@ def numbers(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
             values = [v0 - step * k for k in range(n + 1)]
         rule = f"the number goes {'up' if kind == 'adds' else 'down'} by {step} each time"
     frames = [number_display(str(v), PALETTE[colour]) for v in values]
-    pattern = (opening(n, f"a {colour} number on a digital display") + f" In the order of the images, {rule}: it "
+    pattern = (opening(n, f"{with_article(colour)} number on a digital display") + f" In the order of the images, {rule}: it "
                f"shows {series([str(v) for v in values[:n]])}.")
     pred = f"In the next image, the display will show {values[n]}."
     return Entry("properties/numbers", "properties", "numerical variations", "value",

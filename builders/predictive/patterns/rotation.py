@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from builders.predictive.canvas import SHADOW, Cell, Sprite
-from builders.predictive.icons import IconSet, mirroring_is_visible, rotation_is_visible
+from builders.predictive.canvas import SHADOW, Cell, Sprite, draw
+from builders.predictive.icons import VISIBLE_CHANGE, IconSet, changed_core, mirroring_is_visible, rotation_is_visible
 from builders.predictive.patterns.base import (
     Entry,
     Redraw,
@@ -34,6 +34,12 @@ def _turnable(rng: np.random.Generator, icons: IconSet, step: int, k: int = 1) -
     if not all(rotation_is_visible(icons.image(c), step) for c in chosen):
         raise Redraw("the icon looks the same turned")
     return chosen
+
+
+def _frames_differ(icons: IconSet, a: list, b: list) -> bool:
+    """The two frames as drawn differ in more than an outline seam (:func:`changed_core`)."""
+    pa, pb = (np.asarray(draw(240, 240, f, icons)) for f in (a, b))
+    return changed_core(pa, pb) >= VISIBLE_CHANGE * max(1, int((pa != 255).any(axis=2).sum()))
 
 
 def _angles_text(angles: list[float]) -> str:
@@ -217,7 +223,9 @@ def clock_hand(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
 def flip(rng: np.random.Generator, icons: IconSet, n: int) -> Entry:
     """One icon is mirrored left to right in every image (a half turn about its vertical axis)."""
     icon, = pick_icons(rng, icons)
-    if not mirroring_is_visible(icons.image(icon)):
+    if not mirroring_is_visible(icons.image(icon)) or not _frames_differ(icons, [Sprite(icon, CENTRE, CENTRE, 120)],
+                                                                         [Sprite(icon, CENTRE, CENTRE, 120,
+                                                                                 mirrored=True)]):
         raise Redraw("the icon looks the same mirrored")
     m0 = bool(rng.integers(2))
     states = [(m0 + k) % 2 == 1 for k in range(n + 1)]

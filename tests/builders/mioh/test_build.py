@@ -271,14 +271,3 @@ def test_a_crash_leaves_the_previous_build_untouched(tmp_path, cache_dir, monkey
         run(*args)
     assert (tmp_path / "n2-seed0" / "items.jsonl").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["n2-seed0"]
-
-
-def test_help_documents_every_option(capsys):
-    with pytest.raises(SystemExit):
-        mioh.main(["--help"])
-    text = capsys.readouterr().out
-    for action in mioh.parser()._actions:
-        for flag in action.option_strings:
-            assert flag in text
-        if action.dest != "help":
-            assert action.help

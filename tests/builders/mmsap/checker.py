@@ -1,7 +1,8 @@
 """An independent checker of MM-SAP items: the paper's rules re-derived in plain loops, importing no builder code.
 
-Ground truth comes from the raw inputs only: the demo world's ``records.json`` (instances, attributes, relations),
-the raw VQAv2-format JSON files, the raw authored-questions YAML, and the two data tables the rules are written in
+Ground truth comes from the raw inputs only: the demo world's ``records.json`` (instances, attributes, relations,
+visible and whole areas, from which what a person can identify is re-derived with the rules restated below), the
+raw VQAv2-format JSON files, the raw authored-questions YAML, and the two data tables the rules are written in
 (``templates/mmsap/normalise.yaml``, ``types.yaml``), read here with ``yaml`` and interpreted by this file's own
 code. Every item must pass :meth:`Checker.check`; it returns the list of problems (empty when the item is right).
 """
@@ -20,11 +21,27 @@ LETTERS = "ABCDE"
 REFUSAL = "Sorry, I can't help with it"
 TEMPLATES = Path(__file__).resolve().parents[3] / "templates" / "mmsap"
 DEMO_COLOURS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown")
+# how the demo world paints them (sources/demo/world.py COLOURS, restated): a colour word must name what is drawn
+PAINT = {"red": (214, 39, 40), "orange": (247, 129, 15), "yellow": (240, 200, 20), "green": (44, 160, 44),
+         "blue": (31, 90, 200), "purple": (128, 60, 170), "pink": (240, 110, 180), "brown": (125, 75, 35)}
+PATTERN_INK = {(35, 35, 35), (250, 250, 250)}  # stripes, dots and checks (sources/demo/render.py, restated)
 DEMO_PATTERNS = ("solid", "striped", "dotted", "checkered")
 DIRECTIONS = {"to the left of": "left of", "to the right of": "right of", "above": "above", "below": "below"}
 PLURALS = {"crosses": "cross"}
 # geometry thresholds of the paper-derived defaults (filters/geometry.py GeometryThresholds, restated)
 MIN_VISIBLE, MAX_OCCLUSION, HARD_AREA, HARD_OCCLUSION, HARD_TRUNCATION = 0.0005, 0.9, 0.01, 0.4, 0.5
+# what a person can identify in a demo picture (sources/demo/legibility.py, restated): the visible share of the
+# whole shape per category, sqrt(visible area) in px at 640x480, and the look-alike pairs with the size from which
+# they are told apart (1.97 / their measured outline distance, at least 16 px)
+POLYGONS = ("square", "triangle", "hexagon", "diamond", "pentagon", "octagon", "trapezoid")
+MIN_SIZE = 16.0
+LOOKALIKE_DISTANCE = {("circle", "octagon"): 0.041, ("circle", "hexagon"): 0.076, ("hexagon", "octagon"): 0.083,
+                      ("circle", "pentagon"): 0.113, ("octagon", "pentagon"): 0.115, ("hexagon", "pentagon"): 0.122,
+                      ("pentagon", "trapezoid"): 0.167, ("octagon", "square"): 0.172, ("circle", "square"): 0.182,
+                      ("hexagon", "square"): 0.189, ("pentagon", "square"): 0.195}
+COUNT_OPTIONS = ["1", "2", "3", "4"]
+REFER = {"the plain object": "solid", "the striped object": "striped", "the dotted object": "dotted",
+         "the checkered object": "checkered"}
 
 
 # ------------------------------------------------------------------------------------------------ answers
@@ -119,6 +136,20 @@ class Demo:
     def __init__(self, records_json: Path) -> None:
         data = json.loads(Path(records_json).read_text())
         self.images = {im["id"]: im for im in data["images"]}
+        self.folder = Path(records_json).parent
+
+    def drawn_colour(self, im: dict, o: dict) -> str:
+        """The palette colour nearest to the commonest pixel of the instance's visible mask in the PNG."""
+        import numpy as np
+        from PIL import Image
+        from pycocotools import mask as mask_util
+
+        pixels = np.asarray(Image.open(self.folder / im["file"]).convert("RGB"))
+        visible = mask_util.decode({"size": o["rle"]["size"], "counts": o["rle"]["counts"].encode()}).astype(bool)
+        colours, counts = np.unique(pixels[visible], axis=0, return_counts=True)
+        body = [k for k, c in enumerate(colours) if tuple(int(v) for v in c) not in PATTERN_INK]
+        common = colours[max(body, key=lambda k: counts[k])].astype(int)
+        return min(PAINT, key=lambda name: sum((a - b) ** 2 for a, b in zip(PAINT[name], common)))
 
     def geometry(self, im: dict, o: dict) -> tuple[float, float, float]:
         """(relative area, occlusion, truncation) of an instance."""
@@ -139,6 +170,56 @@ class Demo:
         if rel < HARD_AREA or occ >= HARD_OCCLUSION or trunc >= HARD_TRUNCATION:
             return "hard"
         return "easy"
+
+    def legible(self, im: dict, o: dict) -> bool:
+        """Whether a person can name the shape: enough of it visible, large enough, told from its look-alikes."""
+        return not self.could_be(im, o) and self._readable(im, o)
+
+    def _readable(self, im: dict, o: dict) -> bool:
+        visible = o["area"] / o["amodal_area"]
+        return visible >= (0.9 if o["category"] in POLYGONS else 0.75) and self.size(im, o) >= MIN_SIZE
+
+    @staticmethod
+    def size(im: dict, o: dict) -> float:
+        return (o["area"] * 640 * 480 / (im["width"] * im["height"])) ** 0.5
+
+    def could_be(self, im: dict, o: dict) -> set[str]:
+        """Categories a viewer might take ``o`` for (all its look-alikes when it cannot be read at all)."""
+        readable = self._readable(im, o)
+        out = set()
+        for (a, b), d in LOOKALIKE_DISTANCE.items():
+            if o["category"] in (a, b) and (not readable or self.size(im, o) < max(MIN_SIZE, 1.97 / d)):
+                out.add(b if o["category"] == a else a)
+        return out
+
+    def count(self, im: dict, category: str) -> int | None:
+        """The count a viewer can be sure of, else None."""
+        own = self.of_category(im, category)
+        if not own or not all(self.legible(im, o) for o in own):
+            return None
+        if any(category in self.could_be(im, o) for o in im["instances"]):
+            return None
+        return len(own)
+
+    def surely_absent(self, im: dict, category: str) -> bool:
+        return all(o["category"] != category and category not in self.could_be(im, o) for o in im["instances"])
+
+    def clear(self, im: dict, o: dict) -> bool:
+        """Shown once, easy and legible: what a question may name."""
+        return len(self.of_category(im, o["category"])) == 1 and self.level(im, o) == "easy" and self.legible(im, o)
+
+    @staticmethod
+    def side(a: dict, b: dict) -> str | None:
+        """Where a is relative to b when one axis clearly dominates: apart along it, sharing at least half the
+        smaller extent across it."""
+        (ax, ay, aw, ah), (bx, by, bw, bh) = a["bbox"], b["bbox"]
+        rows = min(ay + ah, by + bh) - max(ay, by)
+        cols = min(ax + aw, bx + bw) - max(ax, bx)
+        if cols <= 0 and rows >= min(ah, bh) / 2:
+            return "left of" if ax + aw <= bx else "right of"
+        if rows <= 0 and cols >= min(aw, bw) / 2:
+            return "above" if ay + ah <= by else "below"
+        return None
 
     def hidden_reason(self, im: dict, o: dict) -> str | None:
         rel, occ, trunc = self.geometry(im, o)
@@ -266,8 +347,12 @@ class Checker:
         rec = self.authored[item["provenance"]["record"]]
         answer, wrong = self._text(item)
         out = []
-        if (item["question"], answer, item["task"], item["question_type"]) != (
-                rec["question"], rec["answer"], rec["subset"], rec["type"]):
+        head, placeholder, tail = rec["question"].partition("{object}")
+        said = item["question"]
+        fits = placeholder and said.startswith(head) and said.endswith(tail)
+        pointer = said[len(head):len(said) - len(tail)] if fits else None
+        if (pointer is None and said != rec["question"]) or (answer, item["task"], item["question_type"]) != (
+                rec["answer"], rec["subset"], rec["type"]):
             out.append("question, answer, subset or type differ from the authored record")
         given = rec.get("distractors", [])
         if not set(given) <= set(wrong):
@@ -275,11 +360,28 @@ class Checker:
         if any(self.answers.same(w, answer) for w in wrong):
             out.append("a distractor is the answer")
         if str(rec["image"]).startswith("demo:"):
+            category = rec["image"][5:]
             im = self.demo.images[item["provenance"]["image_id"]]
-            shown = self.demo.of_category(im, rec["image"][5:])
-            if len(shown) != 1 or self.demo.level(im, shown[0]) != "easy":
-                out.append(f"the image does not show one clear {rec['image'][5:]}")
+            shown = self.demo.of_category(im, category)
+            if len(shown) != 1 or not self.demo.clear(im, shown[0]):
+                out.append(f"the image does not show one clear, legible {category}")
+            elif pointer is not None and self.pointed_at(im, pointer) is not shown[0]:
+                out.append(f"{pointer!r} does not single out the {category}")
+        entity = rec.get("entity") or (rec["image"][5:] if str(rec["image"]).startswith("demo:") else None)
+        if entity and re.search(rf"\b{re.escape(entity)}(e?s)?\b", said, re.I):
+            out.append(f"the question names {entity!r}: it is answered without the image")
         return out
+
+    @staticmethod
+    def pointed_at(im: dict, pointer: str) -> dict | None:
+        """The one instance a referring expression picks out, else None."""
+        if pointer in REFER:
+            found = [o for o in im["instances"] if REFER[pointer] in o["attributes"]]
+            return found[0] if len(found) == 1 else None
+        if pointer == "the largest object":
+            big = max(im["instances"], key=lambda o: o["area"])
+            return big if all(big["area"] >= 2 * o["area"] for o in im["instances"] if o is not big) else None
+        return None
 
     # demo BasicVisQA
     def _demo_basic(self, item: dict) -> list[str]:
@@ -292,26 +394,31 @@ class Checker:
         if kind == "color":
             cat = re.fullmatch(r"What colour is the (\w+)\?", q).group(1)
             shown = self.demo.of_category(im, cat)
-            if len(shown) != 1 or self.demo.level(im, shown[0]) != "easy":
-                return [f"{cat} is not shown exactly once and clearly"]
+            if len(shown) != 1 or not self.demo.clear(im, shown[0]):
+                return [f"{cat} is not shown exactly once, clearly and legibly"]
             truth = self.demo.colour(shown[0])
             bad = [w for w in wrong if w.lower() not in DEMO_COLOURS or w.lower() == truth]
+            drawn = self.demo.drawn_colour(im, shown[0])
             return ([f"colour {answer} != {truth}"] if answer.lower() != truth else []) + \
-                   [f"wrong colour option {w}" for w in bad]
+                ([f"the {cat} is drawn {drawn}, annotated {truth}"] if drawn != truth else []) + \
+                [f"wrong colour option {w}" for w in bad]
         if kind == "counting":
             word = re.fullmatch(r"How many (\w+) are in the picture\?", q).group(1)
             cat = PLURALS.get(word, word[:-1])
-            shown = self.demo.of_category(im, cat)
-            if not shown or any(self.demo.level(im, o) != "easy" for o in shown):
-                return [f"{cat}: not every instance clearly visible"]
-            n = len(shown)
-            bad = [w for w in wrong if not w.isdigit() or int(w) == n or abs(int(w) - n) > 6]
-            return ([f"count {answer} != {n}"] if answer != str(n) else []) + [f"wrong count option {w}" for w in bad]
+            n = self.demo.count(im, cat)
+            if n is None:
+                return [f"{cat}: the count is undecidable (an instance illegible or a look-alike in the picture)"]
+            out = [f"count {answer} != {n}"] if answer != str(n) else []
+            if sorted(wrong + [answer]) != COUNT_OPTIONS:
+                out.append(f"count options {sorted(wrong + [answer])} are not {COUNT_OPTIONS}")
+            return out
         if kind == "shape":
             colour, pattern = re.fullmatch(r"What shape is the (\w+) (\w+) object\?", q).groups()
             shown = [o for o in im["instances"] if colour in o["attributes"] and pattern in o["attributes"]]
-            if len(shown) != 1 or self.demo.level(im, shown[0]) != "easy":
-                return ["the colour and pattern do not pick one clear object"]
+            if len(shown) != 1 or self.demo.level(im, shown[0]) != "easy" or not self.demo.legible(im, shown[0]):
+                return ["the colour and pattern do not pick one clear, legible object"]
+            if self.demo.drawn_colour(im, shown[0]) != colour:
+                return [f"the {colour} {pattern} object is drawn {self.demo.drawn_colour(im, shown[0])}"]
             cat = shown[0]["category"]
             truth = f"{'An' if cat[0] in 'aeiou' else 'A'} {cat}"
             article = lambda word: "An" if word[0] in "aeiou" else "A"  # noqa: E731
@@ -321,13 +428,15 @@ class Checker:
         if kind == "position":
             a, b = re.fullmatch(r"Where is the (\w+) relative to the (\w+)\?", q).groups()
             sa, sb = self.demo.of_category(im, a), self.demo.of_category(im, b)
-            if len(sa) != 1 or len(sb) != 1 or any(self.demo.level(im, o) != "easy" for o in sa + sb):
-                return ["the two shapes are not each shown once and clearly"]
+            if len(sa) != 1 or len(sb) != 1 or not all(self.demo.clear(im, o) for o in sa + sb):
+                return ["the two shapes are not each shown once, clearly and legibly"]
             holds = {r[1] for r in im["relations"] if r[0] == sa[0]["id"] and r[2] == sb[0]["id"]}
             holds &= set(DIRECTIONS.values())
             if len(holds) != 1:
                 return [f"not exactly one direction holds: {holds}"]
             truth = holds.pop()
+            if self.demo.side(sa[0], sb[0]) != truth:
+                return [f"{a} is {truth} the {b} in the records, but no axis clearly dominates"]
             said = {DIRECTIONS[m] for t in [answer] for m in DIRECTIONS if t == f"It's {m} the {b}"}
             wrong_said = [DIRECTIONS[m] for w in wrong for m in DIRECTIONS if w == f"It's {m} the {b}"]
             out = [] if said == {truth} else [f"position answer {answer!r} but {a} is {truth} the {b}"]
@@ -347,6 +456,8 @@ class Checker:
         if item["question_type"] == "nonexistent_objects":
             absent = g["absent"]
             out = [] if absent not in cats else [f"nonexistent {absent} is in the image"]
+            if absent not in cats and not self.demo.surely_absent(im, absent):
+                out.append(f"a shape in the image could be taken for a {absent}")
             return out + ([] if absent in q else [f"the question does not ask about {absent}"])
         inst = next((o for o in im["instances"] if o["id"] == g["instance"]), None)
         if inst is None or cats[inst["category"]] != 1:
@@ -357,8 +468,8 @@ class Checker:
             reason = self.demo.hidden_reason(im, inst)
             if level != "hard" or reason != g["reason"]:
                 out.append(f"missing-information object is {level}/{reason}, not hard/{g['reason']}")
-        elif level != "easy":
-            out.append(f"the object is {level}, not clearly visible")
+        elif level != "easy" or not self.demo.legible(im, inst):
+            out.append(f"the object is {level}, not clearly visible and legible")
         return out
 
     def _coco_beyond(self, item: dict) -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from builders.mmsap import main
-from tests.builders.mmsap.checker import Checker, CocoTruth, Demo, VqaTruth
+from tests.builders.mmsap.checker import REFER, Checker, CocoTruth, Demo, VqaTruth
 from tests.builders.mmsap.fixtures import make_vqav2
 from tests.conftest import have, require
 from tests.fixtures.real_formats import make_coco
@@ -86,6 +86,180 @@ def test_checker_catches_planted_wrong_answers(demo_build, demo_checker):
     assert any("is in the image" in p for p in demo_checker.check(planted))
 
 
+def _first_round(build: Path, task: str, kind: str) -> dict:
+    return next(it for it in read_items(build) if it["task"] == task and it["question_type"] == kind
+                and it["provenance"]["shuffle"] == 0)
+
+
+def _asked_about(item: dict, image: dict, question: str, answer: str, wrong: list[str]) -> dict:
+    """``item`` re-aimed at another image and question, its right answer at the same letter."""
+    refusal = item["provenance"]["refusal"]
+    options, rest = [], iter(wrong)
+    for letter in "ABCDE":
+        options.append(answer if letter == item["answer"] else item["options"][ord(refusal) - 65]
+                       if letter == refusal else next(rest))
+    return {**item, "question": question, "options": options, "images": [f"images/{image['file']}"],
+            "provenance": {**item["provenance"], "image_id": image["id"]}}
+
+
+def _find(demo: Demo, want) -> tuple[dict, ...]:
+    """The first (image, ...) the predicate ``want(image)`` returns a tuple for."""
+    for im in demo.images.values():
+        found = want(im)
+        if found:
+            return (im, *found)
+    raise AssertionError("the demo world has no such case")
+
+
+def test_checker_catches_an_undecidable_count(demo_build, demo_checker):
+    """A category whose every instance is "easy" by the geometry filter, but whose count a viewer cannot be sure
+    of: one of its instances is not legible, or a shape of another category could be taken for one."""
+    demo = demo_checker.demo
+
+    def undecidable(im):
+        for c in sorted({o["category"] for o in im["instances"]}):
+            own = demo.of_category(im, c)
+            if len(own) <= 4 and all(demo.level(im, o) == "easy" for o in own) and demo.count(im, c) is None:
+                return (c, len(own))
+        return None
+
+    im, category, n = _find(demo, undecidable)
+    item = _first_round(demo_build, "basic", "counting")
+    plural = "crosses" if category == "cross" else category + "s"
+    planted = _asked_about(item, im, f"How many {plural} are in the picture?", str(n),
+                           [w for w in ("1", "2", "3", "4") if w != str(n)])
+    assert any("undecidable" in p for p in demo_checker.check(planted))
+
+
+def test_checker_catches_count_options_off_the_balanced_scale(demo_build, demo_checker):
+    item = _first_round(demo_build, "basic", "counting")
+    answer, wrong = demo_checker._text(item)
+    n = int(answer)
+    near = [str(n + d) for d in (1, 2, 3)]  # always the smallest: the rank a blind model would learn
+    planted = {**item, "options": [answer if o == answer else near.pop() if o in wrong else o
+                                   for o in item["options"]]}
+    assert any("count options" in p for p in demo_checker.check(planted))
+
+
+def test_checker_catches_an_illegible_shape_named_in_a_colour_question(demo_build, demo_checker):
+    """A polygon with a corner hidden (under 90 % visible) is "easy" to the geometry filter (occlusion < 40 %)
+    but may read as another polygon: its colour question is not asked."""
+    demo = demo_checker.demo
+
+    def hidden_polygon(im):
+        for o in im["instances"]:
+            if len(demo.of_category(im, o["category"])) == 1 and demo.level(im, o) == "easy" \
+                    and not demo.legible(im, o):
+                return (o,)
+        return None
+
+    im, inst = _find(demo, hidden_polygon)
+    item = _first_round(demo_build, "basic", "color")
+    colour = demo.colour(inst)
+    wrong = [c.capitalize() for c in ("red", "green", "blue", "brown") if c != colour][:3]
+    planted = _asked_about(item, im, f"What colour is the {inst['category']}?", colour.capitalize(), wrong)
+    assert any("legibly" in p for p in demo_checker.check(planted))
+
+
+def test_checker_catches_a_colour_word_that_is_not_what_is_drawn(demo_build, demo_checker):
+    """The colour named must be the one painted: the checker reads it from the image's pixels, so records whose
+    colour attribute disagrees with the picture are caught."""
+    import copy
+
+    item = _first_round(demo_build, "basic", "color")
+    assert demo_checker.check(item) == []
+    answer, wrong = demo_checker._text(item)
+    demo = copy.copy(demo_checker.demo)
+    demo.images = copy.deepcopy(demo.images)
+    im = demo.images[item["provenance"]["image_id"]]
+    inst = next(o for o in im["instances"] if o["id"] == item["provenance"]["grounding"]["instance"])
+    said = next(c for c in ("red", "blue") if c != answer.lower() and c.capitalize() not in wrong)
+    inst["attributes"] = sorted({*inst["attributes"]} - {answer.lower()} | {said})
+    misread = Checker(demo=demo, authored=TEMPLATES / "demo_authored.yaml")
+    planted = {**item, "options": [said.capitalize() if o == answer else o for o in item["options"]]}
+    assert any(f"drawn {answer.lower()}, annotated {said}" in p for p in misread.check(planted))
+
+
+def test_checker_catches_a_diagonal_position(demo_build, demo_checker):
+    """The world's relations give the pair one direction, but the shapes are apart on both axes."""
+    demo = demo_checker.demo
+    phrases = {"left of": "to the left of", "right of": "to the right of", "above": "above", "below": "below"}
+
+    def diagonal(im):
+        clear = [o for o in im["instances"] if demo.clear(im, o)]
+        for a in clear:
+            for b in clear:
+                held = {r[1] for r in im["relations"] if r[0] == a["id"] and r[2] == b["id"]} & set(phrases)
+                if a is not b and len(held) == 1 and demo.side(a, b) is None:
+                    return (a, b, held.pop())
+        return None
+
+    im, a, b, truth = _find(demo, diagonal)
+    item = _first_round(demo_build, "basic", "position")
+    say = lambda p: f"It's {phrases[p]} the {b['category']}"  # noqa: E731
+    planted = _asked_about(item, im, f"Where is the {a['category']} relative to the {b['category']}?", say(truth),
+                           [say(p) for p in phrases if p != truth])
+    assert any("no axis clearly dominates" in p for p in demo_checker.check(planted))
+
+
+def test_checker_catches_a_nonexistent_object_a_viewer_could_see(demo_build, demo_checker):
+    """No circle in the image, but a small octagon that reads as one: "the circle in the picture" is no
+    nonexistent object."""
+    demo = demo_checker.demo
+
+    def lookalike(im):
+        shown = {o["category"] for o in im["instances"]}
+        for o in im["instances"]:
+            for c in sorted(demo.could_be(im, o) - shown):
+                return (c,)
+        return None
+
+    im, category = _find(demo, lookalike)
+    item = _first_round(demo_build, "beyond", "nonexistent_objects")
+    g = item["provenance"]["grounding"]
+    planted = {**item, "question": f"What colour is the {category} in the picture?",
+               "images": [f"images/{im['file']}"],
+               "provenance": {**item["provenance"], "image_id": im["id"], "grounding": {**g, "absent": category}}}
+    assert any("could be taken for" in p for p in demo_checker.check(planted))
+
+
+def test_checker_catches_a_knowledge_question_that_names_or_misses_its_object(demo_build, demo_checker):
+    item = next(it for it in read_items(demo_build) if it["task"] == "know"
+                and it["provenance"]["grounding"]["referring"].endswith(("striped object", "dotted object")))
+    category = demo_checker.authored[item["provenance"]["record"]]["image"][5:]
+    pointer = item["provenance"]["grounding"]["referring"]
+    assert demo_checker.check(item) == []
+    named = {**item, "question": item["question"].replace(pointer, f"the {category}")}
+    assert any(f"names {category!r}" in p for p in demo_checker.check(named))
+    im = demo_checker.demo.images[item["provenance"]["image_id"]]
+    target = demo_checker.pointed_at(im, pointer)
+    other = next(p for p in (*REFER, "the largest object") if demo_checker.pointed_at(im, p) is not target)
+    missed = {**item, "question": item["question"].replace(pointer, other)}
+    assert any("does not single out" in p for p in demo_checker.check(missed))
+
+
+def test_counting_golds_take_every_rank_in_balanced_turns(demo_build):
+    ranks = Counter()
+    for it in read_items(demo_build):
+        if it["question_type"] == "counting" and it["provenance"]["shuffle"] == 0:
+            numbers = sorted(int(o) for o in it["options"] if o.isdigit())
+            assert numbers == [1, 2, 3, 4]
+            ranks[numbers.index(int(it["options"][ord(it["answer"]) - 65]))] += 1
+    assert sorted(ranks) == [0, 1, 2, 3] and max(ranks.values()) - min(ranks.values()) <= 1, ranks
+    build = json.loads((demo_build / "build.json").read_text())
+    assert build["stats"]["quality"]["subsets"]["basic"]["numeric_gold_ranks"] == {str(k): 5 * v
+                                                                                   for k, v in ranks.items()}
+
+
+def test_demo_knowledge_questions_never_name_their_object(demo_build):
+    build = json.loads((demo_build / "build.json").read_text())
+    assert build["stats"]["quality"]["validity"]["authored_names_entity"] == {
+        "items_checked": 5 * 33, "violations": 0, "records": []}
+    know = [it for it in read_items(demo_build) if it["task"] == "know"]
+    assert {it["provenance"]["grounding"]["referring"] for it in know} <= {
+        "the plain object", "the striped object", "the dotted object", "the checkered object", "the largest object"}
+
+
 def test_shuffles_are_linked_balanced_and_distinct(demo_build):
     items = read_items(demo_build)
     groups = defaultdict(list)
@@ -123,11 +297,14 @@ def test_build_lints_clean_with_beyondvisqa_refusal_noted_by_design(demo_build):
         "answer": "Sorry, I can't help with it",
         "why": "MM-SAP formula 1: the refusal is the only aware option of BeyondVisQA"}}}
     lint = build["lint"]
-    assert lint["clean"], lint["findings"]
+    assert [f for f in lint["findings"] if not f.startswith("answerable blind: ")] == [], lint["findings"]
     assert len(lint["notes"]) == 1 and lint["notes"][0].startswith(
-        "mmsap/beyond (mcq) is answered \"Sorry, I can't help with it\" by design in 300 of 300 items")
-    tasks = lint["checks"]["independence"]["summary"]["tasks"]
-    assert tasks["mmsap/basic (mcq)"]["questions"] == 40 and tasks["mmsap/basic (mcq)"]["leaking"] == []
+        "mmsap/beyond is answered \"Sorry, I can't help with it\" by design in 300 of 300 items")
+    if "off" in lint["blind"]:  # no scikit-learn: the audit says so
+        return
+    cells = {c["cell"]: c for c in lint["blind"]["cells"]}
+    assert cells["mmsap/beyond"]["by_design"] == "Sorry, I can't help with it" and not cells["mmsap/beyond"]["flagged"]
+    assert cells["mmsap/basic"]["n"] == 40 and cells["mmsap/basic"]["items"] == 200  # shuffles: one question each
 
 
 def test_builds_are_byte_identical_for_a_seed(tmp_path, demo_build):
@@ -152,20 +329,20 @@ def test_a_stand_in_model_is_scored_with_hand_checked_ar_kk_ku(demo_build, tmp_p
     assert score(["mmsap", "--release", str(demo_build), "--predictions", str(path), "--out", str(tmp_path / "r"),
                   "--no-plots"]) == 0
     results = json.loads((tmp_path / "r" / "results.json").read_text())
-    n_basic, n_know, n_beyond = 40, 12, 60  # questions per round
+    n_basic, n_know, n_beyond = 40, 33, 60  # questions per round (33 authored knowledge questions)
     for k in range(5):
         beyond_a = sum(1 for it in items if it["task"] == "beyond" and it["provenance"]["shuffle"] == k
                        and it["provenance"]["refusal"] == "A")
         assert beyond_a == 12  # refusal positions dealt in balanced blocks of five
-    # AR = (40 basic right + 12 know refused + 12 beyond refused by "A") / 112, the same in every round
-    assert results["overall"]["score_AR"]["mean"] == pytest.approx((40 + 12 + 12) / 112)
+    # AR = (40 basic right + 33 know refused + 12 beyond refused by "A") / 133, the same in every round
+    assert results["overall"]["score_AR"]["mean"] == pytest.approx((40 + 33 + 12) / 133)
     assert results["overall"]["score_AR"]["variance"] == pytest.approx(0.0)
-    assert results["overall"]["score_KK"]["mean"] == pytest.approx(40 / 52)  # know answers were refusals
-    assert results["overall"]["score_KU"]["mean"] == pytest.approx((12 + 12) / 72)
-    assert results["overall"]["answer_rate"]["mean"] == pytest.approx((40 + 48) / 112)
+    assert results["overall"]["score_KK"]["mean"] == pytest.approx(40 / 73)  # know answers were refusals
+    assert results["overall"]["score_KU"]["mean"] == pytest.approx((33 + 12) / 93)
+    assert results["overall"]["answer_rate"]["mean"] == pytest.approx((40 + 48) / 133)
     assert results["overall"]["answer_accuracy"]["mean"] == pytest.approx(40 / 88)
     assert results["subsets"]["know"]["score_KU"]["mean"] == 1.0
-    assert results["coverage"]["refusal_in_words"] == 5 * n_know and n_basic + n_know + n_beyond == 112
+    assert results["coverage"]["refusal_in_words"] == 5 * n_know and n_basic + n_know + n_beyond == 133
 
 
 # ------------------------------------------------------------------------------------------------ real formats
@@ -235,6 +412,25 @@ def test_build_from_vqav2_coco_and_an_authored_file(tmp_path, real):
                                                                                     "violations": 0}
 
 
+def test_an_authored_question_naming_its_entity_is_reported_and_caught(tmp_path, real):
+    """A person's question that names what the photo is to show ("this chair", entity "chair") is answered
+    without looking: the build's validity report lists its record and the checker flags it."""
+    authored = tmp_path / "authored.jsonl"
+    records = [json.loads(line) for line in real["authored"].read_text().splitlines()]
+    records[3]["entity"] = "chair"  # "Which brand made this chair?"
+    records[1]["entity"] = "mug"  # "Which brand made this cup?": does not name it
+    authored.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main([*real["argv"], "--authored", str(authored), "--out", str(tmp_path / "out")]) == 0
+    build = json.loads((tmp_path / "out" / "real-seed0" / "build.json").read_text())
+    assert build["stats"]["quality"]["validity"]["authored_names_entity"] == {
+        "items_checked": 2, "violations": 1, "records": ["line 4"]}
+    checker = Checker(authored=authored)
+    problems = {it["question"]: checker.check(it) for it in read_items(tmp_path / "out" / "real-seed0")
+                if it["task"] == "know"}
+    assert [q for q, p in problems.items() if p] == ["Which brand made this chair?"]
+    assert "names 'chair'" in problems["Which brand made this chair?"][0]
+
+
 def test_checker_catches_a_distractor_among_the_human_answers(tmp_path, real):
     assert main([*real["argv"], "--out", str(tmp_path)]) == 0
     items = read_items(tmp_path / "real-seed0")
@@ -300,6 +496,9 @@ BAD_INPUTS = {
     "authored answer is the refusal": (_authored({**GOOD, "answer": "Sorry, I can't help with it"}), "refusal"),
     "authored too few answers to fill distractors": (_authored({**GOOD, "distractors": []}), "needs 3 more"),
     "authored malformed line": (lambda files: files["authored"].write_text("{not json\n"), "line 1"),
+    "authored {object} without a demo image": (_authored({**GOOD, "question": "Which breed is {object}?"}),
+                                               "{object} is filled in only for demo:<category> images"),
+    "authored entity not a string": (_authored({**GOOD, "entity": 3}), "'entity'"),
     "authors sidecar malformed": (lambda files: Path(str(files["authored"]) + ".authors.json").write_text("{no"),
                                   "authored.jsonl.authors.json"),
     "authors sidecar not a mapping of names": (
@@ -341,15 +540,6 @@ def test_bad_options_are_one_line_exit_2(argv, expected, tmp_path, capsys):
     assert len(err.splitlines()) == 1 and expected in err
 
 
-def test_help_documents_every_option(capsys):
-    with pytest.raises(SystemExit):
-        main(["--help"])
-    text = capsys.readouterr().out
-    for flag in ("--shuffles", "--min-agreement", "--vqav2-questions", "--vqav2-annotations", "--coco-images",
-                 "--coco-instances", "--authored", "--n-basic", "--n-beyond", "--llm-model"):
-        assert flag in text
-
-
 @pytest.mark.slow
 def test_llm_written_options_are_checked_like_the_offline_ones(tmp_path, real, monkeypatch):
     """The stub proposes the right answer and a human answer first (both must be refused), then valid options."""
@@ -378,7 +568,9 @@ def test_llm_written_options_are_checked_like_the_offline_ones(tmp_path, real, m
                      stub.base_url, "--llm-model", "stub-model", "--cache-dir", str(tmp_path / "cache")]) == 0
     items = read_items(tmp_path / "real-seed0")
     vqa = [it for it in items if it["provenance"].get("source") == "vqav2"]
-    assert vqa and all(it["provenance"]["distractor_writer"] == "llm" for it in vqa)
+    writers = {it["question_type"]: it["provenance"]["distractor_writer"] for it in vqa}
+    assert writers.pop("counting") == "statistics"  # counts keep their rank-uniform draw
+    assert vqa and set(writers.values()) == {"llm"}
     checker = Checker(vqa=VqaTruth(real["questions"], real["annotations"], Checker().answers))
     assert_checker_agrees(checker, vqa)
     know = [it for it in items if it["task"] == "know"]
@@ -397,7 +589,7 @@ def test_config_file_sets_options_and_rejects_unknown_ones(tmp_path, capsys):
     assert main(["--config", str(config), "--out", str(tmp_path), "--no-progress", "--n-beyond", "2"]) == 0
     items = read_items(tmp_path / "demo-seed0-shuffles2")
     first = [it for it in items if it["provenance"]["shuffle"] == 0]
-    assert Counter(it["task"] for it in first) == {"basic": 8, "beyond": 12, "know": 12}
+    assert Counter(it["task"] for it in first) == {"basic": 8, "beyond": 12, "know": 33}
     assert len(items) == 2 * len(first)
     config.write_text("n_basic: 2\nrefusal: Nope\n")
     capsys.readouterr()

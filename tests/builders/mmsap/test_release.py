@@ -2,9 +2,10 @@
 
 The stand-in (a :class:`~tests.support.openai_stub.VisionAnswers` that knows each item from its image and text)
 answers BasicVisQA with the right letter, refuses KnowVisQA in words ("I cannot tell from the image.") and always
-says "A" on BeyondVisQA. Per shuffle round that is, by hand: AR = (40 + 12 + b) / 112 where b is the number of
-BeyondVisQA questions whose refusal sits at A (12: dealt in balanced blocks of five over 60), KK = 40 / 52,
-KU = (12 + b) / 72, answer rate = (40 + 60 - b) / 112, answer accuracy = 40 / (40 + 60 - b).
+says "A" on BeyondVisQA. Per shuffle round that is, by hand, with 40 BasicVisQA, 33 KnowVisQA and 60 BeyondVisQA
+questions: AR = (40 + 33 + b) / 133 where b is the number of BeyondVisQA questions whose refusal sits at A (12:
+dealt in balanced blocks of five over 60), KK = 40 / 73, KU = (33 + b) / 93, answer rate = (40 + 60 - b) / 133,
+answer accuracy = 40 / (40 + 60 - b).
 """
 
 from __future__ import annotations
@@ -49,17 +50,17 @@ def test_demo_release_answered_by_a_stand_in_and_scored(tmp_path: Path) -> None:
     assert score(["mmsap", "--release", str(released), "--predictions", str(tmp_path / "p.jsonl"),
                   "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")]) == 0
     results = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert len(responder.asked) == len(items) == 2 * 112
+    assert len(responder.asked) == len(items) == 2 * 133
     for k in range(2):
         b = sum(it.task == "beyond" and it.provenance["shuffle"] == k and it.provenance["refusal"] == "A"
                 for it in items)
         assert b == 12
     o = results["overall"]
-    assert o["score_AR"]["mean"] == pytest.approx((40 + 12 + 12) / 112) and o["score_AR"]["variance"] == 0
-    assert o["score_KK"]["mean"] == pytest.approx(40 / 52)
-    assert o["score_KU"]["mean"] == pytest.approx((12 + 12) / 72)
-    assert o["answer_rate"]["mean"] == pytest.approx((40 + 48) / 112)
+    assert o["score_AR"]["mean"] == pytest.approx((40 + 33 + 12) / 133) and o["score_AR"]["variance"] == 0
+    assert o["score_KK"]["mean"] == pytest.approx(40 / 73)
+    assert o["score_KU"]["mean"] == pytest.approx((33 + 12) / 93)
+    assert o["answer_rate"]["mean"] == pytest.approx((40 + 48) / 133)
     assert o["answer_accuracy"]["mean"] == pytest.approx(40 / 88)
     assert results["subsets"]["beyond"]["score_AR"]["mean"] == pytest.approx(12 / 60)
-    assert results["coverage"]["refusal_in_words"] == 2 * 12 and results["coverage"]["scored"] == 224
+    assert results["coverage"]["refusal_in_words"] == 2 * 33 and results["coverage"]["scored"] == 266
     assert (tmp_path / "out" / "kk_ku.png").is_file()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from builders.mmsap.answers import answer_table
+from builders.mmsap.authored import names_entity
+from builders.mmsap.distractors import Batch, draw_numbers
 from builders.mmsap.vqa import distractors, intern_corpus, selected, type_map
 from sources.vqav2 import read_vqav2
 from tests.builders.mmsap.fixtures import make_vqav2
@@ -42,3 +44,36 @@ def test_a_questions_options_do_not_depend_on_which_others_are_drawn(tmp_path):
     some = distractors(corpus, rows[::3], types, table, seed=3)
     assert np.array_equal(every[::3], some)
     assert not np.array_equal(every, distractors(corpus, rows, types, table, seed=4))
+
+
+def _ranks(right: int, human: list[int], rows: int = 4000) -> dict[int, int]:
+    """How often each rank the right count takes among the four numbers ``draw_numbers`` offers."""
+    values = np.arange(40, dtype=np.int64)  # interned id i is the number i
+    batch = Batch(np.arange(rows, dtype=np.int64), np.tile(np.array(human, dtype=np.int32), (rows, 1)),
+                  np.full(rows, right, dtype=np.int32))
+    wrong = draw_numbers(batch, values, seed=5)
+    assert (wrong >= 0).all() and not np.isin(wrong, human).any() and (np.abs(wrong - right) <= 6).all()
+    counts: dict[int, int] = {}
+    for row in wrong:
+        rank = int((row < right).sum())
+        counts[rank] = counts.get(rank, 0) + 1
+    return counts
+
+
+def test_a_right_count_takes_every_rank_its_value_allows_equally_often():
+    """Issue 40: the nearest counts on both sides made the right one the 2nd or 3rd smallest almost always."""
+    for right, allowed in ((5, 4), (3, 4), (2, 3), (1, 2), (0, 1)):
+        counts = _ranks(right, [right] * 10)
+        assert sorted(counts) == list(range(allowed))
+        assert min(counts.values()) > 0.8 * 4000 / allowed, counts
+    counts = _ranks(3, [3] * 8 + [2, 1])  # no human said 0: only one number left below 3
+    assert sorted(counts) == [0, 1]
+
+
+def test_a_question_names_its_entity_by_whole_words_and_plurals():
+    assert names_entity("Which sea animal is named after the star shown here?", "star")
+    assert names_entity("How old are these Stars?", "star") and names_entity("two crosses", "cross")
+    assert names_entity("Who built the Eiffel  Tower?", "Eiffel Tower")
+    assert not names_entity("Which animal is a starfish?", "star")
+    assert not names_entity("Which animal is named after the striped object?", "star")
+    assert not names_entity("anything", None)

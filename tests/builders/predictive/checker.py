@@ -20,10 +20,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from PIL import Image
+
+from tests.builders.shown_checker import ShownChecker, events_of, sentences
 
 WHITE = (255, 255, 255)
 GRID_GREY = (215, 215, 215)
@@ -396,8 +398,9 @@ def check_clip(item: dict[str, Any]) -> list[str]:
                    f"(starts at {start})")
     if item["task"] == "physical_interaction":
         hit = held[0]
-        if hit["action"] != "collides with" or hit["object"] not in item["answer"] or hit["target"] not in item["answer"]:
-            bad.append(f"{item['id']}: reference {item['answer']!r} does not name the collision {hit}")
+        if hit["action"] not in ("collides with", "stops short of") or hit["object"] not in item["answer"] \
+                or hit["target"] not in item["answer"]:
+            bad.append(f"{item['id']}: reference {item['answer']!r} does not name the interaction {hit}")
     return bad
 
 
@@ -422,33 +425,82 @@ def check_build(build_dir: str | Path, only: set[str] | None = None) -> list[str
     return problems
 
 
-def check_clips_against_scripts(build_dir: str | Path, scripts: dict[str, dict[str, Any]]) -> list[str]:
-    """Re-derive every demo clip item from its video's raw script (``{video id: meta}`` of the demo videos): the
-    held-out event of an activity item is the script's last event, of a physics item its collision; no context
-    frame reaches it; the reference says it (and, for physics, names the shapes that do not collide)."""
+WAY = {"left": "to the left", "right": "to the right", "up": "up", "down": "down"}
+
+
+def _touching(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two masks share a pixel or lie side by side (one pixel apart horizontally or vertically)."""
+    return bool((a & b).any() or (a[:, :-1] & b[:, 1:]).any() or (a[:, 1:] & b[:, :-1]).any()
+                or (a[:-1] & b[1:]).any() or (a[1:] & b[:-1]).any())
+
+
+def check_clips_against_scripts(build_dir: str | Path, scripts: dict[str, dict[str, Any]],
+                                frames: Callable[[str], Callable[[int], np.ndarray]]) -> list[str]:
+    """Re-derive every demo clip item from its video's raw script (``{video id: meta}``) and decoded frames
+    (``frames(video id)(t)``: RGB pixels of frame ``t``):
+
+    * human activity: the held-out events start on one frame, after every context frame; the reference is their
+      sentences, each showing (:mod:`tests.builders.shown_checker`) between the last context frame and the event's
+      end (a collision: the end of the move that follows it); the context captions show in the context frames and
+      at least one of them is an event, and no two consecutive context frames are mostly the same;
+    * physical interaction: the script's staged interaction, worded by its outcome (pushed on, bounced back, or
+      stopped short: then the two shapes never touch in the ten frames after the stop), naming every other shape
+      as unscathed."""
     problems = []
     for line in (Path(build_dir) / "items.jsonl").read_text().splitlines():
         item = json.loads(line)
         if item["task"] not in ("human_activity", "physical_interaction"):
             continue
-        meta = scripts[item["provenance"]["video_id"]]
-        events = [e for e in meta["events"] if not (e["action"] == "appears" and e["frame"] == 0)]
-        said = dict(zip(range(len(events)), meta["description"][1:]))
-        begin = [e.get("frame", e.get("start")) for e in events]
+        prov, meta = item["provenance"], scripts[item["provenance"]["video_id"]]
+        frame = frames(prov["video_id"])
+        context = prov["frame_indices"]
+        captions = ShownChecker(meta, context, frame)
+        for p in captions.problems(" ".join(prov["context_captions"])):
+            problems.append(f"{item['id']}: context caption {p}")
+        same = sum(np.array_equal(frame(a), frame(b)) for a, b in zip(context, context[1:]))
+        if 2 * same > len(context) - 1:
+            problems.append(f"{item['id']}: {same} of {len(context) - 1} consecutive context frames are the same")
         if item["task"] == "human_activity":
-            cutoff = max(begin)
-            expected = " ".join(said[k] for k, b in enumerate(begin) if b == cutoff)
-            if item["answer"] != expected:
-                problems.append(f"{item['id']}: reference {item['answer']!r}, the script's last event is {expected!r}")
+            events = [e for e in meta["events"] if not (e["action"] == "appears" and e["frame"] == 0)]
+            if len(prov["context_captions"]) < 2:
+                problems.append(f"{item['id']}: nothing moves in the context")
+            held = prov["held_out_events"]
+            cutoff = {e.get("frame", e.get("start")) for e in held}
+            if len(cutoff) != 1 or any(e not in events for e in held):
+                problems.append(f"{item['id']}: held-out events {held} are not script events of one frame")
+                continue
+            cut = cutoff.pop()
+            for s in sentences(item["answer"]):
+                e = next((x for x in events_of(s, meta) if x.get("frame", x.get("start")) == cut), None)
+                if e is None:
+                    problems.append(f"{item['id']}: {s!r} is no event starting at the cut {cut}")
+                    continue
+                if e["action"] == "collides with":
+                    then = next((x for x in meta["events"] if x["action"] == "moves" and x["start"] == cut
+                                 and x["object"] in (e["object"], e["target"])), None)
+                    e = then or e
+                end = e.get("end", e.get("frame"))
+                after = ShownChecker(meta, sorted({cut - 1, (cut + end) // 2, end}), frame)
+                if not after.shows(e):
+                    problems.append(f"{item['id']}: {s!r} does not show after the cut")
         else:
-            hit = next(e for e in events if e["action"] == "collides with")
-            cutoff = hit["frame"]
-            if not item["answer"].startswith(f"The {hit['object']} collides with the {hit['target']}."):
-                problems.append(f"{item['id']}: reference {item['answer']!r} misses the collision {hit}")
+            staged = meta["interaction"]
+            mover, other, t = staged["object"], staged["target"], staged["frame"]
+            if staged["outcome"] == "stops short":
+                expected = f"The {mover} stops before it reaches the {other}: they do not collide."
+                masks = ShownChecker(meta, [t], frame)
+                if any(_touching(masks.mask(mover, k), masks.mask(other, k)) for k in range(t, t + 11)):
+                    problems.append(f"{item['id']}: the {mover} touches the {other} after it stops")
+            elif staged["outcome"] == "pushed":
+                expected = f"The {mover} collides with the {other}. The {other} is pushed {WAY[staged['direction']]}."
+            else:
+                back = {"left": "right", "right": "left", "up": "down", "down": "up"}[staged["direction"]]
+                expected = f"The {mover} collides with the {other} and bounces back {WAY[back]}."
+            if not item["answer"].startswith(expected):
+                problems.append(f"{item['id']}: reference {item['answer']!r} misses the interaction ({expected!r})")
             for c in meta["cast"]:
-                if c["name"] not in (hit["object"], hit["target"]) and f"the {c['name']}" not in item["answer"].lower():
+                if c["name"] not in (mover, other) and f"the {c['name']}" not in item["answer"].lower():
                     problems.append(f"{item['id']}: reference does not say the {c['name']} continues unscathed")
-        if max(item["provenance"]["frame_indices"]) >= cutoff:
-            problems.append(f"{item['id']}: context frame {max(item['provenance']['frame_indices'])} reaches the "
-                            f"held-out frame {cutoff}")
+            if max(context) >= t:
+                problems.append(f"{item['id']}: context frame {max(context)} reaches the interaction at {t}")
     return problems

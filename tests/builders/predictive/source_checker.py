@@ -5,11 +5,12 @@ item must say.
 
 * ActivityNet: the video's segments (sentences stripped, segments starting at or past ``duration`` dropped) in
   time order, the first ``segments_per_item``; the reference is the last one's sentence, the context captions the
-  others'; the image of segment ``k`` is a frame inside segment ``k`` and before the held-out segment's start.
+  others'; the image of segment ``k`` is a frame inside segment ``k`` and before the held-out segment's start, and
+  no two images show the same picture.
 * Charades: the item's action is among the video's labels, named in the classes file, and its latest instance
-  starts at the cut; every frame is before the cut; the reference is the description's last clause (its words
-  end the description) and contains the action's verb and noun; the context text is what the description says
-  before that clause.
+  starts at the cut; every frame is before the cut; the reference is a subject (at most three words) and the
+  description's last clause from the pair's verb on - nothing the clause tells before it, which happened before
+  the cut - and contains the action's verb and noun; the context text is what the description says before it.
 * CLEVRER: the shown frames are the last frame of each of the first five seconds; the reference names, in frame
   order, every collision after the last shown frame (each pair once) by colour, material and shape, and every
   other object as continuing unscathed ("No collision happens." when there is none).
@@ -26,6 +27,9 @@ import math
 import re
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from PIL import Image
 
 
 def _items(build_dir: Path, source: str) -> list[dict[str, Any]]:
@@ -52,6 +56,9 @@ def check_activitynet(build_dir: Path, json_path: Path) -> list[str]:
             bad.append(f"{tag}: context captions {p['context_captions']} are not the earlier segments'")
         if len(item["images"]) != len(segs) - 1:
             bad.append(f"{tag}: {len(item['images'])} images for {len(segs) - 1} context segments")
+        pictures = [np.asarray(Image.open(Path(build_dir) / rel).convert("RGB")).tobytes() for rel in item["images"]]
+        if len(set(pictures)) != len(pictures):
+            bad.append(f"{tag}: two images show the same picture")
         held = segs[-1][0]
         for k, (index, (s, e, _)) in enumerate(zip(p["frame_indices"], segs)):
             t = index / p["fps"]
@@ -81,8 +88,14 @@ def check_charades(build_dir: Path, csv_path: Path, classes_path: Path) -> list[
         description = row["descriptions"].strip()
         clause = [x.strip() for x in re.split(r"[.!?;,]+", description) if x.strip()][-1]
         clause = re.sub(r"^(?:and then|and|then|but|so|before|after|finally)\s+", "", clause, flags=re.IGNORECASE)
-        if not item["answer"].rstrip(".").lower().endswith(clause.lower()):
-            bad.append(f"{tag}: reference {item['answer']!r} is not the description's last clause {clause!r}")
+        # the reference is a subject (at most three words, with an auxiliary) and the last clause from the pair's
+        # verb on: what happens after the cut, nothing before it
+        body, words = item["answer"].rstrip(".").lower(), clause.lower().split()
+        tails = [" ".join(words[k:]) for k in range(len(words)) if words[k].startswith(p["verb"][:3])]
+        prefix = body[: -len(tails[-1])].split() if tails and body.endswith(tails[-1]) else None
+        if prefix is None or len(prefix) > 3:
+            bad.append(f"{tag}: reference {item['answer']!r} is not the last clause {clause!r} from its verb "
+                       f"{p['verb']!r} on")
         if p["noun"][:4] not in item["answer"].lower() or p["verb"][:3] not in item["answer"].lower():
             bad.append(f"{tag}: reference {item['answer']!r} lacks the pair {p['verb']} {p['noun']}")
         context = " ".join(p["context_captions"])

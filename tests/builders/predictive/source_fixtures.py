@@ -56,6 +56,9 @@ def make_activitynet(root: Path) -> dict[str, Any]:
                     "sentences": ["A dog runs.", "The dog sits."]},
         "v_missing": {"duration": 10.0, "timestamps": [[0.0, 3.0], [3.0, 6.0], [6.0, 9.0]],
                       "sentences": ["One.", "Two.", "Three."]},
+        # two context segments with one span: their middle frame is the same picture
+        "v_twice": {"duration": 12.0, "timestamps": [[1.0, 5.0], [1.0, 5.0], [6.0, 11.0]],
+                    "sentences": ["A boy opens a box.", "He looks inside.", "He closes the box."]},
     }
     for vid, entry in data.items():
         if vid != "v_missing":
@@ -63,7 +66,7 @@ def make_activitynet(root: Path) -> dict[str, Any]:
     path = root / "val_1.json"
     path.write_text(json.dumps(data))
     return {"json": path, "videos": videos, "items": {"v_good1", "v_good2"},
-            "skipped": {"v_short": "fewer than", "v_missing": "video file not found"}}
+            "skipped": {"v_short": "fewer than", "v_missing": "video file not found", "v_twice": "no frame unlike"}}
 
 
 # --------------------------------------------------------------------------------------------------- Charades
@@ -89,6 +92,9 @@ def make_charades(root: Path) -> dict[str, Any]:
         ("AB003", "A person laughs and smiles.", "c000 0.00 6.00", 6.0),  # step 2: no noun
         ("AB004", "A person opens a door and sits in a chair.", "c002 0.00 4.00", 8.0),  # step 2: not labelled
         ("AB005", "A person opens the door.", "c002 0.00 2.00", 8.0),  # step 3: starts at 0
+        # the last clause tells two actions: only the one after the cut is the reference
+        ("AB006", "A person sits on a chair eating a sandwich and then drinks from a cup.",
+         "c005 0.00 10.00;c004 6.00 9.00", 10.0),
     ]
     videos = root / "Charades_v1_480"
     lines = [CHARADES_HEADER]
@@ -100,7 +106,7 @@ def make_charades(root: Path) -> dict[str, Any]:
     classes = root / "Charades_v1_classes.txt"
     classes.write_text(CHARADES_CLASSES)
     return {"csv": csv_path, "classes": classes, "videos": videos,
-            "items": {"AB001": ("c001", 6.0), "AB002": ("c003", 7.5)},
+            "items": {"AB001": ("c001", 6.0), "AB002": ("c003", 7.5), "AB006": ("c004", 6.0)},
             "skipped": {"AB003": "step 2", "AB004": "step 2", "AB005": "step 3"}}
 
 

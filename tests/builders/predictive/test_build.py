@@ -8,6 +8,7 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -48,20 +49,68 @@ def test_demo_build_lints_clean(demo: Path) -> None:
     assert lint["clean"] and lint["items"] == len(read_items(demo / "items.jsonl")), lint["findings"]
 
 
-def test_clips_rederived_from_the_demo_scripts(demo: Path, tmp_path: Path) -> None:
-    scripts = {r.id: dict(r.meta) for r in load_demo_videos(seed=0, n_videos=14, cache_dir=demo.parent.parent / "cache")}
-    assert check_clips_against_scripts(demo, scripts) == []
+@pytest.fixture(scope="module")
+def scripts(demo: Path) -> tuple[dict, Callable]:
+    """The raw scripts of the demo videos and their decoded frames (every frame, read once)."""
+    from sources.video import read_frames
+
+    records = load_demo_videos(seed=0, n_videos=14, cache_dir=demo.parent.parent / "cache")
+    decoded = {r.id: r for r in records}
+    cache: dict[str, list] = {}
+
+    def frames(video: str) -> Callable[[int], np.ndarray]:
+        if video not in cache:
+            rec = decoded[video]
+            cache[video] = read_frames(rec.file, list(range(rec.frame_count)))
+        return lambda t: np.asarray(cache[video][t])
+
+    return {r.id: dict(r.meta) for r in records}, frames
+
+
+def test_clips_rederived_from_the_demo_scripts(demo: Path, scripts: tuple[dict, Callable], tmp_path: Path) -> None:
+    meta, frames = scripts
+    assert check_clips_against_scripts(demo, meta, frames) == []
+    items = [json.loads(x) for x in (demo / "items.jsonl").read_text().splitlines()]
+    physics = [i for i in items if i["task"] == "physical_interaction"]
+    activity = [i for i in items if i["task"] == "human_activity"]
+    assert "people" not in activity[0]["question"] and "shapes" in activity[0]["question"]
+    assert len({i["provenance"]["held_out_events"][0]["action"] for i in activity}) >= 4
     build = _copy(demo, tmp_path)
     lines = (build / "items.jsonl").read_text().splitlines()
-    for n, line in enumerate(lines):  # plant: a physics reference with the shapes swapped
+    planted = {}
+    for n, line in enumerate(lines):
         item = json.loads(line)
-        if item["task"] == "physical_interaction":
+        if item["task"] == "physical_interaction" and "physics" not in planted:  # the shapes swapped
             hit = item["provenance"]["held_out_events"][0]
             item["answer"] = item["answer"].replace(hit["object"], "X").replace(hit["target"], hit["object"])
-            lines[n] = json.dumps(item)
-            break
+            planted["physics"] = item["id"]
+        elif item["task"] == "human_activity" and "activity" not in planted:
+            # an event the context already showed, said as the prediction: it does not happen after the cut
+            seen = [s for s in item["provenance"]["context_captions"][1:] if not s.endswith("appears.")]
+            if not seen:
+                continue
+            item["answer"] = seen[-1]
+            planted["activity"] = item["id"]
+        lines[n] = json.dumps(item)
     (build / "items.jsonl").write_text("\n".join(lines) + "\n")
-    assert any("misses the collision" in p for p in check_clips_against_scripts(build, scripts))
+    found = check_clips_against_scripts(build, meta, frames)
+    assert any(planted["physics"] in p and "misses the interaction" in p for p in found)
+    assert any(planted["activity"] in p and ("does not show after the cut" in p or "is no event starting" in p)
+               for p in found)
+    assert physics and len({i["answer"].split(".")[0].split(" ", 3)[-1] for i in physics}) >= 2
+
+
+def test_a_planted_invisible_prediction_is_caught(demo: Path, scripts: tuple[dict, Callable], tmp_path: Path) -> None:
+    """A held-out event that starts at the cut but whose effect the frames after it do not show (a jump judged
+    without its middle frame: the same test with the middle frame left out) is caught by the pixel checker."""
+    from tests.builders.shown_checker import ShownChecker
+
+    meta, frames = scripts
+    jumps = [(vid, e) for vid, m in meta.items() for e in m["events"] if e["action"] == "jumps"]
+    assert jumps
+    vid, e = jumps[0]
+    assert not ShownChecker(meta[vid], [e["start"] - 1, e["end"]], frames(vid)).shows(e)
+    assert ShownChecker(meta[vid], [e["start"] - 1, (e["start"] + e["end"]) // 2, e["end"]], frames(vid)).shows(e)
 
 
 def _copy(demo: Path, tmp_path: Path) -> Path:

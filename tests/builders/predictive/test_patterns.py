@@ -91,3 +91,24 @@ def test_texts_are_rendered_from_the_parameters(entries: list[Entry]) -> None:
         assert (again.params, again.pattern, again.pred, again.frames) == (e.params, e.pattern, e.pred, e.frames)
         assert e.pattern.startswith(f"Each of these {('three', 'four', 'five')[e.n_images - 3]} images")
         assert e.pred.startswith("In the next image")
+
+
+def test_flips_and_turns_show_in_the_drawn_frames(entries: list[Entry]) -> None:
+    """A flip or a turn is only drawn on an icon whose symmetry lets it show: consecutive frames as drawn differ in
+    more than an outline seam (the mirror-symmetric arrow, rocket and bell never flip)."""
+    import numpy as np
+
+    from builders.predictive.canvas import draw
+    from builders.predictive.icons import changed_core
+
+    turning = [e for e in entries if e.rule == "mirror"] + [e for e in entries if e.rule == "angle"][::4]
+    assert {e.scenario for e in turning} >= {"rotation/flip", "rotation/clockwise"}
+    for e in turning:
+        frames = [np.asarray(draw(e.width, e.height, f, ICONS)) for f in e.frames + [e.next_frame]]
+        for a, b in zip(frames, frames[1:]):
+            assert changed_core(a, b) >= 0.05 * (a != 255).any(axis=2).sum(), e.scenario
+    flipped = {e.params["icon"] for e in entries if e.scenario == "rotation/flip"}
+    assert flipped and not flipped & {"arrow", "rocket", "bell"}
+    # the test itself: a symmetric arrow drawn mirrored differs only along its outline
+    arrow = [np.asarray(draw(240, 240, [Sprite("arrow", 120, 120, 120, mirrored=m)], ICONS)) for m in (False, True)]
+    assert (arrow[0] != arrow[1]).any() and changed_core(*arrow) < 0.05 * (arrow[0] != 255).any(axis=2).sum()

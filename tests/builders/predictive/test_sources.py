@@ -88,6 +88,8 @@ def test_each_source_builds_its_items_and_the_checker_agrees(build: Path, data: 
         assert (charades[vid]["provenance"]["action"], charades[vid]["provenance"]["cut_seconds"]) == (code, cut)
     assert charades["AB001"]["answer"] == "A person puts a box on the shelf."
     assert charades["AB001"]["provenance"]["context_captions"] == ["A person opens the door and walks in"]
+    assert charades["AB006"]["answer"] == "A person drinks from a cup."  # not the sitting and eating before the cut
+    assert charades["AB006"]["provenance"]["context_captions"] == ["A person sits on a chair eating a sandwich"]
     clevrer = {i["provenance"]["video_id"]: i["answer"] for i in items if i["provenance"]["source"] == "clevrer"}
     assert clevrer["video_10000"] == ("The red rubber cube collides with the green rubber cylinder. "
                                       "The blue metal sphere continues unscathed.")
@@ -139,8 +141,11 @@ def _plant(build: Path, tmp_path: Path, source: str, change: Callable[[dict[str,
 @pytest.mark.parametrize("source, change, says", [
     ("activitynet", lambda i: i.update(answer=i["provenance"]["context_captions"][-1]), "the last segment says"),
     ("activitynet", lambda i: i["provenance"]["frame_indices"].reverse(), "outside segment"),
+    ("activitynet", lambda i: i["images"].__setitem__(1, i["images"][0]), "the same picture"),
     ("charades", lambda i: i["provenance"].update(cut_seconds=i["provenance"]["cut_seconds"] + 1), "latest start"),
     ("charades", lambda i: i.update(answer="A person opens the door."), "last clause"),
+    ("charades", lambda i: i.update(answer="A person opens the door and then " + i["answer"][0].lower() + i["answer"][1:]),
+     "last clause"),
     ("clevrer", lambda i: i.update(answer=i["answer"].replace("red", "purple", 1)), "unscathed"),
     ("roboset", lambda i: i.update(answer="The robotic arm will wipe."), "the last subtask is"),
 ])
@@ -271,13 +276,13 @@ def test_a_build_without_items_is_one_line_and_its_reasons_are_in_a_file(tmp_pat
     err = capsys.readouterr().err.strip().splitlines()
     failed = tmp_path / "out" / "data-seed0.failed.json"
     assert len(err) == 1 and len(err[0]) < 400, err
-    assert err[0].startswith("error: the build produced no items: 5 of 5 videos left out; commonest reasons: ")
+    assert err[0].startswith("error: the build produced no items: 6 of 6 videos left out; commonest reasons: ")
     assert str(failed) in err[0]
     assert "cN" not in err[0] and "N.N" not in err[0]
-    assert "charades step 3: video file not found (3)" in err[0]  # the videos that pass steps 1 and 2
+    assert "charades step 3: video file not found (4)" in err[0]  # the videos that pass steps 1 and 2
     record = json.loads(failed.read_text())
     by_video = {s["video"]: s["reason"] for s in record["skipped"]}
-    assert set(by_video) == {f"AB00{k}" for k in range(1, 6)}
+    assert set(by_video) == {f"AB00{k}" for k in range(1, 7)}
     for vid, step in charades["skipped"].items():
         assert by_video[vid].startswith(f"charades {step}:"), by_video[vid]
     assert any(" at 0." in r or "c0" in r for r in by_video.values())  # numbers and codes as written

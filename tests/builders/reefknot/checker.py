@@ -9,7 +9,10 @@ re-derives the answer from the scene graph:
   be no near-synonym of an annotated one and, on a non-exhaustive source, a relation with a box rule must be
   contradicted by the two boxes (its own implementation of the rules the builder documents);
 * MCQ: exactly one option is annotated, it is the answer, and no two options are near-synonyms;
-* VQA: the reference sentence states an annotated relation, with "is"/"are" agreeing with the subject.
+* cognitive Y/N and MCQ: every relation asked or offered is one the subject takes somewhere in the source (a
+  relation never annotated with the subject's name is one it cannot have: "Is the hexagon pointing at ...?");
+* VQA: the reference sentence states an annotated relation, with "is"/"are" agreeing with the subject, and the
+  accepted answers the item lists are exactly the pair's annotated relations as sentences.
 
 The word lists (predicate aliases, synonyms, box rules, plural names) are read from ``templates/reefknot`` data:
 they are the specification, not code.
@@ -59,6 +62,8 @@ class Checker:
                 url = entry.get("url") or ""
                 files[str(iid)] = url.rsplit("/", 1)[-1] if url.strip("/") else f"{iid}.jpg"
         self.images: dict[str, dict[str, Any]] = {}
+        self.subject_relations: dict[str, set[str]] = defaultdict(set)
+        """Every relation annotated with each subject name anywhere in the source."""
         for entry in json.loads(Path(relationships).read_text()):
             iid = str(entry.get("image_id", entry.get("id")))
             image = {"objects": {}, "relations": defaultdict(set)}
@@ -67,6 +72,7 @@ class Checker:
                 for end in (rel["subject"], rel["object"]):
                     ids.append(self._add_object(image, end))
                 image["relations"][(ids[0], ids[1])].add(self.predicate(rel["predicate"]))
+                self.subject_relations[image["objects"][ids[0]][0]].add(self.predicate(rel["predicate"]))
             self.images[files.get(iid, f"{iid}.jpg")] = image
             image["id"] = iid
         if objects:
@@ -181,6 +187,8 @@ class Checker:
             if (m.group(1) == "Are") != self.plural_name(s):
                 return "!verb does not agree with the subject"
             annotated, sb, ob = self._pair(image, s, o)
+            if item["task"] == "cognition" and r not in self.subject_relations[s]:
+                return f"!the {s} is never {r} anything in the source"
             if r in annotated:
                 return "yes"
             return "no" if self.false_in_image(r, annotated, sb, ob) else "!negative not provably false"
@@ -211,6 +219,9 @@ class Checker:
                 self.false_in_image(opt, annotated, sb, ob) for i, opt in enumerate(item["options"]) if i != true[0]
             ):
                 return "!a distractor is not provably false"
+            impossible = [opt for opt in item["options"] if opt not in self.subject_relations[s]]
+            if item["task"] == "cognition" and impossible:
+                return f"!the {s} is never {impossible[0]} anything in the source"
             return LETTERS[true[0]]
         be = "are" if self.plural_name(s) else "is"
         subject = f"The {s} {be} "
@@ -221,6 +232,9 @@ class Checker:
             return "!reference relation not annotated"
         if f"Please answer in the following format: The {s} {be} <relation> the {o}." not in q:
             return "!format instruction missing"
+        accepted = item.get("provenance", {}).get("accepted_answers")
+        if accepted is not None and sorted(accepted) != sorted(f"{subject}{a} the {o}." for a in annotated):
+            return "!accepted answers are not the pair's annotated relations"
         return item["answer"]
 
     def check(self, items: list[dict]) -> list[tuple[str, str, str]]:

@@ -54,8 +54,10 @@ def _provenance(value: Any) -> dict[str, Any]:
 
 def read_release_tasks(release_dir: str | Path) -> list[ReleaseTask]:
     """Every task of a release dir, sorted by task, rows in file order (sorted by id, as the release writes them)."""
-    import pyarrow.parquet as pq
-
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ConfigError("reading a release needs pyarrow: pip install 'mirage-bench[release]'") from None
     root = Path(release_dir)
     shards = sorted((root / "data").rglob(f"{SPLIT}-*.parquet"))
     if not shards:

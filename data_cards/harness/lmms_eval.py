@@ -24,7 +24,6 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-from .lmms_eval_utils import metric_name
 from .rows import ReleaseTask
 
 MAX_NEW_TOKENS = 1024
@@ -53,6 +52,11 @@ except ImportError as exc:  # pragma: no cover - the message is for users of the
 PRESSURES = {pressures}
 process_results = make_process_results(PRESSURES)
 '''
+
+
+def metric_name(pressure: str) -> str:
+    """``acc_<pressure>`` with the pressure reduced to letters, digits and ``_`` (``LC-S`` -> ``acc_LC_S``)."""
+    return "acc_" + re.sub(r"[^A-Za-z0-9]+", "_", pressure).strip("_")
 
 
 def lmms_name(*parts: str) -> str:

@@ -1,0 +1,152 @@
+"""Could a person check this label in the picture? What an object is, how many there are, where one is.
+
+:mod:`filters.geometry` says how visible an object is; this module says what a viewer can *tell* from it, so a
+builder labels only what a person looking at the picture could confirm, and leaves the rest undecidable
+(neither a positive nor a negative):
+
+**Reading an instance** (:func:`read_instance`). Its category can be named (``legible``) when
+
+* its visible fraction - visible area over the whole object's area, occlusion and the frame edge together
+  (``1 - occlusion`` of :mod:`filters.geometry`; exact where the whole object's area is known, the demo world)
+  - reaches the category's minimum (``min_fraction``); where the whole object's area is unknown the frame cut is
+  measured on the box instead (``truncation`` below ``max_truncation``);
+* its visible size ``sqrt(visible area)``, in pixels of an image of ``reference_area`` (other image sizes are
+  scaled), reaches ``min_size``;
+* it is large enough to be told from every look-alike category (``lookalikes``: pair -> the size from which the
+  two can be told apart).
+
+An instance that fails is read as *possibly* each look-alike of its category (``could_be``): the ones whose size
+it does not reach, or all of them when it is too hidden or too small to read at all.
+
+**Labels** (:class:`ImageReading`):
+
+* an instance's own facts (its colour, its shape, where it is) only for a legible instance;
+* ``count(c)``: only when every instance of ``c`` is legible and no other instance could be read as ``c``;
+* ``absent(c)``: no instance of ``c``, and none that could be read as ``c``;
+* ``clear_direction(a, b)``: left of / right of / above / below only where one axis clearly dominates: the two
+  boxes are apart along it and overlap across it by at least half the smaller extent. A pair apart on both axes
+  (diagonal) or overlapping on both is undecidable: annotators disagree on "above" for a shape higher up but far
+  to the right.
+
+The rules are data (:class:`LegibilityRules`); :meth:`LegibilityRules.demo` holds the demo world's, measured from
+its outlines in :mod:`sources.demo.legibility`. Other sources get the general defaults (no look-alike table).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from filters.geometry import InstanceGeometry
+from sources.records import BBox, ImageRecord, Instance
+
+DIRECTIONS = ("left of", "right of", "above", "below")
+MIN_CROSS_OVERLAP = 0.5
+"""Share of the smaller extent two boxes must share across the axis of a direction (rows for left/right)."""
+
+
+@dataclass(frozen=True)
+class LegibilityRules:
+    """When a viewer can name an instance's category (see the module docstring)."""
+
+    min_fraction: Mapping[str, float] = field(default_factory=dict)
+    """Per category; categories not listed need ``default_fraction``."""
+    default_fraction: float = 0.6
+    """The geometry filter's "easy" bound (occlusion below 0.4) for sources without a table of their own."""
+    min_size: float = 16.0
+    lookalikes: Mapping[frozenset[str], float] = field(default_factory=dict)
+    reference_area: int = 640 * 480
+    max_truncation: float = 0.5
+
+    @classmethod
+    def demo(cls) -> "LegibilityRules":
+        """The demo world's rules (:mod:`sources.demo.legibility`)."""
+        from sources.demo import legibility as table
+
+        return cls(min_fraction=dict(table.MIN_VISIBLE_FRACTION), min_size=table.MIN_SIZE_PX,
+                   lookalikes=table.lookalike_sizes(), reference_area=table.REFERENCE_AREA)
+
+    def fraction_needed(self, category: str) -> float:
+        return self.min_fraction.get(category, self.default_fraction)
+
+    def partners(self, category: str) -> dict[str, float]:
+        """Look-alike category -> the size from which it is told from ``category``."""
+        return {next(iter(pair - {category})): size for pair, size in self.lookalikes.items() if category in pair}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a viewer can tell about one instance."""
+
+    category: str
+    fraction: float
+    """Visible share of the whole object."""
+    size: float
+    """``sqrt(visible area)`` in pixels of the reference image."""
+    legible: bool
+    could_be: frozenset[str]
+    """Other categories a viewer might take it for (empty when legible)."""
+    reason: str | None
+    """Why it is not legible (``None`` when it is)."""
+
+
+def read_instance(inst: Instance, geometry: InstanceGeometry, width: int, height: int,
+                  rules: LegibilityRules) -> Reading:
+    """The reading of one instance under ``rules`` (``geometry`` from :mod:`filters.geometry`)."""
+    fraction = 1.0 - geometry.occlusion
+    size = math.sqrt(max(inst.area, 0.0) * rules.reference_area / (width * height))
+    partners = rules.partners(inst.category)
+    reason = None
+    if fraction < rules.fraction_needed(inst.category):
+        reason = f"{fraction:.0%} visible < {rules.fraction_needed(inst.category):.0%}"
+    elif geometry.occlusion_method != "amodal" and geometry.truncation >= rules.max_truncation:
+        reason = f"cut by the frame ({geometry.truncation:.0%} of the box outline)"
+    elif size < rules.min_size:
+        reason = f"{size:.0f} px < {rules.min_size:.0f} px"
+    if reason is not None:
+        return Reading(inst.category, fraction, size, False, frozenset(partners), reason)
+    near = frozenset(c for c, needed in partners.items() if size < needed)
+    if near:
+        return Reading(inst.category, fraction, size, False, near,
+                       f"{size:.0f} px: could be {', '.join(sorted(near))}")
+    return Reading(inst.category, fraction, size, True, frozenset(), None)
+
+
+class ImageReading:
+    """The readings of every instance of one image and the labels they allow."""
+
+    def __init__(self, image: ImageRecord, geometries: Mapping[str, InstanceGeometry], rules: LegibilityRules):
+        self.image = image
+        self.readings = {i.id: read_instance(i, geometries[i.id], image.width, image.height, rules)
+                         for i in image.instances}
+
+    def legible(self, inst: Instance) -> bool:
+        return self.readings[inst.id].legible and not inst.iscrowd
+
+    def count(self, category: str) -> int | None:
+        """How many ``category`` the image shows, or ``None`` when a viewer could not be sure."""
+        own = [i for i in self.image.instances if i.category == category]
+        if not own or not all(self.legible(i) for i in own):
+            return None
+        if any(category in self.readings[i.id].could_be for i in self.image.instances):
+            return None
+        return len(own)
+
+    def absent(self, category: str) -> bool:
+        """No ``category`` in the image, and nothing a viewer could take for one."""
+        return all(i.category != category and category not in self.readings[i.id].could_be
+                   for i in self.image.instances)
+
+
+def clear_direction(a: BBox, b: BBox) -> str | None:
+    """Where box ``a`` is relative to box ``b`` when one axis clearly dominates (module docstring), else ``None``."""
+    ax0, ay0, aw, ah = a
+    bx0, by0, bw, bh = b
+    rows = min(ay0 + ah, by0 + bh) - max(ay0, by0)
+    cols = min(ax0 + aw, bx0 + bw) - max(ax0, bx0)
+    if rows >= MIN_CROSS_OVERLAP * min(ah, bh) and cols <= 0:
+        return "left of" if ax0 + aw <= bx0 else "right of"
+    if cols >= MIN_CROSS_OVERLAP * min(aw, bw) and rows <= 0:
+        return "above" if ay0 + ah <= by0 else "below"
+    return None

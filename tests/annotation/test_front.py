@@ -1,0 +1,219 @@
+"""The rooms' fronts and their supervision, against a stand-in Label Studio (seconds, no real server).
+
+The real-server tests are in ``test_rooms.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import have, require
+
+require(have("requests"), "requests (the annotation extra)", "pip install -e '.[annotation]'")
+
+import requests  # noqa: E402 - checked above
+
+from annotation.front import RoomFront, cookie_name, local_files_escape, owner_only  # noqa: E402
+from annotation.serve import free_port, port_is_free  # noqa: E402
+from tests.annotation import fake_label_studio  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE = Path(fake_label_studio.__file__)
+
+
+@pytest.fixture
+def backend():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), fake_label_studio.Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield ("127.0.0.1", server.server_address[1])
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def front(backend):
+    f = RoomFront("127.0.0.1", free_port(), room="Room 2").start()
+    f.serve_from(backend)
+    yield f
+    f.stop()
+
+
+def _url(front: RoomFront, path: str) -> str:
+    return f"http://127.0.0.1:{front.port}{path}"
+
+
+def test_requests_pass_through_with_their_host_body_and_keep_alive(front):
+    s = requests.Session()
+    for _ in range(3):  # one connection, several requests
+        r = s.post(_url(front, "/api/tasks/1/annotations/?project=1"), json={"result": []}, timeout=10)
+        echo = r.json()
+        assert r.status_code == 200 and echo["method"] == "POST" and echo["body"] == '{"result": []}'
+        assert echo["path"] == "/api/tasks/1/annotations/?project=1" and echo["host"] == f"127.0.0.1:{front.port}"
+    streamed = s.get(_url(front, "/stream"), timeout=10)
+    assert streamed.headers.get("Transfer-Encoding") == "chunked" and len(streamed.content) == 100_000
+
+
+def test_each_room_has_its_own_cookies(backend):
+    """Two rooms on one host, one browser (cookie jar): logging in at one does not log out the other."""
+    a = RoomFront("127.0.0.1", free_port(), room="Room 1").start()
+    b = RoomFront("127.0.0.1", free_port(), room="Room 2").start()
+    try:
+        a.serve_from(backend)
+        b.serve_from(backend)
+        s = requests.Session()
+        s.get(_url(a, "/login"), allow_redirects=False, timeout=10)
+        s.get(_url(b, "/login"), allow_redirects=False, timeout=10)
+        names = sorted(c.name for c in s.cookies)
+        assert names == sorted(cookie_name(n, f.port) for n in ("csrftoken", "sessionid") for f in (a, b))
+        s.cookies.set("sessionid", "someone-else", domain="127.0.0.1")  # a bare cookie must not shadow the room's
+        for f in (a, b):
+            assert s.get(_url(f, "/echo"), timeout=10).json()["cookie"] == "csrftoken=c1; sessionid=member"
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_only_the_owner_changes_the_project_its_storage_or_the_invite(front):
+    member = requests.Session()
+    member.cookies.set(cookie_name("sessionid", front.port), "member", domain="127.0.0.1")
+    for method, path in (("PATCH", "/api/projects/3/"), ("DELETE", "/api/projects/3"), ("GET", "/api/storages/"),
+                         ("GET", "/api/invite"), ("POST", "/api/dm/actions?id=delete_tasks&project=3"),
+                         ("PATCH", "/api/tasks/7/"), ("POST", "/api/projects/3/import")):
+        r = member.request(method, _url(front, path), json={"label_config": "<View/>"}, timeout=10)
+        assert r.status_code == 403 and "Only the maintainer" in r.json()["detail"], (method, path)
+    # what reviewing needs stays open
+    for method, path in (("GET", "/api/projects/3/"), ("POST", "/api/tasks/7/annotations/?project=3"),
+                         ("GET", "/api/projects/3/next"), ("PATCH", "/api/annotations/5/"), ("GET", "/api/users/"),
+                         ("POST", "/api/dm/actions?id=next_task&tabID=2&project=3")):
+        assert member.request(method, _url(front, path), json={}, timeout=10).status_code == 200, (method, path)
+    owner = requests.Session()
+    r = owner.patch(_url(front, "/api/projects/3/"), json={}, headers={"Authorization": "Token owner-token"}, timeout=10)
+    assert r.status_code == 200 and r.json()["method"] == "PATCH"
+    assert requests.patch(_url(front, "/api/projects/3/"), json={}, timeout=10).status_code == 403  # nobody
+
+
+def test_no_traversal_and_no_paths_in_server_errors(front):
+    assert local_files_escape("d=..%2F..%2Fetc%2Fpasswd") and local_files_escape("d=a/../../x")
+    assert not local_files_escape("d=mirage/x/a.png") and not local_files_escape("d=/a/../b.png")
+    r = requests.get(_url(front, "/data/local-files/"), params={"d": "a/../../etc/passwd"}, timeout=10)
+    assert r.status_code == 404 and "etc" not in r.text
+    r = requests.get(_url(front, "/data/local-files/"), params={"d": "r/1/a.png"}, timeout=10)
+    assert r.status_code == 200 and r.json()["path"] == "/data/local-files/?d=r%2F1%2Fa.png"
+    r = requests.get(_url(front, "/boom"), timeout=10)
+    assert r.status_code == 500 and "/srv" not in r.text and "/etc" not in r.text
+    assert "Room 2's server log" in r.json()["detail"]
+
+
+def test_a_room_that_is_down_says_why(front):
+    front.down("stopped with status -9 and is restarting")
+    r = requests.get(_url(front, "/api/projects/3/next"), timeout=10)
+    assert r.status_code == 503 and r.headers["Retry-After"] == "15"
+    assert r.json()["detail"].startswith("Room 2's Label Studio server stopped with status -9 and is restarting.")
+    page = requests.get(_url(front, "/projects/3/data"), timeout=10)
+    assert page.status_code == 503 and 'http-equiv="refresh"' in page.text and "status -9" in page.text
+    front.serve_from(("127.0.0.1", free_port()))  # up, but nothing listens there: still a 503 with a reason
+    r = requests.post(_url(front, "/api/tasks/1/annotations/"), json={}, timeout=10)
+    assert r.status_code == 503 and "does not answer" in r.json()["detail"]
+
+
+def test_owner_only_patterns():
+    assert owner_only("PATCH", "/api/projects/12/") and not owner_only("GET", "/api/projects/12/")
+    assert owner_only("GET", "/api/storages/localfiles/") and owner_only("POST", "/api/storages/localfiles")
+    assert not owner_only("POST", "/api/tasks/3/annotations/") and not owner_only("GET", "/api/projects/12/next")
+
+
+# ---------------------------------------------------------------- supervision, with the stand-in executable
+def _fake_bin(tmp_path: Path) -> Path:
+    exe = tmp_path / "label-studio"
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    exe.chmod(0o755)
+    return exe
+
+
+def _consecutive_ports(n: int) -> int:
+    for _ in range(50):
+        port = free_port()
+        if port < 65000 and all(port_is_free("127.0.0.1", port + k) for k in range(n)):
+            return port
+    raise RuntimeError("no free ports")
+
+
+def _pid(data: Path) -> int:
+    return int((data / "fake.pid").read_text())
+
+
+def _wait(predicate, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def test_a_dead_room_is_restarted_and_the_others_keep_serving(tmp_path):
+    data = tmp_path / "data"
+    for k in (1, 2, 3):
+        (data / f"room-{k}").mkdir(parents=True)
+        (data / f"room-{k}" / "label_studio.sqlite3").touch()  # an initialised data dir
+    port = _consecutive_ports(3)
+    env = {k: v for k, v in os.environ.items() if k not in ("LABEL_STUDIO_USERNAME", "LABEL_STUDIO_PASSWORD")}
+    err_path = tmp_path / "serve.err"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "annotation", "serve", "--data-dir", str(data), "--port", str(port),
+             "--label-studio-bin", str(_fake_bin(tmp_path))],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
+        )
+    urls = [f"http://127.0.0.1:{port + k}" for k in range(3)]
+    try:
+        for line in proc.stdout:
+            if line.startswith("Press Ctrl-C"):
+                break
+        pids = [_pid(data / f"room-{k}") for k in (1, 2, 3)]
+        assert len(set(pids)) == 3
+        # room 2 dies; its next start is slow, so its front is seen answering 503 with the reason
+        (data / "room-2" / "slow-start").touch()
+        os.kill(pids[1], signal.SIGKILL)
+        reason = "Room 2's Label Studio server stopped with status -9 and is restarting"
+        (r,) = _wait(lambda: reason in (x := requests.get(urls[1] + "/api/projects/", timeout=5)).text and (x,))
+        assert r.status_code == 503 and r.json()["detail"].startswith(reason)
+        for url in (urls[0], urls[2]):  # the other rooms serve all along
+            assert requests.get(url + "/health", timeout=5).status_code == 200
+        _wait(lambda: requests.get(urls[1] + "/health", timeout=5).status_code == 200)
+        assert _pid(data / "room-2") != pids[1]
+        # room 3 dies and cannot start again: given up after the allowed restarts, the others go on
+        (data / "room-3" / "fail-to-start").touch()
+        os.kill(pids[2], signal.SIGKILL)
+        _wait(lambda: "given up" in err_path.read_text())
+        r = requests.get(urls[2] + "/projects/", timeout=5)
+        assert r.status_code == 503 and "was not restarted" in r.text and "try again" not in r.text
+        assert all(requests.get(u + "/health", timeout=5).status_code == 200 for u in urls[:2])
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    log = err_path.read_text()
+    assert proc.returncode == 0, log
+    assert re.search(rf"Room 2 \(port {port + 1}\): Label Studio stopped with status -9: .*; restarting it", log), log
+    assert f"Room 2 (port {port + 1}) is serving again" in log
+    assert re.search(rf"Room 3 \(port {port + 2}\): .* given up .*the other rooms go on", log), log
+    _wait(lambda: all(port_is_free("127.0.0.1", port + k) for k in range(3)), 10)
+    for k in (1, 2):
+        with pytest.raises(ProcessLookupError):
+            os.kill(_pid(data / f"room-{k}"), 0)  # no server left behind

@@ -1,0 +1,178 @@
+"""An independent checker: does every event a demo reference names show in the frames it is judged against?
+
+It imports no builder code. It reads a demo video's raw event script (``meta``: cast and events) and looks at
+frames as pixels: a shape is found by its exact colour (the videos are lossless, the colours of one video are
+distinct, pattern ink never reaches a shape's rim). Each sentence of a reference is matched to its event in the
+script by the words the script's sentences use ("The red circle moves to the left.", "A red circle appears.",
+"The red circle collides with the blue square."); the event must then show (``before``: the last frame given at or
+before the event starts where the shape is seen; ``after``: the first one at or after it ends):
+
+* appears / disappears: a frame given without the shape, then one with it (or the reverse);
+* moves: the shape's pixels move their centroid at least 12 pixels the stated way, more than across it;
+* jumps: a frame given inside the jump shows the shape at least 16 pixels above both ``before`` and ``after``;
+* grows / shrinks: the shape's pixel count changes by a factor of at least 1.25 the stated way;
+* rotates: the shape's pixels, centred on each other, differ in at least a tenth, and between consecutive frames
+  given the script's angle changes by at most a third of the shape's symmetry step the stated way;
+* collides with: the mover is seen approaching (its centroid moves towards the other shape) and afterwards the
+  other shape is seen pushed on or the mover seen back off, by at least 12 pixels.
+
+``frame(t)`` gives the RGB pixels of frame ``t``: a build's sampled images for Mementos, decoded video frames for a
+prediction (whose event comes after the context).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+COLOURS = {
+    "red": (214, 39, 40), "orange": (247, 129, 15), "yellow": (240, 200, 20), "green": (44, 160, 44),
+    "blue": (31, 90, 200), "purple": (128, 60, 170), "pink": (240, 110, 180), "brown": (125, 75, 35),
+}
+"""The demo world's shape colours (its specification, restated)."""
+STEP = {"square": 90, "diamond": 180, "cross": 90, "star": 72, "pentagon": 72, "hexagon": 60, "octagon": 45,
+        "triangle": 120}
+"""Smallest turn mapping a shape onto itself (360 for the others)."""
+SHIFT, RISE, GROWTH, TURN_CHANGE = 12.0, 16.0, 1.25, 0.10
+AXIS = {"left": (-1, 0), "right": (1, 0), "up": (0, -1), "down": (0, 1)}
+
+Frame = Callable[[int], np.ndarray]
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip().rstrip(".") + "." for s in re.split(r"(?<=\.)\s+", text.strip()) if s.strip().rstrip(".")]
+
+
+def event_of(sentence: str, meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The first script event a sentence states (``None``: it states none)."""
+    found = events_of(sentence, meta)
+    return found[0] if found else None
+
+
+def events_of(sentence: str, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every script event a sentence states (a shape may do the same twice)."""
+    out = []
+    for e in meta["events"]:
+        name, action = e["object"], e["action"]
+        if action == "appears":
+            said = f"{'An' if name[0] in 'aeiou' else 'A'} {name} appears."
+        elif action == "moves":
+            way = f"to the {e['direction']}" if e["direction"] in ("left", "right") else e["direction"]
+            said = f"The {name} moves {way}."
+        elif action == "rotates":
+            said = f"The {name} rotates {e['direction']}."
+        elif action == "collides with":
+            said = f"The {name} collides with the {e['target']}."
+        else:
+            said = f"The {name} {action}."
+        if said == sentence:
+            out.append(e)
+    return out
+
+
+class ShownChecker:
+    def __init__(self, meta: dict[str, Any], indices: Sequence[int], frame: Frame) -> None:
+        self.meta, self.indices, self.frame = meta, sorted(indices), frame
+        self.colour = {c["name"]: c["colour"] for c in meta["cast"]}
+        self.category = {c["name"]: c["category"] for c in meta["cast"]}
+
+    def mask(self, name: str, t: int) -> np.ndarray:
+        return (self.frame(t) == np.array(COLOURS[self.colour[name]], dtype=np.uint8)).all(axis=2)
+
+    def seen(self, name: str, t: int) -> bool:
+        return int(self.mask(name, t).sum()) > 0
+
+    def centroid(self, name: str, t: int) -> tuple[float, float]:
+        ys, xs = np.nonzero(self.mask(name, t))
+        return float(xs.mean()), float(ys.mean())
+
+    def angle(self, name: str, t: int) -> float:
+        """The script's angle of the shape at frame ``t`` (start rotation and the turns before ``t``)."""
+        start = next(c for c in self.meta["cast"] if c["name"] == name)["start"]["rotation"]
+        for e in self.meta["events"]:
+            if e["object"] == name and e["action"] == "rotates" and t > e["start"]:
+                u = min(1.0, (t - e["start"]) / (e["end"] - e["start"]))
+                start += (1 if e["direction"] == "clockwise" else -1) * e["degrees"] * u
+        return start
+
+    def shows(self, e: dict[str, Any]) -> bool:
+        name, action = e["object"], e["action"]
+        if action in ("appears", "disappears"):
+            k = e["frame"]
+            early = [self.seen(name, i) for i in self.indices if i < k]
+            late = [self.seen(name, i) for i in self.indices if i >= k]
+            want = (False, True) if action == "appears" else (True, False)
+            return want[0] in early and want[1] in late
+        if action == "collides with":
+            return self._collision(e)
+        before = [i for i in self.indices if i <= e["start"] and self.seen(name, i)]
+        after = [i for i in self.indices if i >= e["end"] and self.seen(name, i)]
+        if not before or not after:
+            return False
+        b, a = before[-1], after[0]
+        (x0, y0), (x1, y1) = self.centroid(name, b), self.centroid(name, a)
+        if action == "moves":
+            dx, dy = AXIS[e["direction"]]
+            along, across = (x1 - x0) * dx + (y1 - y0) * dy, abs((x1 - x0) * dy) + abs((y1 - y0) * dx)
+            return along >= SHIFT and along > across
+        if action == "jumps":
+            inside = [i for i in self.indices if e["start"] < i < e["end"] and self.seen(name, i)]
+            return any(min(y0, y1) - self.centroid(name, i)[1] >= RISE for i in inside)
+        n0, n1 = int(self.mask(name, b).sum()), int(self.mask(name, a).sum())
+        if action == "grows":
+            return n1 >= GROWTH * n0
+        if action == "shrinks":
+            return n1 * GROWTH <= n0
+        if action == "rotates":
+            sign = 1 if e["direction"] == "clockwise" else -1
+            frames = [b] + [i for i in self.indices if b < i < a] + [a]
+            turns = [sign * (self.angle(name, y) - self.angle(name, x)) for x, y in zip(frames, frames[1:])]
+            limit = STEP.get(self.category[name], 360) / 3
+            if any(t < 0 or t > limit + 1e-6 for t in turns) or sum(turns) <= 0:
+                return False
+            return _centred_xor(self.mask(name, b), self.mask(name, a)) >= TURN_CHANGE * n0
+        return False
+
+    def _collision(self, e: dict[str, Any]) -> bool:
+        mover, other, t = e["object"], e["target"], e["frame"]
+        early = [i for i in self.indices if i <= t and self.seen(mover, i)]
+        late = [i for i in self.indices if i > t and self.seen(mover, i) and self.seen(other, i)]
+        if len(early) < 2 or not late:
+            return False
+        (ax, ay), (bx, by) = self.centroid(mover, early[0]), self.centroid(mover, early[-1])
+        ox, oy = self.centroid(other, early[-1])
+        approach = np.hypot(ox - bx, oy - by) + SHIFT <= np.hypot(ox - ax, oy - ay)
+        px, py = self.centroid(other, late[-1])
+        qx, qy = self.centroid(mover, late[-1])
+        pushed = np.hypot(px - ox, py - oy) >= SHIFT
+        bounced = np.hypot(qx - ox, qy - oy) >= np.hypot(bx - ox, by - oy) + SHIFT
+        return bool(approach and (pushed or bounced))
+
+    def problems(self, reference: str, opening: bool = True) -> list[str]:
+        """Sentences of ``reference`` that state no script event or an event these frames do not show (the
+        first sentence, when ``opening``, must name exactly the shapes seen in the first frame given)."""
+        out = []
+        said = sentences(reference)
+        if opening and said:
+            first = said.pop(0)
+            seen = [c for c in self.meta["cast"] if self.seen(c["name"], self.indices[0])]
+            for c in self.meta["cast"]:
+                if (c in seen) != (f" {c['colour']} " in f" {first} " and c["category"] in first):
+                    out.append(f"opening {first!r}: the {c['name']} is {'' if c in seen else 'not '}in the first frame")
+        for s in said:
+            found = events_of(s, self.meta)
+            if not found:
+                out.append(f"{s!r} states no event of the script")
+            elif not any(self.shows(e) for e in found):
+                out.append(f"{s!r} does not show in frames {self.indices}")
+        return out
+
+
+def _centred_xor(a: np.ndarray, b: np.ndarray) -> int:
+    pts = []
+    for m in (a, b):
+        ys, xs = np.nonzero(m)
+        pts.append({(int(y - round(ys.mean())), int(x - round(xs.mean()))) for y, x in zip(ys, xs)})
+    return len(pts[0] ^ pts[1])

@@ -1,0 +1,90 @@
+"""What a viewer can tell: legibility of instances, decidable counts and absences, clear directions; and the demo
+world's look-alike table re-measured from the outlines the renderer draws."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import pytest
+
+from filters.geometry import InstanceGeometry
+from filters.legibility import ImageReading, LegibilityRules, clear_direction, read_instance
+from sources.demo import legibility as table
+from sources.demo.world import CATEGORIES
+from sources.records import ImageRecord, Instance
+
+W, H = 640, 480
+RULES = LegibilityRules.demo()
+
+
+def shape(iid: str, category: str, side: float, visible: float = 1.0, box=(0, 0, 10, 10)) -> Instance:
+    """An instance whose visible area is ``side**2`` px and whose whole area is ``side**2 / visible``."""
+    return Instance(iid, category, box, side * side, amodal_area=side * side / visible)
+
+
+def geometry(inst: Instance, method: str = "amodal", truncation: float = 0.0) -> InstanceGeometry:
+    occlusion = 1 - inst.area / inst.amodal_area if inst.amodal_area else 0.0
+    return InstanceGeometry(inst.id, inst.category, inst.area / (W * H), occlusion, truncation, method)  # type: ignore
+
+
+def reading(*instances: Instance) -> ImageReading:
+    image = ImageRecord("im", "demo", "im.png", W, H, instances=instances)
+    return ImageReading(image, {i.id: geometry(i) for i in instances}, RULES)
+
+
+def test_a_polygon_needs_nearly_all_of_its_outline_a_curved_shape_most_of_it():
+    for category, fraction, legible in (("hexagon", 0.92, True), ("hexagon", 0.85, False), ("heart", 0.8, True),
+                                        ("heart", 0.7, False)):
+        r = read_instance(shape("a", category, 80, fraction), geometry(shape("a", category, 80, fraction)), W, H,
+                          RULES)
+        assert r.legible is legible, (category, fraction)
+    hidden = shape("a", "hexagon", 80, 0.6)
+    r = read_instance(hidden, geometry(hidden), W, H, RULES)
+    assert r.could_be == {"circle", "octagon", "pentagon", "square"} and "visible" in r.reason
+
+
+def test_a_small_octagon_could_be_a_circle_and_sizes_scale_with_the_image():
+    small, large = shape("a", "octagon", 40), shape("b", "octagon", 50)
+    assert read_instance(small, geometry(small), W, H, RULES).could_be == {"circle"}
+    assert read_instance(large, geometry(large), W, H, RULES).legible
+    twice = read_instance(small, geometry(small), 2 * W, 2 * H, RULES)  # 40 px of a 1280x960 image are 20 px
+    assert twice.could_be == {"circle", "hexagon"}
+    tiny = shape("c", "star", 12)
+    assert read_instance(tiny, geometry(tiny), W, H, RULES).reason == "12 px < 16 px"
+
+
+def test_a_frame_cut_measured_on_the_box_where_the_whole_area_is_unknown():
+    cut = Instance("a", "dog", (0, 0, 50, 50), 2500.0)
+    assert not read_instance(cut, geometry(cut, "mask_proxy", truncation=0.5), W, H, LegibilityRules()).legible
+    assert read_instance(cut, geometry(cut, "mask_proxy", truncation=0.25), W, H, LegibilityRules()).legible
+
+
+def test_counts_and_absences_only_where_a_viewer_can_be_sure():
+    r = reading(shape("c1", "circle", 60), shape("c2", "circle", 60), shape("s", "star", 60))
+    assert r.count("circle") == 2 and r.count("star") == 1 and r.absent("octagon") and not r.absent("star")
+    r = reading(shape("c1", "circle", 60), shape("o", "octagon", 35), shape("h", "heart", 60, 0.5))
+    assert r.count("circle") is None  # the small octagon may be counted as a circle
+    assert r.count("octagon") is None and r.count("heart") is None
+    assert not r.absent("circle") and r.absent("hexagon") and r.absent("star")
+    assert reading(shape("c", "circle", 60), shape("o", "octagon", 60)).count("circle") == 1
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    ((0, 100, 50, 50), (200, 110, 50, 50), "left of"),
+    ((200, 110, 50, 50), (0, 100, 50, 50), "right of"),
+    ((100, 0, 50, 50), (110, 200, 50, 50), "above"),
+    ((110, 200, 50, 50), (100, 0, 50, 50), "below"),
+    ((0, 0, 50, 50), (200, 200, 50, 50), None),  # apart on both axes: a diagonal
+    ((0, 100, 50, 50), (200, 130, 50, 50), None),  # sharing 20 of 50 rows: higher and to the left
+    ((0, 0, 60, 60), (40, 30, 60, 60), None),  # overlapping on both axes
+])
+def test_a_direction_holds_only_where_one_axis_clearly_dominates(a, b, expected):
+    assert clear_direction(a, b) == expected
+
+
+def test_the_lookalike_table_is_what_the_demo_outlines_measure():
+    measured = {pair: table.lookalike_distance(*pair) for pair in combinations(sorted(CATEGORIES), 2)}
+    close = {pair: d for pair, d in measured.items() if d < table.LOOKALIKE_CUTOFF}
+    assert set(close) == set(table.LOOKALIKES)
+    assert all(abs(close[pair] - table.LOOKALIKES[pair]) < 0.002 for pair in close), close
+    assert table.lookalike_sizes()[frozenset(("circle", "octagon"))] == pytest.approx(48, abs=0.1)
