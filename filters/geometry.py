@@ -32,7 +32,7 @@ from filters import mask_runs
 from filters.base import FilterStats, Threshold
 from sources.errors import ConfigError
 from sources.records import RLE, ImageRecord
-from sources.tables import Masks, SourceTables, column, tables_of
+from sources.tables import Masks, SourceTables, as_compressed, column, tables_of
 
 OcclusionMethod = Literal["amodal", "mask_proxy", "none"]
 """Where an occlusion value comes from: exact (``amodal``), estimated from masks, or no evidence (0.0)."""
@@ -358,14 +358,6 @@ def decode_masks(rles: Sequence[RLE], height: int, width: int) -> np.ndarray:
     """All masks at once as a boolean ``(height, width, n)`` array (one pycocotools call)."""
     objs = [as_compressed(r, height, width) for r in rles]
     return mask_utils.decode(objs).astype(bool, copy=False).reshape(height, width, len(objs))
-
-
-def as_compressed(rle: RLE, height: int, width: int) -> dict:
-    """pycocotools wants compressed counts as bytes; COCO crowd regions come uncompressed (a list)."""
-    counts = rle["counts"]
-    if isinstance(counts, list):
-        return mask_utils.frPyObjects(dict(rle), height, width)
-    return {"size": list(rle["size"]), "counts": counts.encode() if isinstance(counts, str) else counts}
 
 
 def _pixel_boxes(boxes: np.ndarray, width: int | np.ndarray, height: int | np.ndarray) -> np.ndarray:

@@ -32,8 +32,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+from pycocotools import mask as mask_utils
 
-from sources.records import ImageRecord, Instance, RecordSet, Relation
+from sources.records import RLE, ImageRecord, Instance, RecordSet, Relation
 
 LISTS = ("verified_absent", "not_exhaustive", "attributes_verified_absent", "attributes_not_exhaustive")
 """The per-image category lists, as :class:`~sources.records.ImageRecord` names them (codes: their positions)."""
@@ -187,11 +188,15 @@ def _amodal_area(instance: Instance, height: int, width: int) -> float | None:
         return float(instance.amodal_area)
     if instance.amodal_rle is None:
         return None
-    from pycocotools import mask as mask_utils
-
-    from filters.geometry import as_compressed
-
     return float(mask_utils.area(as_compressed(instance.amodal_rle, height, width)))
+
+
+def as_compressed(rle: RLE, height: int, width: int) -> dict:
+    """A mask as pycocotools takes it: compressed counts as bytes (COCO crowd regions come uncompressed, a list)."""
+    counts = rle["counts"]
+    if isinstance(counts, list):
+        return mask_utils.frPyObjects(dict(rle), height, width)
+    return {"size": list(rle["size"]), "counts": counts.encode() if isinstance(counts, str) else counts}
 
 
 def records_of(tables: SourceTables) -> RecordSet:
