@@ -30,8 +30,9 @@ from builders.mioh import MiohConfig  # noqa: E402
 from builders.mioh.builder import MiohBuilder  # noqa: E402
 from builders.mioh.pools import Pools  # noqa: E402
 from builders.mioh.questions import IMAGE_LADDER, PRESSURES, QUESTION_TYPES, TASKS  # noqa: E402
-from filters.base import FilterStats  # noqa: E402
+from filters.geometry import measure  # noqa: E402
 from sources.demo import load_demo  # noqa: E402
+from sources.tables import tables_of  # noqa: E402
 
 TARGET_QUESTIONS_S = 30.0
 
@@ -46,9 +47,9 @@ def items_per_round(n_images: int) -> int:
 def generate(n_questions: int, n_images: int, seed: int) -> dict[str, Any]:
     """Prepare pools, warm them, then time generating ``n_questions`` items on this core."""
     t0 = time.process_time()
-    records = load_demo(seed=seed, n_images=600)
-    config = MiohConfig(n_images=n_images, seed=seed, progress=False)
-    pools = Pools(records, config.pool_config(exhaustive_relations=True), FilterStats())
+    tables = tables_of(load_demo(seed=seed, n_images=600))
+    rules = MiohConfig(n_images=n_images, seed=seed, progress=False).pool_config(exhaustive_relations=True)
+    pools = Pools.build(tables, measure(tables, rules.geometry), rules, TASKS)
     prepare_s = time.process_time() - t0
 
     per_cell = max(1, round(n_questions / items_per_round(n_images)))

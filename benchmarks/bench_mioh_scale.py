@@ -19,9 +19,10 @@ questions, the build folder. It writes synthetic sources in the real formats at 
 Then it runs ``python -m builders.mioh`` twice in a fresh process each (CLIP off, no LLM): a cold run with an
 empty cache directory and a warm rerun on the same cache (the prepared-pools cache,
 :mod:`builders.mioh.prepared`), reporting wall seconds and peak memory (max RSS of the child) beside the
-targets (cold < 60 s on the 2-core machine, warm < 10 s). ``--before DIR`` also runs the cold build of another
-checkout (a git worktree of an older commit) on the same files, prints the speed-up and whether both wrote the
-same items.jsonl.
+targets (cold < 60 s on the 2-core machine, warm < 10 s), and the build's own seconds (build.json: the time
+before the build is written and linted). ``--before DIR`` also builds with another checkout (a
+git worktree of an older commit) on the same files, each of its runs right after the same run of this checkout
+(paired: the machine's load moves both alike), and prints the ratios and whether both wrote the same items.jsonl.
 
     python benchmarks/bench_mioh_scale.py [--dir DIR] [--scale 1.0] [--n-questions 244] [--before DIR]
 
@@ -265,10 +266,10 @@ def write_sources(directory: Path, scale: float) -> list[str]:
 
 def run_build(sources: list[str], out: Path, cache: Path, n_questions: int, repo: Path, name: str = "scale") -> dict[str, Any]:
     """One ``python -m builders.mioh`` of the checkout ``repo`` in a fresh process: wall seconds, peak RSS (MiB),
-    item count."""
+    item count, and the build's own ``seconds`` (build.json: up to writing the build, before its lint)."""
     cmd = [sys.executable, "-m", "builders.mioh", *sources, "--n-questions", str(n_questions), "--out", str(out),
            "--name", name, "--no-progress", "--no-clip"]
-    env = {**os.environ, "MIRAGE_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "MIRAGE_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(repo)}
     t0 = time.perf_counter()
     # a fresh child per run: RUSAGE_CHILDREN's max RSS covers the children waited for so far, so measure it
     # through a wrapper process that reports its own child's peak
@@ -281,36 +282,38 @@ def run_build(sources: list[str], out: Path, cache: Path, n_questions: int, repo
         sys.stderr.write(proc.stderr)
         raise SystemExit(f"build failed (exit {proc.returncode})")
     items = out / name / "items.jsonl"
+    stats = json.loads((out / name / "build.json").read_text())["stats"]
     return {"seconds": wall, "peak_mib": int(proc.stdout.strip().splitlines()[-1]) / 1024,
-            "items": sum(1 for _ in items.open()), "sha256": hashlib.sha256(items.read_bytes()).hexdigest()}
+            "items": sum(1 for _ in items.open()), "sha256": hashlib.sha256(items.read_bytes()).hexdigest(),
+            "build_s": stats["seconds"]}
 
 
 READ_SNIPPET = """
 import json, resource, sys, time
-from filters import geometry
-from sources.coco import read_coco
-from sources.paco import read_paco
-from sources.svg import read_svg
 a = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 out = {}
 t0 = time.perf_counter()
-sets = [read_coco(a["--coco-rem"], a["--coco-images"]), read_paco(a["--paco"], a["--paco-images"]),
-        read_svg(a["--svg"], a["--svg-images"])]
-out["read_s"] = time.perf_counter() - t0
-t0 = time.perf_counter()
-try:  # as the pools do: occlusion measured in forked workers, labels here (older checkouts: all in-process)
-    from filters.occlusion_workers import occlusions_ahead
+try:  # columns (older checkouts: records)
+    from filters.geometry import measure
+    from sources.coco import coco_tables, load_coco_style
+    from sources.paco import paco_tables
+    from sources.svg import svg_tables
+    sets = [coco_tables(load_coco_style(a["--coco-rem"], a["--coco-images"]), a["--coco-rem"]),
+            paco_tables(a["--paco"], a["--paco-images"]), svg_tables(a["--svg"], a["--svg-images"])]
+    out["read_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    n = sum(len(measure(tables).level) for tables in sets)
 except ImportError:
-    occlusions_ahead = None
-if occlusions_ahead is not None:
-    n = sum(len(d) for rs in sets
-            for k, occ in zip(range(0, len(rs.images), 2000), occlusions_ahead(rs.images, 2000))
-            for d in geometry.classify_images(rs.images[k:k + 2000], occlusions=occ))
-elif hasattr(geometry, "classify_images"):  # in chunks (older checkouts: one image at a time)
+    from filters import geometry
+    from sources.coco import read_coco
+    from sources.paco import read_paco
+    from sources.svg import read_svg
+    sets = [read_coco(a["--coco-rem"], a["--coco-images"]), read_paco(a["--paco"], a["--paco-images"]),
+            read_svg(a["--svg"], a["--svg-images"])]
+    out["read_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
     n = sum(len(d) for rs in sets for k in range(0, len(rs.images), 2000)
             for d in geometry.classify_images(rs.images[k:k + 2000]))
-else:
-    n = sum(len(geometry.classify_image(im)) for rs in sets for im in rs.images)
 out["geometry_s"] = time.perf_counter() - t0
 out["instances"] = n
 out["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -321,7 +324,8 @@ print(json.dumps(out))
 def time_reading(sources: list[str], repo: Path) -> dict[str, Any]:
     """Reading the three files (validation, records) and the geometry pass over every instance, in a fresh
     process of ``repo``'s code: the part of a build that depends on the source size, not on the question count."""
-    proc = subprocess.run([sys.executable, "-c", READ_SNIPPET, *sources], capture_output=True, text=True, cwd=repo)
+    proc = subprocess.run([sys.executable, "-c", READ_SNIPPET, *sources], capture_output=True, text=True, cwd=repo,
+                          env={**os.environ, "PYTHONPATH": str(repo)})
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)
         raise SystemExit(f"reading failed (exit {proc.returncode})")
@@ -340,8 +344,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--read-only", action="store_true",
                         help="time only reading the sources and the geometry pass, not the build")
     parser.add_argument("--before", metavar="DIR",
-                        help="also time a cold build of this checkout (e.g. a git worktree of an older commit) on "
-                             "the same files and compare (default: none)")
+                        help="also build with this checkout (e.g. a git worktree of an older commit) on the same "
+                             "files, each of its runs right after the same run of this one, and compare (default: "
+                             "none)")
     parser.add_argument("--repo", metavar="DIR", default=str(Path(__file__).resolve().parents[1]),
                         help="checkout whose builder runs, e.g. a git worktree of an older commit for the 'before' "
                              "figures (default this checkout)")
@@ -352,42 +357,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     sources = write_sources(directory / "sources", args.scale)
     write_s = time.perf_counter() - t0
-    cache = directory / "cache"
-    shutil.rmtree(cache, ignore_errors=True)
-    repo = Path(args.repo).resolve()
-    reading = time_reading(sources, repo)
-    cold = warm = None
+    repos = {"now": Path(args.repo).resolve()}
+    if args.before:
+        repos["before"] = Path(args.before).resolve()
+    reading = time_reading(sources, repos["now"])
+    runs: dict[tuple[str, str], dict[str, Any]] = {}
     if not args.read_only:
-        cold = run_build(sources, directory / "builds", cache, args.n_questions, repo)
-        warm = None if args.cold_only else run_build(sources, directory / "builds", cache, args.n_questions, repo)
-    before = None
-    if args.before and not args.read_only:
-        shutil.rmtree(directory / "cache-before", ignore_errors=True)
-        before = run_build(sources, directory / "builds", directory / "cache-before", args.n_questions,
-                           Path(args.before).resolve(), name="before")
+        for name in repos:
+            shutil.rmtree(directory / f"cache-{name}", ignore_errors=True)
+        for kind in ("cold",) if args.cold_only else ("cold", "warm"):
+            for name, repo in repos.items():  # paired: each run of --before right after the same run of this one
+                runs[(kind, name)] = run_build(sources, directory / "builds", directory / f"cache-{name}",
+                                               args.n_questions, repo, name=name)
 
     table = Table(title=f"MIOH end to end at {args.scale:g}x paper scale ({os.cpu_count()} cores, CLIP off)")
-    for col in ("run", "seconds", "peak MiB", "items", "target"):
+    for col in ("run", "seconds", "build s", "peak MiB", "items", "target"):
         table.add_column(col, justify="left" if col == "run" else "right")
-    table.add_row("write sources (not timed in the build)", f"{write_s:.1f}", "", "", "")
-    table.add_row("read + validate the three files", f"{reading['read_s']:.1f}", f"{reading['peak_mib']:,.0f}",
+    table.add_row("write sources (not timed in the build)", f"{write_s:.1f}", "", "", "", "")
+    table.add_row("read + validate the three files", f"{reading['read_s']:.1f}", "", f"{reading['peak_mib']:,.0f}",
                   "", "")
-    table.add_row(f"geometry of {reading['instances']:,} instances", f"{reading['geometry_s']:.1f}", "", "", "")
-    for name, result, target in (("cold: python -m builders.mioh", cold, TARGET_COLD_S),
-                                 ("warm rerun (same cache dir)", warm, TARGET_WARM_S)):
-        if result is None:
-            continue
-        verdict = "met" if result["seconds"] < target else "MISSED"
-        table.add_row(name, f"{result['seconds']:.1f}", f"{result['peak_mib']:,.0f}", f"{result['items']:,}",
-                      f"< {target:.0f} s: {verdict}")
-    if before is not None:
-        table.add_row("before: cold build of --before", f"{before['seconds']:.1f}", f"{before['peak_mib']:,.0f}",
-                      f"{before['items']:,}", "")
+    table.add_row(f"geometry of {reading['instances']:,} instances", f"{reading['geometry_s']:.1f}", "", "", "", "")
+    targets = {"cold": TARGET_COLD_S, "warm": TARGET_WARM_S}
+    labels = {"cold": "cold: python -m builders.mioh", "warm": "warm rerun (same cache dir)"}
+    for (kind, name), result in runs.items():
+        verdict = ("met" if result["seconds"] < targets[kind] else "MISSED") if name == "now" else ""
+        table.add_row(labels[kind] + (" (--before)" if name == "before" else ""), f"{result['seconds']:.1f}",
+                      f"{result['build_s']:.1f}", f"{result['peak_mib']:,.0f}", f"{result['items']:,}",
+                      f"< {targets[kind]:.0f} s: {verdict}" if verdict else "")
     Console().print(table)
-    if before is not None and cold is not None:
-        same = "the same items.jsonl" if before["sha256"] == cold["sha256"] else "DIFFERENT items.jsonl"
-        print(f"cold build {before['seconds'] / cold['seconds']:.1f}x faster than --before; {same} "
-              f"(sha256 {cold['sha256'][:12]}...)")
+    for kind in ("cold", "warm"):
+        now, before = runs.get((kind, "now")), runs.get((kind, "before"))
+        if now is not None and before is not None:
+            same = "the same items.jsonl" if before["sha256"] == now["sha256"] else "DIFFERENT items.jsonl"
+            print(f"{kind}: {before['seconds'] / now['seconds']:.2f}x the speed of --before, peak memory "
+                  f"{now['peak_mib']:,.0f} MiB against {before['peak_mib']:,.0f}; {same} (sha256 {now['sha256'][:12]}...)")
+    cold, warm = runs.get(("cold", "now")), runs.get(("warm", "now"))
     if warm is not None and cold is not None:
         print(f"warm rerun {cold['seconds'] / warm['seconds']:.1f}x faster than cold; items "
               f"{'identical' if warm['sha256'] == cold['sha256'] else 'DIFFERENT'}")

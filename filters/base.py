@@ -137,3 +137,10 @@ class FilterStats:
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """JSON-ready, with sorted keys at every level, so ``build.json`` is byte-stable."""
         return {name: self.filters[name].as_dict() for name in sorted(self.filters)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, dict[str, Any]]) -> FilterStats:
+        """:meth:`as_dict` undone."""
+        return cls({name: FilterCounts(c["seen"], c["kept"], c["dropped"], Counter(c["reasons"]))
+                    for name, c in data.items()})
+

@@ -23,7 +23,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Container, Iterator, Sequence
 
-from sources.forking import usable_cores
+from sources.executors import usable_cores
 
 READ_AHEAD = 3
 """Batches whose files are read while the GPU works on the current one: enough to hide a slow disk's jitter,

@@ -1,50 +1,37 @@
-"""Masks as runs of pixels, in numpy: how much of a box the union of some masks covers, minus another mask.
+"""Masks as runs of pixels: how much of a box the union of some masks covers, minus another mask.
 
-Why: the occlusion proxy (:class:`filters.geometry._ProxyBatch`) asks, for every instance that another
-instance's box overlaps, how many pixels of its box the other instances' masks paint outside its own mask. Asked
-of pycocotools one target at a time (``merge`` the others, ``merge`` with a box made into an RLE, ``area``, once
-more for the own mask) it cost five library calls per target, each decoding and re-encoding compressed strings:
-most of a paper-scale build's CPU. Here the targets of many images are answered at once, on the masks' run lengths,
-with a handful of numpy calls and no mask ever decoded to pixels. The counts are the same integers pycocotools
-gives (the tests compare them on random masks).
+Why: the occlusion proxy (:func:`filters.geometry._occlusions`) asks, for every instance that another instance's
+box overlaps, how many pixels of its box the other instances' masks paint outside its own mask. Asked of
+pycocotools one target at a time it costs five library calls per target, each decoding and re-encoding
+compressed strings; here the targets of many images are answered at once on the masks' run lengths, no mask
+decoded to pixels, with the integers pycocotools gives (``tests/filters/test_geometry.py`` compares them with
+decoded pixels). The method:
 
-The method, in three steps:
+* a mask's compressed counts become the intervals ``[start, end)`` of its ones in column-major pixel order
+  (:func:`decode_intervals`, decoded as pycocotools' ``rleFrString`` decodes them);
+* a box is mapped onto ``0 .. w*h`` by ``F(p)``, the number of box pixels before pixel ``p`` in that order: ``F``
+  never decreases, so an interval ``[s, e)`` holds exactly ``F(e) - F(s)`` box pixels, and a two-dimensional
+  clip becomes a one-dimensional one;
+* the box pixels covered by the others and not by the target's own mask number ``|others | own| - |own|``, a
+  union's length being a walk in start order.
 
-* A mask's compressed counts (COCO's string: 5-bit groups, offset by 48, counts after the third stored as the
-  difference to the count two before) become the intervals ``[start, end)`` of its ones in column-major pixel
-  order (:func:`decode_intervals`), for many masks in one pass.
-* A box is mapped onto ``0 .. w*h`` by ``F(p)`` = the number of box pixels before pixel ``p`` in that order.
-  ``F`` never decreases, so an interval ``[s, e)`` holds exactly ``F(e) - F(s)`` box pixels and lands on the
-  interval ``[F(s), F(e))`` of the box's own numbering: a two-dimensional clip becomes a one-dimensional one
-  (:func:`box_positions`).
-* Pixels of the box covered by the others and not by the target's own mask number ``|others | own| - |own|``,
-  and the length of a union of intervals needs no merge: sorted by start, each interval adds what reaches past
-  the furthest end before it (:func:`union_lengths`). Each target's box gets its own stretch of the number line,
-  so every target of a batch is one sort.
+The per-interval work runs in loops compiled by numba (numpy array passes over the same intervals take several
+times as long: see docs/scale.md), compiled on first use and cached next to this file (``cache=True``).
 """
 
 from __future__ import annotations
 
+import sys
 from types import ModuleType
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from filters import mask_runs_jit
+MERGE_RUNS = 16
+"""Up to this many masks on one box, their sorted runs are merged by taking the smallest head; more are sorted."""
 
-JIT_MIN_MASKS = 200
-"""Batches of at least this many masks are decoded and counted in compiled loops (:mod:`filters.mask_runs_jit`,
-where numba is installed): the same integers as the numpy code here, which serves smaller batches and machines
-without numba. Loading the loops costs a process ~0.8 s, which a small build (the demo world, a test) would not
-win back. The tests set it to 0 or past any batch to run either path."""
-
-
-def _compiled(n_masks: int) -> ModuleType | None:
-    """The compiled loops for a batch of ``n_masks`` masks, or ``None`` for the numpy path."""
-    return mask_runs_jit.load() if n_masks >= JIT_MIN_MASKS else None
-
-OFFSET = 48
-"""COCO's compressed counts: each character is ``48 + 6 bits`` (5 value bits and a continuation bit)."""
+_KERNELS: list[Callable[..., Any]] = []
+_loaded: ModuleType | None = None
 
 
 def decode_intervals(counts: Sequence[str | bytes | Sequence[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -58,7 +45,7 @@ def decode_intervals(counts: Sequence[str | bytes | Sequence[int]]) -> tuple[np.
     runs, lengths = _runs(counts)
     first = np.cumsum(lengths) - lengths
     index = np.arange(len(runs)) - np.repeat(first, lengths)  # each run's number within its mask
-    ends_at = _segmented_cumsum(runs, lengths)  # where each run ends
+    ends_at = np.cumsum(runs) - np.repeat(np.concatenate(([0], np.cumsum(runs)))[first], lengths)  # where each ends
     is_one = index % 2 == 1
     ones_before = np.concatenate(([0], np.cumsum(is_one)))
     return ends_at[np.flatnonzero(is_one) - 1], ends_at[is_one], ones_before[first + lengths] - ones_before[first]
@@ -78,86 +65,10 @@ def _runs(counts: Sequence[str | bytes | Sequence[int]]) -> tuple[np.ndarray, np
 
 
 def decode_counts(strings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    """pycocotools' ``rleFrString`` in numpy, for many strings in one pass: their run lengths concatenated, and
-    how many runs each string holds.
-
-    Each number is stored in 5-bit groups, least significant first, each character ``48 + group`` with bit
-    ``0x20`` set while more groups follow; bit ``0x10`` of the last group is the sign. From the fourth number of
-    a string on, a number is the difference to the run two before (runs of one kind vary little from column to
-    column), undone here by running sums over every other number, restarted at each string.
-    """
+    """pycocotools' ``rleFrString`` of many strings in one pass: their run lengths concatenated, and how many runs
+    each string holds."""
     sizes = np.fromiter((len(s) for s in strings), dtype=np.int64, count=len(strings))
-    jit = _compiled(len(strings))
-    if jit is not None:
-        return jit.decode_counts(np.frombuffer(b"".join(strings), dtype=np.uint8), sizes)
-    if not sizes.sum():
-        return np.zeros(0, np.int64), np.zeros(len(strings), np.int64)
-    chars = np.frombuffer(b"".join(strings), dtype=np.uint8).astype(np.int64) - OFFSET
-    ends_number = (chars & 0x20) == 0
-    last = np.flatnonzero(ends_number)  # the last group of each number
-    begin = np.empty_like(last)
-    begin[0] = 0
-    begin[1:] = last[:-1] + 1
-    groups = last - begin + 1
-    shift = 5 * (np.arange(len(chars)) - np.repeat(begin, groups))
-    values = np.add.reduceat((chars & 0x1F) << shift, begin)
-    negative = (chars[last] & 0x10) != 0
-    values = np.where(negative, values - (np.int64(1) << (5 * groups)), values)
-    numbers_before = np.concatenate(([0], np.cumsum(ends_number)))
-    string_end = np.cumsum(sizes)
-    lengths = numbers_before[string_end] - numbers_before[string_end - sizes]
-    index = np.arange(len(values)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    # number m >= 3 adds number m - 2: runs 1, 3, 5, ... and runs 2, 4, 6, ... are running sums within a string
-    odd = index % 2 == 1
-    values[odd] = _segmented_cumsum(values[odd], lengths // 2)
-    even = (index % 2 == 0) & (index >= 2)
-    values[even] = _segmented_cumsum(values[even], np.maximum(lengths - 1, 0) // 2)
-    return values & 0xFFFFFFFF, lengths  # the C code keeps counts as unsigned 32-bit integers
-
-
-def _segmented_cumsum(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The running sum of ``values`` restarted at the start of each of the consecutive segments of ``lengths``."""
-    total = np.cumsum(values)
-    ends = np.cumsum(lengths)
-    before = np.concatenate(([0], total))[ends - lengths]  # the running sum before each segment
-    return total - np.repeat(before, lengths)
-
-
-def box_positions(
-    positions: np.ndarray, heights: np.ndarray, x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, tall: np.ndarray
-) -> np.ndarray:
-    """``F(p)``: how many pixels of the box lie before column-major position ``p`` of an image ``heights`` tall.
-
-    ``positions``, ``heights`` and the boxes' ``[x0, x1)`` columns, first row ``y0`` and height ``tall`` (integer
-    pixels) are aligned arrays: one box per position. Pixels of columns before the box count none, of columns
-    after it all, and in the box's columns the rows from ``y0`` up to the position's row. (A floor division and
-    a product rather than ``divmod``, and ``minimum``/``maximum`` rather than ``clip`` with array bounds: each
-    about twice as fast in numpy.)"""
-    column = positions // heights
-    row = positions - column * heights
-    inside = (column >= x0) & (column < x1)
-    partial = np.minimum(np.maximum(row - y0, 0), tall)
-    partial *= inside
-    return (np.minimum(np.maximum(column, x0), x1) - x0) * tall + partial
-
-
-def union_lengths(starts: np.ndarray, ends: np.ndarray, owners: np.ndarray, n_owners: int) -> np.ndarray:
-    """For each owner, the length of the union of its intervals ``[starts, ends)`` (all owners' coordinates
-    must lie on disjoint closed stretches of the number line, ascending with the owner: the caller offsets them).
-
-    Sorted by start, an interval adds the part of it past the furthest end of the intervals before it. Sorted so,
-    the owners ascend too: their order is their counts, not a third array to reorder.
-    """
-    order = np.argsort(starts, kind="stable")
-    s, e = starts[order], ends[order]
-    reach = np.maximum.accumulate(e)
-    before = np.empty_like(reach)
-    before[:1] = s[:1]
-    before[1:] = reach[:-1]
-    added = e - np.maximum(s, before)
-    np.maximum(added, 0, out=added)
-    who = np.repeat(np.arange(n_owners), np.bincount(owners, minlength=n_owners))
-    return np.bincount(who, weights=added, minlength=n_owners).astype(np.int64)
+    return load()._decode_counts(np.frombuffer(b"".join(strings), dtype=np.uint8), sizes)
 
 
 def covered_outside(
@@ -167,7 +78,8 @@ def covered_outside(
     own: tuple[np.ndarray, np.ndarray],
     intervals: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> np.ndarray:
-    """For each box ``t``: its pixels inside the union of masks ``others`` and outside mask ``own``.
+    """For each box ``t`` (``[x0, y0, x1, y1)`` in integer pixels, in an image ``heights[t]`` tall): its pixels
+    inside the union of masks ``others`` and outside mask ``own``.
 
     ``others`` and ``own`` are ``(box, mask)`` pairs (rows of ``boxes``, indices of masks in ``intervals``, the
     :func:`decode_intervals` of the masks); a box may have any number of each, none included.
@@ -177,34 +89,172 @@ def covered_outside(
     mask_of = np.concatenate((others[1], own[1])).astype(np.int64)
     is_own = np.zeros(len(box_of), dtype=bool)
     is_own[len(others[0]):] = True
-    jit = _compiled(len(per_mask))
-    if jit is not None:
-        first = np.concatenate(([0], np.cumsum(per_mask)))
-        return jit.covered_outside(np.ascontiguousarray(boxes, dtype=np.int64), heights.astype(np.int64),
-                                   box_of, mask_of, is_own, starts, ends, first)
-    # only a mask's intervals that reach into the box's columns can hold box pixels: found by binary search on
-    # (mask, position) keys, which ascend because each mask's intervals do
-    span = int(max(ends.max(initial=0), (boxes[:, 2] * heights).max(initial=0))) + 1  # past every position
-    owner = np.repeat(np.arange(len(per_mask)), per_mask) * span
-    column_start = boxes[box_of, 0] * heights[box_of] + mask_of * span
-    column_end = boxes[box_of, 2] * heights[box_of] + mask_of * span
-    lo = np.searchsorted(owner + ends, column_start, side="right")
-    rows = np.maximum(np.searchsorted(owner + starts, column_end, side="left") - lo, 0)
-    pair = np.repeat(np.arange(len(box_of)), rows)
-    interval = np.arange(int(rows.sum())) - np.repeat(np.cumsum(rows) - rows, rows) + lo[pair]
-    box = box_of[pair]
-    x0, y0, x1, y1 = (np.ascontiguousarray(boxes[:, k]) for k in range(4))
-    tall = y1 - y0
-    columns = (x0[box], y0[box], x1[box], tall[box])
-    h = heights[box]
-    s = box_positions(starts[interval], h, *columns)
-    e = box_positions(ends[interval], h, *columns)
-    areas = (x1 - x0) * tall
-    # each box its own stretch of the number line, [offset, offset + area]: F runs from 0 to the area inclusive,
-    # and a stretch that shared its end with the next one's start would tie their intervals in the sort
-    offset = (np.cumsum(areas + 1) - (areas + 1))[box]
+    first = np.concatenate(([0], np.cumsum(per_mask))).astype(np.int64)
+    return load()._covered_outside(np.ascontiguousarray(boxes, dtype=np.int64), np.asarray(heights, dtype=np.int64),
+                                   box_of, mask_of, is_own, starts.astype(np.int64), ends.astype(np.int64), first)
+
+
+# ------------------------------------------------------------------------------------------- compiled loops
+
+
+def _jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``fn`` to be compiled by :func:`load` (until then it is plain Python: importing this module does not
+    import numba, which most builds, measuring no mask, never need)."""
+    _KERNELS.append(fn)
+    return fn
+
+
+def load() -> ModuleType:
+    """This module with its loops compiled (from numba's cache after the first time) for the argument types the
+    functions above pass; the compiled loops replace the plain ones under their names, to call one another."""
+    global _loaded
+    if _loaded is None:
+        import numba
+
+        module = sys.modules[__name__]
+        for fn in _KERNELS:
+            try:
+                compiled = numba.njit(cache=True, nogil=True)(fn)
+            except RuntimeError:  # nowhere to write numba's cache (a read-only install): compiled in each process
+                compiled = numba.njit(nogil=True)(fn)
+            setattr(module, fn.__name__, compiled)
+        module._decode_counts(np.frombuffer(b"02", dtype=np.uint8), np.array([2], dtype=np.int64))
+        one = np.zeros(1, dtype=np.int64)
+        module._covered_outside(np.array([[0, 0, 1, 1]], dtype=np.int64), one + 1, one, one, np.zeros(1, dtype=bool),
+                                one, one + 1, np.array([0, 1], dtype=np.int64))
+        _loaded = module
+    return _loaded
+
+
+@_jit
+def _decode_counts(chars: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+    """pycocotools' ``rleFrString`` of each of the concatenated strings ``chars`` (``sizes`` bytes each): their
+    run lengths concatenated, and how many runs each holds. A number is 5-bit groups, least significant first,
+    each character ``48 + group``, bit ``0x20`` set while more follow, bit ``0x10`` of the last the sign; from the
+    fourth number on, the difference to the number two before; counts kept as unsigned 32-bit integers."""
+    runs = np.empty(len(chars), dtype=np.int64)  # a number takes at least one character
+    lengths = np.zeros(len(sizes), dtype=np.int64)
+    p = 0
+    m_all = 0
+    for i in range(len(sizes)):
+        end = p + sizes[i]
+        first = m_all
+        while p < end:
+            x = np.int64(0)
+            k = 0
+            more = True
+            while more:
+                c = np.int64(chars[p]) - 48
+                x |= (c & 0x1F) << (5 * k)
+                more = (c & 0x20) != 0
+                p += 1
+                k += 1
+                if not more and (c & 0x10) != 0:
+                    x -= np.int64(1) << (5 * k)
+            m = m_all - first
+            if m > 2:
+                x += runs[m_all - 2]
+            runs[m_all] = x & 0xFFFFFFFF
+            m_all += 1
+        lengths[i] = m_all - first
+    return runs[:m_all], lengths
+
+
+@_jit
+def _box_position(p: int, height: int, inverse: float, x0: int, y0: int, x1: int, tall: int) -> int:  # pragma: no cover
+    """``F(p)``: how many pixels of the box ``[x0, x1)`` x ``[y0, y0 + tall)`` lie before column-major position
+    ``p`` of an image ``height`` tall (``inverse``: ``1 / height``). The column is found by a multiplication,
+    corrected by one where rounding missed: an integer division by a height known only at run time costs
+    several times more, for every interval."""
+    column = np.int64(p * inverse)
+    if column * height > p:
+        column -= 1
+    elif (column + 1) * height <= p:
+        column += 1
+    if column < x0:
+        return 0
+    if column >= x1:
+        return (x1 - x0) * tall
+    return (column - x0) * tall + min(max(p - column * height - y0, 0), tall)
+
+
+@_jit
+def _union_length(fs: np.ndarray, fe: np.ndarray, run_end: np.ndarray) -> int:  # pragma: no cover
+    """The length of the union of intervals ``[fs, fe)``, runs sorted by start (one per mask, the ``k``-th ending at
+    ``run_end[k]``), merged by taking the smallest head each time, or sorted whole where a box has many masks."""
+    union = 0
+    reach = -1
+    n_runs = len(run_end)
+    if n_runs > MERGE_RUNS:
+        for i in np.argsort(fs):
+            if fe[i] > reach:
+                union += fe[i] - max(fs[i], reach)
+                reach = fe[i]
+        return union
+    head = np.empty(n_runs, dtype=np.int64)
+    for r in range(n_runs):
+        head[r] = run_end[r - 1] if r else 0
+    while True:
+        best = -1
+        for r in range(n_runs):
+            if head[r] < run_end[r] and (best < 0 or fs[head[r]] < fs[head[best]]):
+                best = r
+        if best < 0:
+            return union
+        i = head[best]
+        head[best] += 1
+        if fe[i] > reach:
+            union += fe[i] - max(fs[i], reach)
+            reach = fe[i]
+
+
+@_jit
+def _covered_outside(boxes: np.ndarray, heights: np.ndarray, box_of: np.ndarray, mask_of: np.ndarray,
+                     is_own: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                     first_interval: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """:func:`covered_outside` with its pairs flattened: pair ``k`` is mask ``mask_of[k]`` on box ``box_of[k]`` (the
+    box's own where ``is_own[k]``), mask ``m``'s intervals ``first_interval[m]:first_interval[m + 1]``. Per box: its
+    masks' intervals reaching into its columns (binary search), mapped onto the box's numbering, merged, less the
+    own mask's length."""
     n = len(boxes)
-    union = union_lengths(s + offset, e + offset, box, n)
-    own_only = is_own[pair]
-    own_length = np.bincount(box[own_only], weights=(e - s)[own_only], minlength=n).astype(np.int64)
-    return union - own_length
+    order = np.argsort(box_of, kind="mergesort")
+    out = np.zeros(n, dtype=np.int64)
+    k = 0
+    while k < len(order):
+        b = box_of[order[k]]
+        end = k
+        while end < len(order) and box_of[order[end]] == b:
+            end += 1
+        h = heights[b]
+        x0, y0, x1, y1 = boxes[b, 0], boxes[b, 1], boxes[b, 2], boxes[b, 3]
+        tall = y1 - y0
+        inverse = 1.0 / h
+        lows = np.empty(end - k, dtype=np.int64)
+        highs = np.empty(end - k, dtype=np.int64)
+        total = 0
+        for j in range(k, end):
+            m = mask_of[order[j]]
+            lo_all, hi_all = first_interval[m], first_interval[m + 1]
+            lows[j - k] = lo_all + np.searchsorted(ends[lo_all:hi_all], x0 * h, side="right")
+            highs[j - k] = lo_all + np.searchsorted(starts[lo_all:hi_all], x1 * h, side="left")
+            total += max(highs[j - k] - lows[j - k], 0)
+        fs = np.empty(total, dtype=np.int64)
+        fe = np.empty(total, dtype=np.int64)
+        run_end = np.empty(end - k, dtype=np.int64)  # mask j's mapped intervals end at run_end[j], ascending
+        own = 0
+        t = 0
+        for j in range(k, end):
+            mine = is_own[order[j]]
+            for i in range(lows[j - k], highs[j - k]):
+                s = _box_position(starts[i], h, inverse, x0, y0, x1, tall)
+                e = _box_position(ends[i], h, inverse, x0, y0, x1, tall)
+                if e > s:
+                    fs[t] = s
+                    fe[t] = e
+                    t += 1
+                    if mine:
+                        own += e - s
+            run_end[j - k] = t
+        out[b] = _union_length(fs[:t], fe[:t], run_end) - own
+        k = end
+    return out

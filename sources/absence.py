@@ -31,7 +31,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sources import coco, jsonio
+import numpy as np
+import pyarrow as pa
+
+from sources import coco, jsonio, tables
 from sources.errors import SourceError
 from sources.records import RecordSet
 
@@ -127,9 +130,10 @@ def presence_of(style: coco.CocoStyle) -> CocoPresence:
     """The :class:`CocoPresence` of a COCO file already read whole by :func:`sources.coco.load_coco_style`:
     what :func:`read_coco_presence` reads from the same file (``tests/sources/test_absence.py``), without
     parsing it a second time. Its checks are a superset of :func:`read_coco_presence`'s."""
-    images = style.images_by_id()
-    files = {iid: posixpath.basename(images[iid].name) for iid in style.by_image}  # the file's order, as there
-    shown = {iid: {style.categories[a.category_id] for a in anns} for iid, anns in style.by_image.items()}
+    files = {image.id: posixpath.basename(image.name) for image in style.images}  # the file's order, as there
+    shown: dict[Any, set[str]] = {image.id: set() for image in style.images}
+    for k, cid in zip(style.image_of.tolist(), style.category_ids):
+        shown[style.images[k].id].add(style.categories[cid])
     return _presence(style.path, style.categories, files, shown)
 
 
@@ -147,34 +151,44 @@ def _presence(path: Path, names: dict[Any, str], files: dict[Any, str], shown: d
 def verify_absence(
     records: RecordSet, annotations: str | Path, presence: CocoPresence | None = None
 ) -> tuple[RecordSet, dict[str, Any]]:
-    """``records`` with the absences the COCO file ``annotations`` verifies, and what was matched.
+    """:func:`verify_tables` of a record set."""
+    verified, report = verify_tables(tables.tables_of(records), annotations, presence)
+    return tables.records_of(verified), report
 
-    For every image matched in the COCO file, each vocabulary name of ``records`` that maps to a COCO category
-    (module rule) and that neither source shows in that image is added to ``verified_absent``. An exhaustive
-    record set is returned unchanged. The report names the file, the images matched and the names mapped.
+
+def verify_tables(
+    source: tables.SourceTables, annotations: str | Path, presence: CocoPresence | None = None
+) -> tuple[tables.SourceTables, dict[str, Any]]:
+    """``source`` with the absences the COCO file ``annotations`` verifies, and what was matched.
+
+    For every image matched in the COCO file, each vocabulary name of ``source`` that maps to a COCO category
+    (module rule) and that neither source shows in that image is added to its ``verified_absent`` list. An
+    exhaustive source is returned unchanged. The report names the file, the images matched and the names mapped.
     ``presence``, when given, is the file's presence already read (:func:`presence_of`); else it is read here.
     """
     coco = presence if presence is not None else read_coco_presence(annotations)
-    mapping = {name: cat for name in records.categories if (cat := coco_category_of(name, coco.categories))}
-    matched = 0
-    images = []
-    for image in records.images:
-        shown = coco.by_file.get(Path(image.file).name)
-        if shown is None and image.coco_id is not None:
-            shown = coco.by_id.get(image.coco_id)
-        if shown is None or records.exhaustive:
-            images.append(image)
-            continue
-        matched += 1
-        annotated = image.categories
-        absent = {name for name, cat in mapping.items() if cat not in shown and name not in annotated}
-        images.append(replace(image, verified_absent=image.verified_absent | absent))
+    mapping = {name: cat for name in source.categories if (cat := coco_category_of(name, coco.categories))}
+    files, coco_ids = (source.images.column(name).to_pylist() for name in ("file", "coco_id"))
+    shown = [coco.by_file.get(Path(file).name) for file in files]
+    shown = [found if found is not None or coco_id is None else coco.by_id.get(coco_id)
+             for found, coco_id in zip(shown, coco_ids)]
+    matched = [] if source.exhaustive else [i for i, found in enumerate(shown) if found is not None]
+    if matched:
+        names = [source.categories.index(name) for name in mapping]
+        absent = np.zeros((source.n_images, len(source.categories)), dtype=bool)
+        for i in matched:
+            absent[i, names] = [mapping[source.categories[c]] not in shown[i] for c in names]  # type: ignore[operator]
+        absent[tables.column(source.instances, "image"), tables.column(source.instances, "category")] = False
+        image, category = np.nonzero(absent)
+        added = pa.table({"image": image.astype(np.int32), "category": category.astype(np.int32),
+                          "list": np.zeros(len(image), dtype=np.int8)}, schema=tables.LIST_SCHEMA)
+        source = replace(source, lists=pa.concat_tables([source.lists, added]))
     report = {
         "file": str(annotations),
-        "images_matched": matched,
-        "images": len(records.images),
+        "images_matched": len(matched),
+        "images": source.n_images,
         "names_mapped": len(mapping),
-        "names": len(records.categories),
+        "names": len(source.categories),
         "mapping": dict(sorted(mapping.items())),
     }
-    return replace(records, images=tuple(images)), report
+    return source, report

@@ -1,8 +1,9 @@
 """Reader of COCO instances JSON (COCO 2017, COCO-ReM) and the COCO-style core PACO shares.
 
 COCO-ReM (Singh et al. 2024, refined COCO masks) is plain COCO instances JSON, so one reader serves both. The
-file is validated while it is read (see :mod:`sources.jsonio`); masks are converted to compressed RLE but never
-decoded, and image files are only checked to exist.
+file is validated while it is read (see :mod:`sources.jsonio`) into columns (:mod:`sources.tables`); masks are
+kept as the file gives them and converted to compressed RLE only when read, and image files are checked
+against their declared sizes from their headers only.
 
 :func:`load_coco_style` holds what COCO and LVIS-style files (PACO) have in common - ``images``,
 ``categories`` and ``annotations`` with ids, boxes and segmentations - so :mod:`sources.paco` adds only what
@@ -12,17 +13,23 @@ PACO has on top (attributes, parts).
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
-from sources import jsonio
+import numpy as np
+
+from sources import jsonio, tables
 from sources.errors import SourceError
-from sources.image_headers import HeaderChecks, names_many_images
-from sources.records import BBox, ImageRecord, Instance, RecordSet
+from sources.records import BBox, RecordSet
 
 DEFAULT_LICENSE = "CC BY 4.0 (annotations); Flickr terms (images)"
 """COCO's terms when the file has no ``licenses`` section."""
+
+HEADER_READERS = 32
+"""Threads reading image headers (:func:`_raise_bad_file`): more than the cores, as they wait on the disk."""
 
 
 @dataclass(frozen=True)
@@ -38,35 +45,36 @@ class CocoImage:
     """The file name as the entry gives it (``file_name``, or the last part of an LVIS ``coco_url``)."""
 
 
-class CocoAnnotation(NamedTuple):
-    """One validated entry of ``annotations`` (the raw dict stays available for format-specific fields).
-
-    A named tuple, not a frozen dataclass: a COCO-train-sized file makes 860,000, and a frozen dataclass's
-    ``__init__`` (a call per field) took 0.7 s of them where a tuple takes 0.3 s."""
-
-    id: int | str
-    record: str
-    image_id: int | str
-    category_id: int | str
-    bbox: BBox
-    raw: dict[str, Any]
-
-
 @dataclass
 class CocoStyle:
-    """A validated COCO-style file: images (sorted by id), categories, annotations grouped by image."""
+    """A validated COCO-style file: images (in the file's order), categories, and the annotations as columns
+    (in the file's order; the raw entries stay available for format-specific fields)."""
 
     path: Path
     data: dict[str, Any]
     images: list[CocoImage]
     categories: dict[int | str, str]
-    annotations: dict[int | str, CocoAnnotation]
-    by_image: dict[int | str, list[CocoAnnotation]] = field(default_factory=dict)
-    """Every image's annotations, images in the file's order."""
+    annotations: list[dict[str, Any]]
+    ids: list[int | str]
+    image_of: np.ndarray
+    """Each annotation's image, as a position in :attr:`images`."""
+    category_ids: list[int | str]
+    boxes: np.ndarray
+    """``(x, y, w, h)`` of each annotation, ``n x 4``."""
 
-    def images_by_id(self) -> dict[int | str, CocoImage]:
-        """The images by id (``images`` is a list sorted by id)."""
-        return {image.id: image for image in self.images}
+    def record(self, k: int) -> str:
+        """Annotation ``k``'s name in error messages."""
+        return jsonio.label("annotations", k, self.ids[k])
+
+    def sorted_images(self) -> list[int]:
+        """Positions of the images sorted by id (the order of the record set)."""
+        return sorted(range(len(self.images)), key=lambda i: jsonio.id_sort_key(self.images[i].id))
+
+    def grouped(self, rows: np.ndarray) -> np.ndarray:
+        """Annotations ``rows`` grouped by image, images sorted by id, in the file's order within an image."""
+        rank = np.empty(len(self.images), dtype=np.int64)
+        rank[self.sorted_images()] = np.arange(len(self.images))
+        return rows[np.argsort(rank[self.image_of[rows]], kind="stable")]
 
 
 SECTIONS = ("images", "categories", "annotations")
@@ -87,27 +95,31 @@ def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyl
 
     Checked: top-level object with ``images``, ``categories`` and ``annotations`` arrays; ids present, of the
     right type and unique; image sizes positive; image files present on disk, of the declared size (read from
-    their headers by several processes while the annotations are checked, :mod:`sources.image_headers`); every
-    annotation's image and category known; boxes of four numbers with a positive size inside their image. Unknown
-    extra fields (``info``, ``licenses``, a ``source`` on annotations, ...) are ignored; LVIS's federated lists
-    (``neg_category_ids``, ...) are read by :mod:`sources.paco`.
+    their headers); every annotation's image and category known;
+    boxes of four numbers with a positive size inside their image. Unknown extra fields (``info``, ``licenses``,
+    a ``source`` on annotations, ...) are ignored; LVIS's federated lists (``neg_category_ids``, ...) are read by
+    :mod:`sources.paco`.
     """
     path = Path(annotations)
-    with HeaderChecks(readers=names_many_images(path)) as headers:  # readers forked before the file is parsed
-        data, (raw_images, raw_cats, raw_anns) = load_sections(path)
-        categories = _categories(raw_cats, path)
-        images = _images(raw_images, images_dir, path, headers)
-        listed = list(images.values())
-        headers.check(_files(listed))  # the files are read while the annotations are checked
-        try:
-            anns, by_image = _annotations(raw_anns, images, categories, path)
-        except SourceError:
-            _raise_bad_file(path, listed, headers)  # an image's bad file comes before any annotation's error
-            raise
-        _raise_bad_file(path, listed, headers)
+    data, (raw_images, raw_cats, raw_anns) = load_sections(path)
+    categories = _categories(raw_cats, path)
+    try:
+        images = _images(raw_images, images_dir, path)
+    except _BadImage as bad:  # the files of the images before it are checked first
+        _raise_bad_file(path, bad.before)
+        raise bad.error from None
+    try:
+        columns = _annotations(raw_anns, images, categories, path)
+    except SourceError:
+        _raise_bad_file(path, images)  # an image's bad file comes before any annotation's error
+        raise
+    _raise_bad_file(path, images)
+    return CocoStyle(path, data, images, categories, raw_anns, *columns)
 
-    ordered = sorted(images.values(), key=lambda im: jsonio.id_sort_key(im.id))
-    return CocoStyle(path, data, ordered, categories, anns, by_image)
+
+class _BadImage(Exception):
+    def __init__(self, error: SourceError, before: list[CocoImage]) -> None:
+        self.error, self.before = error, before
 
 
 def _categories(raw_cats: list[Any], path: Path) -> dict[int | str, str]:
@@ -123,12 +135,9 @@ def _categories(raw_cats: list[Any], path: Path) -> dict[int | str, str]:
     return categories
 
 
-def _images(
-    raw_images: list[Any], images_dir: str | Path, path: Path, headers: HeaderChecks
-) -> dict[int | str, CocoImage]:
-    """The validated ``images`` entries by id, in file order. Their files are checked by the caller
-    (:func:`_raise_bad_file`), except on an error here: the files of the images before it are checked first."""
-    images: dict[int | str, CocoImage] = {}
+def _images(raw_images: list[Any], images_dir: str | Path, path: Path) -> list[CocoImage]:
+    """The validated ``images`` entries, in file order (their files are checked by the caller)."""
+    images: list[CocoImage] = []
     image_path = jsonio.image_paths(images_dir)
     seen: dict[int | str, str] = {}
     try:
@@ -146,21 +155,70 @@ def _images(
             if name is None:
                 raise SourceError(path, rec, "missing required key 'file_name'")
             name = jsonio.check_name(name, path, rec, "file_name")
-            images[iid] = CocoImage(iid, rec, image_path(name), width, height, name)
-    except SourceError:
-        before = list(images.values())
-        headers.check(_files(before))
-        _raise_bad_file(path, before, headers)
-        raise
+            images.append(CocoImage(iid, rec, image_path(name), width, height, name))
+    except SourceError as error:
+        raise _BadImage(error, images) from None
     return images
 
 
 def _annotations(
-    raw_anns: list[Any], images: dict[int | str, CocoImage], categories: dict[int | str, str], path: Path
-) -> tuple[dict[int | str, CocoAnnotation], dict[int | str, list[CocoAnnotation]]]:
-    """The validated ``annotations`` entries by id, and grouped by image (images in file order)."""
-    anns: dict[int | str, CocoAnnotation] = {}
-    by_image: dict[int | str, list[CocoAnnotation]] = {iid: [] for iid in images}
+    raw_anns: list[Any], images: list[CocoImage], categories: dict[int | str, str], path: Path
+) -> tuple[list[int | str], np.ndarray, list[int | str], np.ndarray]:
+    """The validated ``annotations`` as columns: ids, image positions, category ids and boxes (``n x 4``).
+
+    Checked column by column (:func:`_screen`); only where a column holds something wrong are the annotations
+    checked one by one (:func:`_one_by_one`), which raises the first error in file order with its message."""
+    position = {image.id: k for k, image in enumerate(images)}
+    columns = _screen(raw_anns, images, position, categories)
+    return columns if columns is not None else _one_by_one(raw_anns, images, position, categories, path)
+
+
+_IDS = frozenset((int, str))
+
+
+def _screen(
+    raw_anns: list[Any], images: list[CocoImage], position: dict[int | str, int], categories: dict[int | str, str]
+) -> tuple[list[int | str], np.ndarray, list[int | str], np.ndarray] | None:
+    """The columns of :func:`_annotations` when every annotation passes every check, else ``None``.
+
+    Why: a COCO-train-sized file has 860,000 annotations, and a dozen checks called per annotation took longer
+    than parsing the file; asked of whole columns (types as sets, numbers as arrays) they take a fraction of it
+    (docs/scale.md). Each test here passes exactly the annotations :func:`_one_by_one` passes."""
+    if set(map(type, raw_anns)) - {dict}:
+        return None
+    ids, image_ids, category_ids, boxes = (jsonio.column_of(raw_anns, key)
+                                           for key in ("id", "image_id", "category_id", "bbox"))
+    for values in (ids, image_ids, category_ids):
+        if set(map(type, values)) - _IDS or "" in values:
+            return None
+    if len(set(ids)) != len(ids) or not set(category_ids) <= categories.keys():
+        return None
+    image_of = list(map(position.get, image_ids))
+    if None in image_of or set(map(type, boxes)) - {list} or set(map(len, boxes)) - {4}:
+        return None
+    numbers = list(chain.from_iterable(boxes))
+    if set(map(type, numbers)) - {int, float}:
+        return None
+    box = np.array(numbers, dtype=np.float64).reshape(-1, 4)
+    rows = np.array(image_of, dtype=np.int64)
+    width = np.array([im.width for im in images], dtype=np.float64)[rows]
+    height = np.array([im.height for im in images], dtype=np.float64)[rows]
+    x, y, w, h = box.T
+    tolerance = jsonio.BOX_TOLERANCE
+    good = (np.isfinite(box.sum(axis=1)) & (w > 0) & (h > 0) & (x >= -tolerance) & (y >= -tolerance)
+            & (x + w <= width + tolerance) & (y + h <= height + tolerance))
+    return (ids, rows, category_ids, box) if good.all() else None
+
+
+def _one_by_one(
+    raw_anns: list[Any], images: list[CocoImage], position: dict[int | str, int], categories: dict[int | str, str],
+    path: Path,
+) -> tuple[list[int | str], np.ndarray, list[int | str], np.ndarray]:
+    """:func:`_annotations` checked one annotation at a time: raises the first error, with its record."""
+    ids: list[int | str] = []
+    image_of: list[int] = []
+    category_ids: list[int | str] = []
+    boxes: list[BBox] = []
     seen: dict[int | str, str] = {}
     for i, ann in enumerate(raw_anns):
         rec = jsonio.label("annotations", i, ann.get("id") if isinstance(ann, dict) else None)
@@ -168,62 +226,91 @@ def _annotations(
         aid = jsonio.check_id(jsonio.require_key(ann, "id", path, rec), path, rec)
         jsonio.claim_id(seen, aid, path, rec, "annotation id")
         iid = jsonio.check_id(jsonio.require_key(ann, "image_id", path, rec), path, rec, "image_id")
-        img = images.get(iid)
-        if img is None:
+        k = position.get(iid)
+        if k is None:
             raise SourceError(path, rec, f"unknown image id {iid!r} (not in 'images')")
         cid = jsonio.check_id(jsonio.require_key(ann, "category_id", path, rec), path, rec, "category_id")
         if cid not in categories:
             raise SourceError(path, rec, f"unknown category id {cid!r} (not in 'categories')")
-        bbox = jsonio.check_bbox(jsonio.require_key(ann, "bbox", path, rec), img.width, img.height, path, rec)
-        a = CocoAnnotation(aid, rec, iid, cid, bbox, ann)
-        anns[aid] = a
-        by_image[iid].append(a)
-    return anns, by_image
+        img = images[k]
+        boxes.append(jsonio.check_bbox(jsonio.require_key(ann, "bbox", path, rec), img.width, img.height, path, rec))
+        ids.append(aid)
+        image_of.append(k)
+        category_ids.append(cid)
+    return ids, np.array(image_of, dtype=np.int64), category_ids, np.array(boxes, dtype=np.float64).reshape(-1, 4)
 
 
-def _files(images: Sequence[CocoImage]) -> list[tuple[str, int, int]]:
-    """What :class:`sources.image_headers.HeaderChecks` checks of each image: its file and declared size."""
-    return [(image.file, image.width, image.height) for image in images]
+def _raise_bad_file(path: Path, images: Sequence[CocoImage]) -> None:
+    """Raise the error of the first of ``images`` whose file is missing or not of its declared size, if any.
+
+    Their headers are read by :data:`HEADER_READERS` threads (an uncached header is a small random read that
+    waits on the disk, and a COCO-train-sized file names 118,000 images); the files whose header does not
+    match are checked again here, in file order (:func:`sources.jsonio.check_image`), so the error is the one a
+    check of each file in turn would raise."""
+    parts = [images[k::HEADER_READERS] for k in range(HEADER_READERS)]
+    with ThreadPoolExecutor(HEADER_READERS) as readers:
+        found = readers.map(lambda part: [k for k, im in enumerate(part)
+                                          if not jsonio.header_matches(im.file, im.width, im.height)], parts)
+        for k in sorted(k + HEADER_READERS * j for k, part in enumerate(found) for j in part):
+            image = images[k]
+            jsonio.check_image(image.file, image.width, image.height, path, image.record)
 
 
-def _raise_bad_file(path: Path, images: Sequence[CocoImage], headers: HeaderChecks) -> None:
-    """Raise the error of the first of ``images`` whose file is missing or not of its declared size, if any: the
-    files the header checks found wrong are checked again here, in file order (:func:`sources.jsonio.check_image`),
-    so the error is the one a check of each file in turn would raise."""
-    for k in headers.mismatches():
-        image = images[k]
-        jsonio.check_image(image.file, image.width, image.height, path, image.record)
+def instance_columns(
+    style: CocoStyle, rows: np.ndarray, names: Sequence[str],
+    attributes: Callable[[dict[str, Any], int], list[str]] | None = None,
+) -> tuple[dict[str, Any], list[Any]]:
+    """The instance columns (:mod:`sources.tables`) and masks of annotations ``rows`` (in that order), image rows
+    numbered as :meth:`CocoStyle.sorted_images` orders them, categories as positions in ``names``: masks
+    validated, areas given or measured, crowd flags checked, attributes from ``attributes(raw, row)``."""
+    rank = np.empty(len(style.images), dtype=np.int64)
+    rank[style.sorted_images()] = np.arange(len(style.images))
+    index = {cid: names.index(name) for cid, name in style.categories.items() if name in names}
+    picked = rows.tolist()
+    raws = [style.annotations[k] for k in picked]
+    masks = _masks(style, picked, raws)
+    boxes = style.boxes[rows]
+    columns: dict[str, Any] = {
+        "image": rank[style.image_of[rows]], "id": [str(style.ids[k]) for k in picked],
+        "category": [index[style.category_ids[k]] for k in picked], **dict(zip("xywh", boxes.T)),
+        "iscrowd": _crowd_flags(style, picked, raws),
+        "area": jsonio.areas(jsonio.column_of(raws, "area"), masks, boxes),
+    }
+    if attributes is not None:
+        columns["attributes"] = [attributes(raw, k) for raw, k in zip(raws, picked)]
+    return columns, masks
 
 
-def build_instances(
-    style: CocoStyle,
-    image: CocoImage,
-    anns: Sequence[CocoAnnotation],
-    attributes: Callable[[CocoAnnotation], tuple[str, ...]] | None = None,
-) -> tuple[Instance, ...]:
-    """Instances of one image: category names, compressed RLE masks, areas, crowd flags, attributes."""
-    path = style.path
-    rles = jsonio.segmentations_to_rles(
-        [(a.record, a.raw.get("segmentation")) for a in anns], image.height, image.width, path
-    )
-    area = jsonio.areas([a.raw.get("area") for a in anns], rles, [a.bbox for a in anns])
-    out = []
-    for a, rle, ar in zip(anns, rles, area):
-        crowd = a.raw.get("iscrowd", 0)
-        if crowd not in (0, 1) or type(crowd) is float:
-            raise SourceError(path, a.record, f"'iscrowd' must be 0 or 1, got {crowd!r}")
-        out.append(
-            Instance(
-                id=str(a.id),
-                category=style.categories[a.category_id],
-                bbox=a.bbox,
-                area=ar,
-                rle=rle,
-                iscrowd=bool(crowd),
-                attributes=attributes(a) if attributes is not None else (),
-            )
-        )
-    return tuple(out)
+def _masks(style: CocoStyle, rows: list[int], raws: list[dict[str, Any]]) -> list[Any]:
+    """Each annotation's mask (:func:`sources.jsonio.segmentation_mask`); polygons checked all at once where
+    every polygon of the file is well formed (most of a COCO-style file is polygons)."""
+    segmentations = jsonio.column_of(raws, "segmentation")
+    of = style.image_of[rows]
+    sizes = zip(np.array([im.height for im in style.images])[of].tolist(),
+                np.array([im.width for im in style.images])[of].tolist())
+    if jsonio.polygons_valid([seg for seg in segmentations if type(seg) is list]):
+        return [None if seg is None or seg == [] else jsonio.PolygonRLE(seg, h, w) if type(seg) is list
+                else jsonio.segmentation_mask(seg, h, w, style.path, lambda k=k: style.record(k))  # type: ignore[misc]
+                for seg, (h, w), k in zip(segmentations, sizes, rows)]
+    return [jsonio.segmentation_mask(seg, h, w, style.path, lambda k=k: style.record(k))
+            for seg, (h, w), k in zip(segmentations, sizes, rows)]
+
+
+def _crowd_flags(style: CocoStyle, rows: list[int], raws: list[dict[str, Any]]) -> list[bool]:
+    """Each annotation's ``iscrowd`` (0 or 1, default 0) as a flag; anything else is an error."""
+    flags = jsonio.column_of(raws, "iscrowd")
+    if set(map(type, flags)) - {int, bool, type(None)} or set(flags) - {0, 1, None}:
+        for k, flag in zip(rows, flags):
+            if flag is not None and (flag not in (0, 1) or type(flag) is float):
+                raise SourceError(style.path, style.record(k), f"'iscrowd' must be 0 or 1, got {flag!r}")
+    return [bool(flag) for flag in flags]
+
+
+def image_columns(style: CocoStyle) -> dict[str, list]:
+    """The image columns (:mod:`sources.tables`), images sorted by id."""
+    ordered = [style.images[i] for i in style.sorted_images()]
+    return {"id": [str(im.id) for im in ordered], "file": [im.file for im in ordered],
+            "width": [im.width for im in ordered], "height": [im.height for im in ordered]}
 
 
 def license_of(data: dict[str, Any], default: str) -> str:
@@ -245,29 +332,15 @@ def read_coco(annotations: str | Path, images_dir: str | Path, source: str = "co
     annotated or not (absent categories are the negatives of existence questions). Images are sorted by id and
     their ``file`` is ``images_dir/file_name`` exactly as joined. Raises :class:`SourceError` on bad input.
     """
-    return coco_records(load_coco_style(annotations, images_dir), annotations, source)
+    return tables.records_of(coco_tables(load_coco_style(annotations, images_dir), annotations, source))
 
 
-def coco_records(style: CocoStyle, annotations: str | Path, source: str = "coco-rem") -> RecordSet:
-    """:func:`read_coco`'s record set of the file ``annotations``, already read and validated by
+def coco_tables(style: CocoStyle, annotations: str | Path, source: str = "coco-rem") -> tables.SourceTables:
+    """The columns of the COCO / COCO-ReM file ``annotations``, already read and validated by
     :func:`load_coco_style` (a build that also wants the file's :func:`sources.absence.presence_of` reads it
     once)."""
-    images = tuple(
-        ImageRecord(
-            id=str(img.id),
-            source=source,
-            file=img.file,
-            width=img.width,
-            height=img.height,
-            instances=build_instances(style, img, style.by_image[img.id]),
-        )
-        for img in style.images
-    )
-    return RecordSet(
-        source=source,
-        path=str(annotations),
-        categories=tuple(sorted(set(style.categories.values()))),
-        images=images,
-        license=license_of(style.data, DEFAULT_LICENSE),
-        exhaustive=True,  # COCO annotates every instance of its 80 categories (crowds as crowd regions)
-    )
+    names = tuple(sorted(set(style.categories.values())))
+    columns, masks = instance_columns(style, style.grouped(np.arange(len(style.ids))), names)
+    return tables.build(source, str(annotations), names, image_columns(style), columns, {}, {}, masks,
+                        license=license_of(style.data, DEFAULT_LICENSE),
+                        exhaustive=True)  # COCO annotates every instance of its 80 categories (crowds as regions)

@@ -16,8 +16,11 @@ import json
 import math
 import os
 import re
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
 
 from sources.errors import SourceError
 from sources.records import BBox
@@ -119,9 +122,9 @@ def load_json_without_polygons(path: str | Path, what: str = "annotation file") 
     """:func:`load_json` with every polygon ``segmentation`` read as ``null``, for readers that need the
     annotations' ids and not their masks (:func:`sources.absence.read_coco_presence`).
 
-    Why: polygons are ~45 % of a COCO-train-sized file and most of its parse time (there: 8 s whole, 1 s to cut
-    them out plus 3 s to parse the rest). Polygons are not validated here; a file whose shortened text does not
-    parse is parsed whole, so an error is reported where it is in the file.
+    Why: polygons are about half of a COCO-train-sized file and most of its parse time (docs/scale.md). Polygons
+    are not validated here; a file whose shortened text does not parse is parsed whole, so an error is reported
+    where it is in the file.
     """
     p = require_file(path, what)
     data = _read_bytes(p)
@@ -214,6 +217,11 @@ def require_key(obj: Mapping[str, Any], key: str, file: str | Path, record: str)
         return obj[key]
     except KeyError:
         raise SourceError(file, record, f"missing required key {key!r}") from None
+
+
+def column_of(records: Sequence[dict[str, Any]], key: str) -> list[Any]:
+    """``record.get(key)`` of every record (``None`` where missing), looked up in C."""
+    return list(map(dict.get, records, repeat(key)))
 
 
 def first_key(obj: Mapping[str, Any], keys: Sequence[str]) -> str | None:
@@ -350,11 +358,10 @@ def header_size(path: str) -> tuple[int, int] | None:
     """``(width, height)`` from a PNG's IHDR or a JPEG's frame header, read with a few small reads; ``None``
     for anything else or anything unexpected (the caller asks PIL then).
 
-    Why: a COCO-train-sized source checks 118,000 image headers; ``PIL.Image.open`` costs ~60 us an image
-    (plugin lookup, object set-up), this ~4 us (with the file in the page cache), and both read the same header
-    fields."""
+    Why: a COCO-train-sized source checks 118,000 image headers, and ``PIL.Image.open`` (plugin lookup, object
+    set-up) costs many times these few reads of the same header fields (docs/scale.md)."""
     # non-blocking: a FIFO or device where an image should be reads empty here instead of waiting for a writer;
-    # positioned reads on the bare descriptor: a file object's set-up cost as much as the reads (9 us against 4)
+    # positioned reads on the bare descriptor: a file object's set-up cost as much as the reads
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         head = os.pread(fd, 26, 0)
@@ -447,8 +454,8 @@ class PolygonRLE(Mapping[str, Any]):
     """A compressed RLE (``{"size": [h, w], "counts": str}``) made from polygons or uncompressed counts on
     first access.
 
-    Why lazy: converting a COCO-train-sized file's 860,000 polygons to RLE costs about a minute (~28 us a
-    polygon in pycocotools), yet a build reads most annotations for their boxes and given areas only; a mask
+    Why lazy: converting a COCO-train-sized file's 860,000 polygons to RLE costs about a minute in pycocotools
+    (docs/scale.md), yet a build reads most annotations for their boxes and given areas only; a mask
     is needed where a filter measures pixels (occlusion, where instances overlap) or the file gives no area.
     The segmentation is validated when the file is read, so a bad polygon is still an error at read time; only
     the conversion waits. The result is the one an eager ``frPyObjects`` (and ``merge`` for several polygons)
@@ -493,55 +500,60 @@ class PolygonRLE(Mapping[str, Any]):
         return (dict, (self._converted(),))
 
 
+def polygons_valid(segmentations: Sequence[list[Any]]) -> bool:
+    """Whether every polygon of these polygon segmentations passes :func:`segmentation_mask`'s check, asked of
+    all their coordinates at once (types as a set, sums as an array)."""
+    polygons = list(chain.from_iterable(segmentations))
+    if set(map(type, polygons)) - {list}:
+        return False
+    lengths = np.fromiter(map(len, polygons), dtype=np.int64, count=len(polygons))
+    if ((lengths < 6) | (lengths % 2 == 1)).any():
+        return False
+    coordinates = list(chain.from_iterable(polygons))
+    if set(map(type, coordinates)) - _NUMBER_TYPES:
+        return False
+    sums = np.add.reduceat(np.array(coordinates, dtype=np.float64), np.cumsum(lengths) - lengths) if len(lengths) else ()
+    return bool(np.isfinite(sums).all())
+
+
 def segmentations_to_rles(
     items: Sequence[tuple[str, Any]], height: int, width: int, file: str | Path
 ) -> list[Mapping[str, Any] | None]:
-    """Compressed RLE (``{"size": [h, w], "counts": str}``) for each ``(record label, segmentation)`` of one image.
+    """Compressed RLE (``{"size": [h, w], "counts": str}``) for each ``(record label, segmentation)`` of one image
+    (:func:`segmentation_mask` of each)."""
+    return [segmentation_mask(seg, height, width, file, lambda record=record: record) for record, seg in items]
+
+
+def segmentation_mask(
+    seg: Any, height: int, width: int, file: str | Path, record: Callable[[], str]
+) -> Mapping[str, Any] | None:
+    """The compressed RLE (``{"size": [h, w], "counts": str}``) of one segmentation of an image ``height`` x
+    ``width``; ``record()`` names it in an error.
 
     A segmentation may be polygons (a list of flat ``[x1, y1, x2, y2, ...]`` lists), an RLE with uncompressed
     counts (a list of run lengths) or an RLE with compressed counts (a string); an empty list or ``null`` means
-    no mask (``None``). Every segmentation is validated here; polygons and uncompressed counts become a
-    :class:`PolygonRLE`, converted only when a mask is read (most never are).
+    no mask (``None``). The segmentation is validated here; polygons and uncompressed counts become a
+    :class:`PolygonRLE`, converted only when the mask is read (most never are).
     """
-    out: list[Mapping[str, Any] | None] = [None] * len(items)
-    for i, (record, seg) in enumerate(items):
-        if seg is None or (isinstance(seg, list) and not seg):
-            continue
-        if isinstance(seg, list):
-            if not all(_is_polygon(p) for p in seg):
-                raise SourceError(
-                    file,
-                    record,
-                    "'segmentation' polygons must be lists of at least 3 (x, y) number pairs",
-                )
-            out[i] = PolygonRLE(seg, height, width)
-        elif isinstance(seg, dict):
-            size = seg.get("size")
-            counts = seg.get("counts")
-            if size != [height, width]:
-                raise SourceError(
-                    file, record, f"'segmentation' size {size!r} differs from the image's [{height}, {width}]"
-                )
-            if isinstance(counts, str):
-                out[i] = {"size": [height, width], "counts": counts}
-            elif isinstance(counts, list):
-                if not all(type(c) is int and c >= 0 for c in counts) or sum(counts) != height * width:
-                    raise SourceError(
-                        file,
-                        record,
-                        "'segmentation' uncompressed RLE counts must be non-negative integers "
-                        f"summing to {height}*{width}",
-                    )
-                out[i] = PolygonRLE(seg, height, width)
-            else:
-                raise SourceError(
-                    file, record, f"'segmentation' RLE counts must be a string or a list, got {type_name(counts)}"
-                )
-        else:
-            raise SourceError(
-                file, record, f"'segmentation' must be polygons or an RLE object, got {type_name(seg)}"
-            )
-    return out
+    if seg is None or (isinstance(seg, list) and not seg):
+        return None
+    if isinstance(seg, list):
+        if not all(_is_polygon(p) for p in seg):
+            raise SourceError(file, record(), "'segmentation' polygons must be lists of at least 3 (x, y) number pairs")
+        return PolygonRLE(seg, height, width)
+    if not isinstance(seg, dict):
+        raise SourceError(file, record(), f"'segmentation' must be polygons or an RLE object, got {type_name(seg)}")
+    size, counts = seg.get("size"), seg.get("counts")
+    if size != [height, width]:
+        raise SourceError(file, record(), f"'segmentation' size {size!r} differs from the image's [{height}, {width}]")
+    if isinstance(counts, str):
+        return {"size": [height, width], "counts": counts}
+    if not isinstance(counts, list):
+        raise SourceError(file, record(), f"'segmentation' RLE counts must be a string or a list, got {type_name(counts)}")
+    if not all(type(c) is int and c >= 0 for c in counts) or sum(counts) != height * width:
+        raise SourceError(file, record(), "'segmentation' uncompressed RLE counts must be non-negative integers "
+                                          f"summing to {height}*{width}")
+    return PolygonRLE(seg, height, width)
 
 
 def rle_areas(rles: Sequence[Mapping[str, Any]]) -> list[float]:

@@ -29,14 +29,15 @@ pair is not a missing category).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sources import jsonio
-from sources.coco import CocoAnnotation, build_instances, license_of, load_coco_style
+import numpy as np
+
+from sources import jsonio, tables
+from sources.coco import CocoStyle, image_columns, instance_columns, license_of, load_coco_style
 from sources.errors import SourceError
-from sources.records import ImageRecord, RecordSet
+from sources.records import RecordSet
 
 SOURCE = "paco"
 DEFAULT_LICENSE = (
@@ -76,7 +77,7 @@ FEDERATED_LISTS = {
     "neg_category_ids_attrs": "attributes_verified_absent",
     "not_exhaustive_category_ids_attrs": "attributes_not_exhaustive",
 }
-"""The four per-image LVIS/PACO lists and the :class:`ImageRecord` field each one fills."""
+"""The four per-image LVIS/PACO lists and the :class:`~sources.records.ImageRecord` field each one fills."""
 
 
 def _type_from_id(attr_id: Any) -> str | None:
@@ -145,95 +146,97 @@ def _joint_attribute_objects(data: dict[str, Any], path: Path) -> dict[Any, Any]
 
 def _federated_lists(
     raw_image: dict[str, Any], record: str, objects: dict[Any, str], joint: dict[Any, Any] | None, path: Path
-) -> dict[str, frozenset[str]]:
-    """The image's four federated lists as category-name sets, keyed by :class:`ImageRecord` field."""
+) -> dict[str, list[str]]:
+    """The image's four federated lists as category names (file order, repeats dropped), keyed by
+    :class:`~sources.records.ImageRecord` field."""
     out = {}
     for key, field_name in FEDERATED_LISTS.items():
         ids = [jsonio.check_id(i, path, record, key) for i in jsonio.expect_list(raw_image.get(key, []), path, record, f"'{key}'")]
         if joint is not None and key.endswith("_attrs"):
             ids = [joint[i] for i in ids if i in joint] if key.startswith("not_") else []
-        out[field_name] = frozenset(objects[i] for i in ids if i in objects)
+        out[field_name] = list(dict.fromkeys(objects[i] for i in ids if i in objects))
     return out
 
 
-def _unknown_types(a: CocoAnnotation, path: Path) -> frozenset[str]:
-    """Attribute types PACO flags as undeterminable for an object (``unknown_color: 1``, ...)."""
-    kinds = set()
-    for flag, kind in UNKNOWN_FLAGS.items():
-        value = a.raw.get(flag, 0)
-        if value not in (0, 1) or type(value) not in (int, bool):
-            raise SourceError(path, a.record, f"'{flag}' must be 0 or 1, got {value!r}")
-        if value:
-            kinds.add(kind)
-    return frozenset(kinds)
+def _unknown_types(style: CocoStyle, rows: list[int]) -> list[list[str]]:
+    """The attribute types PACO flags as undeterminable (``unknown_color: 1``, ...) for each object of ``rows``,
+    sorted; a flag that is neither 0 nor 1 is an error."""
+    flags = {flag: [style.annotations[k].get(flag, 0) for k in rows] for flag in UNKNOWN_FLAGS}
+    for flag, values in flags.items():
+        for k, value in zip(rows, values):
+            if value not in (0, 1) or type(value) not in (int, bool):
+                raise SourceError(style.path, style.record(k), f"'{flag}' must be 0 or 1, got {value!r}")
+    kinds = list(UNKNOWN_FLAGS.values())
+    return [sorted(kind for kind, value in zip(kinds, values) if value) if any(values) else []
+            for values in zip(*flags.values())]
 
 
 def read_paco(annotations: str | Path, images_dir: str | Path) -> RecordSet:
-    """Read a PACO-LVIS (or PACO-Ego4D frames) JSON file into a :class:`RecordSet`.
+    """Read a PACO-LVIS (or PACO-Ego4D frames) JSON file into a :class:`RecordSet` (:func:`paco_tables`)."""
+    return tables.records_of(paco_tables(annotations, images_dir))
 
-    Instances are the object-level annotations, with their attribute names (sorted) in
-    ``Instance.attributes``; ``RecordSet.attribute_types`` maps each attribute name to ``colour``,
-    ``pattern``, ``material`` or ``transparency``; ``RecordSet.categories`` lists the object categories
-    (``object:part`` names excluded). Raises :class:`SourceError` on bad input, including a part whose
-    ``obj_ann_id`` names no object annotation of the same image.
+
+def paco_tables(annotations: str | Path, images_dir: str | Path) -> tables.SourceTables:
+    """Read a PACO-LVIS (or PACO-Ego4D frames) JSON file into columns (:mod:`sources.tables`).
+
+    Instances are the object-level annotations, with their attribute names (sorted); ``attribute_types`` maps
+    each attribute name to ``colour``, ``pattern``, ``material`` or ``transparency``; ``categories`` lists the
+    object categories (``object:part`` names excluded). Raises :class:`SourceError` on bad input, including a
+    part whose ``obj_ann_id`` names no object annotation of the same image.
     """
     style = load_coco_style(annotations, images_dir)
     path = style.path
     attr_names, attr_types = _attribute_vocabulary(style.data, path)
+    row_of = {aid: k for k, aid in enumerate(style.ids)}
 
-    def is_part(a: CocoAnnotation) -> bool:
-        owner = a.raw.get("obj_ann_id")
-        return ":" in style.categories[a.category_id] or owner not in (None, -1, a.id)
+    def is_part(k: int) -> bool:
+        owner = style.annotations[k].get("obj_ann_id")
+        return ":" in style.categories[style.category_ids[k]] or owner not in (None, -1, style.ids[k])
 
-    for a in style.annotations.values():
-        ids = a.raw.get("attribute_ids", [])
-        jsonio.expect_list(ids, path, a.record, "'attribute_ids'")
-        for attr_id in ids:
-            if attr_id not in attr_names:
-                raise SourceError(path, a.record, f"unknown attribute id {attr_id!r} (not in 'attributes')")
-        if not is_part(a):
-            continue
-        owner_id = a.raw.get("obj_ann_id")
-        if owner_id is None:
-            raise SourceError(path, a.record, "part annotation has no 'obj_ann_id'")
-        owner = style.annotations.get(owner_id)
-        if owner is None:
-            raise SourceError(path, a.record, f"'obj_ann_id' {owner_id!r} names no annotation")
-        if is_part(owner):
-            raise SourceError(path, a.record, f"'obj_ann_id' {owner_id!r} names a part ({owner.record}), not an object")
-        if owner.image_id != a.image_id:
-            raise SourceError(
-                path, a.record, f"'obj_ann_id' {owner_id!r} is in image {owner.image_id!r}, not {a.image_id!r}"
-            )
-
-    def attributes(a: CocoAnnotation) -> tuple[str, ...]:
-        return tuple(sorted({attr_names[i] for i in a.raw.get("attribute_ids", ())}))
+    parts = np.fromiter((is_part(k) for k in range(len(style.ids))), dtype=bool, count=len(style.ids))
+    for k, raw in enumerate(style.annotations):
+        ids = raw.get("attribute_ids", [])
+        if type(ids) is not list or not attr_names.keys() >= set(ids):
+            jsonio.expect_list(ids, path, style.record(k), "'attribute_ids'")
+            unknown = next(attr_id for attr_id in ids if attr_id not in attr_names)
+            raise SourceError(path, style.record(k), f"unknown attribute id {unknown!r} (not in 'attributes')")
+        if parts[k]:
+            _check_part(style, k, row_of, parts)
 
     objects = {cid: name for cid, name in style.categories.items() if ":" not in name}
+    names = tuple(sorted(set(objects.values())))
+    rows = style.grouped(np.flatnonzero(~parts))
+    columns, masks = instance_columns(
+        style, rows, names, lambda raw, k: sorted({attr_names[i] for i in raw.get("attribute_ids", ())}))
+    columns["unknown_types"] = _unknown_types(style, rows.tolist())
     joint = _joint_attribute_objects(style.data, path)
     raw_images = {img["id"]: img for img in style.data["images"]}
-    images = []
-    for img in style.images:
-        anns = [a for a in style.by_image[img.id] if not is_part(a)]
-        instances = tuple(
-            replace(inst, unknown_attribute_types=_unknown_types(a, path))
-            for a, inst in zip(anns, build_instances(style, img, anns, attributes))
-        )
-        images.append(ImageRecord(
-            id=str(img.id),
-            source=SOURCE,
-            file=img.file,
-            width=img.width,
-            height=img.height,
-            instances=instances,
-            **_federated_lists(raw_images[img.id], img.record, objects, joint, path),
-        ))
-    categories = sorted({name for name in style.categories.values() if ":" not in name})
-    return RecordSet(
-        source=SOURCE,
-        path=str(annotations),
-        categories=tuple(categories),
-        images=tuple(images),
-        attribute_types=dict(sorted(attr_types.items())),
-        license=license_of(style.data, DEFAULT_LICENSE),
-    )
+    index = {name: k for k, name in enumerate(names)}
+    lists: dict[str, list] = {"image": [], "category": [], "list": []}
+    for i, position in enumerate(style.sorted_images()):
+        image = style.images[position]
+        found = _federated_lists(raw_images[image.id], image.record, objects, joint, path)
+        for code, field_name in enumerate(tables.LISTS):
+            for name in found[field_name]:
+                lists["image"].append(i)
+                lists["category"].append(index[name])
+                lists["list"].append(code)
+    return tables.build(SOURCE, str(annotations), names, image_columns(style), columns, {}, lists, masks,
+                        attribute_types=dict(sorted(attr_types.items())),
+                        license=license_of(style.data, DEFAULT_LICENSE))
+
+
+def _check_part(style: CocoStyle, k: int, row_of: dict[Any, int], parts: np.ndarray) -> None:
+    """A part annotation must name an object annotation of its own image (``obj_ann_id``)."""
+    path, record = style.path, style.record(k)
+    owner_id = style.annotations[k].get("obj_ann_id")
+    if owner_id is None:
+        raise SourceError(path, record, "part annotation has no 'obj_ann_id'")
+    owner = row_of.get(owner_id)
+    if owner is None:
+        raise SourceError(path, record, f"'obj_ann_id' {owner_id!r} names no annotation")
+    if parts[owner]:
+        raise SourceError(path, record, f"'obj_ann_id' {owner_id!r} names a part ({style.record(owner)}), not an object")
+    owner_image, image = style.images[style.image_of[owner]].id, style.images[style.image_of[k]].id
+    if owner_image != image:
+        raise SourceError(path, record, f"'obj_ann_id' {owner_id!r} is in image {owner_image!r}, not {image!r}")

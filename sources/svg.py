@@ -32,9 +32,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from sources import jsonio
+from sources import jsonio, tables
 from sources.errors import SourceError
-from sources.records import ImageRecord, Instance, RecordSet, Relation
+from sources.records import RecordSet
 
 SOURCE = "svg"
 DEFAULT_LICENSE = (
@@ -104,7 +104,7 @@ def _region_name(region: dict, names: list | None, j: int, file: Path, rec: str)
             value = jsonio.require_key(value, "name", file, f"{rec} (scene_graph.objects[{j}])")
     else:
         raise SourceError(file, rec, "region has no object name ('name' or scene_graph 'objects')")
-    return jsonio.normalise_text(jsonio.check_name(value, file, rec, key or "objects"))
+    return _normalised(jsonio.check_name(value, file, rec, key or "objects"))
 
 
 def _region_box(region: dict, width: int, height: int, file: Path, rec: str):
@@ -131,10 +131,12 @@ def _relation(rel: Any, n: int, file: Path, rec: str) -> tuple[int, int, str]:
             raise SourceError(file, rec, f"{role} index must be an integer, got {idx!r}")
         if not 0 <= idx < n:
             raise SourceError(file, rec, f"{role} index {idx} out of range (image has {n} regions)")
-    return s, o, jsonio.normalise_text(jsonio.check_name(p, file, rec, "predicate"))
+    return s, o, _normalised(jsonio.check_name(p, file, rec, "predicate"))
 
 
-def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> tuple[str, ImageRecord]:
+def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> tuple[str, dict[str, Any]]:
+    """One validated image row: its record label and its columns (instances and relations as lists, relations
+    by region index)."""
     jsonio.expect_dict(row, file, rec, "image row")
     image_id = jsonio.check_id(jsonio.require_any(row, ("image_id", "id", "image"), file, rec), file, rec, "image_id")
     rec = f"{rec} (image_id={image_id!r})"
@@ -154,41 +156,51 @@ def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> tuple[str,
         if len(names) != len(regions):
             raise SourceError(file, rec, f"scene_graph 'objects' has {len(names)} names for {len(regions)} regions")
 
-    records, boxes, labels, segs, given_areas, attrs = [], [], [], [], [], []
+    boxes, labels, masks, given_areas, attrs = [], [], [], [], []
     for j, region in enumerate(regions):
-        rrec = f"{rec}.regions[{j}]"
-        jsonio.expect_dict(region, file, rrec, "region")
-        labels.append(_region_name(region, names, j, file, rrec))
-        boxes.append(_region_box(region, width, height, file, rrec))
-        segs.append((rrec, region.get("segmentation")))
+        try:  # the region's record label is made only for an error (a scene-graph file has millions of regions)
+            jsonio.expect_dict(region, file, _HERE, "region")
+            labels.append(_region_name(region, names, j, file, _HERE))
+            boxes.append(_region_box(region, width, height, file, _HERE))
+            masks.append(jsonio.segmentation_mask(region.get("segmentation"), height, width, file, lambda: _HERE))
+        except SourceError as error:
+            raise _placed(error, f"{rec}.regions[{j}]") from None
         given_areas.append(region.get("area"))
         raw_attrs = region.get("attributes") or ()
-        attrs.append(tuple(sorted({jsonio.normalise_text(a) for a in raw_attrs if isinstance(a, str) and a.strip()})))
-        records.append(rrec)
-    rles = jsonio.segmentations_to_rles(segs, height, width, file)
-    areas = jsonio.areas(given_areas, rles, boxes)
-    ids = [f"{image_id}#{j}" for j in range(len(regions))]
-    instances = tuple(
-        Instance(id=ids[j], category=labels[j], bbox=boxes[j], area=areas[j], rle=rles[j], attributes=attrs[j])
-        for j in range(len(regions))
-    )
+        attrs.append(sorted({_normalised(a) for a in raw_attrs if isinstance(a, str) and a.strip()}))
 
     raw_rels = graph.get("relations", row.get("relations", []))
     jsonio.expect_list(raw_rels, file, rec, "'relations'")
     relations = []
     for k, rel in enumerate(raw_rels):
-        s, o, p = _relation(rel, len(regions), file, f"{rec}.relations[{k}]")
-        relations.append(Relation(subject=ids[s], predicate=p, object=ids[o]))
-    return rec, ImageRecord(
-        id=str(image_id),
-        source=SOURCE,
-        file=image_file,
-        width=width,
-        height=height,
-        instances=instances,
-        relations=tuple(relations),
-        coco_id=_coco_id(row, file, rec),
-    )
+        try:
+            relations.append(_relation(rel, len(regions), file, _HERE))
+        except SourceError as error:
+            raise _placed(error, f"{rec}.relations[{k}]") from None
+    return rec, {"id": str(image_id), "file": image_file, "width": width, "height": height,
+                 "coco_id": _coco_id(row, file, rec), "labels": labels, "boxes": boxes, "masks": masks,
+                 "areas": jsonio.areas(given_areas, masks, boxes), "attributes": attrs, "relations": relations}
+
+
+_HERE = "\x00"
+"""Stands for a region's or relation's record label in its checks, replaced by the label on an error."""
+
+
+def _placed(error: SourceError, record: str) -> SourceError:
+    """``error`` with :data:`_HERE` in its record replaced by ``record``."""
+    return SourceError(error.file, error.record.replace(_HERE, record), error.problem)
+
+
+_NORMALISED: dict[str, str] = {}
+
+
+def _normalised(text: str) -> str:
+    """:func:`sources.jsonio.normalise_text`, remembered (a scene-graph file repeats a few thousand names and
+    predicates millions of times)."""
+    found = _NORMALISED.get(text)
+    if found is None:
+        found = _NORMALISED[text] = jsonio.normalise_text(text)
+    return found
 
 
 def _coco_id(row: dict, file: Path, rec: str) -> str | None:
@@ -199,24 +211,44 @@ def _coco_id(row: dict, file: Path, rec: str) -> str | None:
 
 
 def read_svg(path: str | Path, images_dir: str | Path) -> RecordSet:
-    """Read SVG scene graphs (JSON, JSON lines, or a directory of them) into a :class:`RecordSet`.
+    """Read SVG scene graphs (JSON, JSON lines, or a directory of them) into a :class:`RecordSet`
+    (:func:`svg_tables`)."""
+    return tables.records_of(svg_tables(path, images_dir))
 
-    Each region becomes an ``Instance`` with id ``"<image_id>#<region index>"``; each relation a
-    ``Relation`` between those ids. ``RecordSet.categories`` is every region name seen. Images are sorted by
-    id. Raises :class:`SourceError` on bad input (a relation index out of range, a box outside its image,
-    a duplicate image id, ...).
+
+def svg_tables(path: str | Path, images_dir: str | Path) -> tables.SourceTables:
+    """Read SVG scene graphs (JSON, JSON lines, or a directory of them) into columns (:mod:`sources.tables`).
+
+    Each region becomes an instance with id ``"<image_id>#<region index>"``; each relation one between those
+    instances. ``categories`` is every region name seen. Images are sorted by id. Raises :class:`SourceError` on
+    bad input (a relation index out of range, a box outside its image, a duplicate image id, ...).
     """
     p = Path(path)
     if not p.exists():
         raise SourceError(p, "", "annotation file not found")
-    images: dict[str, ImageRecord] = {}
+    rows: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     for file, rec, row in _rows(p):
         rec, image = _image(file, rec, row, images_dir)
-        jsonio.claim_id(seen, image.id, file, rec if file == p else f"{file}: {rec}", "image id")
-        images[image.id] = image
-    ordered = sorted(images.values(), key=lambda im: jsonio.id_sort_key(int(im.id) if im.id.isdigit() else im.id))
-    categories = sorted({inst.category for im in ordered for inst in im.instances})
-    return RecordSet(
-        source=SOURCE, path=str(path), categories=tuple(categories), images=tuple(ordered), license=DEFAULT_LICENSE
-    )
+        jsonio.claim_id(seen, image["id"], file, rec if file == p else f"{file}: {rec}", "image id")
+        rows.append(image)
+    rows.sort(key=lambda im: jsonio.id_sort_key(int(im["id"]) if im["id"].isdigit() else im["id"]))
+    names = tuple(sorted({label for im in rows for label in im["labels"]}))
+    index = {name: k for k, name in enumerate(names)}
+    images: dict[str, list] = {key: [im[key] for im in rows] for key in ("id", "file", "width", "height", "coco_id")}
+    instances: dict[str, list] = {key: [] for key in ("image", "id", "category", "x", "y", "w", "h", "area",
+                                                      "attributes")}
+    relations: dict[str, list] = {key: [] for key in ("image", "subject", "predicate", "object")}
+    masks: list[Any] = []
+    for i, im in enumerate(rows):
+        first = len(masks)
+        for relation in im["relations"]:
+            for key, value in zip(("subject", "object", "predicate"), relation):
+                relations[key].append(first + value if key != "predicate" else value)
+            relations["image"].append(i)
+        for j, (label, box) in enumerate(zip(im["labels"], im["boxes"])):
+            for key, value in (("image", i), ("id", f"{im['id']}#{j}"), ("category", index[label]),
+                               ("area", im["areas"][j]), ("attributes", im["attributes"][j]), *zip("xywh", box)):
+                instances[key].append(value)
+        masks += im["masks"]
+    return tables.build(SOURCE, str(path), names, images, instances, relations, {}, masks, license=DEFAULT_LICENSE)

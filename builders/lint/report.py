@@ -14,8 +14,7 @@ from builders.lint import balance, choices, contradictions, duplicates, independ
 from builders.lint.base import CheckResult, LintContext
 from builders.lint.blind import MARGIN, pct
 from builders.lint.dictionary import LazyAllowList, load_dictionary
-from sources.forking import forked_imap, forking_pays, usable_cores
-from sources.heap import long_lived
+from sources.executors import ProcessExecutor, usable_cores
 
 CHECKS: dict[str, Callable[[Sequence[Item], LintContext], CheckResult]] = {
     "contradictions": contradictions.check,
@@ -28,7 +27,7 @@ CHECKS: dict[str, Callable[[Sequence[Item], LintContext], CheckResult]] = {
 """Every check, in the order reports list them."""
 
 PARALLEL_ITEMS = 5_000
-"""From this many items on, the checks run in forked processes, one per usable core (a paper-scale build: 20,000
+"""From this many items on, the checks run in worker processes, one per usable core (a paper-scale build: 20,000
 items, ~2 s of checks); a text-only model (``llm``) keeps them in this process, with its client."""
 
 EXAMPLES = 10
@@ -116,12 +115,12 @@ def lint(items: Sequence[Item], build: Mapping[str, Any] | None = None, *, allow
             return CHECKS[name](items, words)
         return CHECKS[name](items, context)
 
-    workers = min(usable_cores(), len(names))
-    if llm is not None or not forking_pays(workers, len(items), PARALLEL_ITEMS):
+    executor = ProcessExecutor(min(usable_cores(), len(names)))
+    if llm is not None or executor.workers < 2 or not executor.inherits or len(items) < PARALLEL_ITEMS:
         results = {name: run(name) for name in names}
     else:  # the slowest check first, so it does not start last
         order = sorted(names, key=lambda name: name != "wording")
-        found = dict(zip(order, forked_imap(run, order, workers)))
+        found = dict(zip(order, executor.map(run, order)))
         results = {name: found[name] for name in names}
     return LintReport(items, results, time.perf_counter() - start)
 
@@ -282,8 +281,7 @@ def lint_build_dir(path: str | Path) -> dict[str, Any] | None:
     if not items_path.is_file() or not build_path.is_file():
         return None
     build = json.loads(build_path.read_text(encoding="utf-8"))
-    with long_lived():  # tens of thousands of items read back, kept to the end: no collector passes over them
-        section = lint(read_items(items_path), build).section()
+    section = lint(read_items(items_path), build).section()
     build["lint"] = section
     text = json.dumps(build, sort_keys=True, indent=2, ensure_ascii=False)
     build_path.write_text(text + "\n", encoding="utf-8")

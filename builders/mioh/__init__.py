@@ -3,10 +3,10 @@ see ``docs/papers.md``).
 
 ``python -m builders.mioh --n-images 8`` builds the benchmark on the demo world; with ``--coco-rem``/``--paco``/
 ``--svg`` it builds existence and counting from COCO-ReM, attributes from PACO and positions from SVG, as the
-paper does (Sec. 4.1). Pipeline: records -> primitive pools (:mod:`builders.mioh.pools`: geometry and
-co-occurrence filters label every (image, probe) pair) -> question specs sampled per (task, type, pressure) cell
-(:mod:`builders.mioh.questions`, answers derived by ``evaluate``) -> wording from ``templates/mioh``
-(:mod:`builders.mioh.render`) -> items, written atomically with ``build.json`` (config, stats, quality report).
+paper does (Sec. 4.1). Pipeline: sources as columns (:mod:`builders.mioh.reading`) -> primitive pools (each pair
+decided by :mod:`builders.mioh.rules`, kept by :mod:`builders.mioh.pools`) -> question specs per (task, type,
+pressure) cell (:mod:`builders.mioh.questions`, answers derived by ``evaluate``) -> wording from
+``templates/mioh`` (:mod:`builders.mioh.render`) -> items, written atomically with ``build.json``.
 
 Choices where the paper is silent (each a config option):
 

@@ -16,13 +16,12 @@ from builders.cli import EmptyBuildError, progress_bar, stderr
 from builders.items import Item, make_item
 from builders.llm import make_client
 from builders.mcq import BalancedCycle, ShareSchedule, letter
-from builders.mioh.cell_workers import CellDrawing, SeenIds
 from builders.mioh.clip import compute_signals
 from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
 from builders.mioh.labels import Label
 from builders.mioh.llm_context import rewrite_contexts
 from builders.mioh.pools import Pools
-from builders.mioh.prepared import PreparedPools, is_packed
+from builders.mioh.prepared import Prepared, PreparedPools
 from builders.mioh.questions import (
     IMAGE_LADDER,
     IMAGE_SLOT_VARIANTS,
@@ -39,6 +38,7 @@ from builders.mioh.questions import (
     shrink,
     variants,
 )
+from builders.mioh.reading import Measured, read_sources, source_tasks
 from builders.mioh.refusals import refusal_counts
 from builders.mioh.render import (
     Wording,
@@ -49,99 +49,24 @@ from builders.mioh.render import (
     context_text,
     prioritize,
 )
-from builders.mioh.shared_presence import SharedPresence
-from builders.mioh.source_workers import DRAWING_NICENESS, prepare_forked, worth_forking
 from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
 from filters.base import FilterStats
 from filters.clip import ClipUnavailable, load_scorer
-from sources.forking import usable_cores
-from sources.heap import long_lived
-from sources.records import RecordSet
+from filters.geometry import measure
+from sources.demo import load_demo
+from sources.executors import ProcessExecutor, usable_cores
+from sources.tables import tables_of
 
 # ------------------------------------------------------------------------------------------------- sources
 
 
-@dataclass(frozen=True)
-class SourceReader:
-    """One of the paper's sources a config names: the tasks it serves and how to read it."""
-
-    name: str
-    path: str
-    """The annotation file."""
-    tasks: tuple[str, ...]
-    read: Callable[[dict[str, Any] | None], RecordSet]
-    """Read (and validate) the source; ``verification``, when given, gets an absence-verification report."""
-
-
-def source_readers(config: MiohConfig, shared: SharedPresence | None = None) -> list[SourceReader]:
-    """The paper's sources ``config`` names, in reading order (COCO-ReM, PACO, SVG): each is read and labelled
-    on its own, so :mod:`builders.mioh.source_workers` can prepare them at once. Where SVG's absences are
-    verified with COCO-ReM's own file, the COCO reader hands its presence over through ``shared`` (default: in
-    this process) instead of verification reading the file again (:mod:`builders.mioh.shared_presence`)."""
-    shared = shared if shared is not None else SharedPresence.of(config)
-    readers = []
-    if config.coco_rem:
-        def read_coco_rem(verification: dict[str, Any] | None) -> RecordSet:
-            from sources.coco import coco_records, load_coco_style
-
-            style = load_coco_style(config.coco_rem, config.coco_images)  # type: ignore[arg-type]
-            if shared.path is not None:
-                from sources.absence import presence_of
-
-                shared.give(presence_of(style))
-            return coco_records(style, config.coco_rem, source="coco-rem")  # type: ignore[arg-type]
-
-        readers.append(SourceReader("coco-rem", config.coco_rem, ("existence", "counting"), read_coco_rem))
-    if config.paco:
-        def read_paco(verification: dict[str, Any] | None) -> RecordSet:
-            from sources.paco import read_paco
-
-            return read_paco(config.paco, config.paco_images)  # type: ignore[arg-type]
-
-        readers.append(SourceReader("paco", config.paco, ("attribute",), read_paco))
-    if config.svg:
-        def read_svg(verification: dict[str, Any] | None) -> RecordSet:
-            from sources.svg import read_svg
-
-            records = read_svg(config.svg, config.svg_images)  # type: ignore[arg-type]
-            if not config.verify_absence_with:
-                return records
-            from sources.absence import verify_absence
-
-            presence = shared.take() if shared.path is not None else None
-            records, report = verify_absence(records, config.verify_absence_with, presence)
-            if verification is not None:
-                verification.update(report)
-            return records
-
-        readers.append(SourceReader("svg", config.svg, ("position",), read_svg))
-    return readers
-
-
-def load_sources(config: MiohConfig, task_bar, verification: dict[str, Any] | None = None) -> dict[str, RecordSet]:
-    """Record sets per task: the demo world for all four, or the paper's sources for the tasks they serve.
-
-    With ``--verify-absence-with``, the SVG record set gets the absences that COCO file verifies
-    (:func:`sources.absence.verify_absence`); its report goes into ``verification``."""
-    if config.uses_demo:
-        from sources.demo import load_demo
-
-        demo = load_demo(seed=config.seed, n_images=config.demo_images, cache_dir=config.cache_dir,
-                         progress=task_bar("demo world", config.demo_images))
-        return {task: demo for task in config.tasks}
-    loaded: dict[str, RecordSet] = {}
-    for reader in source_readers(config):
-        records = reader.read(verification)
-        loaded.update((task, records) for task in reader.tasks)
-    return {task: rs for task, rs in loaded.items() if task in config.tasks}
-
-
-def input_hashes(sources: dict[str, RecordSet], extra: Sequence[str] = ()) -> dict[str, str]:
+def input_hashes(pools_by_task: dict[str, Pools], extra: Sequence[str] = ()) -> dict[str, str]:
     """sha256 of every annotation file read (generated sources are determined by their path and seed)."""
     hashes = {path: "sha256:" + file_sha256(path) for path in extra}
-    for rs in {id(rs): rs for rs in sources.values()}.values():
-        hashes[rs.path] = "generated" if rs.generated else "sha256:" + file_sha256(rs.path)
+    for pools in {id(p): p for p in pools_by_task.values()}.values():
+        path = pools.info["path"]
+        hashes[path] = "generated" if pools.info["generated"] else "sha256:" + file_sha256(path)
     return dict(sorted(hashes.items()))
 
 
@@ -164,24 +89,17 @@ class MiohBuilder:
         self.pools = pools
         self.wording = Wording(task)
         self.sampler = Sampler(pools, config.n_images, config.n_options)
-        self.seen = SeenIds()
+        self.seen: set[str] = set()
         """Ids of the items made so far; an item made again is rejected (a cell draws on)."""
 
     # --------------------------------------------------------------------------------------- pressure check
 
     def _deciding(self, spec: Spec) -> tuple[int, ...]:
-        if spec.pair is not None:
-            return tuple(spec.images[p] for p in spec.pair)
-        return spec.images
+        return tuple(spec.images[p] for p in spec.pair) if spec.pair is not None else spec.images
 
     def _labels(self, spec: Spec, img: int) -> list[Label]:
         probes = spec.options if spec.variant in ("all", "differs") else (spec.probe,)
-        out = []
-        for probe in probes:
-            lab = self.pools.label(self.task, img, probe)
-            if lab is not None:
-                out.append(lab)
-        return out
+        return [lab for probe in probes if (lab := self.pools.label(self.task, img, probe)) is not None]
 
     def challenging(self, spec: Spec) -> tuple[int, int]:
         """(hard-positive images, hard-negative images) among the images that decide the answer."""
@@ -196,11 +114,7 @@ class MiohBuilder:
 
     def pressure_met(self, spec: Spec, pressure: str) -> bool:
         hp, hn = self.challenging(spec)
-        if pressure == "hard_positive":
-            return hp >= 1
-        if pressure == "hard_negative":
-            return hn >= 1
-        return hp == 0 and hn == 0
+        return {"hard_positive": hp >= 1, "hard_negative": hn >= 1}.get(pressure, hp == 0 and hn == 0)
 
     # --------------------------------------------------------------------------------------------- render
 
@@ -220,29 +134,22 @@ class MiohBuilder:
         return out
 
     def option_provenance(self, spec: Spec) -> list[dict[str, Any]]:
-        """Per option probe (the ``all``/``differs`` variants, whose options are probes): its label and difficulty in
-        every image, in image order, so a reviewer can see which image makes which distractor hard. ``images`` in
-        the provenance only describes the question's own probe. Labels are written as a reviewer reads them
-        (``present``/``absent``/``undecidable``); empty for variants whose options are not probes."""
+        """Per option probe (``all``/``differs``): its label and difficulty in every image, in image order, so a
+        reviewer sees which image makes which distractor hard (``images`` describes the question's own probe);
+        labels as a reviewer reads them (``present``/``absent``/``undecidable``); empty for other variants."""
         if spec.variant not in ("all", "differs"):
             return []
         out = []
         for k, probe in enumerate(spec.options):
-            cells = []
-            for img in spec.images:
-                lab = self.pools.label(self.task, img, probe)
-                if lab is None:
-                    cells.append({"label": "undecidable", "difficulty": None})
-                else:
-                    cells.append({"label": "present" if lab.status == "pos" else "absent",
-                                  "difficulty": label_difficulty(lab)})
+            cells = [{"label": "undecidable", "difficulty": None} if (lab := self.pools.label(self.task, img, probe)) is None
+                     else {"label": "present" if lab.status == "pos" else "absent", "difficulty": label_difficulty(lab)}
+                     for img in spec.images]
             out.append({"option": letter(k), "probe": _jsonable_probe(probe), "images": cells})
         return out
 
     def to_item(self, spec: Spec, key: Key, pressure: str, cell_rng: np.random.Generator, extra: dict[str, Any]) -> Item | None:
         """The item of ``spec``; ``None`` where a linguistic pressure's claim would be true. The claim is chosen
-        first: most rejected attempts of a paper-scale build end here, and nothing before it draws from
-        ``cell_rng``, so rendering only what is kept changes no item."""
+        first (most rejected attempts end there), and nothing before it draws from ``cell_rng``."""
         claim = None
         if pressure in ("sycophantic", "instructional_override"):
             claim = choose_claim(cell_rng, self.pools, spec, key)
@@ -252,7 +159,7 @@ class MiohBuilder:
         options = self.wording.options(spec)
         context = ""
         provenance: dict[str, Any] = {
-            "source": self.pools.records.source,
+            "source": self.pools.source,
             "template": f"mioh/{self.task}/{spec.qtype}/{spec.variant}",
             "probe": _jsonable_probe(spec.probe),
             "option_probes": [_jsonable_probe(p) for p in spec.options] if spec.variant in ("all", "differs") else [],
@@ -369,6 +276,32 @@ class MiohBuilder:
         return members
 
 
+MIN_QUESTIONS = 5_000
+"""Below this many questions in a build, starting worker processes costs more than they save."""
+
+
+def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], stats: dict[str, Any],
+               on_done: Callable[[int, int], None] = lambda done, total: None) -> list[Any]:
+    """Each cell's :class:`CellResult`, in order, by the task's builder (:class:`MiohBuilder`). A task's cells are
+    drawn one after another, as each depends on the task's pools and on its earlier cells (an item an earlier
+    cell made is not made again); the tasks are drawn side by side by worker processes
+    (:class:`sources.executors.ProcessExecutor`, which hands them the pools without a copy) where a build has
+    :data:`MIN_QUESTIONS` questions and there are two cores: the items are those one process draws. ``stats``
+    gets ``workers``."""
+    tasks = list(dict.fromkeys(task for task, _, _ in cells))
+    questions = sum(builders[task].config.n_questions for task, _, _ in cells)
+
+    def draw(task: str) -> list[Any]:
+        return [builders[task].build_cell(qtype, pressure) for t, qtype, pressure in cells if t == task]
+
+    executor = ProcessExecutor(min(usable_cores(), len(tasks)) if questions >= MIN_QUESTIONS else 1)
+    executor = executor if executor.inherits else ProcessExecutor(1)
+    stats["workers"] = executor.workers
+    drawn = executor.map(draw, tasks, lambda done, total: on_done(len(cells) * done // total, len(cells)))
+    by_task = {task: iter(results) for task, results in zip(tasks, drawn)}
+    return [next(by_task[task]) for task, _, _ in cells]
+
+
 def label_difficulty(lab: Label) -> str:
     """``easy``, ``hard_positive`` or ``hard_negative``: how hard a decided label is to see."""
     return "easy" if not lab.hard else ("hard_positive" if lab.status == "pos" else "hard_negative")
@@ -400,21 +333,21 @@ class ClipStage:
         stderr.print(f"CLIP stage skipped: {reason} (geometry and co-occurrence signals still run)",
                      markup=False, style="yellow")
 
-    def pools(self, records: RecordSet, pool_config, filter_stats: FilterStats, task_bar, with_attributes: bool) -> Pools:
-        """Pools of ``records``, with CLIP signals when a scorer is available (it may still fail on first use)."""
-        progress = task_bar(f"pools: {records.source}", len(records.images))
+    def pools(self, measured: Measured, config: MiohConfig, tasks: Sequence[str], task_bar) -> Pools:
+        """The pools of a source read and measured, with CLIP signals when a scorer is available (it may still
+        fail on first use)."""
+        source = measured.tables
+        pool_config = config.pool_config(exhaustive_relations=source.source == "demo")
         if self.scorer is not None:
-            cfg = self.config
             try:
                 if getattr(self.executor, "name", "local") != "local":  # the cluster's progress, batch by batch
-                    self.scorer.image_embeddings([im.file for im in records.images],
-                                                 on_progress=task_bar(f"CLIP images: {records.source}",
-                                                                      len(records.images)))
-                return Pools(records, pool_config, filter_stats, progress=progress, clip=lambda incidence: compute_signals(
-                    self.scorer, records, incidence, cfg.clip_low_z, cfg.clip_high_z, with_attributes))
+                    self.scorer.image_embeddings(source.images.column("file").to_pylist(),
+                                                 on_progress=task_bar(f"CLIP images: {source.source}", source.n_images))
+                return Pools.build(source, measured.measures, pool_config, tasks, lambda incidence: compute_signals(
+                    self.scorer, source, incidence, config.clip_low_z, config.clip_high_z, "attribute" in tasks))
             except ClipUnavailable as exc:  # raised before any image is measured: nothing counted twice
                 self._skip(str(exc))
-        return Pools(records, pool_config, filter_stats, progress=progress)
+        return Pools.build(source, measured.measures, pool_config, tasks)
 
     def record(self) -> dict[str, Any]:
         if self.scorer is None:
@@ -437,7 +370,7 @@ def mioh_quality(items: Sequence[Item], pools_by_task: dict[str, Pools], seed: i
     sample_rng = rng(seed, "mioh/quality/random-absent")
     random_scores = []
     for pools in {id(p): p for p in pools_by_task.values()}.values():
-        n_img = len(pools.facts)
+        n_img = pools.n_images
         for _ in range(1000):
             img = int(sample_rng.integers(n_img))
             cat = pools.categories[int(sample_rng.integers(len(pools.categories)))]
@@ -523,119 +456,102 @@ def build(config: MiohConfig, stats: dict[str, Any] | None = None) -> Iterator[I
         yield from _build(config, stats, task_bar, executor)
 
 
-def _prepare(
-    config: MiohConfig, clip: ClipStage | None, stats: dict[str, Any], executor: Any, task_bar, drawing: CellDrawing
-) -> tuple[dict[str, RecordSet], dict[str, Pools], FilterStats, dict[str, Any], ClipStage]:
-    """Read the sources, then load the CLIP stage (unless given; a bad source is reported before any CLIP
-    notice), and build the pools (one per record set, shared by the tasks it serves): what
-    :class:`builders.mioh.prepared.PreparedPools` caches. Where each source is prepared by a process of its own,
-    ``drawing`` draws a source's cells as soon as its pools are ready."""
-    if not config.uses_demo:
-        shared = SharedPresence.of(config)
-        readers = source_readers(config, shared)
-        forked = (prepare_forked(config, readers, task_bar, shared,
-                                 on_source=lambda pools: drawing.draw(pools, niceness=DRAWING_NICENESS))
-                  if worth_forking(config, readers) else None)
-        if forked is not None:
-            pools_by_task, filter_stats, verification = forked
-            stats["preparing"] = {"processes": len(readers)}
-            sources = {task: pools.records for task, pools in pools_by_task.items()}
-            return sources, pools_by_task, filter_stats, verification, clip or ClipStage(config, stats, executor)
-        drawing.forget()  # a child died: whatever was drawn from the others' pools is drawn again
-    stats["preparing"] = {"processes": 1}
-    verification: dict[str, Any] = {}
-    with long_lived():
-        sources = load_sources(config, task_bar, verification)
+def _prepare(config: MiohConfig, clip: ClipStage | None, stats: dict[str, Any], executor: Any, task_bar
+             ) -> tuple[Prepared, ClipStage]:
+    """Read and measure the sources, then load the CLIP stage (unless given; a bad source is reported before any
+    CLIP notice), and build the pools (one per source, shared by the tasks it serves): what
+    :class:`builders.mioh.prepared.PreparedPools` caches."""
+    if config.uses_demo:
+        tables = tables_of(load_demo(seed=config.seed, n_images=config.demo_images, cache_dir=config.cache_dir,
+                                     progress=task_bar("demo world", config.demo_images)))
+        filter_stats = FilterStats()
+        measured = [Measured(tables, measure(tables, config.pool_config(True).geometry, filter_stats), filter_stats)]
+        served = [list(config.tasks)]
+    else:
+        tasks = source_tasks(config)
+        measured = read_sources(config, tasks, task_bar("sources: read + measure", len(tasks)))
+        served = [[task for task in source.tasks if task in config.tasks] for source in tasks]
     clip = clip or ClipStage(config, stats, executor)
-    filter_stats = FilterStats()
     pools_by_task: dict[str, Pools] = {}
-    by_source: dict[int, Pools] = {}
-    for task, records in sources.items():
-        if id(records) not in by_source:
-            with long_lived():
-                by_source[id(records)] = clip.pools(
-                    records, config.pool_config(exhaustive_relations=records.source == "demo"), filter_stats,
-                    task_bar, with_attributes="attribute" in sources and sources["attribute"] is records,
-                )
-        pools_by_task[task] = by_source[id(records)]
-    for pools in by_source.values():
-        with long_lived():  # its tables live to the end: no collector passes over them as they are made
-            pools.prepare([task for task, served in pools_by_task.items() if served is pools])
-    return sources, pools_by_task, filter_stats, verification, clip
+    filter_stats, verification = FilterStats(), {}
+    for source, tasks_served in zip(measured, served):
+        filter_stats = filter_stats.merge(source.stats)
+        verification.update(source.verification or {})
+        if tasks_served:
+            pools = clip.pools(source, config, tasks_served, task_bar)
+            pools_by_task.update((task, pools) for task in tasks_served)
+    return (pools_by_task, filter_stats, verification), clip
 
 
 def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = None) -> Iterator[Item]:
     started = time.perf_counter()
     prepared = PreparedPools.of(config)
     clip = cached = None
-    stored: Callable[[], bool] | None = None
     if prepared is not None and prepared.exists():  # the CLIP stage decides whether an entry may serve
         clip = ClipStage(config, stats, executor)
         cached = prepared.load() if clip.scorer is None else None
-    with_source = [task for task in config.tasks if config.uses_demo or getattr(config, TASK_SOURCE[task])]
-    drawing = CellDrawing(with_source, QUESTION_TYPES, config.pressures, config.n_questions,
-                          lambda task, pools: MiohBuilder(config, task, pools), task_bar)
     if cached is not None:
         pools_by_task, filter_stats, verification = cached
-        sources = {task: pools.records for task, pools in pools_by_task.items()}
         stats["prepared_pools"] = "reused"
     else:
-        sources, pools_by_task, filter_stats, verification, clip = _prepare(config, clip, stats, executor, task_bar,
-                                                                            drawing)
-        if prepared is not None and clip.scorer is None:  # written while the questions are drawn, where possible
-            stored = prepared.store_while(pools_by_task, filter_stats, verification)
+        (pools_by_task, filter_stats, verification), clip = _prepare(config, clip, stats, executor, task_bar)
         stats["prepared_pools"] = "not cached"
+        if prepared is not None and clip.scorer is None and prepared.store(pools_by_task, filter_stats, verification):
+            stats["prepared_pools"] = "stored"
+            reopened = prepared.load()  # drawn from the entry's mapped tables, as a rerun draws
+            pools_by_task = reopened[0] if reopened is not None else pools_by_task
     skipped: list[dict[str, Any]] = [
         {"task": task, "reason": f"no {TASK_SOURCE[task]} data given (--{TASK_SOURCE[task].replace('_', '-')})"}
-        for task in config.tasks if task not in sources
+        for task in config.tasks if task not in pools_by_task
     ]
-    # while a forked child packs the pools for the entry it holds a core: the workers take the others
-    workers = usable_cores() - 1 if stored is not None and not all(map(is_packed, pools_by_task.values())) else None
-    try:
-        drawing.draw(pools_by_task, workers=workers)  # the tasks not drawn while the sources were prepared
-        all_items: list[Item] = []
-        shortfalls = []
-        for (task, qtype, pressure), result in drawing.in_order():
-            all_items.extend(result.items)
-            n_questions = len({it.provenance.get("family", it.id) for it in result.items})
-            if n_questions < result.wanted:
-                shortfalls.append({
-                    "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
-                    "made": n_questions, "reasons": dict(sorted(result.failures.items())),
-                })
-        llm = config.llm()
-        if llm.enabled:
-            all_items, contexts = rewrite_contexts(all_items, make_client(llm))
-            stats["llm"] = {"writer": "llm", "config": llm.to_dict(), "contexts": contexts}
-        else:
-            stats["llm"] = {"writer": "template", "reason": "no --llm-model configured: contexts from templates"}
-        stats.update(
-            drawing=drawing.stats,
-            clip=clip.record(),
-            sources={rs.source: {"path": rs.path, "images": len(rs.images), "categories": len(rs.categories),
-                                 "license": rs.license}
-                     for rs in {id(r): r for r in sources.values()}.values()},
-            filters=filter_stats.as_dict(),
-            pools={task: {"probes": len(p.probes(task))} for task, p in pools_by_task.items()},
-            federated_refusals={task: {"source": p.records.source, "exhaustive": p.records.exhaustive,
-                                       **refusal_counts(p, task)} for task, p in pools_by_task.items()},
-            **({"verify_absence": verification} if verification else {}),
-            items=len(all_items),
-            skipped=skipped + [{"cell": s} for s in shortfalls],
-            quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
-            nota=nota_report(all_items, config.nota_share),
-            seconds=round(time.perf_counter() - started, 2),
-            input_hashes=input_hashes(sources, [config.verify_absence_with] if config.verify_absence_with else []),
-            generated_sources=[rs.source for rs in sources.values() if rs.generated],
-        )
-        if config.decomposed:  # Sec. 5.5: after the quality stats, which are about the benchmark's own items
-            from builders.mioh.decomposed import decompose
+    cells = [(task, qtype, pressure) for task in config.tasks if task in pools_by_task
+             for qtype in QUESTION_TYPES for pressure in config.pressures]
+    drawing: dict[str, Any] = {}
+    builders = {task: MiohBuilder(config, task, pools) for task, pools in pools_by_task.items()}
+    prepared_at = time.perf_counter()
+    results = draw_cells(builders, cells, drawing, task_bar("questions", len(cells)))
+    drawing["seconds"] = round(time.perf_counter() - prepared_at, 2)
+    all_items: list[Item] = []
+    shortfalls = []
+    for (task, qtype, pressure), result in zip(cells, results):
+        all_items.extend(result.items)
+        n_questions = len({it.provenance.get("family", it.id) for it in result.items})
+        if n_questions < result.wanted:
+            shortfalls.append({
+                "task": task, "question_type": qtype, "pressure": pressure, "wanted": result.wanted,
+                "made": n_questions, "reasons": dict(sorted(result.failures.items())),
+            })
+    llm = config.llm()
+    if llm.enabled:
+        all_items, contexts = rewrite_contexts(all_items, make_client(llm))
+        stats["llm"] = {"writer": "llm", "config": llm.to_dict(), "contexts": contexts}
+    else:
+        stats["llm"] = {"writer": "template", "reason": "no --llm-model configured: contexts from templates"}
+    sources = {id(p): p for p in pools_by_task.values()}.values()
+    stats.update(
+        drawing=drawing,
+        clip=clip.record() if clip is not None else {"ran": False, "skipped": None},
+        sources={p.source: {"path": p.info["path"], "images": p.n_images, "categories": len(p.categories),
+                            "license": p.info["license"]} for p in sources},
+        filters=filter_stats.as_dict(),
+        pools={task: {"probes": len(p.probes(task))} for task, p in pools_by_task.items()},
+        federated_refusals={task: {"source": p.source, "exhaustive": p.info["exhaustive"],
+                                   **refusal_counts(p, task)} for task, p in pools_by_task.items()},
+        **({"verify_absence": verification} if verification else {}),
+        items=len(all_items),
+        skipped=skipped + [{"cell": s} for s in shortfalls],
+        quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
+        nota=nota_report(all_items, config.nota_share),
+        seconds=round(time.perf_counter() - started, 2),
+        prepared_seconds=round(prepared_at - started, 2),  # reading and measuring the sources, or loading the cache
+        input_hashes=input_hashes(pools_by_task, [config.verify_absence_with] if config.verify_absence_with else []),
+        generated_sources=[p.source for p in pools_by_task.values() if p.info["generated"]],
+    )
+    if config.decomposed:  # Sec. 5.5: after the quality stats, which are about the benchmark's own items
+        from builders.mioh.decomposed import decompose
 
-            single, stats["decomposed"] = decompose(all_items)
-            all_items = all_items + single
-    finally:  # waited for here: written while the statistics are made, and no child left behind on a failure
-        if stored is not None and stored():
-            stats["prepared_pools"] = "stored"
+        single, stats["decomposed"] = decompose(all_items)
+        all_items = all_items + single
     yield from all_items
 
 

@@ -1,19 +1,16 @@
-"""What the pools say of one (image, probe) pair - a :class:`Label` - and labels kept as numpy columns, the
-pools' decision tables (:meth:`builders.mioh.pools.Pools.prepare`).
+"""What the pools say of one (image, probe) pair - a :class:`Label` - and labels kept as numpy columns.
 
-A label is five fields; a table of them - every category an image shows, every
-attribute of its instances, every relation a scene graph annotates - is five arrays here: the code
-(:func:`builders.mioh.labels.label_code`, which holds status and difficulty), the signal (an index into
-:data:`SIGNALS`), the score and the CLIP z (``NaN`` for none). Why: a paper-scale pool decides millions of pairs;
-as Python objects they took a prepared (cached) pool most of its load time, as columns they load as a few
-arrays and give back an equal :class:`Label` for the pair asked.
+A table of labels is four arrays: the code (status and difficulty: :data:`UNDECIDED`, :data:`NEG`, ...), the signal
+(an index into :data:`SIGNALS`), the score and the CLIP z (``NaN`` for none). Why: a paper-scale pool decides
+millions of pairs at once (:mod:`builders.mioh.rules`); as columns they are computed with numpy, kept in the
+prepared-pools cache as they are, and give back a :class:`Label` for the pair asked.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -40,13 +37,6 @@ UNDECIDED, NEG, NEG_HARD, POS, POS_HARD = -1, 0, 1, 2, 3
 """Labels as small integers (label rows, attribute columns, these tables): undecidable, then status x hard."""
 
 
-def label_code(label: Label | None) -> int:
-    """The code of one label (``None``: :data:`UNDECIDED`)."""
-    if label is None:
-        return UNDECIDED
-    return (POS if label.status == "pos" else NEG) + int(label.hard)
-
-
 @dataclass
 class LabelColumns:
     """Labels of the cells of an array shape (image x category, images x attributes, or a flat run of pairs)."""
@@ -63,17 +53,23 @@ class LabelColumns:
         return cls(np.full(shape, UNDECIDED, dtype=np.int8), np.zeros(shape, dtype=np.int8),
                    np.full(shape, np.nan, dtype=np.float64))
 
-    def put(self, cell: Any, label: Label | None) -> None:
-        """Write ``label`` into ``cell`` (an index into the arrays)."""
-        self.codes[cell] = label_code(label)
-        if label is None:
-            return
-        self.signals[cell] = SIGNALS.index(label.signal)
-        self.scores[cell] = np.nan if label.score is None else label.score
-        if label.clip_z is not None:
-            if self.clip_z is None:
-                self.clip_z = np.full(self.codes.shape, np.nan, dtype=np.float64)
-            self.clip_z[cell] = label.clip_z
+    @classmethod
+    def of(cls, table: Mapping[str, Any], prefix: str, clip: Any = None) -> LabelColumns:
+        """The labels a table holds under :meth:`columns` names (``clip``: whether CLIP z-scores are there)."""
+        name = f"{prefix}_" if prefix else ""
+        return cls(*(np.asarray(table[name + key]) for key in ("code", "signal", "score")),
+                   np.asarray(table[name + "clip_z"]) if clip is not None and name + "clip_z" in table else None)
+
+    def columns(self, prefix: str) -> dict[str, np.ndarray]:
+        """The arrays by column name (``<prefix>_code``, ... or ``code``, ... without a prefix)."""
+        name = f"{prefix}_" if prefix else ""
+        found = {name + "code": self.codes, name + "signal": self.signals, name + "score": self.scores}
+        return found if self.clip_z is None else {**found, name + "clip_z": self.clip_z}
+
+    def take(self, order: np.ndarray) -> LabelColumns:
+        """The labels of the cells ``order``, in that order."""
+        return LabelColumns(self.codes[order], self.signals[order], self.scores[order],
+                            None if self.clip_z is None else self.clip_z[order])
 
     def get(self, cell: Any) -> Label | None:
         """The label written into ``cell`` (an equal one), or ``None`` where undecidable."""

@@ -34,11 +34,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from builders.mioh.label_rows import LabelRows
 from builders.mioh.labels import NEG_HARD, POS, POS_HARD, Label
 from builders.mioh.pools import Pools, Probe
 
-SET_TASKS = ("existence", "attribute", "position")
 TASKS = ("existence", "counting", "attribute", "position")
 QUESTION_TYPES = ("comprehensive", "comparative", "selective")
 VISUAL_PRESSURES = ("easy", "hard_positive", "hard_negative")
@@ -224,7 +222,6 @@ class Sampler:
 
     def __init__(self, pools: Pools, n_images: int, n_options: int = 4) -> None:
         self.pools = pools
-        self.rows = LabelRows(pools)
         self.n = n_images
         self.n_options = n_options
 
@@ -254,12 +251,6 @@ class Sampler:
         used.update(chosen)
         return chosen
 
-    def _pos(self, task: str, probe: Probe, hard: bool) -> np.ndarray:
-        return self.pools.images(task, probe, "pos", hard)
-
-    def _neg(self, task: str, probe: Probe, hard: bool) -> np.ndarray:
-        return self.pools.images(task, probe, "neg", hard)
-
     def _probe(self, rng: np.random.Generator, task: str) -> Probe | None:
         probes = self.pools.probes(task)
         return probes[int(rng.integers(len(probes)))] if probes else None
@@ -268,9 +259,8 @@ class Sampler:
         self, rng: np.random.Generator, task: str, probe: Probe, status: str, n: int, n_hard: int, used: set[int]
     ) -> list[int] | None:
         """``n`` images with ``status`` for ``probe``, ``n_hard`` of them hard and the rest easy."""
-        lists = self._pos if status == "pos" else self._neg
-        hard = self._take(rng, lists(task, probe, True), n_hard, used)
-        easy = self._take(rng, lists(task, probe, False), n - n_hard, used) if hard is not None else None
+        hard = self._take(rng, self.pools.images(task, probe, status, True), n_hard, used)
+        easy = self._take(rng, self.pools.images(task, probe, status, False), n - n_hard, used) if hard is not None else None
         return None if hard is None or easy is None else hard + easy
 
     @staticmethod
@@ -297,7 +287,7 @@ class Sampler:
         """``k`` probes (not ``exclude``), in a random order, decided on every one of ``images`` and passing
         ``ok``; probes that also pass ``prefer`` (plausible ones: present in some of the images) come first.
 
-        The labels come from :class:`LabelRows`, many probes at once; the tests see ``(pos, hard)``, two boolean
+        The labels come from :meth:`Pools.rows`, many probes at once; the tests see ``(pos, hard)``, two boolean
         images x probes matrices, and return one verdict per probe (a probe's verdict reads its own column
         only). The random order is read in growing spans (:data:`DISTRACTOR_SPAN`, doubled each time) until
         ``k`` preferred probes are found: a scene-graph source has tens of thousands of triples and they are
@@ -306,14 +296,14 @@ class Sampler:
         """
         probes = self.pools.probes(task)
         order = rng.permutation(len(probes))
-        excluded = self.rows.numbers(task)[exclude]
+        excluded = self.pools.probe_number(task, exclude)
         liked: list[int] = []
         others: list[int] = []
         start, span = 0, DISTRACTOR_SPAN
         while start < len(order) and len(liked) < k:
             part = order[start:start + span]
             start, span = start + span, 2 * span
-            codes = self.rows.stack(task, images, part)
+            codes = self.pools.rows(task, images, part)
             decided = (codes >= 0).all(axis=0) & (part != excluded)
             part, codes = part[decided], codes[:, decided]
             pos, hard = codes >= POS, (codes == NEG_HARD) | (codes == POS_HARD)
@@ -395,7 +385,7 @@ class Sampler:
 
     def _fill(self, rng, used: set[int], k: int) -> list[int] | None:
         """``k`` context images that do not decide the answer (comparative questions name two of N)."""
-        return self._take(rng, range(len(self.pools.facts)), k, used)
+        return self._take(rng, range(self.pools.n_images), k, used)
 
     def _place_pair(self, rng, img_i: int, img_j: int, used: set[int]) -> tuple[tuple[int, ...], tuple[int, int]] | None:
         rest = self._fill(rng, used, self.n - 2)

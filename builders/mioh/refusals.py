@@ -1,55 +1,46 @@
 """How many (image, probe) pairs federated or open-vocabulary annotation left undecidable, and why.
 
-A refusal (:class:`builders.mioh.pools.Refusal`) is a pair an exhaustive reading of the annotations would have
+A refusal (:data:`builders.mioh.rules.REFUSAL_REASONS`) is a pair an exhaustive reading of the annotations would have
 decided - "no mug here" because no mug is annotated, "three cups" because three are - but that the source does
 not support: the absence was never verified, the category's instances or attributes are not all annotated, or
 the attribute's type is flagged unknown. :func:`refusal_counts` counts them over every probe the pools offer and
 every image, which is what ``build.json`` (``stats.federated_refusals``) and the summary report.
 
 Pairs whose category has no instance are counted with matrices (one column per category); pairs whose category
-is present are read from the pools' decision tables (:meth:`builders.mioh.pools.Pools.shown_refusals`), so a large
-source stays cheap and a prepared pool answers without its per-image facts.
+is present are read from the pools' tables, where the rules recorded them (:mod:`builders.mioh.rules`).
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Any
 
 import numpy as np
 
-from builders.mioh.pools import REFUSAL_REASONS, UNVERIFIED_ABSENCE, Pools
+from builders.mioh.pools import Pools
+from builders.mioh.rules import COUNT_REFUSED, NOT_EXHAUSTIVE, REFUSAL_REASONS, UNVERIFIED_ABSENCE, within_limit
 
 
 def refusal_counts(pools: Pools, task: str) -> dict[str, Any]:
     """``{"pairs": all (image, probe) pairs, "refused": how many were refused, "reasons": {reason: n}}``."""
     probes = pools.probes(task)
-    n_images = len(pools.facts)
     reasons: Counter = Counter()
     if task == "position":
         reasons[UNVERIFIED_ABSENCE] = _unverified_positions(pools, probes)
     else:
-        by_category: dict[str, list] = defaultdict(list)
-        for probe in probes:
-            by_category[probe[1] if task == "attribute" else probe].append(probe)  # type: ignore[index]
-        cats = sorted(by_category)
-        idx = [pools.category_index(c) for c in cats]
         verified = pools.attribute_verified_absent if task == "attribute" else pools.verified_absent
-        unverified = ~pools.incidence[:, idx] & ~verified[:, idx]
+        unverified = ~pools.incidence & ~verified
         if task == "counting":  # without the federated rules these images would count 0 only within the limit
-            unverified &= _within_count_limit(pools)[:, None]
-        per_category = unverified.sum(axis=0)
-        reasons[UNVERIFIED_ABSENCE] = int(sum(int(n) * len(by_category[c]) for n, c in zip(per_category, cats)))
-        reasons.update(pools.shown_refusals(task))
+            unverified &= within_limit(pools.object_counts(), pools.config)[:, None]
+        cats = [pools.category_index(probe[1] if task == "attribute" else probe) for probe in probes]  # type: ignore[index]
+        reasons[UNVERIFIED_ABSENCE] = int(unverified.sum(axis=0)[cats].sum())
+    if task == "counting":  # shown categories: counting refuses the not exhaustively annotated ones
+        reasons[NOT_EXHAUSTIVE] = int(np.count_nonzero(np.asarray(pools.tables[task]["count"]) == COUNT_REFUSED))
+    elif task == "attribute":  # and attributes those the rules refused to deny
+        numbers = np.bincount(np.asarray(pools.tables[task]["refusal"]), minlength=len(REFUSAL_REASONS) + 1)
+        reasons.update({reason: int(n) for reason, n in zip(REFUSAL_REASONS, numbers[1:].tolist())})
     counted = {r: int(reasons[r]) for r in REFUSAL_REASONS if reasons[r]}
-    return {"pairs": len(probes) * n_images, "refused": sum(counted.values()), "reasons": counted}
-
-
-def _within_count_limit(pools: Pools) -> np.ndarray:
-    """Images the image-scope count limit does not already rule out."""
-    if pools.config.count_scope != "image":
-        return np.ones(len(pools.facts), dtype=bool)
-    return pools.object_counts() <= pools.config.count_max_objects
+    return {"pairs": len(probes) * pools.n_images, "refused": sum(counted.values()), "reasons": counted}
 
 
 def _unverified_positions(pools: Pools, probes: list) -> int:
@@ -64,25 +55,12 @@ def _unverified_positions(pools: Pools, probes: list) -> int:
     return int((n * unverified).sum())
 
 
-_POPCOUNT = np.array([bin(v).count("1") for v in range(256)], dtype=np.uint8)
-"""Set bits of every byte value."""
-
-PAIR_CHUNK = 4096
-"""Category pairs counted at once by :func:`_pair_counts` (a chunk holds pairs x images / 8 bytes)."""
-
-
 def _pair_counts(matrix: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """For each pair ``k``: the images (rows of the boolean ``matrix``) where columns ``a[k]`` and ``b[k]`` both
-    hold, counted on the columns packed to bits. Why: a scene-graph source has thousands of category pairs, and
-    counting each over the images' column was a quarter of a second of every paper-scale build."""
-    used, local = np.unique(np.concatenate((a, b)), return_inverse=True)
-    bits = np.packbits(matrix[:, used].T, axis=1)  # one row of bits per used column
-    la, lb = local[:len(a)], local[len(a):]
-    out = np.empty(len(a), dtype=np.int64)
-    for start in range(0, len(a), PAIR_CHUNK):
-        both = bits[la[start:start + PAIR_CHUNK]] & bits[lb[start:start + PAIR_CHUNK]]
-        out[start:start + PAIR_CHUNK] = _POPCOUNT[both].sum(axis=1, dtype=np.int64)
-    return out
+    hold."""
+    columns = np.asfortranarray(matrix)
+    return np.array([np.count_nonzero(columns[:, i] & columns[:, j]) for i, j in zip(a.tolist(), b.tolist())],
+                    dtype=np.int64)
 
 
 def refusal_rows(stats: dict[str, Any]) -> list[list[str]]:

@@ -409,7 +409,7 @@ def test_a_build_of_another_shape_gets_its_own_default_name() -> None:
 
 
 def test_the_mioh_question_bar_ends_at_its_total() -> None:
-    from builders.mioh.cell_workers import CellDrawing
+    from builders.mioh.builder import draw_cells
 
     class Builder:
         config = SimpleNamespace(n_questions=1)
@@ -418,12 +418,11 @@ def test_the_mioh_question_bar_ends_at_its_total() -> None:
             return f"{qtype}/{pressure}"
 
     updates: list[tuple[int, int]] = []
-    drawing = CellDrawing(["existence", "counting"], ["all", "which"], ["easy", "hard_negative", "n_images"], 1,
-                          lambda task, pools: Builder(), lambda name, total: lambda done, t: updates.append((done, t)))
-    drawing.draw({"existence": None})
-    assert updates[-1] == (6, 12)
-    drawing.draw({"counting": None})
-    assert updates[-1] == (12, 12) and len(drawing.in_order()) == 12
+    cells = [(task, qtype, pressure) for task in ("existence", "counting") for qtype in ("all", "which")
+             for pressure in ("easy", "hard_negative", "n_images")]
+    drawn = draw_cells({"existence": Builder(), "counting": Builder()}, cells, {},
+                       lambda done, total: updates.append((done, total)))
+    assert updates == [(6, 12), (12, 12)] and drawn[5] == "which/n_images" and len(drawn) == 12
 
 
 # ------------------------------------------------------------------------------------------ missing extras

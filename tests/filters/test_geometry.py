@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from pycocotools import mask as mask_utils
 
-from filters import geometry, mask_runs, mask_runs_jit
+from filters import geometry, mask_runs
 from filters.base import FilterStats
 from filters.geometry import (
     Difficulty,
@@ -20,7 +20,8 @@ from filters.geometry import (
     truncation,
 )
 from sources.errors import ConfigError
-from sources.records import ImageRecord, Instance
+from sources.records import ImageRecord, Instance, RecordSet
+from sources.tables import tables_of
 
 W, H = 20, 10  # width != height, so a swapped axis shows up
 
@@ -41,22 +42,6 @@ def inst(iid: str, box, mask=None, area=None, **kw) -> Instance:
 
 def image(*instances: Instance) -> ImageRecord:
     return ImageRecord("img", "test", "img.png", W, H, tuple(instances))
-
-
-NO_NUMBA = "numba is not installed (pip install -e '.[fast]')"
-needs_numba = pytest.mark.skipif(not mask_runs_jit.AVAILABLE, reason=NO_NUMBA)
-
-
-@pytest.fixture(params=["numpy", "compiled"])
-def mask_path(request, monkeypatch) -> str:
-    """Run a test through the numpy run arithmetic and through the compiled loops (every batch, however small)."""
-    if request.param == "compiled":
-        if not mask_runs_jit.AVAILABLE:
-            pytest.skip(NO_NUMBA)
-        monkeypatch.setattr(mask_runs, "JIT_MIN_MASKS", 0)
-    else:
-        monkeypatch.setattr(mask_runs, "JIT_MIN_MASKS", sys.maxsize)
-    return request.param
 
 
 # ------------------------------------------------------------------------------------------------ relative area
@@ -173,24 +158,29 @@ def _dense_occlusion(insts: list[Instance], k: int) -> float:
 
 
 @pytest.mark.parametrize("with_z", [False, True])
-def test_proxy_occlusion_equals_a_dense_reference(with_z, mask_path):
+def test_proxy_occlusion_equals_a_dense_reference(with_z, monkeypatch):
     """The run-length arithmetic gives the share a decoded-pixel computation gives, on random overlapping masks,
-    many images measured in one batch (as :func:`occlusions_of` does) and one image at a time alike."""
+    many images measured at once (in chunks of a few images, as :func:`geometry.measure` does) and one image at
+    a time alike."""
     rng = np.random.default_rng(0)
     images = [image(*_random_instances(rng, int(rng.integers(1, 7)), with_z)) for _ in range(80)]
-    together = geometry.occlusions_of(images)
-    checked = 0
-    for img, (occ, methods) in zip(images, together):
+    monkeypatch.setattr(geometry, "PROXY_CHUNK", 9)
+    records = RecordSet("t", "", ("thing",), tuple(replace(im, id=f"img{k}") for k, im in enumerate(images)))
+    together = geometry.measure(tables_of(records))
+    checked = start = 0
+    for img in images:
+        occ, methods = together.occlusion[start:start + len(img.instances)], together.method[start:]
+        start += len(img.instances)
         alone, _ = geometry.occlusion(img)
         assert occ.tolist() == alone.tolist()
         for k, i in enumerate(img.instances):
-            if methods[k] == "mask_proxy":
+            if geometry.METHODS[methods[k]] == "mask_proxy":
                 assert occ[k] == _dense_occlusion(list(img.instances), k)
                 checked += int(occ[k] > 0)
     assert checked > 50  # the comparison met many covered targets, not only zeros
 
 
-def test_boxes_whose_stretches_touch_keep_their_own_counts(mask_path):
+def test_boxes_whose_stretches_touch_keep_their_own_counts():
     """A mask's run that starts below a box in the box's last column is the box's last number (all its pixels lie
     before it); the next box's first pixel is the first number of its own stretch. Measured together, in whatever
     order the pairs come, each box gets its own count (once, a tie between the two sent a count to the wrong box)."""
@@ -210,20 +200,20 @@ def test_boxes_whose_stretches_touch_keep_their_own_counts(mask_path):
         assert covered.tolist() == [3, 5]
 
 
-def test_a_box_under_many_masks_equals_a_dense_reference(mask_path):
-    """More masks on one box than the compiled loop merges head by head (:data:`filters.mask_runs_jit.MERGE_RUNS`):
+def test_a_box_under_many_masks_equals_a_dense_reference():
+    """More masks on one box than the compiled loop merges head by head (:data:`filters.mask_runs.MERGE_RUNS`):
     the union is sorted whole there, and still equals the decoded pixels' count."""
     rng = np.random.default_rng(3)
     target = inst("t", (2, 1, 14, 8), rle(3, 2, 12, 7))
     others = [inst(f"o{k}", (x, y, 3, 3), rle(x, y, x + 3, y + 3)) for k, (x, y) in
               enumerate(zip(rng.integers(0, 17, 24).tolist(), rng.integers(0, 7, 24).tolist()))]
-    assert len(others) > mask_runs_jit.MERGE_RUNS
+    assert len(others) > mask_runs.MERGE_RUNS
     insts = [target, *others]
     occ, _ = geometry.occlusion(image(*insts))
     assert occ[0] == _dense_occlusion(insts, 0) > 0
 
 
-def test_masks_decode_to_the_runs_pycocotools_gives(mask_path):
+def test_masks_decode_to_the_runs_pycocotools_gives():
     """:func:`filters.mask_runs.decode_counts` (many strings in one pass) against pycocotools' own decoding, on
     masks whose run lengths need several 5-bit groups and negative differences."""
     rng = np.random.default_rng(1)
@@ -353,24 +343,28 @@ def test_exact_occlusion_from_amodal_mask_when_area_missing():
     assert g["t"].occlusion == pytest.approx(1 - 8 / 24) and g["t"].occlusion_method == "amodal"
 
 
-@needs_numba
 def test_compiled_box_position_finds_every_column_exactly():
     """The compiled loop finds a position's column by a multiplication with ``1 / height``, corrected by one where
-    rounding missed: every position's place in a box is the numpy path's, at column boundaries included (where
-    ``k * 49 * (1 / 49)`` falls just below ``k``)."""
-    jit = mask_runs_jit.load()
+    rounding missed: every position's place in a box is the one integer division gives, at column boundaries
+    included (where ``k * 49 * (1 / 49)`` falls just below ``k``)."""
+    compiled = mask_runs.load()
+
+    def reference(p: int, height: int, x0: int, y0: int, x1: int, tall: int) -> int:
+        column, row = divmod(p, height)
+        if column < x0:
+            return 0
+        if column >= x1:
+            return (x1 - x0) * tall
+        return (column - x0) * tall + min(max(row - y0, 0), tall)
+
     for height in (1, 7, 48, 49, 480, 427, 1000):
         positions = np.arange(0, height * 12, max(1, height // 40))
         positions = np.unique(np.concatenate((positions, np.arange(1, 13) * height, np.arange(1, 13) * height - 1)))
-        box = np.array([3, min(2, height - 1), 9, height])
-        expected = mask_runs.box_positions(positions, np.full(len(positions), height), *(np.full(len(positions), v)
-                                           for v in (box[0], box[1], box[2], box[3] - box[1])))
-        got = [jit._box_position(int(p), height, 1.0 / height, *(int(v) for v in box[:3]), int(box[3] - box[1]))
-               for p in positions]
-        assert got == expected.tolist()
+        x0, y0, x1, y1 = 3, min(2, height - 1), 9, height
+        got = [compiled._box_position(int(p), height, 1.0 / height, x0, y0, x1, y1 - y0) for p in positions]
+        assert got == [reference(int(p), height, x0, y0, x1, y1 - y0) for p in positions]
 
 
-@needs_numba
 def test_compiled_loops_load_where_numba_cannot_cache(monkeypatch):
     """A read-only install leaves numba nowhere to write its cache (``cache=True`` raises): the loops are compiled
     without it, and count as before."""
@@ -384,9 +378,9 @@ def test_compiled_loops_load_where_numba_cannot_cache(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(numba, "njit", nowhere_to_cache)
-    monkeypatch.setattr(mask_runs_jit, "_loaded", None)
-    jit = mask_runs_jit.load()
-    assert jit is not None
-    monkeypatch.setattr(mask_runs, "JIT_MIN_MASKS", 0)
+    monkeypatch.setattr(mask_runs, "_loaded", None)
+    for fn in mask_runs._KERNELS:  # the plain loops, as a fresh process has them
+        monkeypatch.setattr(mask_runs, fn.__name__, fn)
+    assert mask_runs.load() is not None
     runs, lengths = mask_runs.decode_counts([rle(2, 3, 5, 8)["counts"].encode("ascii")])
     assert runs.tolist() == [23, 5, 5, 5, 5, 5, 152] and lengths.tolist() == [7]  # 3 columns of 5 rows at (2, 3)

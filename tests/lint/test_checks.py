@@ -378,18 +378,19 @@ def test_a_text_only_model_finding_a_promised_answer_is_by_design(tmp_path):
     assert beyond["strategies"]["text_only_llm"]["accuracy"] == 1.0 and results[True].reasons == {}
 
 
-def test_checks_in_forked_processes_report_what_one_process_reports(monkeypatch):
-    """Large item sets run the checks in forked processes; the report is the same, faults included."""
+def test_checks_in_worker_processes_report_what_one_process_reports(monkeypatch):
+    """Large item sets run the checks in worker processes; the report is the same, faults included."""
     from builders.lint import report as report_module
+    from sources.executors import ProcessExecutor
 
     items = clean_set() + [yes_no("x.jpg", "dog", "yes"), yes_no("x.jpg", "dog", "no"),
                            mcq("y.jpg", "Which objct is in the the image?", ["dog", "dog", "cat", "cup"], "A")]
     here = lint(items).section()
-    forked = []
-    original = report_module.forked_imap
+    mapped = []
+    original = ProcessExecutor.map
     monkeypatch.setattr(report_module, "PARALLEL_ITEMS", 0)
     monkeypatch.setattr(report_module, "usable_cores", lambda: 2)
-    monkeypatch.setattr(report_module, "forked_imap", lambda *args: forked.append(args[1]) or original(*args))
+    monkeypatch.setattr(ProcessExecutor, "map", lambda self, fn, names: mapped.append(names) or original(self, fn, names))
     there = lint(items).section()
-    assert forked and forked[0][0] == "wording" and sorted(forked[0]) == sorted(report_module.CHECKS)
+    assert mapped and mapped[0][0] == "wording" and sorted(mapped[0]) == sorted(report_module.CHECKS)
     assert there["flagged_items"] >= 3 and there == here

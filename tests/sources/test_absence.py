@@ -152,7 +152,7 @@ def test_presence_of_a_malformed_file_reports_where_the_file_breaks(tmp_path: Pa
 
 def test_the_presence_of_a_read_coco_file_is_what_reading_its_presence_gives(tmp_path: Path) -> None:
     """A build whose COCO source is the file that verifies absences hands the reader's presence over
-    (builders/mioh/shared_presence.py): it must be what :func:`read_coco_presence` reads from the file."""
+    (the pools ask it whether a category is present): it must be what :func:`read_coco_presence` reads from the file."""
     from sources.absence import presence_of
     from sources.coco import load_coco_style
 

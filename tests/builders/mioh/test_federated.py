@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from builders import mioh
-from builders.mioh import pools as pools_module
+from builders.mioh import rules
 from tests.builders.mioh.checker import Checker, paco_truth, svg_truth
 from tests.fixtures.real_formats import make_coco_for_svg, make_paco, make_svg
 
@@ -153,10 +153,10 @@ def test_the_checker_catches_unannotated_taken_for_absent(files, tmp_path, monke
     """A builder that treats every unannotated category as absent (the old rule) is caught on both sources."""
     paco, svg, _ = files
 
-    def everything_missing_is_absent(records, incidence, lists=("verified_absent",)):
-        return ~np.asarray(incidence)
+    def everything_missing_is_absent(source, present, lists=("verified_absent",)):
+        return ~np.asarray(present)
 
-    monkeypatch.setattr(pools_module, "verified_absence", everything_missing_is_absent)
+    monkeypatch.setattr(rules, "verified_absence", everything_missing_is_absent)
     monkeypatch.setenv("MIRAGE_CACHE_DIR", str(tmp_path / "cache"))  # pools prepared by the real rule: not these
     paco_items, _ = build(tmp_path / "paco", *paco_args(paco))
     truth, types = paco_truth(paco.annotations)
@@ -169,27 +169,31 @@ def pair_disagreements(pools, checker: Checker, task: str) -> list[tuple[str, ob
     """Every (image, probe) pair of ``task`` whose pools label differs from the checker's fact (status and
     difficulty; ``None`` for undecidable): no sampling luck involved."""
     out = []
-    for img, facts in enumerate(pools.facts):
+    for img in range(pools.n_images):
         for probe in pools.probes(task):
             lab = pools.label(task, img, probe)
             mine = None if lab is None else (lab.status == "pos", lab.hard)
-            theirs = checker.fact(task, facts.image.id, probe)
+            theirs = checker.fact(task, pools.image_id(img), probe)
             if mine != theirs:
-                out.append((facts.image.id, probe, mine, theirs))
+                out.append((pools.image_id(img), probe, mine, theirs))
     return out
 
 
-def make_pools(records):
+def make_pools(records, task):
     from builders.mioh.config import MiohConfig
-    from filters.base import FilterStats
+    from builders.mioh.pools import Pools
+    from filters.geometry import measure
+    from sources.tables import tables_of
 
-    return pools_module.Pools(records, MiohConfig().pool_config(False), FilterStats())
+    config = MiohConfig().pool_config(False)
+    tables = tables_of(records)
+    return Pools.build(tables, measure(tables, config.geometry), config, [task])
 
 
 def paco_pools(paco):
     from sources.paco import read_paco
 
-    return make_pools(read_paco(paco.annotations, paco.images_dir))
+    return make_pools(read_paco(paco.annotations, paco.images_dir), "attribute")
 
 
 def test_every_attribute_pair_agrees_with_the_checker(files):
@@ -206,20 +210,24 @@ def test_every_position_pair_agrees_with_the_checker(files):
     records = read_svg(svg.annotations, svg.images_dir)
     for recs, verify in ((records, None), (verify_absence(records, coco.annotations)[0], coco.annotations)):
         checker = Checker(svg_truth(svg.annotations, verify), {}, exhaustive=False)
-        assert pair_disagreements(make_pools(recs), checker, "position") == []
+        assert pair_disagreements(make_pools(recs, "position"), checker, "position") == []
 
 
 def test_the_checker_catches_ignored_attribute_lists(files, monkeypatch):
     """A builder that ignores the not-exhaustive lists and unknown_* flags disagrees on exactly those pairs."""
+    from builders.mioh.labels import NEG_HARD, SIGNALS
+
     paco, _, _ = files
-    original = pools_module.Pools.decide_attributes
+    original = rules.attributes
 
-    def ignoring_refusals(self, img, category, attributes):
-        return [pools_module.Label("neg", True, "attribute", None)
-                if isinstance(result, pools_module.Refusal) and result.reason != pools_module.UNVERIFIED_ABSENCE
-                else result for result in original(self, img, category, attributes)]
+    def ignoring_refusals(*args, **kwargs):
+        cells = original(*args, **kwargs)
+        refused = cells.refusals > 0
+        cells.labels.codes[refused] = NEG_HARD
+        cells.labels.signals[refused] = SIGNALS.index("attribute")
+        return cells
 
-    monkeypatch.setattr(pools_module.Pools, "decide_attributes", ignoring_refusals)
+    monkeypatch.setattr(rules, "attributes", ignoring_refusals)
     truth, types = paco_truth(paco.annotations)
     wrong = pair_disagreements(paco_pools(paco), Checker(truth, types, exhaustive=False), "attribute")
     assert sorted((iid, tuple(p)) for iid, p, _, _ in wrong) == [

@@ -31,7 +31,7 @@ def build(out: Path, cache: Path, sources: list[str], *extra: str, name: str = "
 
 
 def entries(cache: Path) -> list[Path]:
-    return sorted((cache / prepared.CACHE_FOLDER).glob("*.pkl"))
+    return sorted(path.parent for path in (cache / prepared.CACHE_FOLDER).glob(f"*/{prepared.ENTRY_FILE}"))
 
 
 def test_a_rerun_reuses_the_pools_and_gives_the_same_build(tmp_path, sources):
@@ -132,20 +132,6 @@ def test_only_the_most_recently_used_entries_are_kept(tmp_path, sources, monkeyp
     assert len(kept) == 2 and first_entry in kept and second_entry not in kept
 
 
-def test_pruning_removes_old_scratch_folders_and_spares_young_ones(tmp_path):
-    folder = tmp_path / prepared.CACHE_FOLDER
-    old, young = folder / ".preparing-old", folder / ".preparing-young"
-    for scratch in (old, young):
-        scratch.mkdir(parents=True)
-        (scratch / "0.pkl").write_bytes(b"half a child's pools")
-    entry = folder / "a.pkl"
-    entry.write_bytes(b"entry")
-    now = young.stat().st_mtime + 60
-    os.utime(old, (now - prepared.STALE_SCRATCH_S - 1,) * 2)
-    assert prepared.prune(folder, keep=1, now=now) == [old]
-    assert sorted(p.name for p in folder.iterdir()) == [".preparing-young", "a.pkl"]
-
-
 @pytest.mark.parametrize("value", ["0", "-1", "three"])
 def test_a_bad_keep_count_is_a_one_line_error(tmp_path, sources, monkeypatch, capsys, value):
     monkeypatch.setenv(prepared.KEEP_VARIABLE, value)
@@ -168,10 +154,12 @@ def test_a_broken_entry_is_a_miss_and_is_rewritten(tmp_path, sources):
     cache = tmp_path / "cache"
     cold, _ = build(tmp_path / "out", cache, sources)
     (entry,) = entries(cache)
-    entry.write_bytes(entry.read_bytes()[:1000])  # a crash mid-write would leave this, were writes not atomic
+    table = sorted(entry.glob("*.arrow"))[0]
+    size = table.stat().st_size
+    table.write_bytes(table.read_bytes()[:100])  # a crash mid-write would leave this, were writes not atomic
     again, rebuilt = build(tmp_path / "out", cache, sources)
     assert rebuilt["stats"]["prepared_pools"] == "stored" and again == cold
-    assert entry.stat().st_size > 1000
+    assert table.stat().st_size == size
 
 
 def test_demo_and_clip_builds_do_not_use_it(tmp_path):
@@ -179,104 +167,35 @@ def test_demo_and_clip_builds_do_not_use_it(tmp_path):
     assert demo["stats"]["prepared_pools"] == "not cached" and not entries(tmp_path / "cache")
 
 
-def test_polygon_masks_are_not_kept_and_say_so(tmp_path, sources):
+def test_an_entry_is_arrow_tables_opened_mapped(tmp_path, sources):
+    """Each table of each source's pools is an Arrow IPC file; a load maps them: the pools' arrays are read-only
+    views of the files, not copies (a rerun reads the pages it touches)."""
+    import pyarrow as pa
+
     from builders.mioh.config import MiohConfig
 
     cache = tmp_path / "cache"
     build(tmp_path / "out", cache, sources)
+    (entry,) = entries(cache)
+    names = sorted(path.name for path in entry.glob("*.arrow"))
+    assert names == sorted(f"{k}-{table}.arrow" for k, tables in enumerate(
+        [("counting", "existence", "grid", "images"), ("grid", "images", "position")]) for table in tables)
+    assert pa.ipc.open_file(pa.memory_map(str(entry / "0-counting.arrow"))).read_all().num_rows > 0
     config = MiohConfig(coco_rem=sources[1], coco_images=sources[3], svg=sources[5], svg_images=sources[7],
                         cache_dir=str(cache))
     pools, _, _ = prepared.PreparedPools(config).load()
-    instances = [i for f in pools["existence"].facts for i in f.image.instances]
-    polygons = [i for i in instances if isinstance(i.rle, prepared.MaskNotKept)]
-    assert polygons, "the COCO fixture has polygon masks"
-    with pytest.raises(LookupError, match="not kept"):
-        polygons[0].rle["counts"]
-    svg = [i for f in pools["position"].facts for i in f.image.instances if i.rle is not None]
-    assert all(isinstance(i.rle["counts"], str) for i in svg)  # SVG's RLE strings are kept as they are
+    assert pools["existence"] is pools["counting"]
+    for pool in (pools["existence"], pools["position"]):
+        for table in pool.tables.values():
+            for values in table.values():
+                if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+                    assert not values.flags.writeable and values.base is not None
 
 
-def test_the_entry_written_by_a_forked_child_is_the_one_written_inline(tmp_path, sources, monkeypatch):
-    """Where fork is affordable the entry is written by a child while questions are drawn; where not, right
-    away. Both write the same bytes, and both builds report it stored."""
-    if not prepared.fork_affordable():
-        pytest.skip("this system cannot fork a writer (not Linux, or too little free memory)")
-    forked_cache, inline_cache = tmp_path / "forked", tmp_path / "inline"
-    forked, forked_build = build(tmp_path / "out", forked_cache, sources)
-    calls: list[bool] = []
-    real = prepared.fork_affordable
-    monkeypatch.setattr(prepared, "fork_affordable", lambda: calls.append(real()) or False)
-    inline, inline_build = build(tmp_path / "out", inline_cache, sources)
-    assert calls == [True] and forked == inline
-    assert forked_build["stats"]["prepared_pools"] == inline_build["stats"]["prepared_pools"] == "stored"
-    (a,), (b,) = entries(forked_cache), entries(inline_cache)
-    assert a.name == b.name and a.read_bytes() == b.read_bytes()
-
-
-def test_a_failed_background_write_reports_not_cached(tmp_path, sources, monkeypatch):
-    def full_disk(path, data):
+def test_a_failed_write_reports_not_cached(tmp_path, sources, monkeypatch):
+    def full_disk(path, columns):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(prepared, "write_atomic", full_disk)
+    monkeypatch.setattr(prepared, "_write_table", full_disk)
     _, built = build(tmp_path / "out", tmp_path / "cache", sources)
     assert built["stats"]["prepared_pools"] == "not cached" and entries(tmp_path / "cache") == []
-
-
-def test_a_reused_entry_opens_no_image_to_answer_over_all_images(tmp_path, sources):
-    """What is read over every image - probes, image lists, counts, refusals, the image index - comes from the
-    tables the entry keeps; an image's facts are unpickled only where a question shows the image (and, for
-    positions, where a scene graph annotates the asked relation)."""
-    from builders.mioh.config import MiohConfig
-    from builders.mioh.refusals import refusal_counts
-
-    cache = tmp_path / "cache"
-    build(tmp_path / "out", cache, sources)
-    config = MiohConfig(coco_rem=sources[1], coco_images=sources[3], svg=sources[5], svg_images=sources[7],
-                        cache_dir=str(cache))
-    pools, _, _ = prepared.PreparedPools(config).load()
-    for task, pool in pools.items():
-        assert isinstance(pool.facts, prepared.PackedFacts) and len(pool.records.images) == len(pool.facts)
-        refusal_counts(pool, task)
-        for probe in pool.probes(task):
-            if task == "counting":
-                pool.count_split(probe)
-            elif task != "position":
-                pool.images(task, probe, "pos"), pool.images(task, probe, "neg")
-        assert not pool.facts._opened, task
-    for pool in pools.values():
-        assert pool.index_of(pool.records.images[-1].id) == len(pool.facts) - 1
-        assert pool.facts._opened.keys() == {len(pool.facts) - 1}  # only the record read for its id
-
-
-def test_packed_facts_rebuild_what_was_packed(tmp_path):
-    """An image's facts are packed as rows of field values and rebuilt on reading: records (instances with
-    attributes, draw orders, amodal masks, unknown attribute types; relations; federated lists) and geometry
-    labels come back equal, and so does everything derived from them, when it is first read."""
-    import dataclasses
-
-    from builders.mioh.pools import ImageFacts, PoolConfig, Pools
-    from filters.base import FilterStats
-    from sources.demo import load_demo
-    from sources.records import Instance, Relation
-
-    demo = load_demo(seed=1, n_images=12, cache_dir=tmp_path)
-    first = demo.images[0]
-    a, b = first.instances[:2]
-    federated = dataclasses.replace(  # what PACO and SVG records carry beyond the demo world's
-        first, id="federated", coco_id="42", verified_absent=frozenset({"zebra"}),
-        not_exhaustive=frozenset({a.category}),
-        attributes_verified_absent=frozenset({"kite"}), attributes_not_exhaustive=frozenset({b.category}),
-        instances=(dataclasses.replace(a, unknown_attribute_types=frozenset({"colour"}), iscrowd=True), b,
-                   Instance("plain", b.category, (1.0, 2.0, 3.0, 4.0), 12.0)),
-        relations=(Relation(a.id, "left of", b.id), Relation(b.id, "right of", a.id)))
-    records = dataclasses.replace(demo, images=(*demo.images, federated))
-    pools = Pools(records, PoolConfig(), FilterStats())
-    packed = prepared.PackedFacts.pack(pools.facts)
-    assert len(packed) == len(pools.facts) and any(i.z is not None for f in pools.facts for i in f.image.instances)
-    for before, after in zip(pools.facts, packed):
-        assert after.image == before.image and after.difficulty == before.difficulty
-        assert vars(after).keys() == {"image", "difficulty"}  # the rest is derived when first read
-        for name in ImageFacts._DERIVED:
-            assert getattr(after, name) == getattr(before, name), name
-        assert vars(after) == vars(before)
-    assert packed[-1].image.relations and packed[-1].image.instances[0].unknown_attribute_types == {"colour"}

@@ -15,7 +15,8 @@ from builders.mioh.clip import compute_signals
 from builders.mioh.llm_context import problems_with
 from builders.mioh.pools import Pools
 from builders.mioh.render import Claim, Wording
-from filters.base import FilterStats
+from filters.geometry import measure
+from sources.tables import tables_of
 from tests.builders.mioh.checker import Checker, demo_truth
 from tests.conftest import require
 
@@ -58,19 +59,21 @@ class FakeScorer:
 def test_low_and_high_clip_z_choose_the_intended_pairs(demo):
     records, _ = demo
     config = mioh.MiohConfig().pool_config(exhaustive_relations=True)
-    plain = Pools(records, config, FilterStats())
+    tables = tables_of(records)
+    measures = measure(tables, config.geometry)
+    plain = Pools.build(tables, measures, config, ["existence"])
     # an easy present circle and an absent, not co-occurring star: neither is hard without CLIP
     present = next(i for i in range(len(records.images))
-                   if (l := plain.existence(i, "circle")) and l.status == "pos" and not l.hard)
+                   if (l := plain.label("existence", i, "circle")) and l.status == "pos" and not l.hard)
     absent = next(i for i in range(len(records.images))
-                  if (l := plain.existence(i, "star")) and l.status == "neg" and not l.hard)
+                  if (l := plain.label("existence", i, "star")) and l.status == "neg" and not l.hard)
     name = lambda i: Path(records.images[i].file).name  # noqa: E731
     scorer = FakeScorer({(name(present), "A photo of circle"): 0.0, (name(absent), "A photo of star"): 1.0})
-    pools = Pools(records, config, FilterStats(),
-                  clip=lambda inc: compute_signals(scorer, records, inc, -1.5, 1.5, with_attributes=False))
-    hp = pools.existence(present, "circle")
+    pools = Pools.build(tables, measures, config, ["existence"],
+                        lambda inc: compute_signals(scorer, tables, inc, -1.5, 1.5, with_attributes=False))
+    hp = pools.label("existence", present, "circle")
     assert (hp.status, hp.hard, hp.signal) == ("pos", True, "clip") and hp.clip_z < -1.5
-    hn = pools.existence(absent, "star")
+    hn = pools.label("existence", absent, "star")
     assert (hn.status, hn.hard, hn.signal) == ("neg", True, "clip") and hn.clip_z > 1.5
     assert absent in pools.images("existence", "star", "neg", True)
     # everything else keeps the label geometry and co-occurrence gave it
@@ -78,7 +81,7 @@ def test_low_and_high_clip_z_choose_the_intended_pairs(demo):
         for cat in ("circle", "star", "heart"):
             if (img, cat) in ((present, "circle"), (absent, "star")):
                 continue
-            a, b = plain.existence(img, cat), pools.existence(img, cat)
+            a, b = plain.label("existence", img, cat), pools.label("existence", img, cat)
             assert (a is None) == (b is None) and (a is None or (a.status, a.hard) == (b.status, b.hard))
 
 
