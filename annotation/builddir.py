@@ -25,6 +25,14 @@ class Build:
         return f"{self.meta.get('benchmark', '?')}/{self.meta.get('name', self.path.name)}"
 
 
+def read_json(path: Path) -> Any:
+    """The JSON in the file at ``path``; a file that is not JSON is one :class:`AnnotationError` naming it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AnnotationError(f"{path}: not valid JSON ({exc})") from None
+
+
 def load_build(path: str | os.PathLike) -> Build:
     """A build dir's ``build.json`` and ``items.jsonl``; one-line errors for what is missing or malformed."""
     root = Path(path)
@@ -36,10 +44,7 @@ def load_build(path: str | os.PathLike) -> Build:
     for p in (meta_path, items_path):
         if not p.is_file():
             raise AnnotationError(f"{p}: missing; is {root} a Mirage build directory?")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise AnnotationError(f"{meta_path}: not valid JSON ({exc})") from None
+    meta = read_json(meta_path)
     if not isinstance(meta, dict):
         raise AnnotationError(f"{meta_path}: expected a JSON object")
     items: list[Item] = []

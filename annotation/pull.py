@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from annotation.builddir import Build, write_atomic
+from annotation.builddir import Build, read_json, write_atomic
 from annotation.client import LabelStudioClient
 from annotation.errors import AnnotationError
 from annotation.push import settings_changes
@@ -104,10 +104,7 @@ def load_adjudications(build_dir: Path) -> dict[str, Any]:
     path = build_dir / ADJUDICATIONS_FILE
     if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise AnnotationError(f"{path}: not valid JSON ({exc})") from None
+    data = read_json(path)
     if not isinstance(data, dict):
         raise AnnotationError(f"{path}: expected an object {{item_id: {{status, answer, note}}}}")
     return data

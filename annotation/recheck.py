@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from annotation.builddir import Build
+from annotation.builddir import Build, read_json
 from annotation.config import answer_label
 from annotation.errors import AnnotationError
 from annotation.resolve import reviewed_items
@@ -66,10 +66,7 @@ def recheck_build(build: Build, suspects: Mapping[str, Mapping[str, Any]], proje
     if not path.is_file():
         raise AnnotationError(f"{build.path}: no review.json; a re-review starts from a reviewed build (push and "
                               "pull it first)")
-    try:
-        review = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise AnnotationError(f"{path}: not valid JSON ({exc})") from None
+    review = read_json(path)
     rechecks = read_rechecks(build.path)
     others = {"rounds": {k: v for k, v in (rechecks.get("rounds") or {}).items() if k != project}}
     reviewed = {it.id: it for it in reviewed_items(build.items, {**review, "items": apply_rechecks(
@@ -94,10 +91,7 @@ def read_rechecks(build_dir: Path) -> dict[str, Any]:
     path = Path(build_dir) / RECHECK_FILE
     if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise AnnotationError(f"{path}: not valid JSON ({exc})") from None
+    data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("rounds", {}), dict):
         raise AnnotationError(f"{path}: expected {{\"rounds\": {{project: ...}}}}")
     return data
