@@ -21,6 +21,7 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from builders.lint import summary_rows
 from builders.lint.report import BLIND_COLUMNS, BLIND_TITLE, blind_caption, blind_rows
@@ -287,7 +288,8 @@ def table(
     """A summary table that stays readable at 80 columns: the first column (the labels) keeps its width when
     it fits in half the terminal, the others wrap at spaces (a word longer than its column folds onto the next
     line; nothing is cut to "…"), ``legend`` explains abbreviated headers below it. Columns after the first are
-    right-aligned numbers unless ``numeric`` is false."""
+    right-aligned numbers unless ``numeric`` is false. Cells are plain text: "pip install '.[lint]'" is not
+    rich markup."""
     cells = [[str(v) for v in row] for row in rows]
     label_width = max((len(line) for row in cells if row for line in row[0].splitlines()), default=0)
     out = Table(title=title, title_justify="left", show_header=show_header, caption=legend, caption_justify="left")
@@ -295,7 +297,7 @@ def table(
         keep = i == 0 and max(label_width, len(col)) <= _LABEL_KEEP
         out.add_column(col, justify="right" if i and numeric else "left", overflow="fold", no_wrap=keep)
     for row in cells:
-        out.add_row(*row)
+        out.add_row(*(Text(v) for v in row))
     return out
 
 

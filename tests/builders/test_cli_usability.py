@@ -145,6 +145,12 @@ def test_table_wraps_text_cells_and_keeps_labels_whole() -> None:
     assert render(lambda c: c.print(table("t", ["a"], [["x" * 100]])), width=40).count("x") == 100  # folded, kept
 
 
+def test_table_cells_are_plain_text_not_markup() -> None:
+    """An install hint names an extra in brackets; rich would read ``[lint]`` as a style and drop it."""
+    text = render(lambda c: c.print(table("t", ["check", "why"], [["independence", "pip install -e '.[lint]'"]])))
+    assert "'.[lint]'" in text
+
+
 def test_plain_rich_table_would_fail_the_check() -> None:
     from rich.table import Table
 
