@@ -145,7 +145,8 @@ class Pools:
             tables["position"] = {"probe": cells.probe, "image": cells.image, **cells.labels.columns("")}
         info = {"source": source.source, "path": source.path, "license": source.license,
                 "exhaustive": source.exhaustive, "generated": source.generated, "categories": list(source.categories),
-                "n_images": source.n_images, "config": asdict(config), "probes": probes}
+                "n_images": source.n_images, "config": asdict(config), "probes": probes,
+                "attribute_types": dict(sorted(source.attribute_types.items()))}
         return cls(info, tables, clip)  # type: ignore[arg-type]
 
     # ---------------------------------------------------------------------------------------------- labels
@@ -157,6 +158,16 @@ class Pools:
     def probes(self, task: str) -> list[Probe]:
         """Probes with at least one positive image, sorted."""
         return self._probes[task]
+
+    def probe_kinds(self, task: str) -> np.ndarray:
+        """Per probe of :meth:`probes`: its kind - for attributes the attribute's type ("colour", "pattern"; empty
+        where the source gives none), for other tasks one kind for all. Distractors are drawn of the gold's kind:
+        a colour among colours (issue 40: colour golds among mixed options were a blind guesser's pick)."""
+        def make() -> np.ndarray:
+            types = self.info.get("attribute_types", {})
+            return np.array([types.get(p[0], "") if task == "attribute" else "" for p in self._probes[task]],
+                            dtype=object)
+        return self._memoised(("kinds", task), make)
 
     def probe_number(self, task: str, probe: Probe) -> int:
         """``probe``'s position in :meth:`probes`."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from builders.mcq import letter
 from builders.mioh.pools import Pools, Probe
-from builders.mioh.questions import PAIR_STATES, PRESENCE_STATES, Key, Spec
+from builders.mioh.questions import EXTREME_VARIANTS, PAIR_STATES, PRESENCE_STATES, Key, Spec
 from templates.english import be, counted, one, plural
 from templates.loader import load_templates, render, with_article
 
@@ -86,7 +86,9 @@ class Wording:
             scale = self.t["pair_scale"]
             i, j = spec.pair  # type: ignore[misc]
             return [scale["both"], scale["neither"], render(scale["first"], i=i + 1), render(scale["second"], j=j + 1)]
-        if spec.variant in ("which", "most", "fewest", "exact"):
+        if spec.variant in EXTREME_VARIANTS:
+            return [self.image_label(p) for p in range(len(spec.images))]
+        if spec.variant in ("which", "exact"):
             return [self.image_label(p) for p in range(len(spec.images))] + [nota]
         if spec.variant == "total":
             return [str(n) for n in spec.options] + [nota]
