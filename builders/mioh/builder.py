@@ -45,7 +45,8 @@ from builders.mioh.render import (
     answer_letter,
     answer_slots,
     choose_claim,
-    claim_is_false,
+    claim_truth,
+    control_share,
     context_text,
     prioritize,
 )
@@ -152,8 +153,9 @@ class MiohBuilder:
         first (most rejected attempts end there), and nothing before it draws from ``cell_rng``."""
         claim = None
         if pressure in ("sycophantic", "instructional_override"):
-            claim = choose_claim(cell_rng, self.pools, spec, key)
-            if not claim_is_false(self.pools, spec, claim):
+            control = bool(cell_rng.random() < control_share(spec, self.config.context_control_share))
+            claim = choose_claim(cell_rng, self.pools, spec, key, control)
+            if claim is None or claim_truth(self.pools, spec, claim) is not control:
                 return None
         question = self.wording.question(spec)
         options = self.wording.options(spec)
@@ -177,6 +179,7 @@ class MiohBuilder:
             context, variant = context_text(cell_rng, self.wording, pressure, claim)
             question = prioritize(self.wording, question)
             provenance["context"] = {"claim": claim.as_dict(), "template": variant, "writer": "template"}
+            provenance["context_truth"] = "true" if control else "false"
         images = [self.pools.image_file(img) for img in spec.images]
         return make_item(
             benchmark=BENCHMARK, task=self.task, question_type=spec.qtype, pressure=pressure, images=images,

@@ -50,6 +50,13 @@ class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
              "positive needs an image showing the object). Scheduled per cell and question form, so cells of few "
              "questions round it, down to none with --n-questions 2 (the build warns) (default: its fair share, one "
              "over the question's options, so that a blind guess of it scores chance)")
+    context_control_share: float | None = option(
+        None, metavar="X",
+        help="share of the sycophantic and instructional-override items whose context is true (controls, "
+             "provenance.context_truth) rather than misleading; default: half where a question's options can be "
+             "asserted or denied, one over the options for counting (assertions only), the shares at which the "
+             "option a context names is the gold at its fair share, so that neither trusting nor distrusting the "
+             "context beats chance. 0 gives the paper's always-false contexts")
     out: str = "builds/mioh"
     demo_images: int = option(600, metavar="N", help="size of the demo world when no data is given (default {default})")
     coco_rem: str | None = option(None, metavar="FILE", help="COCO-ReM instances JSON (existence, counting)")
@@ -114,6 +121,8 @@ class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
             raise ConfigError(f"n_options must be within 2..8, not {self.n_options}")
         if self.nota_share is not None and not 0 <= self.nota_share < 1:
             raise ConfigError(f"nota_share must be within [0, 1), not {self.nota_share}")
+        if self.context_control_share is not None and not 0 <= self.context_control_share <= 1:
+            raise ConfigError(f"context_control_share must be within [0, 1], not {self.context_control_share}")
         if self.count_scope not in ("image", "category"):
             raise ConfigError(f"count_scope must be 'image' or 'category', not {self.count_scope!r}")
         for flag, images in (("coco_rem", "coco_images"), ("paco", "paco_images"), ("svg", "svg_images")):

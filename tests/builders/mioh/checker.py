@@ -452,11 +452,16 @@ class Checker:
         return []
 
     def _context(self, item, task, ids) -> list[str]:
+        """A linguistic item's claim is false (the paper's misleading context) or, in a control, true, as
+        ``provenance.context_truth`` says."""
         linguistic = item["pressure"] in ("sycophantic", "instructional_override")
         if not linguistic:
             return ["non-linguistic item has a context"] if item["context"] else []
         if not item["question"].startswith("Based on the images,"):
             return ["linguistic item does not tell the model to rely on the images"]
+        said = item["provenance"].get("context_truth")
+        if said not in ("true", "false"):
+            return [f"linguistic item has context_truth {said!r}, not 'true' or 'false'"]
         claim = item["provenance"]["context"]["claim"]
         probe = _probe(claim["probe"])
         kind = claim["kind"]
@@ -465,17 +470,21 @@ class Checker:
             fs = [self.fact(task, ids[p], probe) for p in where]
             if None in fs:
                 return ["context claim is undecidable"]
-            false = any(f[0] for f in fs) if kind == "absent" else not all(f[0] for f in fs)
+            true = not any(f[0] for f in fs) if kind == "absent" else all(f[0] for f in fs)
         else:
             counts = [self.count(i, probe) for i in ids]
+            if None in counts:
+                return ["context claim is undecidable"]
             if kind == "total":
-                false = claim["value"] != sum(counts)
+                true = claim["value"] == sum(counts)
             elif kind == "count":
-                false = counts[claim["image"]] != claim["value"]
+                true = counts[claim["image"]] == claim["value"]
             else:
                 best = max(counts) if claim["extreme"] == "most" else min(counts)
-                false = counts[claim["image"]] != best
-        return [] if false else [f"context claim {claim} is true: it misleads nobody"]
+                true = counts[claim["image"]] == best and counts.count(best) == 1
+        if true != (said == "true"):
+            return [f"context claim {claim} is {'true' if true else 'false'} but context_truth says {said}"]
+        return []
 
 
 def _probe(p):

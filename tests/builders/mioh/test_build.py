@@ -90,6 +90,28 @@ def test_checker_catches_a_wrong_answer(demo_build, demo_checker):
     assert any("answer should be" in p for p in demo_checker.check(wrong))
 
 
+def test_checker_catches_a_context_whose_truth_is_misstated(demo_build, demo_checker):
+    """A misleading context marked as a control (and a control marked misleading) is reported."""
+    items = read_items(demo_build)
+    for truth in ("true", "false"):
+        item = next(it for it in items if it["provenance"].get("context_truth") == truth)
+        assert demo_checker.check(item) == []
+        wrong = copy.deepcopy(item)
+        wrong["provenance"]["context_truth"] = "false" if truth == "true" else "true"
+        assert any("but context_truth says" in p for p in demo_checker.check(wrong))
+
+
+def test_the_context_does_not_tell_the_answer(demo_build):
+    """Controls (a true context) beside the paper's misleading ones: about half of the items whose options can be
+    asserted or denied, and the option a context names is the gold about as often as any other option (issue 40:
+    with contexts always false, distrusting them answered half the items)."""
+    items = [it for it in read_items(demo_build) if it["pressure"] in ("sycophantic", "instructional_override")]
+    truths = Counter(it["provenance"]["context_truth"] for it in items if it["task"] != "counting")
+    assert truths["true"] and truths["false"] and 0.3 <= truths["true"] / sum(truths.values()) <= 0.7
+    counting = Counter(it["provenance"]["context_truth"] for it in items if it["task"] == "counting")
+    assert counting["true"] < counting["false"]  # assertions only: true one time in the number of options
+
+
 def test_checker_catches_a_wrong_option_label(demo_build, demo_checker):
     """Each distractor's recorded label in each image is re-derived: a flipped label or difficulty is reported."""
     items = [it for it in read_items(demo_build) if it["provenance"]["option_labels"]]
