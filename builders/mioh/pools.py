@@ -107,9 +107,9 @@ class Pools:
 
         n_objects = np.bincount(objects.image, minlength=source.n_images)
         tables: dict[str, dict[str, Any]] = {
-            "grid": {"present": present, "verified": rules.verified_absence(source, present),
-                     "attribute_verified": rules.verified_absence(source, present,
-                                                                  ("verified_absent", "attributes_verified_absent")),
+            "grid": {"present": present, "verified": rules.verified_absence(source, present, objects.could_be),
+                     "attribute_verified": rules.verified_absence(
+                         source, present, objects.could_be, ("verified_absent", "attributes_verified_absent")),
                      "absent_hard": absent.codes > NEG, "absent_signal": absent.signals, "absent_score": absent.scores},
             "images": {"id": source.images.column("id"), "file": source.images.column("file"),
                        "n_objects": n_objects.astype(np.int32)},
@@ -168,6 +168,17 @@ class Pools:
             return np.array([types.get(p[0], "") if task == "attribute" else "" for p in self._probes[task]],
                             dtype=object)
         return self._memoised(("kinds", task), make)
+
+    def probe_groups(self, task: str) -> np.ndarray:
+        """Per probe of :meth:`probes`: a number shared by the probes one question should not offer together -
+        for attributes the object (one "red square" per question, never "red square" and "blue square": where
+        the object is in the images, every other attribute of it is a hard negative, so easy questions could only
+        pair the gold's object with nothing, and a lone object noun gave the gold away); else the probe itself."""
+        def make() -> np.ndarray:
+            if task != "attribute":
+                return np.arange(len(self._probes[task]))
+            return np.array([self._category[p[1]] for p in self._probes[task]], dtype=np.int64)
+        return self._memoised(("groups", task), make)
 
     def probe_number(self, task: str, probe: Probe) -> int:
         """``probe``'s position in :meth:`probes`."""

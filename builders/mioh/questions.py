@@ -292,39 +292,45 @@ class Sampler:
         k: int,
         prefer: RowTest | None = None,
     ) -> list | None:
-        """``k`` probes (not ``exclude``) of ``exclude``'s kind (:meth:`Pools.probe_kinds`: a colour with colours),
-        in a random order, decided on every one of ``images`` and passing ``ok``; probes that also pass ``prefer``
-        (plausible ones: present in some of the images) come first.
+        """``k`` probes of ``exclude``'s kind (:meth:`Pools.probe_kinds`: a colour with colours), each of its own
+        group and none of ``exclude``'s (:meth:`Pools.probe_groups`: one attribute per object), in a random order,
+        decided on every one of ``images`` and passing ``ok``; probes that also pass ``prefer`` (plausible ones:
+        present in some of the images) come first.
 
         The labels come from :meth:`Pools.rows`, many probes at once; the tests see ``(pos, hard)``, two boolean
         images x probes matrices, and return one verdict per probe (a probe's verdict reads its own column
         only). The random order is read in growing spans (:data:`DISTRACTOR_SPAN`, doubled each time) until
         ``k`` preferred probes are found: a scene-graph source has tens of thousands of triples and they are
         usually found among the first few thousand. The probes chosen are those one pass over the whole order
-        chooses: the first ``k`` preferred ones, else the preferred ones and then the first others that pass.
+        chooses: the first ``k`` preferred ones of distinct groups, else those and then the first others that pass.
         """
         probes = self.pools.probes(task)
         order = rng.permutation(len(probes))
         excluded = self.pools.probe_number(task, exclude)
-        kinds = self.pools.probe_kinds(task)
-        order = order[kinds[order] == kinds[excluded]]
+        kinds, groups = self.pools.probe_kinds(task), self.pools.probe_groups(task)
+        order = order[(kinds[order] == kinds[excluded]) & (groups[order] != groups[excluded])]
         liked: list[int] = []
         others: list[int] = []
         start, span = 0, DISTRACTOR_SPAN
-        while start < len(order) and len(liked) < k:
+        while start < len(order) and len(set(groups[liked].tolist())) < k:
             part = order[start:start + span]
             start, span = start + span, 2 * span
             codes = self.pools.rows(task, images, part)
-            decided = (codes >= 0).all(axis=0) & (part != excluded)
+            decided = (codes >= 0).all(axis=0)
             part, codes = part[decided], codes[:, decided]
             pos, hard = codes >= POS, (codes == NEG_HARD) | (codes == POS_HARD)
             good = ok(pos, hard)
             like = good & prefer(pos, hard) if prefer is not None else good
             liked += part[like].tolist()
             others += part[good & ~like].tolist()
-        chosen = liked[:k]
-        if len(chosen) < k and prefer is not None:
-            chosen += others[: k - len(chosen)]
+        chosen: list[int] = []
+        taken: set[int] = set()
+        for number in liked + (others if prefer is not None else []):
+            if len(chosen) == k:
+                break
+            if int(groups[number]) not in taken:
+                taken.add(int(groups[number]))
+                chosen.append(number)
         return [probes[i] for i in chosen] if len(chosen) == k else None
 
     # ------------------------------------------------------------------------------------- set-fact tasks
