@@ -232,6 +232,16 @@ class Sampler:
         self.pools = pools
         self.n = n_images
         self.n_options = n_options
+        self.former_golds: set[int] = set()
+        """Probe numbers that were the right option of an item already drawn (:meth:`remember_gold`)."""
+
+    def remember_gold(self, spec: Spec, key: Key) -> None:
+        """Note the right option of an emitted option question: later questions offer it first among their
+        plausible distractors, so that an option text is not the gold wherever it appears (a probe that can be
+        in every image of a question is the gold more often than it is offered otherwise; a text-only learner
+        picked such repeated golds, issue 40)."""
+        if spec.variant in ("all", "differs") and key.state == "option":
+            self.former_golds.add(self.pools.probe_number(spec.task, spec.options[key.index]))
 
     # --------------------------------------------------------------------------------------------- helpers
 
@@ -325,6 +335,7 @@ class Sampler:
             others += part[good & ~like].tolist()
         chosen: list[int] = []
         taken: set[int] = set()
+        liked = [n for n in liked if n in self.former_golds] + [n for n in liked if n not in self.former_golds]
         for number in liked + (others if prefer is not None else []):
             if len(chosen) == k:
                 break
