@@ -16,7 +16,8 @@ The tables, for ``n`` images and ``C`` categories:
 ``grid`` (``n x C``)
     ``present`` (the image has an instance of the category, crowd regions included), ``verified`` (absent and
     verified so: everywhere unannotated in an exhaustive source), ``attribute_verified`` (absent as far as
-    attribute questions go: PACO's attribute pass verifies too), and the absent label (``absent_hard``,
+    attribute questions go: PACO's attribute pass verifies too; neither where a look-alike is in view, ``lookalike``),
+    and the absent label (``absent_hard``,
     ``absent_signal``, ``absent_score``).
 one per task (cells: each probe in each image showing what it names, probe then image)
     ``probe`` (its number in :meth:`Pools.probes`), ``image``, the label; existence and counting also
@@ -79,6 +80,9 @@ class Pools:
         self.verified_absent = _flags(grid["verified"], shape)
         """Image x category: absent, and verified so (everywhere unannotated in an exhaustive source)."""
         self.attribute_verified_absent = _flags(grid["attribute_verified"], shape)
+        self.lookalike = _flags(grid["lookalike"], shape)
+        """Image x category: something there could be taken for the category (its absence is not what a viewer
+        can confirm: undecidable, whatever the source verified)."""
         self.absent = LabelColumns(
             NEG + _flags(grid["absent_hard"], shape).astype(np.int8),
             np.asarray(grid["absent_signal"]).reshape(shape), np.asarray(grid["absent_score"]).reshape(shape),
@@ -110,6 +114,7 @@ class Pools:
             "grid": {"present": present, "verified": rules.verified_absence(source, present, objects.could_be),
                      "attribute_verified": rules.verified_absence(
                          source, present, objects.could_be, ("verified_absent", "attributes_verified_absent")),
+                     "lookalike": objects.could_be,
                      "absent_hard": absent.codes > NEG, "absent_signal": absent.signals, "absent_score": absent.scores},
             "images": {"id": source.images.column("id"), "file": source.images.column("file"),
                        "n_objects": n_objects.astype(np.int32)},
