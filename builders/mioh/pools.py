@@ -185,6 +185,12 @@ class Pools:
             return np.array([self._category[p[1]] for p in self._probes[task]], dtype=np.int64)
         return self._memoised(("groups", task), make)
 
+    def easy_positives(self, task: str) -> np.ndarray:
+        """Per probe of :meth:`probes`: how many images show it easily (a plain positive)."""
+        return self._memoised(("easy-positives", task), lambda: np.bincount(
+            np.asarray(self.tables[task]["probe"])[np.asarray(self.tables[task]["code"]) == POS],
+            minlength=len(self._probes[task])))
+
     def probe_number(self, task: str, probe: Probe) -> int:
         """``probe``'s position in :meth:`probes`."""
         numbers = self._memoised(("numbers", task), lambda: {p: k for k, p in enumerate(self._probes[task])})

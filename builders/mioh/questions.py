@@ -269,8 +269,15 @@ class Sampler:
         used.update(chosen)
         return chosen
 
-    def _probe(self, rng: np.random.Generator, task: str) -> Probe | None:
+    def _probe(self, rng: np.random.Generator, task: str, min_positives: int = 0) -> Probe | None:
+        """A probe drawn uniformly; with ``min_positives``, among those shown easily in that many images (the
+        probes every answer state of the question can use: drawn from all probes, "Yes, in all of them" was
+        answered by frequent probes and "No" by rare ones, and a blind learner read the state off the probe's
+        words - "left of" is common, "in front of" rare)."""
         probes = self.pools.probes(task)
+        if min_positives:
+            numbers = np.flatnonzero(self.pools.easy_positives(task) >= min_positives)
+            return probes[int(numbers[int(rng.integers(len(numbers)))])] if len(numbers) else None
         return probes[int(rng.integers(len(probes)))] if probes else None
 
     def _mixed(
@@ -301,11 +308,15 @@ class Sampler:
         ok: RowTest,
         k: int,
         prefer: RowTest | None = None,
+        min_positives: int = 0,
     ) -> list | None:
         """``k`` probes of ``exclude``'s kind (:meth:`Pools.probe_kinds`: a colour with colours), each of its own
         group and none of ``exclude``'s (:meth:`Pools.probe_groups`: one attribute per object), in a random order,
         decided on every one of ``images`` and passing ``ok``; probes that also pass ``prefer`` (plausible ones:
-        present in some of the images) come first.
+        present in some of the images) come first. ``min_positives``: only probes that show easily in at least
+        that many images of the source (those that could have been the gold of the question: "which is in all
+        N images" is answered by probes seen often, and distractors drawn from all probes left the frequent ones,
+        and their words, to the gold).
 
         The labels come from :meth:`Pools.rows`, many probes at once; the tests see ``(pos, hard)``, two boolean
         images x probes matrices, and return one verdict per probe (a probe's verdict reads its own column
@@ -318,7 +329,8 @@ class Sampler:
         order = rng.permutation(len(probes))
         excluded = self.pools.probe_number(task, exclude)
         kinds, groups = self.pools.probe_kinds(task), self.pools.probe_groups(task)
-        order = order[(kinds[order] == kinds[excluded]) & (groups[order] != groups[excluded])]
+        order = order[(kinds[order] == kinds[excluded]) & (groups[order] != groups[excluded])
+                      & (self.pools.easy_positives(task)[order] >= min_positives)]
         liked: list[int] = []
         others: list[int] = []
         start, span = 0, DISTRACTOR_SPAN
@@ -380,7 +392,7 @@ class Sampler:
             return (hard & ~pos).any(axis=0) if hn else pos.any(axis=0)
 
         # The target is always an option: the answer, or under NOTA the tempting wrong one.
-        distr = self._distractors(rng, task, order, target, not_in_all, self.n_options - 1, prefer)
+        distr = self._distractors(rng, task, order, target, not_in_all, self.n_options - 1, prefer, min_positives=n)
         if distr is None:
             return None
         options = list(distr)
@@ -392,7 +404,7 @@ class Sampler:
 
     def _sample_any(self, rng, task, pressure, want) -> Spec | None:
         n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
-        target = self._probe(rng, task)
+        target = self._probe(rng, task, min_positives=n)
         if target is None:
             return None
         n_pos = {"all": n, "none": 0, "some": int(rng.integers(1, n))}[want.state]
@@ -464,7 +476,7 @@ class Sampler:
         in_j = want.state in ("both", "second")
         if (hp and not (in_i or in_j)) or (hn and in_i and in_j):
             return None
-        target = self._probe(rng, task)
+        target = self._probe(rng, task, min_positives=2)
         if target is None:
             return None
         # Which of the two named images carry the pressure: one deciding slot of the pressured kind, or both.

@@ -27,7 +27,7 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
 
 
 DEMO_ITEMS_SHA256 = {
-    ("mioh", None): "fa10e5b3b0d24134cc4bdb0c1ff8bdd307cac572b6514f9d17d117102de5d1c5",
+    ("mioh", None): "964028ce729f13bf61da1a5c866b5b0f770819c4b9d9026b00a4ddeca7e96301",
     ("mementos", "decord"): "c3c754032a36c7ef79a695912ee72fd36a3bd5ae537a4391734e59efc9c6ee5d",
 }
 """items.jsonl of the demo builds, by the video decoder the build used (Mementos' items name it in their
