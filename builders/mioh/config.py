@@ -48,15 +48,15 @@ class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
         help="share of the eligible items whose answer is 'None of the above'. Eligible: questions that can have no "
              "right option (all, differs, which, total, exact), but not 'which' in hard_positive cells (a hard "
              "positive needs an image showing the object). Scheduled per cell and question form, so cells of few "
-             "questions round it, down to none with --n-questions 2 (the build warns) (default: its fair share, one "
-             "over the question's options, so that a blind guess of it scores chance)")
+             "questions round it, down to none with --n-questions 2 (the build warns). Unset: its fair share, one over "
+             "the question's options, so that a blind guess of it scores chance (default fair)")
     context_control_share: float | None = option(
         None, metavar="X",
         help="share of the sycophantic and instructional-override items whose context is true (controls, "
-             "provenance.context_truth) rather than misleading; default: half where a question's options can be "
+             "provenance.context_truth) rather than misleading. Unset: half where a question's options can be "
              "asserted or denied, one over the options for counting (assertions only), the shares at which the "
              "option a context names is the gold at its fair share, so that neither trusting nor distrusting the "
-             "context beats chance. 0 gives the paper's always-false contexts")
+             "context beats chance; 0 gives the paper's always-false contexts (default fair)")
     out: str = "builds/mioh"
     demo_images: int = option(600, metavar="N", help="size of the demo world when no data is given (default {default})")
     coco_rem: str | None = option(None, metavar="FILE", help="COCO-ReM instances JSON (existence, counting)")
