@@ -140,6 +140,30 @@ def _answers_by_options(items: Sequence[Item]) -> dict[str, dict[str, int]]:
     return {str(n): _sorted_counter(c) for n, c in sorted(groups.items())}
 
 
+FIXED_OPTION_MIN_ITEMS = 10
+"""A question form's fixed options (the same text in every one of its items) are weighed from this many items."""
+
+
+def _fixed_options(items: Sequence[Item]) -> list[dict[str, Any]]:
+    """Per question form (``provenance.template``) and option text offered by every one of its items ("None of
+    the above", "I don't know", "Yes, in some of them"): how often it is the gold against its fair share (its
+    items over their options). A fixed option right far less often than that is one a blind guesser strikes out."""
+    by_template: dict[str, list[Item]] = {}
+    for it in items:
+        if it.options and it.provenance.get("template"):
+            by_template.setdefault(str(it.provenance["template"]), []).append(it)
+    out = []
+    for template, group in sorted(by_template.items()):
+        if len(group) < FIXED_OPTION_MIN_ITEMS:
+            continue
+        shared = set.intersection(*(set(it.options) for it in group))
+        for text in sorted(shared):
+            fair = sum(1 / len(it.options) for it in group)
+            out.append({"template": template, "option": text, "offered": len(group),
+                        "correct": sum(1 for it in group if it.answer_text == text), "fair": round(fair, 1)})
+    return out
+
+
 def compute_stats(
     items: Sequence[Item], status: Mapping[str, str], build_dir: Path | None = None
 ) -> dict[str, Any]:
@@ -159,6 +183,7 @@ def compute_stats(
             "offered": sum(1 for it in items if any(o.strip().lower() == NOTA for o in it.options)),
             "correct": sum(1 for it in items if it.options and _is_nota_answer(it)),
         },
+        "fixed_options": _fixed_options(items),
         "templates": _sorted_counter(Counter(str(it.provenance.get("template")) for it in items
                                              if it.provenance.get("template"))),
         "tasks": _sorted_counter(Counter(it.task for it in items)),
@@ -772,6 +797,13 @@ def _derived_limitations(stats: Mapping[str, Any], build: Mapping[str, Any]) -> 
         else:
             lines.append(
                 f"- \"None of the above\" is offered in {nota['offered']} items and correct in {nota['correct']}."
+            )
+    for fixed in stats.get("fixed_options") or ():
+        if fixed["correct"] < fixed["fair"] / 2:
+            lines.append(
+                f"- In `{fixed['template']}`, \"{fixed['option']}\" is offered in {fixed['offered']} items and correct "
+                f"in {fixed['correct']} (its fair share: {fixed['fair']}): a blind guesser gains by striking it out. "
+                "The question form leaves it no more room (see the benchmark's notes in docs/papers.md)."
             )
     if stats.get("several_accepted"):
         lines.append(

@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
+
+import numpy as np
 
 from filters.geometry import InstanceGeometry
 from sources.records import BBox, ImageRecord, Instance
@@ -113,6 +115,31 @@ def read_instance(inst: Instance, geometry: InstanceGeometry, width: int, height
     return Reading(inst.category, fraction, size, True, frozenset(), None)
 
 
+def read_columns(categories: Sequence[str], category: np.ndarray, area: np.ndarray, width: np.ndarray,
+                 height: np.ndarray, occlusion: np.ndarray, amodal: np.ndarray, truncation: np.ndarray,
+                 rules: LegibilityRules) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`read_instance` over columns, for builders that keep a source as arrays (MIOH): per instance whether
+    it is legible, and an instances x categories matrix of what it could be taken for (``could_be``).
+    ``category`` indexes ``categories``; ``width``/``height`` are each instance's image size; ``amodal`` says
+    where ``occlusion`` is exact (else the frame cut is read on the box, ``truncation``). The same rules as
+    :func:`read_instance`, in the same order (a test holds the two to the same readings)."""
+    n = len(categories)
+    fraction = 1.0 - occlusion
+    size = np.sqrt(np.maximum(area, 0.0) * rules.reference_area / (width * height))
+    needed_fraction = np.array([rules.fraction_needed(c) for c in categories], dtype=np.float64)[category]
+    unreadable = ((fraction < needed_fraction) | (~amodal & (truncation >= rules.max_truncation))
+                  | (size < rules.min_size))
+    index = {c: k for k, c in enumerate(categories)}
+    told_apart = np.zeros((n, n), dtype=np.float64)  # 0: not look-alikes
+    for pair, needed in rules.lookalikes.items():
+        a, b = sorted(pair)
+        if a in index and b in index:
+            told_apart[index[a], index[b]] = told_apart[index[b], index[a]] = needed
+    partners = told_apart[category] > 0
+    could_be = partners & (unreadable[:, None] | (size[:, None] < told_apart[category]))
+    return ~unreadable & ~could_be.any(axis=1), could_be
+
+
 class ImageReading:
     """The readings of every instance of one image and the labels they allow."""
 
@@ -137,6 +164,19 @@ class ImageReading:
         """No ``category`` in the image, and nothing a viewer could take for one."""
         return all(i.category != category and category not in self.readings[i.id].could_be
                    for i in self.image.instances)
+
+
+def clear_directions(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`clear_direction` over arrays of boxes (rows ``(x, y, w, h)``): the index into :data:`DIRECTIONS`
+    of where each ``a`` is relative to its ``b``, -1 where no axis clearly dominates."""
+    ax0, ay0, aw, ah = (a[:, k] for k in range(4))
+    bx0, by0, bw, bh = (b[:, k] for k in range(4))
+    rows = np.minimum(ay0 + ah, by0 + bh) - np.maximum(ay0, by0)
+    cols = np.minimum(ax0 + aw, bx0 + bw) - np.maximum(ax0, bx0)
+    sideways = (rows >= MIN_CROSS_OVERLAP * np.minimum(ah, bh)) & (cols <= 0)
+    upright = (cols >= MIN_CROSS_OVERLAP * np.minimum(aw, bw)) & (rows <= 0)
+    return np.select([sideways & (ax0 + aw <= bx0), sideways, upright & (ay0 + ah <= by0), upright],
+                     [0, 1, 2, 3], -1).astype(np.int64)
 
 
 def clear_direction(a: BBox, b: BBox) -> str | None:

@@ -13,6 +13,11 @@ Reported:
 * **Table 1**: accuracy per task x pressure (Easy, HN, HP, NI, LC-S, LC-I) and the task's average, plus an
   overall row. *Average* is over the task's items (micro), as the paper's averages are not the mean of their
   six columns; NI counts every member of every number-of-images family.
+  The LC columns are the paper's figure: accuracy under a *false* context; the control items, whose context is
+  true (``provenance.context_truth == "true"``, issue 40), are kept out of Table 1, Fig. 3 and the families.
+* **Misleading vs control contexts**: per task and linguistic pressure, accuracy on the misleading items, on the
+  controls, and the gap (control - misleading): a model that follows whatever the context says scores high on
+  the controls and low on the misleading items; one that ignores the text scores alike on both.
 * **Fig. 3**: accuracy per task x question type, per question type, per pressure.
 * **Accuracy vs number of images**: over the ``n_images`` families (``provenance.family``), accuracy per family
   size (2, 4, 8, 10), per task.
@@ -147,6 +152,37 @@ def by_n_images(scored: Sequence[Scored]) -> dict[str, Any]:
     by_task["overall"] = {str(n): _cell(sum(v[0] for (_, m), v in cells.items() if m == n),
                                         sum(v[1] for (_, m), v in cells.items() if m == n)) for n in sizes}
     return {"sizes": sizes, "families": len({s.item.provenance["family"] for s in family}), "by_task": by_task}
+
+
+LINGUISTIC = ("sycophantic", "instructional_override")
+
+
+def is_control(item: Item) -> bool:
+    """A linguistic item whose context is true (a control), not the paper's misleading context."""
+    return item.provenance.get("context_truth") == "true"
+
+
+def context_controls(scored: Sequence[Scored]) -> dict[str, Any]:
+    """Per task (and overall) x linguistic pressure: ``misleading``, ``control`` and ``gap`` (control accuracy -
+    misleading accuracy, ``None`` where either is empty)."""
+    cells = _tally([s for s in scored if s.item.pressure in LINGUISTIC],
+                   lambda s: (s.item.task, s.item.pressure, is_control(s.item)))
+    tasks = _ordered({t for t, _, _ in cells}, TASK_ORDER)
+    out: dict[str, Any] = {}
+    for task in [*tasks, "overall"]:
+        out[task] = {}
+        for pressure in LINGUISTIC:
+            pick = [v for (t, p, _), v in cells.items() if task in ("overall", t) and p == pressure]
+            if not pick:
+                continue
+            row = {}
+            for name, flag in (("misleading", False), ("control", True)):
+                mine = [v for (t, p, c), v in cells.items() if task in ("overall", t) and p == pressure and c == flag]
+                row[name] = _cell(sum(v[0] for v in mine), sum(v[1] for v in mine))
+            a, b = row["control"]["accuracy"], row["misleading"]["accuracy"]
+            row["gap"] = None if a is None or b is None else round(a - b, 6)
+            out[task][pressure] = row
+    return out
 
 
 def robustness(t1: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -304,11 +340,13 @@ def score(items: Sequence[Item], outputs: Mapping[str, str], llm: Any = None) ->
     main_items = [it for it in items if it.question_type != DECOMPOSED]
     scored = [s for s in all_scored if s.item.question_type != DECOMPOSED]
     decomposed_scored = [s for s in all_scored if s.item.question_type == DECOMPOSED]
-    t1 = table1(scored)
+    paper = [s for s in scored if not is_control(s.item)]  # the paper's figures: contexts always false
+    t1 = table1(paper)
     return {
         "table1": t1,
-        "figure3": by_question_type(scored),
-        "n_images": by_n_images(scored),
+        "figure3": by_question_type(paper),
+        "n_images": by_n_images(paper),
+        "context_controls": context_controls(scored),
         "robustness": robustness(t1),
         "abstentions": abstentions(scored),
         "letters": letter_distribution(scored),
@@ -317,7 +355,8 @@ def score(items: Sequence[Item], outputs: Mapping[str, str], llm: Any = None) ->
         "extraction": dict(sorted(Counter(s.answer.kind for s in all_scored).items())),
         "llm_fallback": llm is not None,
         "items": [{"id": s.item.id, "task": s.item.task, "question_type": s.item.question_type,
-                   "pressure": s.item.pressure, "answer": s.item.answer, "kind": s.answer.kind,
+                   "pressure": s.item.pressure, "context_truth": s.item.provenance.get("context_truth"),
+                   "answer": s.item.answer, "kind": s.answer.kind,
                    "value": s.answer.value, "correct": s.correct} for s in all_scored],
     }
 
@@ -367,6 +406,13 @@ def print_report(results: Mapping[str, Any]) -> None:
         rows = [[t, *(_pct(v[str(n)]) for n in ni["sizes"])] for t, v in ni["by_task"].items()]
         stdout.print(table(f"Accuracy (%) by number of images ({ni['families']} families)",
                            ["task", *(f"{n} images" for n in ni["sizes"])], rows))
+    ctl = results.get("context_controls") or {}
+    rows = [[t, p, _pct(v["misleading"]), v["misleading"]["n"], _pct(v["control"]), v["control"]["n"],
+             "-" if v["gap"] is None else f"{100 * v['gap']:+.1f}"]
+            for t, by in ctl.items() for p, v in by.items()]
+    if any(v["control"]["n"] for by in ctl.values() for v in by.values()):
+        stdout.print(table("Misleading context vs true control (%; LC columns: misleading)",
+                           ["task", "pressure", "misleading", "n", "control", "n", "gap"], rows))
     rob = results["robustness"]
     rows = [[t, _pct(v["easy"]), _pct(v["pressured"]), "-" if v["robustness"] is None else f"{v['robustness']:.2f}",
              *("-" if v["drop"][p] is None else f"{100 * v['drop'][p]:+.1f}" for p, _ in PRESSURE_COLUMNS[1:])]

@@ -324,11 +324,13 @@ def question_key(item: Item, index: int) -> Any:
 
 
 def folds_of(items: Sequence[Item], members: Sequence[int]) -> list[list[int]]:
-    """``FOLDS`` test folds over ``members``, grouped by image set (scikit-learn's GroupKFold); fewer folds when
-    there are fewer image sets, none when there is only one."""
+    """``FOLDS`` test folds over ``members``, grouped by image set (scikit-learn's GroupKFold), variants of one
+    question (``provenance.group``: MM-SAP's shuffles, MIOH's question asked over 2, 4, 8 of its images) kept
+    together even where their image sets differ; fewer folds when there are fewer groups, none when only one."""
     from sklearn.model_selection import GroupKFold
 
-    groups = [image_set(items[i]) for i in members]
+    groups = [image_set(items[i]) if items[i].provenance.get("group") is None
+              else "group:" + canonical_json(items[i].provenance["group"]) for i in members]
     n = min(FOLDS, len(set(groups)))
     if n < 2:
         return []

@@ -15,10 +15,13 @@ Choices where the paper is silent (each a config option):
   of input images for the same question"), linked by ``provenance.family``;
 * hard-positive / hard-negative items put 1..N challenging images into the slots that decide the answer
   (Sec. 4.3: "0 to N challenging example may be included"; 0 would be an easy item);
-* "None of the above" is the answer of ``nota_share`` (20 %) of the items whose structure allows it;
+* "None of the above" is the answer of its fair share (one over the options; ``nota_share`` overrides) of the
+  items whose structure allows it; counting totals are consecutive numbers with the gold's rank dealt evenly;
 * answer positions are dealt in balanced shuffled blocks, so blind letter baselines stay at chance;
-* the misleading context of linguistic items states a clause checked to be false for the images; templates word
-  it offline, or an LLM (``--llm-model``) rewrites it and the rewrite is checked again (template fallback);
+* the context of linguistic items states a clause checked to be false for the images (the paper's misleading
+  context) or, in control items (``context_control_share``; ``provenance.context_truth``), true, so that
+  distrusting the context scores chance; templates word it offline, or an LLM (``--llm-model``) rewrites it and
+  the rewrite is checked again (template fallback);
 * CLIP signals (``--clip-*``) join geometry and co-occurrence when weights are on disk, else the stage is skipped
   with a notice.
 """

@@ -45,7 +45,8 @@ from builders.mioh.render import (
     answer_letter,
     answer_slots,
     choose_claim,
-    claim_is_false,
+    claim_truth,
+    control_share,
     context_text,
     prioritize,
 )
@@ -152,8 +153,9 @@ class MiohBuilder:
         first (most rejected attempts end there), and nothing before it draws from ``cell_rng``."""
         claim = None
         if pressure in ("sycophantic", "instructional_override"):
-            claim = choose_claim(cell_rng, self.pools, spec, key)
-            if not claim_is_false(self.pools, spec, claim):
+            control = bool(cell_rng.random() < control_share(spec, self.config.context_control_share))
+            claim = choose_claim(cell_rng, self.pools, spec, key, control)
+            if claim is None or claim_truth(self.pools, spec, claim) is not control:
                 return None
         question = self.wording.question(spec)
         options = self.wording.options(spec)
@@ -177,6 +179,7 @@ class MiohBuilder:
             context, variant = context_text(cell_rng, self.wording, pressure, claim)
             question = prioritize(self.wording, question)
             provenance["context"] = {"claim": claim.as_dict(), "template": variant, "writer": "template"}
+            provenance["context_truth"] = "true" if control else "false"
         images = [self.pools.image_file(img) for img in spec.images]
         return make_item(
             benchmark=BENCHMARK, task=self.task, question_type=spec.qtype, pressure=pressure, images=images,
@@ -192,7 +195,7 @@ class MiohBuilder:
         for variant in variants(self.task, qtype):
             if pressure == "hard_negative" and variant == "fewest":
                 continue
-            nota = ShareSchedule(self.config.nota_share if nota_eligible(variant, pressure) else 0.0)
+            nota = ShareSchedule(nota_share(self.config, variant) if nota_eligible(variant, pressure) else 0.0)
             if variant in IMAGE_SLOT_VARIANTS:
                 slots = BalancedCycle(range(n), cell_rng)
             elif variant in OPTION_SLOT_VARIANTS:
@@ -201,11 +204,9 @@ class MiohBuilder:
                 slots = None
             states: Sequence[str] = ()
             if variant == "any":
-                states = {"hard_positive": ("all", "some"), "hard_negative": ("some", "none")}.get(pressure, PRESENCE_STATES)
+                states = PRESSED_STATES["any"].get(pressure, PRESENCE_STATES)
             elif variant == "pair":
-                states = {"hard_positive": ("both", "first", "second"), "hard_negative": ("neither", "first", "second")}.get(
-                    pressure, PAIR_STATES
-                )
+                states = PRESSED_STATES["pair"].get(pressure, PAIR_STATES)
             state_cycle = BalancedCycle(states, cell_rng) if states else None
 
             def make(nota=nota, slots=slots, state_cycle=state_cycle) -> Want:
@@ -246,6 +247,7 @@ class MiohBuilder:
                 if made is None:
                     failures["context not false / duplicate / no smaller family member"] += 1
                     continue
+                self.sampler.remember_gold(spec, key)
                 break
             if made is None:
                 failures[f"gave up after {cfg.max_attempts} attempts"] += 1
@@ -268,7 +270,8 @@ class MiohBuilder:
             member_key = evaluate(self.pools, member) if member is not None else None
             if member is None or member_key is None or not self.pressure_met(member, "easy"):
                 return None
-            item = self.to_item(member, member_key, pressure, cell_rng, {"family": family, "family_sizes": sizes})
+            extra = {"family": family, "family_sizes": sizes, "group": family}  # group: one question to the lint
+            item = self.to_item(member, member_key, pressure, cell_rng, extra)
             if item is None or item.id in self.seen:
                 return None
             members.append(item)
@@ -422,28 +425,54 @@ def _median(values: Sequence[float]) -> float:
     return round(float(np.median(values)), 5) if len(values) else 0.0
 
 
+PRESSED_STATES: dict[str, dict[str, tuple[str, ...]]] = {
+    "any": {"hard_positive": ("all", "all", "some"), "hard_negative": ("none", "none", "some")},
+    "pair": {"hard_positive": ("both", "both", "first", "second"),
+             "hard_negative": ("neither", "neither", "first", "second")},
+}
+"""The answer states dealt in the pressured cells, where one state cannot be asked (no hard positive when the
+object is in no image): the others are weighted so that over the build's six pressures every state is the gold
+equally often (the other four cells deal each state once per block). Dealt evenly, "Yes, in some of them" was the
+gold of 41 % of the ``any`` items and a blind guesser's best pick (issue 40)."""
+
+
 def nota_eligible(variant: str, pressure: str) -> bool:
     """Whether 'None of the above' may be the answer: the question form allows no right option
-    (:data:`NOTA_VARIANTS`), and the cell is not ``hard_positive`` (a hard positive needs a present object)."""
-    return variant in NOTA_VARIANTS and pressure != "hard_positive"
+    (:data:`NOTA_VARIANTS`), except ``which`` in ``hard_positive`` cells (no image shows the object, so none
+    shows it hard to see)."""
+    return variant in NOTA_VARIANTS and not (variant == "which" and pressure == "hard_positive")
 
 
-def nota_report(items: Sequence[Item], share: float) -> dict[str, Any]:
-    """How many eligible items 'None of the above' answers, against ``--nota-share``; a warning when the
-    per-cell schedule rounded it far below the request (small cells: ``round(0.2 x 2) = 0``).
+def nota_share(config: MiohConfig, variant: str) -> float:
+    """``--nota-share``, else the fair share of the variant's question form: one over its options (the image
+    questions offer ``n_images`` images and NOTA, the others ``n_options`` and NOTA)."""
+    if config.nota_share is not None:
+        return config.nota_share
+    return 1.0 / ((config.n_images if variant in IMAGE_SLOT_VARIANTS else config.n_options) + 1)
+
+
+def nota_report(items: Sequence[Item], config: MiohConfig) -> dict[str, Any]:
+    """How many eligible items 'None of the above' answers, against what was asked (``--nota-share``, else each
+    question form's fair share: ``requested`` is ``"fair"``, ``expected`` the share over the eligible items); a
+    warning when the per-cell schedule rounded it far below that (small cells: ``round(0.2 x 2) = 0``).
 
     The share is scheduled per cell and question form, not over the whole build, so that a cell's items do not
     depend on which other cells are built; the default builds' answers are fixed by that schedule."""
-    eligible = [it for it in items if nota_eligible(it.provenance.get("template", "").rsplit("/", 1)[-1], it.pressure)]
-    answers = sum(1 for it in eligible if it.answer_text == quality.NOTA)
+    variants_of = [it.provenance.get("template", "").rsplit("/", 1)[-1] for it in items]
+    eligible = [(it, v) for it, v in zip(items, variants_of) if nota_eligible(v, it.pressure)]
+    answers = sum(1 for it, _ in eligible if it.answer_text == quality.NOTA)
     realised = answers / len(eligible) if eligible else 0.0
+    expected = float(np.mean([nota_share(config, v) for _, v in eligible])) if eligible else 0.0
+    asked = (f"--nota-share {config.nota_share} asked for" if config.nota_share is not None
+             else "its fair share (one over the options) is")
     warning = None
-    if share > 0 and eligible and realised < share / 2:
-        warning = (f"--nota-share {share} asked for 'None of the above' in {share:.0%} of the eligible items, but "
+    if expected > 0 and eligible and realised < expected / 2:
+        warning = (f"'None of the above': {asked} {expected:.0%} of the eligible items, but "
                    f"{answers} of {len(eligible)} got it: the share is rounded in each cell and question form, "
                    "so cells of few questions get none; raise --n-questions")
-    return {"requested": share, "eligible": len(eligible), "answers": answers, "share": round(realised, 4),
-            "warning": warning}
+    return {"requested": config.nota_share if config.nota_share is not None else "fair",
+            "expected": round(expected, 4), "eligible": len(eligible), "answers": answers,
+            "share": round(realised, 4), "warning": warning}
 
 
 # -------------------------------------------------------------------------------------------- the build
@@ -541,7 +570,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
         items=len(all_items),
         skipped=skipped + [{"cell": s} for s in shortfalls],
         quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
-        nota=nota_report(all_items, config.nota_share),
+        nota=nota_report(all_items, config),
         seconds=round(time.perf_counter() - started, 2),
         prepared_seconds=round(prepared_at - started, 2),  # reading and measuring the sources, or loading the cache
         input_hashes=input_hashes(pools_by_task, [config.verify_absence_with] if config.verify_absence_with else []),

@@ -61,7 +61,7 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
     stdout.print(table("Quality", ["check", "value"], [
         ["answer balance chi2 / dof / p", f"{bal['chi2']} / {bal['dof']} / {bal['p_value']}"],
         ["'None of the above' answers", f"{nota['answers']} = {nota['share']:.1%} of {nota['eligible']} eligible "
-                                        f"(--nota-share {nota['requested']})"],
+                                        f"(asked: {nota['requested']}, {nota['expected']:.1%})"],
         ["blind: chance / always-A", f"{base['chance']:.1%} / {base['always_A']:.1%}"],
         ["blind: most frequent / longest", f"{base['most_frequent_letter']:.1%} / {base['longest_option']:.1%}"],
         ["hard-neg P(obj|cue) chosen vs random", f"{hn['chosen_mean_p']} vs {hn['random_absent_mean_p']} (x{hn['lift']})"],

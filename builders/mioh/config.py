@@ -43,12 +43,20 @@ class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
                                   help=f"pressures to build: {', '.join(PRESSURES)} (default all)")
     n_options: int = option(4, metavar="N",
                             help="object/number options before 'None of the above' (default {default})")
-    nota_share: float = option(
-        0.2, metavar="X",
+    nota_share: float | None = option(
+        None, metavar="X",
         help="share of the eligible items whose answer is 'None of the above'. Eligible: questions that can have no "
-             "right option (all, differs, which, total, exact), not in hard_positive cells (a hard positive needs a "
-             "present object). Scheduled per cell and question form, so cells of few questions round it, down to "
-             "none with --n-questions 2 (the build warns) (default {default})")
+             "right option (all, differs, which, total, exact), but not 'which' in hard_positive cells (a hard "
+             "positive needs an image showing the object). Scheduled per cell and question form, so cells of few "
+             "questions round it, down to none with --n-questions 2 (the build warns). Unset: its fair share, one over "
+             "the question's options, so that a blind guess of it scores chance (default fair)")
+    context_control_share: float | None = option(
+        None, metavar="X",
+        help="share of the sycophantic and instructional-override items whose context is true (controls, "
+             "provenance.context_truth) rather than misleading. Unset: half where a question's options can be "
+             "asserted or denied, one over the options for counting (assertions only), the shares at which the "
+             "option a context names is the gold at its fair share, so that neither trusting nor distrusting the "
+             "context beats chance; 0 gives the paper's always-false contexts (default fair)")
     out: str = "builds/mioh"
     demo_images: int = option(600, metavar="N", help="size of the demo world when no data is given (default {default})")
     coco_rem: str | None = option(None, metavar="FILE", help="COCO-ReM instances JSON (existence, counting)")
@@ -111,8 +119,10 @@ class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
             raise ConfigError(f"n_questions must be >= 1, not {self.n_questions}")
         if not 2 <= self.n_options <= 8:
             raise ConfigError(f"n_options must be within 2..8, not {self.n_options}")
-        if not 0 <= self.nota_share < 1:
+        if self.nota_share is not None and not 0 <= self.nota_share < 1:
             raise ConfigError(f"nota_share must be within [0, 1), not {self.nota_share}")
+        if self.context_control_share is not None and not 0 <= self.context_control_share <= 1:
+            raise ConfigError(f"context_control_share must be within [0, 1], not {self.context_control_share}")
         if self.count_scope not in ("image", "category"):
             raise ConfigError(f"count_scope must be 'image' or 'category', not {self.count_scope!r}")
         for flag, images in (("coco_rem", "coco_images"), ("paco", "paco_images"), ("svg", "svg_images")):

@@ -16,7 +16,8 @@ The tables, for ``n`` images and ``C`` categories:
 ``grid`` (``n x C``)
     ``present`` (the image has an instance of the category, crowd regions included), ``verified`` (absent and
     verified so: everywhere unannotated in an exhaustive source), ``attribute_verified`` (absent as far as
-    attribute questions go: PACO's attribute pass verifies too), and the absent label (``absent_hard``,
+    attribute questions go: PACO's attribute pass verifies too; neither where a look-alike is in view, ``lookalike``),
+    and the absent label (``absent_hard``,
     ``absent_signal``, ``absent_score``).
 one per task (cells: each probe in each image showing what it names, probe then image)
     ``probe`` (its number in :meth:`Pools.probes`), ``image``, the label; existence and counting also
@@ -79,6 +80,9 @@ class Pools:
         self.verified_absent = _flags(grid["verified"], shape)
         """Image x category: absent, and verified so (everywhere unannotated in an exhaustive source)."""
         self.attribute_verified_absent = _flags(grid["attribute_verified"], shape)
+        self.lookalike = _flags(grid["lookalike"], shape)
+        """Image x category: something there could be taken for the category (its absence is not what a viewer
+        can confirm: undecidable, whatever the source verified)."""
         self.absent = LabelColumns(
             NEG + _flags(grid["absent_hard"], shape).astype(np.int8),
             np.asarray(grid["absent_signal"]).reshape(shape), np.asarray(grid["absent_score"]).reshape(shape),
@@ -107,9 +111,10 @@ class Pools:
 
         n_objects = np.bincount(objects.image, minlength=source.n_images)
         tables: dict[str, dict[str, Any]] = {
-            "grid": {"present": present, "verified": rules.verified_absence(source, present),
-                     "attribute_verified": rules.verified_absence(source, present,
-                                                                  ("verified_absent", "attributes_verified_absent")),
+            "grid": {"present": present, "verified": rules.verified_absence(source, present, objects.could_be),
+                     "attribute_verified": rules.verified_absence(
+                         source, present, objects.could_be, ("verified_absent", "attributes_verified_absent")),
+                     "lookalike": objects.could_be,
                      "absent_hard": absent.codes > NEG, "absent_signal": absent.signals, "absent_score": absent.scores},
             "images": {"id": source.images.column("id"), "file": source.images.column("file"),
                        "n_objects": n_objects.astype(np.int32)},
@@ -145,7 +150,8 @@ class Pools:
             tables["position"] = {"probe": cells.probe, "image": cells.image, **cells.labels.columns("")}
         info = {"source": source.source, "path": source.path, "license": source.license,
                 "exhaustive": source.exhaustive, "generated": source.generated, "categories": list(source.categories),
-                "n_images": source.n_images, "config": asdict(config), "probes": probes}
+                "n_images": source.n_images, "config": asdict(config), "probes": probes,
+                "attribute_types": dict(sorted(source.attribute_types.items()))}
         return cls(info, tables, clip)  # type: ignore[arg-type]
 
     # ---------------------------------------------------------------------------------------------- labels
@@ -157,6 +163,33 @@ class Pools:
     def probes(self, task: str) -> list[Probe]:
         """Probes with at least one positive image, sorted."""
         return self._probes[task]
+
+    def probe_kinds(self, task: str) -> np.ndarray:
+        """Per probe of :meth:`probes`: its kind - for attributes the attribute's type ("colour", "pattern"; empty
+        where the source gives none), for other tasks one kind for all. Distractors are drawn of the gold's kind:
+        a colour among colours (issue 40: colour golds among mixed options were a blind guesser's pick)."""
+        def make() -> np.ndarray:
+            types = self.info.get("attribute_types", {})
+            return np.array([types.get(p[0], "") if task == "attribute" else "" for p in self._probes[task]],
+                            dtype=object)
+        return self._memoised(("kinds", task), make)
+
+    def probe_groups(self, task: str) -> np.ndarray:
+        """Per probe of :meth:`probes`: a number shared by the probes one question should not offer together -
+        for attributes the object (one "red square" per question, never "red square" and "blue square": where
+        the object is in the images, every other attribute of it is a hard negative, so easy questions could only
+        pair the gold's object with nothing, and a lone object noun gave the gold away); else the probe itself."""
+        def make() -> np.ndarray:
+            if task != "attribute":
+                return np.arange(len(self._probes[task]))
+            return np.array([self._category[p[1]] for p in self._probes[task]], dtype=np.int64)
+        return self._memoised(("groups", task), make)
+
+    def easy_positives(self, task: str) -> np.ndarray:
+        """Per probe of :meth:`probes`: how many images show it easily (a plain positive)."""
+        return self._memoised(("easy-positives", task), lambda: np.bincount(
+            np.asarray(self.tables[task]["probe"])[np.asarray(self.tables[task]["code"]) == POS],
+            minlength=len(self._probes[task])))
 
     def probe_number(self, task: str, probe: Probe) -> int:
         """``probe``'s position in :meth:`probes`."""

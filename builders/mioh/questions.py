@@ -21,8 +21,9 @@ selective     ``which``: in which image (Image 1..N)               ``exact``: wh
 Pressures: ``easy`` (every image easy), ``hard_positive`` / ``hard_negative`` (1..N challenging images in the
 slots that decide the answer: present-but-hard positives, absent-but-likely negatives), and the easy recipe reused
 by ``n_images``, ``sycophantic`` and ``instructional_override``. "None of the above" is a real answer in a share
-of items set by the build (``nota_share``) where the structure allows it: for ``hard_positive`` cells it is never
-the answer (a hard positive needs a positive slot), and ``most``/``fewest`` always have an answer image.
+of items set by the build (``nota_share``, by default its fair share: one over the options) where the structure
+allows it: never for ``which`` in ``hard_positive`` cells (a hard positive needs an image showing the object), and
+``most``/``fewest`` do not offer it (one image always has the most).
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ PAIR_STATES = ("both", "neither", "first", "second")
 NOTA_VARIANTS = ("all", "differs", "which", "total", "exact")
 IMAGE_SLOT_VARIANTS = ("which", "most", "fewest", "exact")
 OPTION_SLOT_VARIANTS = ("all", "differs", "total")
+EXTREME_VARIANTS = ("most", "fewest")
+"""Which image has the most / fewest: one image always does (ties are not asked), so these offer the images
+only; a "None of the above" that is never right would be a free elimination for a blind guesser."""
 
 
 def variants(task: str, qtype: str) -> tuple[str, ...]:
@@ -96,6 +100,8 @@ def option_count(spec: Spec) -> int:
         return 4  # Yes all / Yes some / No none / I don't know
     if spec.variant == "pair":
         return 4  # Both / Neither / Image i / Image j
+    if spec.variant in EXTREME_VARIANTS:
+        return len(spec.images)  # always an answer image: no "None of the above" to offer
     if spec.variant in IMAGE_SLOT_VARIANTS:
         return len(spec.images) + 1
     return len(spec.options) + 1
@@ -157,6 +163,8 @@ def evaluate(pools: Pools, spec: Spec) -> Key | None:
             idx = hits[0] if len(hits) == 1 else None
         if idx is None:
             return None
+        if spec.variant in EXTREME_VARIANTS:
+            return Key(idx, "image")
         return Key(idx, "nota" if idx == n_opts - 1 else ("option" if spec.variant == "total" else "image"))
 
     task = spec.task
@@ -224,6 +232,16 @@ class Sampler:
         self.pools = pools
         self.n = n_images
         self.n_options = n_options
+        self.former_golds: set[int] = set()
+        """Probe numbers that were the right option of an item already drawn (:meth:`remember_gold`)."""
+
+    def remember_gold(self, spec: Spec, key: Key) -> None:
+        """Note the right option of an emitted option question: later questions offer it first among their
+        plausible distractors, so that an option text is not the gold wherever it appears (a probe that can be
+        in every image of a question is the gold more often than it is offered otherwise; a text-only learner
+        picked such repeated golds, issue 40)."""
+        if spec.variant in ("all", "differs") and key.state == "option":
+            self.former_golds.add(self.pools.probe_number(spec.task, spec.options[key.index]))
 
     # --------------------------------------------------------------------------------------------- helpers
 
@@ -251,8 +269,15 @@ class Sampler:
         used.update(chosen)
         return chosen
 
-    def _probe(self, rng: np.random.Generator, task: str) -> Probe | None:
+    def _probe(self, rng: np.random.Generator, task: str, min_positives: int = 0) -> Probe | None:
+        """A probe drawn uniformly; with ``min_positives``, among those shown easily in that many images (the
+        probes every answer state of the question can use: drawn from all probes, "Yes, in all of them" was
+        answered by frequent probes and "No" by rare ones, and a blind learner read the state off the probe's
+        words - "left of" is common, "in front of" rare)."""
         probes = self.pools.probes(task)
+        if min_positives:
+            numbers = np.flatnonzero(self.pools.easy_positives(task) >= min_positives)
+            return probes[int(numbers[int(rng.integers(len(numbers)))])] if len(numbers) else None
         return probes[int(rng.integers(len(probes)))] if probes else None
 
     def _mixed(
@@ -283,37 +308,52 @@ class Sampler:
         ok: RowTest,
         k: int,
         prefer: RowTest | None = None,
+        min_positives: int = 0,
     ) -> list | None:
-        """``k`` probes (not ``exclude``), in a random order, decided on every one of ``images`` and passing
-        ``ok``; probes that also pass ``prefer`` (plausible ones: present in some of the images) come first.
+        """``k`` probes of ``exclude``'s kind (:meth:`Pools.probe_kinds`: a colour with colours), each of its own
+        group and none of ``exclude``'s (:meth:`Pools.probe_groups`: one attribute per object), in a random order,
+        decided on every one of ``images`` and passing ``ok``; probes that also pass ``prefer`` (plausible ones:
+        present in some of the images) come first. ``min_positives``: only probes that show easily in at least
+        that many images of the source (those that could have been the gold of the question: "which is in all
+        N images" is answered by probes seen often, and distractors drawn from all probes left the frequent ones,
+        and their words, to the gold).
 
         The labels come from :meth:`Pools.rows`, many probes at once; the tests see ``(pos, hard)``, two boolean
         images x probes matrices, and return one verdict per probe (a probe's verdict reads its own column
         only). The random order is read in growing spans (:data:`DISTRACTOR_SPAN`, doubled each time) until
         ``k`` preferred probes are found: a scene-graph source has tens of thousands of triples and they are
         usually found among the first few thousand. The probes chosen are those one pass over the whole order
-        chooses: the first ``k`` preferred ones, else the preferred ones and then the first others that pass.
+        chooses: the first ``k`` preferred ones of distinct groups, else those and then the first others that pass.
         """
         probes = self.pools.probes(task)
         order = rng.permutation(len(probes))
         excluded = self.pools.probe_number(task, exclude)
+        kinds, groups = self.pools.probe_kinds(task), self.pools.probe_groups(task)
+        order = order[(kinds[order] == kinds[excluded]) & (groups[order] != groups[excluded])
+                      & (self.pools.easy_positives(task)[order] >= min_positives)]
         liked: list[int] = []
         others: list[int] = []
         start, span = 0, DISTRACTOR_SPAN
-        while start < len(order) and len(liked) < k:
+        while start < len(order) and len(set(groups[liked].tolist())) < k:
             part = order[start:start + span]
             start, span = start + span, 2 * span
             codes = self.pools.rows(task, images, part)
-            decided = (codes >= 0).all(axis=0) & (part != excluded)
+            decided = (codes >= 0).all(axis=0)
             part, codes = part[decided], codes[:, decided]
             pos, hard = codes >= POS, (codes == NEG_HARD) | (codes == POS_HARD)
             good = ok(pos, hard)
             like = good & prefer(pos, hard) if prefer is not None else good
             liked += part[like].tolist()
             others += part[good & ~like].tolist()
-        chosen = liked[:k]
-        if len(chosen) < k and prefer is not None:
-            chosen += others[: k - len(chosen)]
+        chosen: list[int] = []
+        taken: set[int] = set()
+        liked = [n for n in liked if n in self.former_golds] + [n for n in liked if n not in self.former_golds]
+        for number in liked + (others if prefer is not None else []):
+            if len(chosen) == k:
+                break
+            if int(groups[number]) not in taken:
+                taken.add(int(groups[number]))
+                chosen.append(number)
         return [probes[i] for i in chosen] if len(chosen) == k else None
 
     # ------------------------------------------------------------------------------------- set-fact tasks
@@ -332,7 +372,7 @@ class Sampler:
             return None
         if want.nota:
             # The target appears in all images but one, where it is absent: the tempting wrong option.
-            images = self._mixed(rng, task, target, "pos", n - 1, 0, used)
+            images = self._mixed(rng, task, target, "pos", n - 1, self._k(rng, n - 1) if hp else 0, used)
             miss = self._mixed(rng, task, target, "neg", 1, int(hn), used) if images is not None else None
             if images is None or miss is None:
                 return None
@@ -352,7 +392,7 @@ class Sampler:
             return (hard & ~pos).any(axis=0) if hn else pos.any(axis=0)
 
         # The target is always an option: the answer, or under NOTA the tempting wrong one.
-        distr = self._distractors(rng, task, order, target, not_in_all, self.n_options - 1, prefer)
+        distr = self._distractors(rng, task, order, target, not_in_all, self.n_options - 1, prefer, min_positives=n)
         if distr is None:
             return None
         options = list(distr)
@@ -364,7 +404,7 @@ class Sampler:
 
     def _sample_any(self, rng, task, pressure, want) -> Spec | None:
         n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
-        target = self._probe(rng, task)
+        target = self._probe(rng, task, min_positives=n)
         if target is None:
             return None
         n_pos = {"all": n, "none": 0, "some": int(rng.integers(1, n))}[want.state]
@@ -404,7 +444,7 @@ class Sampler:
             return None
         used: set[int] = set()
         if want.nota:  # the target is in both named images: tempting, but not "in i but not in j"
-            pair = self._mixed(rng, task, target, "pos", 2, 0, used)
+            pair = self._mixed(rng, task, target, "pos", 2, int(hp), used)
         else:
             img_i = self._mixed(rng, task, target, "pos", 1, int(hp), used)
             img_j = self._mixed(rng, task, target, "neg", 1, int(hn), used) if img_i is not None else None
@@ -436,7 +476,7 @@ class Sampler:
         in_j = want.state in ("both", "second")
         if (hp and not (in_i or in_j)) or (hn and in_i and in_j):
             return None
-        target = self._probe(rng, task)
+        target = self._probe(rng, task, min_positives=2)
         if target is None:
             return None
         # Which of the two named images carry the pressure: one deciding slot of the pressured kind, or both.
@@ -512,6 +552,8 @@ class Sampler:
         images = [images[i] for i in rng.permutation(n)]
         total = sum(self.pools.count(img, category) for img in images)  # type: ignore[misc]
         options = number_options(rng, total, self.n_options, want)
+        if options is None:
+            return None
         return Spec("counting", "", "total", tuple(images), probe=category, options=options)
 
     def _sample_most(self, rng, task, pressure, want) -> Spec | None:
@@ -558,7 +600,8 @@ class Sampler:
         n_others = n if want.nota else n - 1
         n_zero = self._k(rng, n_others) if hn else 0
         zeros = self._counted(rng, category, lambda c: c == 0, n_zero, n_zero, used, "neg") if hn else []
-        others = self._counted(rng, category, lambda c: c != k and c != 0, n_others - n_zero, 0, used) if zeros is not None else None
+        others = self._counted(rng, category, lambda c: c != k and c != 0, n_others - n_zero, int(hp and want.nota), used
+                               ) if zeros is not None else None
         if zeros is None or others is None:
             return None
         rest = zeros + others
@@ -570,18 +613,24 @@ class Sampler:
         return Spec("counting", "", "exact", self._arrange(rng, answer[0], rest, want.slot), probe=category, count=k)
 
 
-def number_options(rng: np.random.Generator, total: int, n_options: int, want: Want) -> tuple[int, ...]:
-    """Nearby wrong totals around ``total``, with ``total`` at ``want.slot`` unless NOTA is the answer.
+def number_options(rng: np.random.Generator, total: int, n_options: int, want: Want) -> tuple[int, ...] | None:
+    """``n_options`` consecutive numbers in ascending order, ``total`` the one of rank ``want.slot``; under NOTA
+    the run just below or just above ``total`` (a coin decides where both fit). ``None`` where ``total`` is too
+    small for its rank (the sampler draws other images).
 
-    Distractors are the closest other non-negative numbers (a model that misses or double-counts one object
-    lands on them), chosen at random from a window so the right answer is not always the middle one.
+    Consecutive numbers give the set no shape to read: every rank is the gold's equally often (the schedulers
+    deal ``want.slot`` in balanced blocks), extremes included. Nearby wrong totals are what a model that misses
+    or double-counts an object lands on. Gaps drawn at random (the earlier window) left the gold in the middle:
+    2nd or 3rd smallest in 57 of 62 items (issue 40).
     """
-    window = [v for v in range(max(0, total - n_options), total + n_options + 1) if v != total]
-    k = n_options if want.nota else n_options - 1
-    chosen = sorted(int(v) for v in rng.choice(window, size=k, replace=False))
-    if not want.nota:
-        chosen.insert(want.slot, total)
-    return tuple(chosen)
+    if want.nota:
+        below = total >= n_options and rng.random() < 0.5
+        start = total - n_options if below else total + 1
+    else:
+        start = total - want.slot
+        if start < 0:
+            return None
+    return tuple(range(start, start + n_options))
 
 
 def shrink(rng: np.random.Generator, pools: Pools, spec: Spec, size: int, n_options: int, attempts: int = 20) -> Spec | None:
@@ -608,7 +657,10 @@ def shrink(rng: np.random.Generator, pools: Pools, spec: Spec, size: int, n_opti
         if spec.variant == "total":
             total = sum(pools.count(img, spec.probe) for img in images)  # type: ignore[misc]
             slot = spec.options.index(sum(pools.count(i, spec.probe) for i in spec.images)) if original.state == "option" else 0  # type: ignore[misc]
-            candidate = replace(candidate, options=number_options(rng, total, n_options, Want(slot=slot, nota=original.state == "nota")))
+            options = number_options(rng, total, n_options, Want(slot=slot, nota=original.state == "nota"))
+            if options is None:
+                continue
+            candidate = replace(candidate, options=options)
         key = evaluate(pools, candidate)
         if key is not None and key.state == original.state:
             return candidate

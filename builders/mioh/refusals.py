@@ -29,7 +29,7 @@ def refusal_counts(pools: Pools, task: str) -> dict[str, Any]:
         reasons[UNVERIFIED_ABSENCE] = _unverified_positions(pools, probes)
     else:
         verified = pools.attribute_verified_absent if task == "attribute" else pools.verified_absent
-        unverified = ~pools.incidence & ~verified
+        unverified = ~pools.incidence & ~verified & ~pools.lookalike  # a look-alike's pair is not a refusal
         if task == "counting":  # without the federated rules these images would count 0 only within the limit
             unverified &= within_limit(pools.object_counts(), pools.config)[:, None]
         cats = [pools.category_index(probe[1] if task == "attribute" else probe) for probe in probes]  # type: ignore[index]
@@ -51,7 +51,8 @@ def _unverified_positions(pools: Pools, probes: list) -> int:
     a = np.array([pools.category_index(s) for s, _ in predicates], dtype=np.int64)
     b = np.array([pools.category_index(o) for _, o in predicates], dtype=np.int64)
     n = np.array(list(predicates.values()), dtype=np.int64)
-    unverified = _pair_counts(~pools.verified_absent, a, b) - _pair_counts(pools.incidence, a, b)
+    known = (pools.verified_absent | pools.lookalike) & ~pools.incidence  # a look-alike's pair: not a refusal
+    unverified = _pair_counts(~known, a, b) - _pair_counts(pools.incidence, a, b)
     return int((n * unverified).sum())
 
 

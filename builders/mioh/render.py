@@ -4,9 +4,11 @@ Nothing here decides correctness: the answer index comes from :func:`builders.mi
 module only turns probes into text (``templates/mioh/*.yaml``) and places "None of the above" last.
 
 Misleading contexts (paper Sec. 4.3, "Lingual Challenging Factors") are built from a :class:`Claim`: a clause
-that is *false* for the images (checked against the pools before use). The sycophantic templates wrap it in an
-uncertain personal belief, the instructional-override templates in an authoritative statement; a true clause
-denied ("there is no dog in Image 2" when there is one) is as false as a false clause asserted.
+that is *false* for the images (checked against the pools before use), or, in the control items that keep
+"distrust the context" from being a strategy, *true* (:func:`choose_claim`; ``provenance.context_truth``). The
+sycophantic templates wrap it in an uncertain personal belief, the instructional-override templates in an
+authoritative statement; a true clause denied ("there is no dog in Image 2" when there is one) is as false as a
+false clause asserted.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 
 from builders.mcq import letter
 from builders.mioh.pools import Pools, Probe
-from builders.mioh.questions import PAIR_STATES, PRESENCE_STATES, Key, Spec
+from builders.mioh.questions import EXTREME_VARIANTS, PAIR_STATES, PRESENCE_STATES, Key, Spec
 from templates.english import be, counted, one, plural
 from templates.loader import load_templates, render, with_article
 
@@ -86,7 +88,9 @@ class Wording:
             scale = self.t["pair_scale"]
             i, j = spec.pair  # type: ignore[misc]
             return [scale["both"], scale["neither"], render(scale["first"], i=i + 1), render(scale["second"], j=j + 1)]
-        if spec.variant in ("which", "most", "fewest", "exact"):
+        if spec.variant in EXTREME_VARIANTS:
+            return [self.image_label(p) for p in range(len(spec.images))]
+        if spec.variant in ("which", "exact"):
             return [self.image_label(p) for p in range(len(spec.images))] + [nota]
         if spec.variant == "total":
             return [str(n) for n in spec.options] + [nota]
@@ -115,7 +119,7 @@ def answer_slots(spec: Spec) -> int:
 
 @dataclass(frozen=True)
 class Claim:
-    """A clause the context states, always false for the images.
+    """A clause the context states: false for the images, or true in a control item.
 
     ``kind``: ``absent`` (probe absent from ``image``, or from all images when ``image`` is None), ``present``
     (probe present in ``image``, or in every image when None), ``count`` (exactly ``value`` in ``image``),
@@ -133,69 +137,103 @@ class Claim:
         return {"kind": self.kind, "probe": probe, "image": self.image, "value": self.value, "extreme": self.extreme}
 
 
-def choose_claim(rng: np.random.Generator, pools: Pools, spec: Spec, key: Key) -> Claim:
-    """A false clause that pulls away from the right answer of ``spec`` (see the table in the module docs)."""
-    n = len(spec.images)
-    task = spec.task
+Named = tuple[Claim, "Claim | None", bool]
+"""One option a context can name: the claim asserting it, the claim denying it (``None`` where the question form
+has no such sentence), and whether the option holds (is the gold, or true of the images)."""
+
+
+def nameable(rng: np.random.Generator, pools: Pools, spec: Spec, key: Key) -> list[Named]:
+    """The options of ``spec`` a context may name, each with its asserting and denying clause (see
+    :func:`choose_claim`). Fixed options ("None of the above", "Yes, in some of them") are never named."""
+    n, task = len(spec.images), spec.task
     if task == "counting":
         counts = [pools.count(img, spec.probe) for img in spec.images]
         if spec.variant == "total":
-            wrong = [o for o in spec.options if o != sum(counts)]  # type: ignore[operator]
-            return Claim("total", spec.probe, value=int(wrong[int(rng.integers(len(wrong)))]))
+            return [(Claim("total", spec.probe, value=int(o)), None, o == sum(counts)) for o in spec.options]  # type: ignore[arg-type]
         if spec.variant in ("most", "fewest"):
-            others = [p for p in range(n) if p != key.index]
-            return Claim("extreme", spec.probe, image=others[int(rng.integers(len(others)))], extreme=spec.variant)
-        others = [p for p in range(n) if counts[p] != spec.count]
-        return Claim("count", spec.probe, image=others[int(rng.integers(len(others)))], value=spec.count)
+            return [(Claim("extreme", spec.probe, image=p, extreme=spec.variant), None, p == key.index) for p in range(n)]
+        return [(Claim("count", spec.probe, image=p, value=spec.count), None, counts[p] == spec.count) for p in range(n)]
+
+    def status(img: int, probe: Probe) -> str | None:
+        lab = pools.label(task, img, probe)
+        return None if lab is None else lab.status
+
     if spec.variant == "all":
-        if key.state == "option":
-            return Claim("absent", spec.options[key.index])
-        return Claim("present", spec.probe)  # the tempting option, missing from one image
+        out: list[Named] = []
+        for k, o in enumerate(spec.options):
+            gold = key.state == "option" and key.index == k
+            missing = [p for p in range(n) if status(spec.images[p], o) == "neg"]
+            where = int(rng.integers(n)) if gold else (missing[int(rng.integers(len(missing)))] if missing else None)
+            out.append((Claim("present", o), None if where is None else Claim("absent", o, image=where), gold))
+        return out
     if spec.variant == "any":
-        if key.state == "none":
-            return Claim("present", spec.probe, image=int(rng.integers(n)))
-        return Claim("absent", spec.probe)
-    # Denials name no image ("there is no dog in any of these images", as in the paper's examples): naming the
-    # answer image would hand a model the answer position.
+        p = int(rng.integers(n))
+        return [(Claim("present", spec.probe), Claim("absent", spec.probe, image=p), key.state == "all"),
+                (Claim("absent", spec.probe), Claim("present", spec.probe, image=p), key.state == "none")]
     if spec.variant == "which":
-        if key.state == "image":
-            return Claim("absent", spec.probe)
-        return Claim("present", spec.probe, image=int(rng.integers(n)))
+        return [(Claim("present", spec.probe, image=p), Claim("absent", spec.probe, image=p),
+                 key.state == "image" and key.index == p) for p in range(n)]
     i, j = spec.pair  # type: ignore[misc]
     if spec.variant == "pair":
-        if key.state == "neither":
-            return Claim("present", spec.probe, image=(i, j)[int(rng.integers(2))])
-        return Claim("absent", spec.probe)
-    # differs: deny the answer, or under NOTA deny an option that is present in one of the two named images
-    if key.state == "option":
-        return Claim("absent", spec.options[key.index])
-    present = [o for o in spec.options if any(
-        pools.label(task, spec.images[p], o).status == "pos" for p in (i, j)  # type: ignore[union-attr]
-    )]
-    if present:
-        return Claim("absent", present[int(rng.integers(len(present)))])
-    return Claim("present", spec.options[int(rng.integers(len(spec.options)))], image=i)
+        return [(Claim("present", spec.probe, image=x), Claim("absent", spec.probe, image=x),
+                 status(spec.images[x], spec.probe) == "pos") for x in (i, j)]
+    return [(Claim("present", o, image=i), Claim("absent", o, image=i), key.state == "option" and key.index == k)
+            for k, o in enumerate(spec.options)]
 
 
-def claim_is_false(pools: Pools, spec: Spec, claim: Claim) -> bool:
-    """Check, from the pools, that a claim conflicts with the ground truth."""
+def choose_claim(rng: np.random.Generator, pools: Pools, spec: Spec, key: Key, control: bool) -> Claim | None:
+    """The clause of a context: false (the paper's misleading context) or, for a ``control`` item, true - of the
+    same kinds, so that the context's wording never tells which it is. ``None`` where the item has no fitting one.
+
+    A clause names one option and asserts it ("there is a dog in Image 2") or denies it ("there is no dog in
+    Image 2"). A false assertion names an option that does not hold, a false denial one that does; a true one the
+    reverse. The polarity is drawn so that the named option is the gold at its fair share (one over the options
+    that can be named) whenever controls are half the items: an assertion is a control one time in ``k``, a
+    denial ``k - 1`` times in ``k``. Question forms with assertions only (counting) name each option equally
+    often, so their share of controls is one in ``k`` (:func:`control_share`). Trusting the context and
+    distrusting it then both score chance; the paper's measure is read on the false ones (issue 40).
+    """
+    named = nameable(rng, pools, spec, key)
+    if not named:
+        return None
+    k = len(named)
+    has_denial = any(deny is not None for _, deny, _ in named)
+    assert_it = not has_denial or rng.random() < ((1 / k) if control else (k - 1) / k)
+    holds_wanted = control if assert_it else not control
+    fitting = [(a if assert_it else d) for a, d, holds in named if holds == holds_wanted and (assert_it or d is not None)]
+    return fitting[int(rng.integers(len(fitting)))] if fitting else None
+
+
+def control_share(spec: Spec, share: float | None) -> float:
+    """The chance that an item's context is a true control: ``share`` (``--context-control-share``), else half
+    for question forms whose options can be both asserted and denied, and one over the options for counting's
+    assertions (see :func:`choose_claim`)."""
+    if share is not None:
+        return share
+    if spec.task != "counting":
+        return 0.5
+    return 1.0 / (len(spec.options) if spec.variant == "total" else len(spec.images))
+
+
+def claim_truth(pools: Pools, spec: Spec, claim: Claim) -> bool | None:
+    """Whether a claim holds for the images, from the pools; ``None`` where a label it rests on is undecidable."""
     imgs = spec.images
     if claim.kind in ("present", "absent"):
         where = range(len(imgs)) if claim.image is None else [claim.image]
         labels = [pools.label(spec.task, imgs[p], claim.probe) for p in where]
         if any(l is None for l in labels):
-            return False
+            return None
         present = [l.status == "pos" for l in labels]  # type: ignore[union-attr]
-        return any(present) if claim.kind == "absent" else not all(present)
+        return not any(present) if claim.kind == "absent" else all(present)
     counts = [pools.count(img, claim.probe) for img in imgs]
     if any(c is None for c in counts):
-        return False
+        return None
     if claim.kind == "total":
-        return claim.value != sum(counts)  # type: ignore[arg-type]
+        return claim.value == sum(counts)  # type: ignore[arg-type]
     if claim.kind == "count":
-        return counts[claim.image] != claim.value  # type: ignore[index]
+        return counts[claim.image] == claim.value  # type: ignore[index]
     best = max(counts) if claim.extreme == "most" else min(counts)  # type: ignore[type-var]
-    return counts[claim.image] != best or counts.count(best) > 1  # type: ignore[index]
+    return counts[claim.image] == best and counts.count(best) == 1  # type: ignore[index]
 
 
 def claim_text(wording: Wording, claim: Claim) -> tuple[str, str]:

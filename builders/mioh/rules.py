@@ -28,7 +28,8 @@ import numpy as np
 
 from builders.mioh.labels import NEG, NEG_HARD, POS, POS_HARD, SIGNALS, LabelColumns
 from filters.cooccurrence import HardNegativeThresholds
-from filters.geometry import GeometryThresholds, Measures
+from filters.geometry import METHODS, GeometryThresholds, Measures
+from filters.legibility import DIRECTIONS, LegibilityRules, clear_directions, read_columns
 from sources.tables import SourceTables, column, flat_lists
 
 if TYPE_CHECKING:
@@ -97,6 +98,11 @@ class Objects:
     """Each instance's pair (a row of the pair arrays)."""
     pair_image: np.ndarray
     pair_category: np.ndarray
+    legible: np.ndarray
+    """A viewer can name the instance's category (:func:`legibility_rules`, :func:`filters.legibility.read_columns`)."""
+    could_be: np.ndarray
+    """Image x category: some instance there could be taken for the category (a look-alike too small or too hidden
+    to tell apart: a 35 px octagon for a circle)."""
 
     @classmethod
     def of(cls, source: SourceTables, measures: Measures, thresholds: GeometryThresholds) -> Objects:
@@ -106,9 +112,17 @@ class Objects:
         score = np.stack([measures.relative_area, measures.occlusion, measures.truncation])[which, np.arange(len(which))]
         key = image * len(source.categories) + category
         keys, pair = np.unique(key, return_inverse=True)
+        legible, near = read_columns(
+            source.categories, category, column(source.instances, "area").astype(np.float64),
+            column(source.images, "width").astype(np.float64)[image],
+            column(source.images, "height").astype(np.float64)[image], measures.occlusion,
+            measures.method == METHODS.index("amodal"), measures.truncation, legibility_rules(source))
+        could_be = np.zeros((source.n_images, len(source.categories)), dtype=bool)
+        rows, looked = np.nonzero(near)
+        could_be[image[rows], looked] = True
         return cls(source.n_images, len(source.categories), image, category, column(source.instances, "iscrowd"),
                    measures.level.astype(np.int8), _SIGNALS[which], score, measures.relative_area, pair.reshape(-1),
-                   keys // max(1, len(source.categories)), keys % max(1, len(source.categories)))
+                   keys // max(1, len(source.categories)), keys % max(1, len(source.categories)), legible, could_be)
 
     @property
     def n_pairs(self) -> int:
@@ -133,9 +147,28 @@ class Objects:
 
     def usable(self) -> np.ndarray:
         """Instances a question may rest on: not crowd regions (a crowd covers several objects and cannot be
-        trusted alone), and not ones nobody can see (below ``min_visible`` area, or almost fully occluded: the
-        geometry filter's ``drop``), which are neither a fair positive nor a safe negative."""
-        return ~self.crowd & (self.level != DROP)
+        trusted alone), not ones nobody can see (below ``min_visible`` area, or almost fully occluded: the
+        geometry filter's ``drop``), and only ones a viewer can name (:attr:`legible`): the others are neither a
+        fair positive nor a safe negative."""
+        return ~self.crowd & (self.level != DROP) & self.legible
+
+    def lookalike(self) -> np.ndarray:
+        """Per pair: some instance in the image could be taken for the pair's category."""
+        return self.could_be[self.pair_image, self.pair_category]
+
+
+def legibility_rules(source: SourceTables) -> LegibilityRules:
+    """What a viewer can identify (issue 40: a label only where a person could check it in the picture).
+
+    The demo world: its measured table (:meth:`LegibilityRules.demo`: a polygon needs 90 % of its outline in view,
+    a curved shape 75 %, occlusion and the frame edge together; 16 px of ``sqrt(visible area)``; look-alike pairs
+    such as circle / octagon undecidable below the size that tells them apart). Other sources (COCO-ReM, PACO,
+    SVG): the size floor only. Their occlusion is a proxy that leans to "hard" (:mod:`filters.geometry`) and a
+    real object is named from a part (a head, a wheel), unlike a demo polygon whose identity is its corners; their
+    visible share is bounded by the geometry filter's drop rules (``min_visible``, ``max_occlusion``)."""
+    if source.source == "demo" and source.generated:
+        return LegibilityRules.demo()
+    return LegibilityRules(default_fraction=0.0, max_truncation=float("inf"))
 
 
 @dataclass(frozen=True)
@@ -149,7 +182,8 @@ class ObjectStates:
     hardest: np.ndarray
     """The first usable instance (the signal of a hard pair), -1 where none."""
     countable: np.ndarray
-    """No crowd region and no instance too hard to see: the instances can be counted."""
+    """No crowd region, no instance too hard to see or to name, and nothing else that could be taken for the
+    category: the instances can be counted."""
     count: np.ndarray
     first_hard: np.ndarray
     """The first hard instance that is not a crowd region (what makes a count hard), -1 where none."""
@@ -162,16 +196,17 @@ def object_states(objects: Objects) -> ObjectStates:
     usable = objects.usable()
     n_usable = objects.count(usable)
     crowds = objects.count(objects.crowd)
-    dropped = objects.count(objects.level == DROP)
+    dropped = objects.count(~objects.crowd & ~usable)
+    lookalike = objects.lookalike()
     return ObjectStates(
         visible=n_usable > 0,
         all_hard=(n_usable > 0) & (objects.count(usable & (objects.level == HARD)) == n_usable),
         hardest=objects.first(usable),
-        countable=(crowds == 0) & (objects.count(~objects.crowd & (objects.level == DROP)) == 0),
+        countable=(crowds == 0) & (dropped == 0) & ~lookalike,
         count=objects.count(~objects.crowd),
         first_hard=objects.first(~objects.crowd & (objects.level == HARD)),
         instances=objects.count(np.ones(len(objects.image), dtype=bool)),
-        crowd_or_dropped=(crowds > 0) | (dropped > 0),
+        crowd_or_dropped=(crowds > 0) | (dropped > 0) | lookalike,
     )
 
 
@@ -202,11 +237,12 @@ def with_clip(labels: LabelColumns, z: np.ndarray | None, low_z: float) -> Label
 # ---------------------------------------------------------------------------------------------- absence
 
 
-def verified_absence(source: SourceTables, present: np.ndarray, lists: tuple[str, ...] = ("verified_absent",)
-                     ) -> np.ndarray:
+def verified_absence(source: SourceTables, present: np.ndarray, could_be: np.ndarray,
+                     lists: tuple[str, ...] = ("verified_absent",)) -> np.ndarray:
     """Image x category: no instance, and the source says so (exhaustive, or the category in one of ``lists``,
-    the images' federated lists)."""
-    return ~present if source.exhaustive else source.list_matrix(lists) & ~present
+    the images' federated lists), and nothing in the image a viewer could take for one (``could_be``,
+    :attr:`Objects.could_be`): absent is only what a person can confirm is not there."""
+    return (~present if source.exhaustive else source.list_matrix(lists) & ~present) & ~could_be
 
 
 def absent_labels(context_p: np.ndarray, hard_negative: np.ndarray, clip: ClipSignals | None) -> LabelColumns:
@@ -367,6 +403,30 @@ def attributes(source: SourceTables, objects: Objects, states: ObjectStates, pro
 # ------------------------------------------------------------------------------------------------ positions
 
 
+def predicates_of(source: SourceTables) -> list[str]:
+    """Each relation's predicate."""
+    return source.relations.column("predicate").to_pylist()
+
+
+def _clearly_elsewhere(objects: Objects, boxes: np.ndarray, s_pair: np.ndarray, o_pair: np.ndarray,
+                       wanted: np.ndarray) -> np.ndarray:
+    """Per cell with a direction (``wanted`` >= 0): every subject instance is clearly in some other direction from
+    every object instance (:func:`filters.legibility.clear_directions`); a diagonal or overlapping pair leaves
+    the direction undecidable."""
+    out = np.zeros(len(wanted), dtype=bool)
+    cells = np.flatnonzero(wanted >= 0)
+    if not len(cells):
+        return out
+    order = np.argsort(objects.pair, kind="stable")
+    starts = np.searchsorted(objects.pair[order], np.arange(objects.n_pairs + 1))
+    members = [order[starts[p]:starts[p + 1]] for p in range(objects.n_pairs)]
+    for cell in cells.tolist():
+        a, b = members[s_pair[cell]], members[o_pair[cell]]
+        seen = clear_directions(np.repeat(boxes[a], len(b), axis=0), np.tile(boxes[b], (len(a), 1)))
+        out[cell] = bool(len(seen)) and bool(((seen >= 0) & (seen != wanted[cell])).all())
+    return out
+
+
 def relation_triples(source: SourceTables) -> tuple[list[tuple[str, str, str]], np.ndarray]:
     """The ``(subject category, predicate, object category)`` triples of the source's relations between
     different categories, sorted (same-category relations, "a hexagon left of a hexagon", read as riddles: not
@@ -387,12 +447,17 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
     relations are exhaustive, else those annotating it or its opposite. There it is
 
     * present where a usable subject-object pair shows it (hard when every usable pair involves an object hard
-      to see: the first such pair's subject where hard, else its object);
-    * undecidable where only unusable pairs show it, or either category has no usable instance;
+      to see: the first such pair's subject where hard, else its object); for ``left of`` / ``right of`` /
+      ``above`` / ``below`` only where the pair's boxes also show it with one axis clearly dominating
+      (:func:`filters.legibility.clear_directions`: apart along it, overlapping across it by half the smaller
+      extent); a diagonal pair is nobody's "above" (issue 40: a circle higher than a heart but far to its right);
+    * undecidable where only unusable pairs show it, or either category has no usable instance, or something in
+      the image could be taken for either category (a look-alike, :attr:`Objects.could_be`);
     * false (a hard negative) where relations are exhaustive, or where each category has a single instance and
       the opposite relation (``left of`` / ``right of``, ...) is annotated between them. That contradiction trusts
       the scene graph's instance count ("the only cup is right of the only dog"); a scene graph may miss a second
-      cup, a risk accepted because the opposite relation was annotated between the objects the graph does name;
+      cup, a risk accepted because the opposite relation was annotated between the objects the graph does name.
+      A direction is false only where every subject-object pair of instances is clearly in another one;
     * undecidable elsewhere.
 
     A triple whose subject or object is missing is false exactly where that absence is verified
@@ -422,7 +487,12 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
     cell_of = np.searchsorted(cells, key)
     holds = np.bincount(cell_of, minlength=len(cells)) > 0
     s_level, o_level = objects.level[subject[asked]], objects.level[obj[asked]]
-    usable = (s_level != DROP) & (o_level != DROP)
+    boxes = np.stack([column(source.instances, k).astype(np.float64) for k in "xywh"], axis=1)
+    direction = np.array([DIRECTIONS.index(p) if p in DIRECTIONS else -1 for p in predicates_of(source)],
+                         dtype=np.int64)[asked]
+    seen = clear_directions(boxes[subject[asked]], boxes[obj[asked]])
+    usable = objects.usable()
+    usable = usable[subject[asked]] & usable[obj[asked]] & ((direction < 0) | (seen == direction))
     hard_instance = np.where(s_level == HARD, subject[asked], np.where(o_level == HARD, obj[asked], -1))
     plain = np.bincount(cell_of[usable & (hard_instance < 0)], minlength=len(cells)) > 0
     first = np.full(len(cells), len(key), dtype=np.int64)
@@ -430,13 +500,16 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
     hard_shown = ~plain & (first < len(key))
     hard_of = np.where(hard_shown, hard_instance[np.minimum(first, max(len(key) - 1, 0))] if len(key) else 0, 0)
     s_pair, o_pair = objects.pair_of(image, s_cat[triple]), objects.pair_of(image, o_cat[triple])
-    decidable = states.visible[s_pair] & states.visible[o_pair]
+    decidable = (states.visible[s_pair] & states.visible[o_pair] & ~objects.lookalike()[s_pair]
+                 & ~objects.lookalike()[o_pair])
     shown = decidable & (plain | hard_shown)
     labels = _positives(objects, hard_shown, hard_of, shown)
     single = (states.instances[s_pair] == 1) & (states.instances[o_pair] == 1)
     opposite_cell = np.where(opposite[triple] >= 0, image * len(triples) + opposite[triple], -1)
     contradicted = single & np.isin(opposite_cell, annotated)
-    false = decidable & ~holds & (exhaustive | contradicted)
+    wanted = np.array([DIRECTIONS.index(r) if r in DIRECTIONS else -1 for _, r, _ in triples], dtype=np.int64)
+    elsewhere = _clearly_elsewhere(objects, boxes, s_pair, o_pair, wanted[triple])
+    false = decidable & ~holds & (exhaustive | contradicted) & ((wanted[triple] < 0) | elsewhere)
     labels.codes[false] = NEG_HARD
     labels.signals[false] = SIGNALS.index("relation")
     return Cells.sorted(triple, image, labels)

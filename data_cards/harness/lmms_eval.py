@@ -8,7 +8,9 @@ prompts and scores are Mirage's own.
 
 Task names are ``mirage_<release>_<task>`` and the group ``mirage_<release>`` (lower case, ``_`` for anything
 else), so they cannot collide with lmms-eval's own tasks. Metrics per task: ``accuracy``, ``acc_<pressure>`` for
-each pressure the release has, ``unparsed_rate`` and, where the task has yes/no items, ``yes_ratio`` (the share of
+each pressure the release has (over the misleading items only where a pressure also has controls, items whose
+context is true: the paper's figure), ``acc_<pressure>_control`` for those controls (the gap is the difference of
+the two), ``unparsed_rate`` and, where the task has yes/no items, ``yes_ratio`` (the share of
 the model's yes/no answers that are "yes"). The group reports ``accuracy`` and ``unparsed_rate`` over all
 tasks, each task weighted by the number of items it scores (see :mod:`scoring.harness.lmms_eval_utils`), which
 makes them the overall numbers of ``python -m scoring``.
@@ -50,13 +52,19 @@ except ImportError as exc:  # pragma: no cover - the message is for users of the
     ) from exc
 
 PRESSURES = {pressures}
-process_results = make_process_results(PRESSURES)
+CONTROLS = {controls}
+process_results = make_process_results(PRESSURES, CONTROLS)
 '''
 
 
 def metric_name(pressure: str) -> str:
     """``acc_<pressure>`` with the pressure reduced to letters, digits and ``_`` (``LC-S`` -> ``acc_LC_S``)."""
     return "acc_" + re.sub(r"[^A-Za-z0-9]+", "_", pressure).strip("_")
+
+
+def control_metric_name(pressure: str) -> str:
+    """``acc_<pressure>_control``: accuracy on a pressure's control items (a true context)."""
+    return metric_name(pressure) + "_control"
 
 
 def lmms_name(*parts: str) -> str:
@@ -71,7 +79,8 @@ def _q(value: str) -> str:
 
 def task_yaml(task: ReleaseTask, *, release: str, repo_id: str, version: str, pressures: Sequence[str]) -> str:
     """One task config's YAML (see the module docstring)."""
-    metrics = ["accuracy", *(metric_name(p) for p in pressures), "unparsed_rate"]
+    metrics = ["accuracy", *(metric_name(p) for p in pressures),
+               *(control_metric_name(p) for p in task.control_pressures), "unparsed_rate"]
     if any(str(r["answer"]).strip().lower() in ("yes", "no") for r in task.rows):
         metrics.append("yes_ratio")
     lines = [
@@ -142,6 +151,8 @@ def write_lmms_eval(
     group = out_dir / GROUP_FILE
     group.write_text(group_yaml(tasks, release=release, version=version), encoding="utf-8", newline="\n")
     utils = out_dir / "utils.py"
-    utils.write_text(UTILS_TEMPLATE.format(name=release, version=version, pressures=repr(tuple(pressures))),
+    controls = sorted({p for t in tasks for p in t.control_pressures})
+    utils.write_text(UTILS_TEMPLATE.format(name=release, version=version, pressures=repr(tuple(pressures)),
+                                           controls=repr(tuple(controls))),
                      encoding="utf-8", newline="\n")
     return [*written, group, utils]

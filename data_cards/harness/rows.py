@@ -34,6 +34,16 @@ class ReleaseTask:
     def pressures(self) -> list[str]:
         return sorted({r["pressure"] for r in self.rows})
 
+    @property
+    def control_pressures(self) -> list[str]:
+        """Pressures some of whose items are controls: a context that is true (``context_truth``, MIOH)."""
+        return sorted({r["pressure"] for r in self.rows if context_truth(r) == "true"})
+
+
+def context_truth(row: dict[str, Any]) -> str | None:
+    """``"false"`` (the paper's misleading context), ``"true"`` (a control) or ``None`` (no context claim)."""
+    return _provenance(row.get("provenance")).get("context_truth")
+
 
 def row_item(row: dict[str, Any]) -> Item:
     """The :class:`Item` a release row (or an lmms-eval doc) holds; images are the build's file names."""

@@ -6,7 +6,10 @@ the question). Hence three sheets per task, by answer form:
 
 * ``<release>_<task>_MCQ.tsv``: ``index``, ``id`` (Mirage's item id), ``image``, ``image_path``, ``question``,
   ``hint`` (= context), option columns ``A``.. (as many as the task's longest option list), ``answer`` (letter),
-  ``category`` (= task), ``l2-category`` (= pressure), ``question_type``;
+  ``category`` (= task), ``l2-category`` (= pressure; ``<pressure> (control)`` for an item whose context is true,
+  so VLMEvalKit's per-category accuracy separates the paper's misleading items from their controls),
+  ``context_truth`` (``false`` / ``true``; a column only where a release has contexts with a truth),
+  ``question_type``;
 * ``<release>_<task>_YN.tsv``: yes/no items, ``answer`` ``Yes``/``No`` (capitalised, as VLMEvalKit's yes/no sets);
 * ``<release>_<task>_VQA.tsv``: open answers (reference text).
 
@@ -40,7 +43,7 @@ from builders.answers import INSTRUCTIONS, answer_format, is_refusal
 from builders.items import OPTION_LETTERS
 from sources.errors import ConfigError
 
-from .rows import ReleaseTask, row_item
+from .rows import ReleaseTask, context_truth, row_item
 
 YES_NO_INSTRUCTION = INSTRUCTIONS["yes_no"]
 
@@ -119,8 +122,9 @@ def _common(row: dict[str, Any], index: int) -> dict[str, Any]:
         "image_path": image_path,
         "hint": row["context"] or "",
         "category": row["task"],
-        "l2-category": row["pressure"],
+        "l2-category": row["pressure"] + (" (control)" if context_truth(row) == "true" else ""),
         "question_type": row["question_type"],
+        **({"context_truth": context_truth(row)} if context_truth(row) else {}),
     }
 
 
@@ -157,7 +161,7 @@ def plain_records(rows: Sequence[dict[str, Any]], form: str) -> Iterator[dict[st
 
 
 LEADING = ("index", "id", "image", "image_path", "question", "hint")
-TRAILING = ("answer", "category", "l2-category", "question_type", "rotation")
+TRAILING = ("answer", "category", "l2-category", "context_truth", "question_type", "rotation")
 
 
 def write_tsv(path: Path, records: Sequence[dict[str, Any]]) -> Path:

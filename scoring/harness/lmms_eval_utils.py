@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from builders.answers import INSTRUCTIONS, answer_format
 from builders.items import OPTION_LETTERS
-from data_cards.harness.lmms_eval import metric_name
+from data_cards.harness.lmms_eval import control_metric_name, metric_name
 from data_cards.harness.rows import row_item
 from scoring.extract import extract, is_correct
 from scoring.mioh import DECOMPOSED
@@ -65,8 +65,11 @@ def doc_to_target(doc: dict[str, Any]) -> str:
     return doc["answer"]
 
 
-def make_process_results(pressures: Sequence[str]) -> Callable[[dict[str, Any], list[str]], dict[str, Any]]:
-    """``process_results`` for a release whose items have these pressures (one ``acc_<pressure>`` metric each).
+def make_process_results(pressures: Sequence[str], controls: Sequence[str] = ()
+                         ) -> Callable[[dict[str, Any], list[str]], dict[str, Any]]:
+    """``process_results`` for a release whose items have these pressures (one ``acc_<pressure>`` metric each)
+    and these pressures with control items (``acc_<pressure>_control``: a control, whose context is true, counts
+    there and not in ``acc_<pressure>``, which stays the paper's accuracy under a misleading context).
 
     Open-answer items (a reference text) are not scored here, as in ``python -m scoring``, where their
     benchmark's scorer reads them (a judge, keyword graphs): feed the ``--log_samples`` file to it.
@@ -85,8 +88,11 @@ def make_process_results(pressures: Sequence[str]) -> Callable[[dict[str, Any], 
             "unparsed_rate": float(answer.kind == "unparsed") if closed else None,
             "yes_ratio": (1.0 if answer.value == "yes" else 0.0) if answer.kind == "yes_no" else None,
         }
+        control = item.provenance.get("context_truth") == "true"
         for pressure, name in names.items():
-            values[name] = correct if item.pressure == pressure else None
+            values[name] = correct if item.pressure == pressure and not control else None
+        for pressure in controls:
+            values[control_metric_name(pressure)] = correct if item.pressure == pressure and control else None
         if closed:  # last, and only for scored items: see the module docstring
             values["accuracy"] = correct
         shown = answer.value if closed else ""

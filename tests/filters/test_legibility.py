@@ -88,3 +88,45 @@ def test_the_lookalike_table_is_what_the_demo_outlines_measure():
     assert set(close) == set(table.LOOKALIKES)
     assert all(abs(close[pair] - table.LOOKALIKES[pair]) < 0.002 for pair in close), close
     assert table.lookalike_sizes()[frozenset(("circle", "octagon"))] == pytest.approx(48, abs=0.1)
+
+
+def test_the_column_reading_agrees_with_read_instance_on_the_demo_world(tmp_path):
+    """:func:`filters.legibility.read_columns` (MIOH's arrays) reads every demo instance as
+    :func:`read_instance` does (MM-SAP's records): legible or not, and what it could be taken for."""
+    import numpy as np
+
+    from filters.geometry import measure_image
+    from filters.legibility import read_columns
+    from sources.demo import load_demo
+
+    records = load_demo(seed=0, n_images=80, cache_dir=tmp_path)
+    cats = list(records.categories)
+    rows, want = [], []
+    for im in records.images:
+        geoms = measure_image(im)
+        for inst in im.instances:
+            g = geoms[inst.id]
+            rows.append((cats.index(inst.category), inst.area, im.width, im.height, g.occlusion,
+                         g.occlusion_method == "amodal", g.truncation))
+            want.append(read_instance(inst, g, im.width, im.height, RULES))
+    columns = [np.array(c) for c in zip(*rows)]
+    legible, could_be = read_columns(cats, *columns, rules=RULES)
+    assert legible.tolist() == [r.legible for r in want]
+    assert [{cats[k] for k in np.flatnonzero(row)} for row in could_be] == [set(r.could_be) for r in want]
+    assert 0 < legible.sum() < len(want)  # both kinds occur
+
+
+def test_clear_directions_over_arrays_agree_with_clear_direction():
+    import numpy as np
+
+    from filters.legibility import DIRECTIONS, clear_directions
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 200, size=(500, 4)).astype(float)
+    b = rng.integers(0, 200, size=(500, 4)).astype(float)
+    a[:, 2:] += 1
+    b[:, 2:] += 1
+    got = clear_directions(a, b)
+    want = [clear_direction(tuple(x), tuple(y)) for x, y in zip(a, b)]
+    assert [DIRECTIONS[k] if k >= 0 else None for k in got] == want
+    assert len(set(want)) == 5  # all four directions and undecidable occur

@@ -48,17 +48,22 @@ def test_demo_release_answered_and_scored(demo_release, tmp_path: Path, pattern:
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert len(responder.asked) == len(items)
     overall = results["table1"]["overall"]
-    assert overall["average"]["n"] == len(main_items)
+    controls = [it for it in main_items if it.provenance.get("context_truth") == "true"]
+    paper = [it for it in main_items if it.provenance.get("context_truth") != "true"]
+    assert controls and overall["average"]["n"] == len(paper)  # Table 1: the paper's misleading contexts only
+    ctl = results["context_controls"]["overall"]
+    assert sum(v["control"]["n"] for v in ctl.values()) == len(controls)
     if pattern == "truth":
         assert overall["average"]["accuracy"] == 1.0
+        assert all(v["control"]["accuracy"] in (None, 1.0) and v["gap"] in (None, 0.0) for v in ctl.values())
         assert results["decomposed"]["decomposed_accuracy"] == 1.0 == results["decomposed"]["comprehensive_accuracy"]
         assert results["coverage"]["all"]["unparsed"] == 0
     else:  # always "A": right exactly where the answer is A; the yes/no questions are unparsed
-        expected = sum(it.answer == "A" for it in main_items) / len(main_items)
+        expected = sum(it.answer == "A" for it in paper) / len(paper)
         assert overall["average"]["accuracy"] == pytest.approx(expected, abs=1e-6)
-        per_pressure = Counter(it.pressure for it in main_items if it.answer == "A")
+        per_pressure = Counter(it.pressure for it in paper if it.answer == "A")
         for pressure, n in per_pressure.items():
-            total = sum(it.pressure == pressure for it in main_items)
+            total = sum(it.pressure == pressure for it in paper)
             assert overall[pressure]["accuracy"] == pytest.approx(n / total, abs=1e-6)
         assert results["extraction"]["unparsed"] == len(items) - len(main_items)
         assert results["letters"]["model"]["A"] == len(main_items)

@@ -118,6 +118,30 @@ def test_process_results_scores_the_models_answers(released):
     assert mean_of_values([{"value": None}]) != mean_of_values([{"value": None}])  # NaN: nothing applies
 
 
+def test_controls_have_their_own_metric_and_category(released):
+    """A linguistic item whose context is true (MIOH's control, ``context_truth``) counts in
+    ``acc_<pressure>_control`` and not in ``acc_<pressure>`` (the paper's misleading-context accuracy); VLMEvalKit
+    sees it under ``<pressure> (control)``."""
+    from data_cards.harness.rows import ReleaseTask
+    from data_cards.harness.vlmevalkit import _common
+    from scoring.harness.lmms_eval_utils import make_process_results
+
+    row = next(r for r in release_rows(released).values() if r["answer"] in ("yes", "no"))
+    truth = {"yes": "Yes.", "no": "No."}[row["answer"]]
+    process = make_process_results((row["pressure"],), (row["pressure"],))
+    control = dict(row, provenance=json.dumps({"context_truth": "true"}))
+    misleading = dict(row, provenance=json.dumps({"context_truth": "false"}))
+    name = f"acc_{row['pressure']}"
+    assert process(control, [truth])[name]["value"] is None
+    assert process(control, [truth])[name + "_control"]["value"] == 1.0
+    assert process(misleading, [truth])[name]["value"] == 1.0
+    assert process(misleading, [truth])[name + "_control"]["value"] is None
+    assert ReleaseTask("t", "t", "all", [control, misleading]).control_pressures == [row["pressure"]]
+    assert ReleaseTask("t", "t", "all", [misleading]).control_pressures == []
+    assert _common(control, 0)["l2-category"] == row["pressure"] + " (control)"
+    assert _common(control, 0)["context_truth"] == "true" and "context_truth" not in _common(row, 0)
+
+
 def test_vlmevalkit_sheets_round_trip(released):
     rows = release_rows(released)
     folder = released / "harness" / "vlmevalkit"

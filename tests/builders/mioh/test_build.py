@@ -41,6 +41,13 @@ def demo_checker(cache_dir) -> Checker:
     return Checker(demo_truth(Path(path)), dict(records.attribute_types), exhaustive=True)
 
 
+def planted(checker: Checker, image_id: str, change) -> Checker:
+    """A checker over a copy of the truth where ``change`` rewrote the objects of one image."""
+    truth = {"images": copy.deepcopy(checker.images), "exhaustive": checker.absence_exhaustive, "demo": checker.demo}
+    change(truth["images"][image_id]["objects"])
+    return Checker(truth, checker.types, checker.exhaustive, checker.rules)
+
+
 @pytest.fixture(scope="session")
 def demo_build(tmp_path_factory, cache_dir, demo_checker) -> Path:
     out = tmp_path_factory.mktemp("builds")
@@ -90,6 +97,85 @@ def test_checker_catches_a_wrong_answer(demo_build, demo_checker):
     assert any("answer should be" in p for p in demo_checker.check(wrong))
 
 
+def test_checker_catches_a_context_whose_truth_is_misstated(demo_build, demo_checker):
+    """A misleading context marked as a control (and a control marked misleading) is reported."""
+    items = read_items(demo_build)
+    for truth in ("true", "false"):
+        item = next(it for it in items if it["provenance"].get("context_truth") == truth)
+        assert demo_checker.check(item) == []
+        wrong = copy.deepcopy(item)
+        wrong["provenance"]["context_truth"] = "false" if truth == "true" else "true"
+        assert any("but context_truth says" in p for p in demo_checker.check(wrong))
+
+
+def test_the_context_does_not_tell_the_answer(demo_build):
+    """Controls (a true context) beside the paper's misleading ones: about half of the items whose options can be
+    asserted or denied, and the option a context names is the gold about as often as any other option (issue 40:
+    with contexts always false, distrusting them answered half the items)."""
+    items = [it for it in read_items(demo_build) if it["pressure"] in ("sycophantic", "instructional_override")]
+    truths = Counter(it["provenance"]["context_truth"] for it in items if it["task"] != "counting")
+    assert truths["true"] and truths["false"] and 0.3 <= truths["true"] / sum(truths.values()) <= 0.7
+    counting = Counter(it["provenance"]["context_truth"] for it in items if it["task"] == "counting")
+    assert counting["true"] < counting["false"]  # assertions only: true one time in the number of options
+
+
+def _answer_image(items: list[dict], task: str, wanted=lambda probe: True) -> tuple[dict, str]:
+    """An image-slot item of ``task`` whose answer is an image, and that image's id."""
+    item = next(it for it in items if it["task"] == task and it["provenance"]["template"].endswith("/which")
+                and it["provenance"]["answer_state"] == "image" and wanted(it["provenance"]["probe"]))
+    return item, item["provenance"]["images"][ord(item["answer"]) - 65]["id"]
+
+
+def test_checker_catches_a_label_no_viewer_could_check(demo_build, demo_checker):
+    """Issue 40's rules, each planted once into the truth behind a right item: the checker then rejects the item.
+    A shape too hidden to read (a polygon with half its outline in view), one too small to read, a look-alike
+    beside an absent shape (a small octagon where "no circle" is the label), a look-alike of a counted shape,
+    and a position pair moved onto a diagonal."""
+    items = read_items(demo_build)
+    polygons = ("square", "triangle", "hexagon", "diamond", "pentagon", "octagon", "trapezoid")
+
+    def of(cat):
+        return lambda objects: [o for o in objects if o["category"] == cat]
+
+    # in a hard_positive item, where a small or hidden shape is otherwise a fair (hard) positive
+    hard = [it for it in items if it["pressure"] == "hard_positive"]
+    item, image = _answer_image(hard, "existence", lambda p: p in polygons)
+    assert demo_checker.check(item) == []
+    for what, change in (("half hidden", lambda o: o.update(amodal_area=2 * o["area"])),
+                         ("14 px", lambda o: o.update(area=196.0, amodal_area=196.0))):
+        wrong = planted(demo_checker, image, lambda objects: [change(o) for o in of(item["provenance"]["probe"])(objects)])
+        assert any("undecidable" in p for p in wrong.check(item)), what
+
+    def with_lookalike(category, lookalike):
+        return lambda objects: objects.append({"id": "planted", "category": lookalike, "bbox": [0, 0, 36, 36],
+                                               "area": 1225.0, "amodal_area": 1225.0, "iscrowd": False,
+                                               "attributes": ("red", "solid")})
+
+    absent = next(it for it in items if it["task"] == "existence" and it["provenance"]["probe"] == "circle"
+                  and any(im["label"] == "neg" for im in it["provenance"]["images"]))
+    image = next(im["id"] for im in absent["provenance"]["images"] if im["label"] == "neg")
+    assert demo_checker.check(absent) == []
+    assert any("undecidable" in p for p in planted(demo_checker, image, with_lookalike("circle", "octagon")).check(absent))
+
+    counted = next(it for it in items if it["task"] == "counting" and it["provenance"]["probe"] in ("circle", "octagon"))
+    image = counted["provenance"]["images"][0]["id"]
+    other = "octagon" if counted["provenance"]["probe"] == "circle" else "circle"
+    assert demo_checker.check(counted) == []
+    assert any("cannot be counted" in p for p in planted(demo_checker, image, with_lookalike("", other)).check(counted))
+
+    item, image = _answer_image(items, "position", lambda p: p[1] in ("left of", "right of", "above", "below"))
+    subject, relation, _ = item["provenance"]["probe"]
+    assert demo_checker.check(item) == []
+
+    def diagonal(objects):  # the subject moved a whole box up or down from where it was: apart on both axes
+        for o in of(subject)(objects):
+            x, y, w, h = o["bbox"]
+            o["bbox"] = [x, y - h - 1 if relation != "below" else y + h + 1, w, h]
+            if relation in ("above", "below"):
+                o["bbox"][0] = x + w + 1
+    assert any("undecidable" in p for p in planted(demo_checker, image, diagonal).check(item))
+
+
 def test_checker_catches_a_wrong_option_label(demo_build, demo_checker):
     """Each distractor's recorded label in each image is re-derived: a flipped label or difficulty is reported."""
     items = [it for it in read_items(demo_build) if it["provenance"]["option_labels"]]
@@ -132,7 +218,8 @@ def test_answer_positions_and_nota_share_are_controlled(demo_build):
     build = json.loads((demo_build / "build.json").read_text())
     q = build["stats"]["quality"]
     assert q["answer_balance"]["p_value"] > 0.01
-    assert 0.08 <= q["none_of_the_above"]["share"] <= 0.25
+    nota = build["stats"]["nota"]  # each question form's fair share (one over its options), rounded per cell
+    assert nota["requested"] == "fair" and abs(nota["share"] - nota["expected"]) <= 0.1 and nota["warning"] is None
     base = q["blind_baselines"]
     assert base["always_A"] < base["chance"] + 0.08
     assert q["hard_negative_cooccurrence"]["lift"] > 1.0

@@ -105,20 +105,20 @@ def test_a_nota_share_rounded_to_nothing_is_a_warning(tmp_path: Path, monkeypatc
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     base = ["--n-images", "2", "--tasks", "existence", "--pressures", "easy", "--demo-images", "120",
             "--no-clip", "--out", str(tmp_path)]
-    code, text = summary_at(80, monkeypatch, [*base, "--n-questions", "2", "--name", "small"])
+    code, text = summary_at(80, monkeypatch, [*base, "--n-questions", "2", "--nota-share", "0.2", "--name", "small"])
     err = capsys.readouterr().err
     assert code == 0
     stats = json.loads((tmp_path / "small" / "build.json").read_text())["stats"]["nota"]
     assert stats["answers"] == 0 and stats["eligible"] > 0 and stats["requested"] == 0.2
     assert "raise --n-questions" in stats["warning"]
     assert f"warning: {stats['warning']}" in " ".join(err.split())  # on stderr while building ...
-    assert "warning: --nota-share 0.2" in text  # ... and in the summary
+    assert "warning: 'None of the above': --nota-share 0.2" in " ".join(text.split())  # ... and in the summary
     assert_readable(text)
     items = [json.loads(line) for line in (tmp_path / "small" / "items.jsonl").read_text().splitlines()]
     assert not any(it["options"] and it["options"][ord(it["answer"]) - 65] == "None of the above"
                    for it in items if len(it["answer"]) == 1)  # what the warning is about, seen independently
 
-    code, text = summary_at(80, monkeypatch, [*base, "--n-questions", "5", "--name", "enough"])
+    code, text = summary_at(80, monkeypatch, [*base, "--n-questions", "5", "--nota-share", "0.2", "--name", "enough"])
     assert code == 0 and "warning" not in text and "warning" not in capsys.readouterr().err
     stats = json.loads((tmp_path / "enough" / "build.json").read_text())["stats"]["nota"]
     assert stats["answers"] > 0 and stats["warning"] is None
