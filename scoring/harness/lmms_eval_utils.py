@@ -12,7 +12,8 @@ apply (``acc_<pressure>`` of another pressure, ``yes_ratio`` of a multiple-choic
 :func:`mean_of_values` averages the values that apply. ``accuracy`` is the exception: it is returned only for the
 items it scores, and last. lmms-eval takes a task's sample count from the last metric it aggregates, and its group
 weighs each task's accuracy by that count (``weight_by_size``), so the group's accuracy is over the scored items
-exactly, as ``python -m scoring`` counts them (open answers and decomposed questions left out).
+exactly, as ``python -m scoring`` counts them (open answers and decomposed questions left out, and MIOH's
+context controls, which Table 1 leaves to their own ``acc_<pressure>_control``).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def make_process_results(pressures: Sequence[str], controls: Sequence[str] = ()
             values[name] = correct if item.pressure == pressure and not control else None
         for pressure in controls:
             values[control_metric_name(pressure)] = correct if item.pressure == pressure and control else None
-        if closed:  # last, and only for scored items: see the module docstring
+        if closed and not control:  # last, and only for the items Table 1 scores: see the module docstring
             values["accuracy"] = correct
         shown = answer.value if closed else ""
         return {name: {"id": item.id, "value": value, "answer": shown, "kind": answer.kind}
