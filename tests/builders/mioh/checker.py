@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.builders import viewer
+
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 NOTA = "None of the above"
 OPPOSITE = {"left of": "right of", "right of": "left of", "above": "below", "below": "above",
@@ -39,16 +41,8 @@ class Rules:
     count_max_objects: int = 5
 
 
-# What a person can identify (issue 40), restated from sources/demo/legibility.py for the demo world: the visible
-# share of the whole shape per category (polygons are read from their corners), sqrt(visible area) in px at
-# 640x480, and the look-alike pairs with their measured outline distance (told apart from 1.97 / distance px,
-# at least 16). Other sources: the 16 px floor only.
-POLYGONS = ("square", "triangle", "hexagon", "diamond", "pentagon", "octagon", "trapezoid")
-MIN_SIZE = 16.0
-LOOKALIKE_DISTANCE = {("circle", "octagon"): 0.041, ("circle", "hexagon"): 0.076, ("hexagon", "octagon"): 0.083,
-                      ("circle", "pentagon"): 0.113, ("octagon", "pentagon"): 0.115, ("hexagon", "pentagon"): 0.122,
-                      ("pentagon", "trapezoid"): 0.167, ("octagon", "square"): 0.172, ("circle", "square"): 0.182,
-                      ("hexagon", "square"): 0.189, ("pentagon", "square"): 0.195}
+# What a person can identify (issue 40): tests/builders/viewer.py for the demo world; other sources: the size
+# floor only.
 DIRECTIONS = ("left of", "right of", "above", "below")
 
 PACO_UNKNOWN_FLAGS = {"unknown_color": "colour", "unknown_pattern_marking": "pattern",
@@ -212,22 +206,20 @@ class Checker:
 
     @staticmethod
     def size(img, o) -> float:
-        return (max(o["area"], 0.0) * 640 * 480 / (img["width"] * img["height"])) ** 0.5
+        return viewer.size(o["area"], img["width"], img["height"])
 
     def _readable(self, img, o) -> bool:
-        if self.size(img, o) < MIN_SIZE:
+        if self.size(img, o) < viewer.MIN_SIZE:
             return False
         if not self.demo:
             return True
-        return 1 - self._occlusion(o) >= (0.9 if o["category"] in POLYGONS else 0.75)
+        return viewer.enough_shown(o["category"], 1 - self._occlusion(o))
 
     def could_be(self, img, o) -> set:
         """What a viewer might take ``o`` for (every look-alike when it cannot be read at all)."""
         if not self.demo:
             return set()
-        readable = self._readable(img, o)
-        return {b if o["category"] == a else a for (a, b), d in LOOKALIKE_DISTANCE.items()
-                if o["category"] in (a, b) and (not readable or self.size(img, o) < max(MIN_SIZE, 1.97 / d))}
+        return viewer.lookalikes(o["category"], self._readable(img, o), self.size(img, o))
 
     def legible(self, img, o) -> bool:
         return self._readable(img, o) and not self.could_be(img, o)
@@ -235,19 +227,6 @@ class Checker:
     def lookalike_of(self, img, cat) -> bool:
         """Something in the image could be taken for ``cat``."""
         return any(cat in self.could_be(img, o) for o in img["objects"])
-
-    @staticmethod
-    def side(a, b) -> str | None:
-        """Where box a is relative to box b when one axis clearly dominates: apart along it, sharing at least
-        half the smaller extent across it; None for diagonal or overlapping pairs."""
-        (ax, ay, aw, ah), (bx, by, bw, bh) = a["bbox"], b["bbox"]
-        rows = min(ay + ah, by + bh) - max(ay, by)
-        cols = min(ax + aw, bx + bw) - max(ax, bx)
-        if cols <= 0 and rows >= min(ah, bh) / 2:
-            return "left of" if ax + aw <= bx else "right of"
-        if rows <= 0 and cols >= min(aw, bw) / 2:
-            return "above" if ay + ah <= by else "below"
-        return None
 
     def hard(self, img, o) -> bool:
         r = self.rules
@@ -341,13 +320,13 @@ class Checker:
         holding = [(by_id[s], by_id[t]) for s, p, t in img["relations"]
                    if p == rel and by_id[s]["category"] == subject and by_id[t]["category"] == obj]
         good = [(a, b) for a, b in holding if self.usable(img, a) and self.usable(img, b)
-                and (rel not in DIRECTIONS or self.side(a, b) == rel)]
+                and (rel not in DIRECTIONS or viewer.side(a, b) == rel)]
         if good:
             return True, all(self.hard(img, a) or self.hard(img, b) for a, b in good)
         if holding:
             return None
         if rel in DIRECTIONS:  # false only where every pair is clearly somewhere else
-            sides = [self.side(a, b) for a in s_objs for b in o_objs]
+            sides = [viewer.side(a, b) for a in s_objs for b in o_objs]
             if any(side is None or side == rel for side in sides):
                 return None
         if self.exhaustive:

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from tests.builders import viewer
+
 LETTERS = "ABCDE"
 REFUSAL = "Sorry, I can't help with it"
 TEMPLATES = Path(__file__).resolve().parents[3] / "templates" / "mmsap"
@@ -30,15 +32,7 @@ DIRECTIONS = {"to the left of": "left of", "to the right of": "right of", "above
 PLURALS = {"crosses": "cross"}
 # geometry thresholds of the paper-derived defaults (filters/geometry.py GeometryThresholds, restated)
 MIN_VISIBLE, MAX_OCCLUSION, HARD_AREA, HARD_OCCLUSION, HARD_TRUNCATION = 0.0005, 0.9, 0.01, 0.4, 0.5
-# what a person can identify in a demo picture (sources/demo/legibility.py, restated): the visible share of the
-# whole shape per category, sqrt(visible area) in px at 640x480, and the look-alike pairs with the size from which
-# they are told apart (1.97 / their measured outline distance, at least 16 px)
-POLYGONS = ("square", "triangle", "hexagon", "diamond", "pentagon", "octagon", "trapezoid")
-MIN_SIZE = 16.0
-LOOKALIKE_DISTANCE = {("circle", "octagon"): 0.041, ("circle", "hexagon"): 0.076, ("hexagon", "octagon"): 0.083,
-                      ("circle", "pentagon"): 0.113, ("octagon", "pentagon"): 0.115, ("hexagon", "pentagon"): 0.122,
-                      ("pentagon", "trapezoid"): 0.167, ("octagon", "square"): 0.172, ("circle", "square"): 0.182,
-                      ("hexagon", "square"): 0.189, ("pentagon", "square"): 0.195}
+# what a person can identify in a demo picture: tests/builders/viewer.py
 COUNT_OPTIONS = ["1", "2", "3", "4"]
 REFER = {"the plain object": "solid", "the striped object": "striped", "the dotted object": "dotted",
          "the checkered object": "checkered"}
@@ -177,20 +171,15 @@ class Demo:
 
     def _readable(self, im: dict, o: dict) -> bool:
         visible = o["area"] / o["amodal_area"]
-        return visible >= (0.9 if o["category"] in POLYGONS else 0.75) and self.size(im, o) >= MIN_SIZE
+        return viewer.enough_shown(o["category"], visible) and self.size(im, o) >= viewer.MIN_SIZE
 
     @staticmethod
     def size(im: dict, o: dict) -> float:
-        return (o["area"] * 640 * 480 / (im["width"] * im["height"])) ** 0.5
+        return viewer.size(o["area"], im["width"], im["height"])
 
     def could_be(self, im: dict, o: dict) -> set[str]:
         """Categories a viewer might take ``o`` for (all its look-alikes when it cannot be read at all)."""
-        readable = self._readable(im, o)
-        out = set()
-        for (a, b), d in LOOKALIKE_DISTANCE.items():
-            if o["category"] in (a, b) and (not readable or self.size(im, o) < max(MIN_SIZE, 1.97 / d)):
-                out.add(b if o["category"] == a else a)
-        return out
+        return viewer.lookalikes(o["category"], self._readable(im, o), self.size(im, o))
 
     def count(self, im: dict, category: str) -> int | None:
         """The count a viewer can be sure of, else None."""
@@ -207,19 +196,6 @@ class Demo:
     def clear(self, im: dict, o: dict) -> bool:
         """Shown once, easy and legible: what a question may name."""
         return len(self.of_category(im, o["category"])) == 1 and self.level(im, o) == "easy" and self.legible(im, o)
-
-    @staticmethod
-    def side(a: dict, b: dict) -> str | None:
-        """Where a is relative to b when one axis clearly dominates: apart along it, sharing at least half the
-        smaller extent across it."""
-        (ax, ay, aw, ah), (bx, by, bw, bh) = a["bbox"], b["bbox"]
-        rows = min(ay + ah, by + bh) - max(ay, by)
-        cols = min(ax + aw, bx + bw) - max(ax, bx)
-        if cols <= 0 and rows >= min(ah, bh) / 2:
-            return "left of" if ax + aw <= bx else "right of"
-        if rows <= 0 and cols >= min(aw, bw) / 2:
-            return "above" if ay + ah <= by else "below"
-        return None
 
     def hidden_reason(self, im: dict, o: dict) -> str | None:
         rel, occ, trunc = self.geometry(im, o)
@@ -435,7 +411,7 @@ class Checker:
             if len(holds) != 1:
                 return [f"not exactly one direction holds: {holds}"]
             truth = holds.pop()
-            if self.demo.side(sa[0], sb[0]) != truth:
+            if viewer.side(sa[0], sb[0]) != truth:
                 return [f"{a} is {truth} the {b} in the records, but no axis clearly dominates"]
             said = {DIRECTIONS[m] for t in [answer] for m in DIRECTIONS if t == f"It's {m} the {b}"}
             wrong_said = [DIRECTIONS[m] for w in wrong for m in DIRECTIONS if w == f"It's {m} the {b}"]

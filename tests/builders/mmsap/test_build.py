@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from builders.mmsap import main
+from tests.builders import viewer
 from tests.builders.mmsap.checker import REFER, Checker, CocoTruth, Demo, VqaTruth
 from tests.builders.mmsap.fixtures import make_vqav2
 from tests.conftest import have, require
@@ -190,7 +191,7 @@ def test_checker_catches_a_diagonal_position(demo_build, demo_checker):
         for a in clear:
             for b in clear:
                 held = {r[1] for r in im["relations"] if r[0] == a["id"] and r[2] == b["id"]} & set(phrases)
-                if a is not b and len(held) == 1 and demo.side(a, b) is None:
+                if a is not b and len(held) == 1 and viewer.side(a, b) is None:
                     return (a, b, held.pop())
         return None
 
