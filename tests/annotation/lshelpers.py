@@ -1,11 +1,35 @@
-"""Helpers acting as reviewers: signup through the invite link, annotations through the API."""
+"""Helpers acting as reviewers (signup through the invite link, annotations through the API), and for starting
+and stopping ``annotation serve`` in the tests."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+
+from annotation.serve import free_port, port_is_free
 from annotation.config import COMMENT, CORRECT_OPTION, CORRECT_TEXT, ISSUES, OBJECT, VERDICT, correction_choices
 from builders.items import Item
 
 REVIEWER_PASSWORD = "reviewer-pass-1234"
+
+
+def three_free_ports() -> int:
+    """A port whose next two are free too: the three rooms of ``annotation serve --port P``."""
+    for _ in range(50):
+        port = free_port()
+        if port < 65000 and all(port_is_free("127.0.0.1", port + k) for k in range(3)):
+            return port
+    raise RuntimeError("no three consecutive free ports")
+
+
+def stop_serve(proc: subprocess.Popen, timeout: float) -> None:
+    """Ctrl-C to ``annotation serve``, as a user stops it; killed (and the timeout raised) if it hangs."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
 
 
 def csrf_cookie(session) -> str:

@@ -26,6 +26,7 @@ import requests  # noqa: E402 - checked above
 from annotation.front import RoomFront, cookie_name, local_files_escape, owner_only  # noqa: E402
 from annotation.serve import free_port, port_is_free  # noqa: E402
 from tests.annotation import fake_label_studio  # noqa: E402
+from tests.annotation.lshelpers import stop_serve, three_free_ports  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = Path(fake_label_studio.__file__)
@@ -141,14 +142,6 @@ def _fake_bin(tmp_path: Path) -> Path:
     return exe
 
 
-def _consecutive_ports(n: int) -> int:
-    for _ in range(50):
-        port = free_port()
-        if port < 65000 and all(port_is_free("127.0.0.1", port + k) for k in range(n)):
-            return port
-    raise RuntimeError("no free ports")
-
-
 def _pid(data: Path) -> int:
     return int((data / "fake.pid").read_text())
 
@@ -158,7 +151,7 @@ def _serve_three_rooms(data: Path, exe: Path, err_path: Path) -> tuple[subproces
     another process took one of them between the check and the start (tests run beside other servers)."""
     env = {k: v for k, v in os.environ.items() if k not in ("LABEL_STUDIO_USERNAME", "LABEL_STUDIO_PASSWORD")}
     for _ in range(3):
-        port = _consecutive_ports(3)
+        port = three_free_ports()
         with open(err_path, "w") as err:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "annotation", "serve", "--data-dir", str(data), "--port", str(port),
@@ -212,12 +205,7 @@ def test_a_dead_room_is_restarted_and_the_others_keep_serving(tmp_path):
         assert r.status_code == 503 and "was not restarted" in r.text and "try again" not in r.text
         assert all(requests.get(u + "/health", timeout=5).status_code == 200 for u in urls[:2])
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+        stop_serve(proc, 30)
     log = err_path.read_text()
     assert proc.returncode == 0, log
     assert re.search(rf"Room 2 \(port {port + 1}\): Label Studio stopped with status -9: .*; restarting it", log), log

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -38,8 +39,7 @@ from annotation.push import push  # noqa: E402
 from builders.items import make_item, write_items  # noqa: E402
 from tests.annotation.builds import make_build  # noqa: E402
 from tests.annotation.conftest import ADMIN_EMAIL, ADMIN_PASSWORD  # noqa: E402
-from tests.annotation.lshelpers import REVIEWER_PASSWORD, result, signup  # noqa: E402
-from tests.annotation.test_serve import _three_free_ports  # noqa: E402
+from tests.annotation.lshelpers import REVIEWER_PASSWORD, result, signup, stop_serve, three_free_ports  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -82,7 +82,7 @@ def team(ls_template, label_studio_bin, tmp_path_factory):
     data = root / "data"
     for k in (1, 2, 3):
         shutil.copytree(ls_template, data / f"room-{k}")
-    port = _three_free_ports()
+    port = three_free_ports()
     env = dict(os.environ, LABEL_STUDIO_USERNAME=ADMIN_EMAIL, LABEL_STUDIO_PASSWORD=ADMIN_PASSWORD,
                MIRAGE_LABEL_STUDIO_BIN=str(label_studio_bin))
     err_path = root / "serve.err"
@@ -115,11 +115,8 @@ def team(ls_template, label_studio_bin, tmp_path_factory):
         yield dict(proc=proc, err=err_path, data=data, urls=urls, admins=admins, build=build, build_path=build_path,
                    pushes=pushes, tasks=tasks, reviewers=reviewers, files_root=files_root)
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(90)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            stop_serve(proc, 90)
         err.close()
 
 

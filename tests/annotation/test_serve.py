@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -16,25 +15,17 @@ import pytest
 from annotation.client import LabelStudioClient
 from annotation.serve import free_port, port_is_free
 from tests.annotation.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
-from tests.annotation.lshelpers import signup
+from tests.annotation.lshelpers import signup, stop_serve, three_free_ports
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _three_free_ports() -> int:
-    for _ in range(50):
-        port = free_port()
-        if port < 65000 and all(port_is_free("127.0.0.1", port + k) for k in range(3)):
-            return port
-    raise RuntimeError("no three consecutive free ports")
 
 
 def test_serve_starts_three_rooms_prints_how_to_join_and_stops_cleanly(ls_template, label_studio_bin, tmp_path):
     data = tmp_path / "data"
     for k in (1, 2, 3):
         shutil.copytree(ls_template, data / f"room-{k}")
-    port = _three_free_ports()
+    port = three_free_ports()
     env = dict(os.environ, LABEL_STUDIO_USERNAME=ADMIN_EMAIL, LABEL_STUDIO_PASSWORD=ADMIN_PASSWORD,
                MIRAGE_LABEL_STUDIO_BIN=str(label_studio_bin))
     proc = subprocess.Popen(
@@ -84,12 +75,7 @@ def test_serve_starts_three_rooms_prints_how_to_join_and_stops_cleanly(ls_templa
         assert second.returncode == 2
         assert second.stderr.strip().splitlines()[-1] == f"error: port {port} on 127.0.0.1 is already in use: pass another --port"
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+        stop_serve(proc, 60)
     assert proc.returncode == 0
     deadline = time.monotonic() + 30  # the OS frees a closed port a moment after the process ends
     while not all(port_is_free("127.0.0.1", port + k) for k in range(3)):
