@@ -16,7 +16,8 @@ builder labels only what a person looking at the picture could confirm, and leav
   two can be told apart).
 
 An instance that fails is read as *possibly* each look-alike of its category (``could_be``): the ones whose size
-it does not reach, or all of them when it is too hidden or too small to read at all.
+it does not reach, or all of them, and the categories it may be misread as when only part of it shows
+(``unread_as``: a demo polygon as any other polygon), when it is too hidden or too small to read at all.
 
 **Labels** (:class:`ImageReading`):
 
@@ -58,6 +59,8 @@ class LegibilityRules:
     """The geometry filter's "easy" bound (occlusion below 0.4) for sources without a table of their own."""
     min_size: float = 16.0
     lookalikes: Mapping[frozenset[str], float] = field(default_factory=dict)
+    unread_as: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Category -> what an instance of it that cannot be read may be taken for, besides its look-alikes."""
     reference_area: int = 640 * 480
     max_truncation: float = 0.5
 
@@ -67,7 +70,8 @@ class LegibilityRules:
         from sources.demo import legibility as table
 
         return cls(min_fraction=dict(table.MIN_VISIBLE_FRACTION), min_size=table.MIN_SIZE_PX,
-                   lookalikes=table.lookalike_sizes(), reference_area=table.REFERENCE_AREA)
+                   lookalikes=table.lookalike_sizes(), unread_as=table.unread_polygons(),
+                   reference_area=table.REFERENCE_AREA)
 
     def fraction_needed(self, category: str) -> float:
         return self.min_fraction.get(category, self.default_fraction)
@@ -107,7 +111,8 @@ def read_instance(inst: Instance, geometry: InstanceGeometry, width: int, height
     elif size < rules.min_size:
         reason = f"{size:.0f} px < {rules.min_size:.0f} px"
     if reason is not None:
-        return Reading(inst.category, fraction, size, False, frozenset(partners), reason)
+        misread = frozenset(partners) | rules.unread_as.get(inst.category, frozenset())
+        return Reading(inst.category, fraction, size, False, misread, reason)
     near = frozenset(c for c, needed in partners.items() if size < needed)
     if near:
         return Reading(inst.category, fraction, size, False, near,
@@ -135,8 +140,13 @@ def read_columns(categories: Sequence[str], category: np.ndarray, area: np.ndarr
         a, b = sorted(pair)
         if a in index and b in index:
             told_apart[index[a], index[b]] = told_apart[index[b], index[a]] = needed
+    unread_as = np.zeros((n, n), dtype=bool)
+    for c, others in rules.unread_as.items():
+        if c in index:
+            unread_as[index[c], [index[o] for o in others if o in index]] = True
     partners = told_apart[category] > 0
-    could_be = partners & (unreadable[:, None] | (size[:, None] < told_apart[category]))
+    could_be = (partners & (unreadable[:, None] | (size[:, None] < told_apart[category]))
+                | (unread_as[category] & unreadable[:, None]))
     return ~unreadable & ~could_be.any(axis=1), could_be
 
 

@@ -40,9 +40,9 @@ MIN_SIZE_PX = 16.0
 """Below ``sqrt(visible area)`` of 16 px (a 16x16 patch at 640x480) no demo shape can be named."""
 POLYGON_FRACTION = 0.9
 CURVED_FRACTION = 0.75
+POLYGONS = ("square", "triangle", "hexagon", "diamond", "pentagon", "octagon", "trapezoid")
 MIN_VISIBLE_FRACTION: Mapping[str, float] = {
-    **{c: POLYGON_FRACTION for c in ("square", "triangle", "hexagon", "diamond", "pentagon", "octagon",
-                                     "trapezoid")},
+    **{c: POLYGON_FRACTION for c in POLYGONS},
     **{c: CURVED_FRACTION for c in ("circle", "star", "heart", "cross", "crescent", "ring", "arrow")},
 }
 LOOKALIKE_SCALE = 1.97
@@ -63,6 +63,13 @@ LOOKALIKES: Mapping[tuple[str, str], float] = {
 }
 """``lookalike_distance`` of every pair below :data:`LOOKALIKE_CUTOFF` (names in alphabetical order)."""
 REFERENCE_AREA = 640 * 480
+
+
+def unread_polygons() -> dict[str, frozenset[str]]:
+    """Category -> what an unreadable instance of it may be taken for besides its look-alikes: a polygon with a
+    corner hidden or cut is read as another polygon (a triangle without its apex as a trapezoid), and the outline
+    table, measured on whole shapes, does not list such pairs."""
+    return {c: frozenset(POLYGONS) - {c} for c in POLYGONS}
 
 
 def lookalike_sizes() -> dict[frozenset[str], float]:

@@ -28,9 +28,13 @@ def enough_shown(category: str, visible: float) -> bool:
 
 
 def lookalikes(category: str, readable: bool, px: float) -> set[str]:
-    """What a viewer might take a ``category`` shape of size ``px`` for (every look-alike when unreadable)."""
-    return {b if category == a else a for (a, b), d in LOOKALIKE_DISTANCE.items()
+    """What a viewer might take a ``category`` shape of size ``px`` for: every look-alike when unreadable, and
+    then any other polygon for a polygon (a triangle without its apex shows as a trapezoid)."""
+    near = {b if category == a else a for (a, b), d in LOOKALIKE_DISTANCE.items()
             if category in (a, b) and (not readable or px < max(MIN_SIZE, 1.97 / d))}
+    if not readable and category in POLYGONS:
+        near |= set(POLYGONS) - {category}
+    return near
 
 
 def side(a: dict, b: dict) -> str | None:

@@ -27,7 +27,7 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
 
 
 DEMO_ITEMS_SHA256 = {
-    ("mioh", None): "964028ce729f13bf61da1a5c866b5b0f770819c4b9d9026b00a4ddeca7e96301",
+    ("mioh", None): "db31649246d7cd570288bb1145c146a92f44d5bc42761035813e60b194797a13",
     ("mementos", "decord"): "c3c754032a36c7ef79a695912ee72fd36a3bd5ae537a4391734e59efc9c6ee5d",
 }
 """items.jsonl of the demo builds, by the video decoder the build used (Mementos' items name it in their

@@ -163,16 +163,26 @@ def test_checker_catches_a_label_no_viewer_could_check(demo_build, demo_checker)
     assert demo_checker.check(counted) == []
     assert any("cannot be counted" in p for p in planted(demo_checker, image, with_lookalike("", other)).check(counted))
 
-    item, image = _answer_image(items, "position", lambda p: p[1] in ("left of", "right of", "above", "below"))
+    def alone(it):  # one subject and one object in the answer image: the move leaves no other pair to answer
+        subject, _, obj = it["provenance"]["probe"]
+        objects = demo_checker.images[it["provenance"]["images"][ord(it["answer"]) - 65]["id"]]["objects"]
+        return [o["category"] for o in objects].count(subject) == 1 == [o["category"] for o in objects].count(obj)
+
+    positions = [it for it in items if it["task"] == "position" and it["provenance"]["template"].endswith("/which")
+                 and it["provenance"]["answer_state"] == "image"
+                 and it["provenance"]["probe"][1] in ("left of", "right of", "above", "below") and alone(it)]
+    item, image = _answer_image(positions, "position")
     subject, relation, _ = item["provenance"]["probe"]
     assert demo_checker.check(item) == []
 
-    def diagonal(objects):  # the subject moved a whole box up or down from where it was: apart on both axes
+    def diagonal(objects):  # the subject moved a whole box across the relation's axis, inside the 640x480 frame
         for o in of(subject)(objects):
             x, y, w, h = o["bbox"]
-            o["bbox"] = [x, y - h - 1 if relation != "below" else y + h + 1, w, h]
-            if relation in ("above", "below"):
-                o["bbox"][0] = x + w + 1
+            if relation in ("left of", "right of"):
+                y = y - h - 1 if y - h - 1 >= 0 else y + h + 1
+            else:
+                x = x + w + 1 if x + 2 * w + 1 <= 640 else x - w - 1
+            o["bbox"] = [x, y, w, h]
     assert any("undecidable" in p for p in planted(demo_checker, image, diagonal).check(item))
 
 
