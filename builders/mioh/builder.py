@@ -247,7 +247,7 @@ class MiohBuilder:
                 if made is None:
                     failures["context not false / duplicate / no smaller family member"] += 1
                     continue
-                self.sampler.remember_gold(spec, key)
+                self.sampler.remember(spec, key)
                 break
             if made is None:
                 failures[f"gave up after {cfg.max_attempts} attempts"] += 1

@@ -178,11 +178,18 @@ class Pools:
         """Per probe of :meth:`probes`: a number shared by the probes one question should not offer together -
         for attributes the object (one "red square" per question, never "red square" and "blue square": where
         the object is in the images, every other attribute of it is a hard negative, so easy questions could only
-        pair the gold's object with nothing, and a lone object noun gave the gold away); else the probe itself."""
+        pair the gold's object with nothing, and a lone object noun gave the gold away); for relations the two
+        objects, in either order ("a star left of a ring" and "a ring right of a star" say one thing, so two
+        such options are both wrong, and a reader who saw that skipped them); else the probe itself."""
         def make() -> np.ndarray:
-            if task != "attribute":
-                return np.arange(len(self._probes[task]))
-            return np.array([self._category[p[1]] for p in self._probes[task]], dtype=np.int64)
+            probes = self._probes[task]
+            if task == "attribute":
+                return np.array([self._category[p[1]] for p in probes], dtype=np.int64)
+            if task == "position":
+                pairs = np.array([sorted((self._category[p[0]], self._category[p[2]])) for p in probes],
+                                 dtype=np.int64).reshape(len(probes), 2)
+                return pairs[:, 0] * (len(self._category) + 1) + pairs[:, 1]
+            return np.arange(len(probes))
         return self._memoised(("groups", task), make)
 
     def easy_positives(self, task: str) -> np.ndarray:

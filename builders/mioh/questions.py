@@ -225,6 +225,16 @@ class Want:
     nota: bool = False
 
 
+def probe_words(probe: Probe) -> tuple[str, ...]:
+    """The words a probe's option text is made of, one per part: a category; an attribute and its category; a
+    relation's subject, predicate and object."""
+    return (str(probe),) if isinstance(probe, str) else tuple(str(part) for part in probe)  # type: ignore[union-attr]
+
+
+GOLD_CANDIDATES = 2
+"""Probes drawn for the gold of an option question, of which the least often right for its words is asked."""
+
+
 class Sampler:
     """Proposes specs for one build; every random draw comes from the generator it is given."""
 
@@ -232,16 +242,54 @@ class Sampler:
         self.pools = pools
         self.n = n_images
         self.n_options = n_options
-        self.former_golds: set[int] = set()
-        """Probe numbers that were the right option of an item already drawn (:meth:`remember_gold`)."""
+        self._words: dict[str, tuple[np.ndarray, list[str]]] = {}
+        self.offered: dict[str, np.ndarray] = {}
+        """Task -> per option word (:meth:`words`): how often an emitted option question offered it (:meth:`remember`)."""
+        self.golds: dict[str, np.ndarray] = {}
+        """Task -> per option word: how often it was in the right option."""
 
-    def remember_gold(self, spec: Spec, key: Key) -> None:
-        """Note the right option of an emitted option question: later questions offer it first among their
-        plausible distractors, so that an option text is not the gold wherever it appears (a probe that can be
-        in every image of a question is the gold more often than it is offered otherwise; a text-only learner
-        picked such repeated golds, issue 40)."""
-        if spec.variant in ("all", "differs") and key.state == "option":
-            self.former_golds.add(self.pools.probe_number(spec.task, spec.options[key.index]))
+    def words(self, task: str) -> tuple[np.ndarray, list[str]]:
+        """The words of each probe of ``task`` as numbers (probes x words, a probe's category, attribute,
+        relation ...: :func:`probe_words`), and the vocabulary they index."""
+        if task not in self._words:
+            texts = [probe_words(p) for p in self.pools.probes(task)]
+            vocabulary = sorted({w for t in texts for w in t})
+            index = {w: k for k, w in enumerate(vocabulary)}
+            width = max((len(t) for t in texts), default=1)
+            self._words[task] = (np.array([[index[w] for w in t] + [len(vocabulary)] * (width - len(t))
+                                           for t in texts], dtype=np.int64).reshape(len(texts), width),
+                                 vocabulary)
+            self.offered[task] = np.zeros(len(vocabulary) + 1)  # the last slot pads short probes
+            self.golds[task] = np.zeros(len(vocabulary) + 1)
+        return self._words[task]
+
+    def remember(self, spec: Spec, key: Key) -> None:
+        """Tally the words of an emitted option question's options, and which were right, so that later
+        questions offer the words that were right too often as distractors first (:meth:`_gold_surplus`).
+
+        A text-only learner reads option words one by one: in the demo world a polygon can be denied only where
+        no unread polygon could be taken for it, so polygons were right more often than offered ("hexagon" the
+        gold of 40 % of the options naming it) and curved shapes less ("crescent" 8 %), and the learner beat
+        chance on those words alone (issue 40). Counting per word rather than per option text also covers texts
+        that are rarely repeated (a relation's subject, predicate and object)."""
+        if spec.variant not in ("all", "differs"):
+            return
+        ids, _ = self.words(spec.task)
+        for index, probe in enumerate(spec.options):
+            row = ids[self.pools.probe_number(spec.task, probe)]
+            np.add.at(self.offered[spec.task], row, 1)
+            if key.state == "option" and index == key.index:
+                np.add.at(self.golds[spec.task], row, 1)
+
+    def _gold_surplus(self, task: str, numbers: Sequence[int]) -> np.ndarray:
+        """Per candidate probe: how much more often its words were right than their fair share so far (the
+        share of all offered option words that were right), summed over its words."""
+        ids, _ = self.words(task)
+        offered, golds = self.offered[task], self.golds[task]
+        rate = golds[:-1].sum() / offered[:-1].sum() if offered[:-1].sum() else 0.0
+        surplus = golds - rate * offered
+        surplus[-1] = 0.0
+        return surplus[ids[np.asarray(numbers, dtype=np.int64)]].sum(axis=1) if len(numbers) else np.zeros(0)
 
     # --------------------------------------------------------------------------------------------- helpers
 
@@ -269,16 +317,27 @@ class Sampler:
         used.update(chosen)
         return chosen
 
-    def _probe(self, rng: np.random.Generator, task: str, min_positives: int = 0) -> Probe | None:
+    def _probe(self, rng: np.random.Generator, task: str, min_positives: int = 0, balanced: bool = False
+               ) -> Probe | None:
         """A probe drawn uniformly; with ``min_positives``, among those shown easily in that many images (the
         probes every answer state of the question can use: drawn from all probes, "Yes, in all of them" was
         answered by frequent probes and "No" by rare ones, and a blind learner read the state off the probe's
-        words - "left of" is common, "in front of" rare)."""
+        words - "left of" is common, "in front of" rare). ``balanced`` (the gold of an option question): of
+        :data:`GOLD_CANDIDATES` uniform draws, the one whose words were right least often for how often they were
+        offered (:meth:`_gold_surplus`), so that words the images rarely let be right ("crescent") still are."""
         probes = self.pools.probes(task)
         if min_positives:
             numbers = np.flatnonzero(self.pools.easy_positives(task) >= min_positives)
-            return probes[int(numbers[int(rng.integers(len(numbers)))])] if len(numbers) else None
-        return probes[int(rng.integers(len(probes)))] if probes else None
+            if not balanced:
+                return probes[int(numbers[int(rng.integers(len(numbers)))])] if len(numbers) else None
+        else:
+            numbers = np.arange(len(probes))
+            if not balanced:
+                return probes[int(rng.integers(len(probes)))] if probes else None
+        if not len(numbers):
+            return None
+        drawn = numbers[rng.integers(len(numbers), size=GOLD_CANDIDATES)]
+        return probes[int(drawn[int(np.argmin(self._gold_surplus(task, drawn)))])]
 
     def _mixed(
         self, rng: np.random.Generator, task: str, probe: Probe, status: str, n: int, n_hard: int, used: set[int]
@@ -347,7 +406,8 @@ class Sampler:
             others += part[good & ~like].tolist()
         chosen: list[int] = []
         taken: set[int] = set()
-        liked = [n for n in liked if n in self.former_golds] + [n for n in liked if n not in self.former_golds]
+        # Words right too often first; a stable sort keeps the random order among equals.
+        liked = [liked[i] for i in np.argsort(-self._gold_surplus(task, liked), kind="stable")]
         for number in liked + (others if prefer is not None else []):
             if len(chosen) == k:
                 break
@@ -367,7 +427,8 @@ class Sampler:
     def _sample_all(self, rng, task, pressure, want) -> Spec | None:
         n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
         used: set[int] = set()
-        target = self._probe(rng, task)
+        # Drawn among probes shown easily in N - 1 images (the distractors' population, and what NOTA needs).
+        target = self._probe(rng, task, min_positives=n - 1, balanced=not want.nota)
         if target is None:
             return None
         if want.nota:
@@ -439,7 +500,7 @@ class Sampler:
 
     def _sample_differs(self, rng, task, pressure, want) -> Spec | None:
         hp, hn = pressure == "hard_positive", pressure == "hard_negative"
-        target = self._probe(rng, task)
+        target = self._probe(rng, task, balanced=not want.nota)
         if target is None:
             return None
         used: set[int] = set()

@@ -206,6 +206,21 @@ def test_checker_catches_a_wrong_option_label(demo_build, demo_checker):
         assert any(" in Image " in p and "recorded" in p for p in demo_checker.check(wrong))
 
 
+def test_relation_options_name_different_pairs_of_objects(demo_build, demo_checker):
+    """Issue 40: "a star left of a ring" and "a ring right of a star" say one thing; offered together both are
+    wrong, and a reader skips them. No position question offers two relations between the same two objects."""
+    categories = {o["category"] for image in demo_checker.images.values() for o in image["objects"]}
+    asked = 0
+    for item in read_items(demo_build):
+        if item["task"] != "position" or not item["options"] or item["options"][0].startswith("Image"):
+            continue
+        pairs = [frozenset(w for w in option.split() if w in categories) for option in item["options"][:-1]]
+        assert all(len(pair) == 2 for pair in pairs), item["options"]
+        assert len(set(pairs)) == len(pairs), item["options"]
+        asked += 1
+    assert asked >= 10
+
+
 def test_builds_are_byte_identical_for_a_seed(tmp_path, cache_dir):
     args = ("--n-images", "2", "--n-questions", "2", "--cache-dir", str(cache_dir))
     assert run(*args, "--out", str(tmp_path / "a")) == 0
