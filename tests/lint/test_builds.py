@@ -27,7 +27,7 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
 
 
 DEMO_ITEMS_SHA256 = {
-    ("mioh", None): "db31649246d7cd570288bb1145c146a92f44d5bc42761035813e60b194797a13",
+    ("mioh", None): "eb51cd52167464799a08efb1549f7249d056de93184675289df75e89f98635a4",
     ("mementos", "decord"): "c3c754032a36c7ef79a695912ee72fd36a3bd5ae537a4391734e59efc9c6ee5d",
 }
 """items.jsonl of the demo builds, by the video decoder the build used (Mementos' items name it in their
