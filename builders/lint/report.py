@@ -269,19 +269,33 @@ def blind_markdown(section: Mapping[str, Any] | None) -> str:
             "verdict |\n|---|---|---|---|---|---|\n" + "\n".join(rows))
 
 
-def lint_build_dir(path: str | Path) -> dict[str, Any] | None:
+def lint_build_dir(path: str | Path, cache_dir: str | Path | None = None) -> dict[str, Any] | None:
     """Lint a finished build folder in place: its build.json gains ``"lint"`` (items.jsonl is never touched).
 
     Called by :func:`builders.run.open_build` before the folder is renamed into place, so every builder's build
-    carries its lint. ``None`` when the folder holds no items.jsonl or build.json."""
+    carries its lint. With ``cache_dir`` (the build's cache), the section of an earlier lint of the same items,
+    promises, code and libraries is reused (:mod:`builders.lint.cache`; the section then says ``"cache":
+    "reused"``), else the lint runs and is stored there. ``None`` when the folder holds no items.jsonl or
+    build.json."""
     from builders.items import read_items
+    from builders.lint.cache import LintCache, lint_key
 
     path = Path(path)
     items_path, build_path = path / "items.jsonl", path / "build.json"
     if not items_path.is_file() or not build_path.is_file():
         return None
     build = json.loads(build_path.read_text(encoding="utf-8"))
-    section = lint(read_items(items_path), build).section()
+    cache = key = section = None
+    if cache_dir is not None:
+        cache = LintCache(cache_dir)
+        key = lint_key(items_path.read_bytes(), build)
+        section = cache.load(key)
+    if section is not None:
+        section["cache"] = "reused"
+    else:
+        section = lint(read_items(items_path), build).section()
+        if cache is not None and key is not None:
+            cache.store(key, section)
     build["lint"] = section
     text = json.dumps(build, sort_keys=True, indent=2, ensure_ascii=False)
     build_path.write_text(text + "\n", encoding="utf-8")
