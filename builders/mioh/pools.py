@@ -274,6 +274,21 @@ class Pools:
         return {(status, hard): np.flatnonzero(codes == (POS if status == "pos" else NEG) + int(hard)).astype(np.int32)
                 for status in ("pos", "neg") for hard in (False, True)}
 
+    def decidable(self, task: str, images: Sequence[int]) -> np.ndarray | None:
+        """Per probe of :meth:`probes`: whether its category is shown, or missing with its absence deciding the
+        pair, in every one of ``images`` - what a probe needs to be decided there (:meth:`rows` says whether it
+        is); ``None`` for position, whose probes name two categories."""
+        if task == "position":
+            return None
+        picked = np.asarray(images)
+        shown_or_decided = (self.incidence[picked] | self.absent_decided(task)[picked]).all(axis=0)
+        return shown_or_decided[self._probe_categories(task)]
+
+    def _probe_categories(self, task: str) -> np.ndarray:
+        """The category of each probe of a task whose probes name one."""
+        return self._memoised(("probe-categories", task), lambda: np.array(
+            [self._category[p[1] if task == "attribute" else p] for p in self._probes[task]], dtype=np.int64))
+
     def rows(self, task: str, images: Sequence[int], columns: np.ndarray) -> np.ndarray:
         """The codes of probes ``columns`` (numbers in :meth:`probes`) in ``images``: images x columns."""
         if task != "position":
@@ -303,8 +318,7 @@ class Pools:
         contiguous), made once: the absent pairs where their absence decides them, the shown ones from the
         task's cells."""
         def made() -> np.ndarray:
-            probes = self._probes[task]
-            cats = np.array([self._category[p[1] if task == "attribute" else p] for p in probes], dtype=np.int64)
+            cats = self._probe_categories(task)
             codes = np.where(self.absent_decided(task)[:, cats], self.absent.codes[:, cats], UNDECIDED).astype(np.int8)
             table = self.tables[task]
             codes[np.asarray(table["image"]), np.asarray(table["probe"])] = np.asarray(table["code"])

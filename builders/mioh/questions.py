@@ -28,6 +28,7 @@ allows it: never for ``which`` in ``hard_positive`` cells (a hard positive needs
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_left
 
 from dataclasses import dataclass, replace
@@ -234,6 +235,7 @@ class Sampler:
         self.n_options = n_options
         self.former_golds: set[int] = set()
         """Probe numbers that were the right option of an item already drawn (:meth:`remember_gold`)."""
+        self._candidates = functools.lru_cache(maxsize=None)(self._of_kind)
 
     def remember_gold(self, spec: Spec, key: Key) -> None:
         """Note the right option of an emitted option question: later questions offer it first among their
@@ -299,6 +301,11 @@ class Sampler:
         rest.insert(min(slot, len(rest)), first)
         return tuple(rest)
 
+    def _of_kind(self, task: str, kind: str, min_positives: int) -> np.ndarray:
+        """Per probe: of ``kind`` and shown easily in ``min_positives`` images (:meth:`_distractors`; made once
+        per kind, every attempt asks again)."""
+        return (self.pools.probe_kinds(task) == kind) & (self.pools.easy_positives(task) >= min_positives)
+
     def _distractors(
         self,
         rng: np.random.Generator,
@@ -328,9 +335,12 @@ class Sampler:
         probes = self.pools.probes(task)
         order = rng.permutation(len(probes))
         excluded = self.pools.probe_number(task, exclude)
-        kinds, groups = self.pools.probe_kinds(task), self.pools.probe_groups(task)
-        order = order[(kinds[order] == kinds[excluded]) & (groups[order] != groups[excluded])
-                      & (self.pools.easy_positives(task)[order] >= min_positives)]
+        groups = self.pools.probe_groups(task)
+        order = order[self._candidates(task, self.pools.probe_kinds(task)[excluded], min_positives)[order]]
+        order = order[groups[order] != groups[excluded]]
+        decidable = self.pools.decidable(task, images)
+        if decidable is not None and len(set(groups[order[decidable[order]]].tolist())) < k:
+            return None  # fewer than k groups can be decided on these images: no pass over the order finds k
         liked: list[int] = []
         others: list[int] = []
         start, span = 0, DISTRACTOR_SPAN
