@@ -289,9 +289,10 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], 
     drawn one after another, as each depends on the task's pools and on its earlier cells (an item an earlier
     cell made is not made again); the tasks are drawn side by side by worker processes
     (:class:`sources.executors.ProcessExecutor`, which hands them the pools without a copy) where a build has
-    :data:`MIN_QUESTIONS` questions and there are two cores: the items are those one process draws. ``stats``
+    :data:`MIN_QUESTIONS` questions and there are two cores: the items are those one process draws. The task with
+    the most labelled cells starts first (its draw is likely the longest, and should not start last). ``stats``
     gets ``workers``."""
-    tasks = list(dict.fromkeys(task for task, _, _ in cells))
+    tasks = sorted(dict.fromkeys(task for task, _, _ in cells), key=lambda task: -builders[task].pools.n_cells(task))
     questions = sum(builders[task].config.n_questions for task, _, _ in cells)
 
     def draw(task: str) -> list[Any]:
