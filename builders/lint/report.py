@@ -30,6 +30,10 @@ PARALLEL_ITEMS = 5_000
 """From this many items on, the checks run in worker processes, one per usable core (a paper-scale build: 20,000
 items, ~2 s of checks); a text-only model (``llm``) keeps them in this process, with its client."""
 
+SLOWEST = ("independence", "wording")
+"""The checks that take longest on a large build, slowest first (the blind audit's cross-validated learner;
+the wording check's parser), handed to the worker processes before the others."""
+
 EXAMPLES = 10
 """Flagged items named per check in build.json (the full list: ``python -m lint PATH --out DIR``)."""
 
@@ -118,8 +122,8 @@ def lint(items: Sequence[Item], build: Mapping[str, Any] | None = None, *, allow
     executor = ProcessExecutor(min(usable_cores(), len(names)))
     if llm is not None or executor.workers < 2 or not executor.inherits or len(items) < PARALLEL_ITEMS:
         results = {name: run(name) for name in names}
-    else:  # the slowest check first, so it does not start last
-        order = sorted(names, key=lambda name: name != "wording")
+    else:  # the slowest checks first, so that neither starts after the quick ones
+        order = sorted(names, key=lambda name: SLOWEST.index(name) if name in SLOWEST else len(SLOWEST))
         found = dict(zip(order, executor.map(run, order)))
         results = {name: found[name] for name in names}
     return LintReport(items, results, time.perf_counter() - start)
