@@ -30,7 +30,7 @@ one per task (cells: each probe in each image showing what it names, probe then 
 
 from __future__ import annotations
 
-import functools
+from collections import OrderedDict
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
 
@@ -90,7 +90,9 @@ class Pools:
         """The label of every category where it is absent (read where the absence decides the pair)."""
         self._labels: dict[tuple, Label | None] = {}
         self._memo: dict[Hashable, Any] = {}
-        self._splits = functools.lru_cache(maxsize=SPLITS_KEPT)(self._split)
+        self._splits: OrderedDict[tuple[str, Probe], dict[tuple[str, bool], np.ndarray]] = OrderedDict()
+        """The most recently drawn probes' image lists (a dict, not ``functools.lru_cache`` on a bound method: that
+        would make the pools a reference cycle, whose tables only the cyclic collector frees)."""
 
     # --------------------------------------------------------------------------------------------- building
 
@@ -271,7 +273,15 @@ class Pools:
 
     def images(self, task: str, probe: Probe, status: str, hard: bool) -> np.ndarray:
         """Indices of images where ``probe`` has ``status`` and difficulty ``hard``, as a sorted ``int32`` array."""
-        return self._splits(task, probe)[(status, hard)]
+        key = (task, probe)
+        split = self._splits.get(key)
+        if split is None:
+            split = self._splits[key] = self._split(task, probe)
+            if len(self._splits) > SPLITS_KEPT:
+                self._splits.popitem(last=False)
+        else:
+            self._splits.move_to_end(key)
+        return split[(status, hard)]
 
     def _split(self, task: str, probe: Probe) -> dict[tuple[str, bool], np.ndarray]:
         codes = self.codes_over_images(task, probe)

@@ -28,7 +28,6 @@ allows it: never for ``which`` in ``hard_positive`` cells (a hard positive needs
 
 from __future__ import annotations
 
-import functools
 from bisect import bisect_left
 
 from dataclasses import dataclass, replace
@@ -235,7 +234,7 @@ class Sampler:
         self.n_options = n_options
         self.former_golds: set[int] = set()
         """Probe numbers that were the right option of an item already drawn (:meth:`remember_gold`)."""
-        self._candidates = functools.lru_cache(maxsize=None)(self._of_kind)
+        self._kind_masks: dict[tuple[str, str, int], np.ndarray] = {}
 
     def remember_gold(self, spec: Spec, key: Key) -> None:
         """Note the right option of an emitted option question: later questions offer it first among their
@@ -304,7 +303,12 @@ class Sampler:
     def _of_kind(self, task: str, kind: str, min_positives: int) -> np.ndarray:
         """Per probe: of ``kind`` and shown easily in ``min_positives`` images (:meth:`_distractors`; made once
         per kind, every attempt asks again)."""
-        return (self.pools.probe_kinds(task) == kind) & (self.pools.easy_positives(task) >= min_positives)
+        key = (task, kind, min_positives)
+        found = self._kind_masks.get(key)
+        if found is None:
+            found = self._kind_masks[key] = ((self.pools.probe_kinds(task) == kind)
+                                             & (self.pools.easy_positives(task) >= min_positives))
+        return found
 
     def _distractors(
         self,
@@ -336,7 +340,7 @@ class Sampler:
         order = rng.permutation(len(probes))
         excluded = self.pools.probe_number(task, exclude)
         groups = self.pools.probe_groups(task)
-        order = order[self._candidates(task, self.pools.probe_kinds(task)[excluded], min_positives)[order]]
+        order = order[self._of_kind(task, self.pools.probe_kinds(task)[excluded], min_positives)[order]]
         order = order[groups[order] != groups[excluded]]
         decidable = self.pools.decidable(task, images)
         if decidable is not None and len(set(groups[order[decidable[order]]].tolist())) < k:
