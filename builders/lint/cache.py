@@ -6,8 +6,8 @@ the wording check loads). What the checks find is a function of what they read, 
 all of it:
 
 * items.jsonl's bytes;
-* the keys of build.json the checks read (:data:`BUILD_KEYS`: the benchmark and what its builder promises; the
-  rest, such as the build's seconds, changes every run and is not read);
+* the keys of build.json the checks are handed (:data:`builders.lint.base.BUILD_KEYS`: the benchmark and what
+  its builder promises; the rest, such as the build's seconds, changes every run and is not theirs to read);
 * the lint's own code and the project code it calls (:data:`CODE`), and :data:`FORMAT`;
 * the libraries and word lists whose answers the checks report (:func:`environment`: package versions, the
   spaCy models installed, each word list's size and modification time): an upgrade lints again.
@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from builders.lint.base import BUILD_KEYS
 from sources.atomic import write_atomic
 
 FOLDER = "lint"
@@ -36,9 +37,6 @@ FORMAT = 1
 
 KEEP = 64
 """Entries kept (the most recently stored or reused ones): each is one build's section, tens of kilobytes."""
-
-BUILD_KEYS = ("benchmark", "lint_promises")
-"""The keys of build.json the checks read."""
 
 CODE = ("builders/lint", "builders/items.py", "builders/quality.py", "templates", "filters/text.py")
 """The code the lint runs (paths relative to the repository root)."""

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builders.items import Item, canonical_json
 from builders.lint import balance, choices, contradictions, duplicates, independence, wording
-from builders.lint.base import CheckResult, LintContext
+from builders.lint.base import BUILD_KEYS, CheckResult, LintContext
 from builders.lint.blind import MARGIN, pct
 from builders.lint.dictionary import LazyAllowList, load_dictionary
 from sources.executors import ProcessExecutor, usable_cores
@@ -110,7 +110,7 @@ def lint(items: Sequence[Item], build: Mapping[str, Any] | None = None, *, allow
          llm: Any = None, checks: Sequence[str] | None = None) -> LintReport:
     """Run the checks over ``items``; ``build`` is the build's build.json (what the builder promises)."""
     start = time.perf_counter()
-    context = LintContext(build=build or {}, llm=llm)
+    context = LintContext(build={key: build[key] for key in BUILD_KEYS if key in build} if build else {}, llm=llm)
     names = [name for name in CHECKS if checks is None or name in checks]
 
     def run(name: str) -> CheckResult:  # only the wording check reads the word lists: loaded where it runs
