@@ -30,3 +30,32 @@ def test_workers_draw_the_items_one_process_draws():
     assert one == {"workers": 1} and two == {"workers": 2} and parallel == alone
     assert drawn(3, n_questions=3, tasks=["existence", "position"])[1] == {"workers": 2}  # one per task at most
     assert drawn(None, n_questions=3, tasks=["existence", "position"])[1] == {"workers": 1}
+
+
+def test_a_probe_decided_on_some_images_is_decidable_there(tmp_path):
+    """``Pools.decidable``, which lets a distractor search stop before labelling, never rules out a probe that
+    ``Pools.rows`` decides on every image (and rules out some: the shortcut is exact and not vacuous)."""
+    import numpy as np
+
+    from builders.mioh.pools import Pools
+    from filters.geometry import measure
+    from sources.demo import load_demo
+    from sources.tables import tables_of
+
+    config = MiohConfig().pool_config(exhaustive_relations=True)
+    tables = tables_of(load_demo(seed=0, n_images=120, cache_dir=tmp_path))
+    tasks = ["existence", "counting", "attribute"]
+    pools = Pools.build(tables, measure(tables, config.geometry), config, tasks)
+    rng = np.random.default_rng(0)
+    ruled_out = decided = 0
+    for task in tasks:
+        probes = np.arange(len(pools.probes(task)))
+        for _ in range(100):
+            images = rng.choice(pools.n_images, size=4, replace=False)
+            on_all = (pools.rows(task, images, probes) >= 0).all(axis=0)
+            decidable = pools.decidable(task, images)
+            assert not (on_all & ~decidable).any(), (task, images)
+            ruled_out += int((~decidable).sum())
+            decided += int(on_all.sum())
+    assert ruled_out and decided
+    assert pools.decidable("position", [0, 1]) is None
