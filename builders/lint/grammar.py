@@ -74,9 +74,9 @@ def load_parser() -> tuple[Any, str]:
 def _torch_unseen() -> Iterator[None]:
     """spaCy imported as if torch were not installed, unless this process imported torch already.
 
-    Why: thinc (spaCy's network library) imports torch wherever it is installed, which took ~2.5 s and ~430 MiB
-    of the lint's worker (the largest share of a paper-scale build's peak memory), and the small English
-    pipeline runs on numpy alone: the parse is the same. A ``None`` in ``sys.modules`` makes ``import torch``
+    Why: thinc (spaCy's network library) imports torch wherever it is installed, seconds and the largest share
+    of a paper-scale build's peak memory (docs/scale.md), and the small English pipeline runs on numpy alone:
+    the parse is the same. A ``None`` in ``sys.modules`` makes ``import torch``
     raise ImportError, which thinc takes for "not installed"; it is removed afterwards, so a later ``import
     torch`` in the process works as ever (only thinc then believes torch absent)."""
     if "torch" in sys.modules:

@@ -28,7 +28,7 @@ CHECKS: dict[str, Callable[[Sequence[Item], LintContext], CheckResult]] = {
 
 PARALLEL_ITEMS = 5_000
 """From this many items on, the checks run in worker processes, one per usable core (a paper-scale build: 20,000
-items, ~2 s of checks); a text-only model (``llm``) keeps them in this process, with its client."""
+items); a text-only model (``llm``) keeps them in this process, with its client."""
 
 SLOWEST = ("independence", "wording")
 """The checks that take longest on a large build, slowest first (the blind audit's cross-validated learner;
