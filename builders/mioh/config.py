@@ -109,8 +109,8 @@ class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
     """Also emit the decomposed ablation's single-image questions (Sec. 5.5, :mod:`builders.mioh.decomposed`)."""
     processes: int | None = option(
         None, metavar="N", help="worker processes that read the sources and draw the tasks, at most one per source or "
-                                "task (default: one per usable core where the sources or the questions are many "
-                                "enough to pay; 1: all in this process); the items are the same")
+                                "task; 1: all in this process; the items are the same (default one per usable core "
+                                "where the sources or the questions are many enough to pay)")
     """How many :class:`sources.executors.ProcessExecutor` workers read the sources and draw the tasks (``None``:
     :func:`builders.mioh.reading.read_sources` and :func:`builders.mioh.builder.draw_cells` decide by size)."""
 
