@@ -197,6 +197,8 @@ def print_lint(path: Path) -> None:
     parts = [f"{section['flagged_items']} item(s) flagged"] if section["flagged_items"] else []
     parts += [f"{len(section['findings'])} task finding(s)"] if section["findings"] else []
     verdict = "clean" if section["clean"] else f"{', '.join(parts)}; python -m lint {path} lists them"
+    if section.get("cache") == "reused":  # the same items, promises, lint code and libraries as an earlier build
+        verdict += " (reused from cache)"
     stdout.print(table(f"Lint: {verdict}", ["check", "flagged", "finding"],
                        summary_rows(section), numeric=False))
     print_blind(section.get("blind"), every_cell=False)

@@ -91,12 +91,13 @@ def _jsonable(value: Any) -> Any:
 
 
 @contextmanager
-def open_build(out_dir: str | Path, name: str) -> Iterator[BuildDir]:
+def open_build(out_dir: str | Path, name: str, cache_dir: str | Path | None = None) -> Iterator[BuildDir]:
     """Yield a :class:`BuildDir` writing into ``<name>.partial``; on success rename it to ``<name>``.
 
     On any exception the partial directory is removed and an earlier finished build is left untouched. Before the
     rename, the lint (:mod:`builders.lint`) reads the finished items.jsonl and adds its ``"lint"`` section to
-    build.json, so every builder's build carries it; items.jsonl is never touched.
+    build.json, so every builder's build carries it; items.jsonl is never touched. ``cache_dir``: the build's
+    cache, where the lint of the same items is reused from (:mod:`builders.lint.cache`).
     """
     final = Path(out_dir) / name
     build = BuildDir(final)
@@ -105,7 +106,7 @@ def open_build(out_dir: str | Path, name: str) -> Iterator[BuildDir]:
     build.path.mkdir(parents=True)
     try:
         yield build
-        lint_build_dir(build.path)
+        lint_build_dir(build.path, cache_dir)
     except BaseException:
         shutil.rmtree(build.path, ignore_errors=True)
         raise
@@ -161,7 +162,7 @@ def write_items_build(
 ) -> tuple[Path, list[Item]]:
     """Write a build whose only files are items.jsonl, build.json (:func:`build_record`, plus ``extra`` keys) and
     the generated images (copied in when ``localise``); returns the build's path and the items as written."""
-    with open_build(config.out, config.build_name()) as out:
+    with open_build(config.out, config.build_name(), config.resolved_cache_dir()) as out:
         written = out.localise(items) if localise else list(items)
         n = out.write_items(written)
         out.write_json("build.json", {**build_record(benchmark, config, stats, sources, n, internal), **(extra or {})})

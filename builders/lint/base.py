@@ -18,6 +18,10 @@ from builders.items import OPTION_LETTERS, Item, image_name
 
 YES_NO = ("yes", "no")
 
+BUILD_KEYS = ("benchmark", "lint_promises")
+"""The keys of ``build.json`` a check may read (what the builder is and promises); the checks are handed only
+these, so that the lint's cache (:mod:`builders.lint.cache`), keyed by them and the items, holds all it reads."""
+
 
 @dataclass
 class CheckResult:
@@ -43,7 +47,8 @@ class CheckResult:
 
 @dataclass
 class LintContext:
-    """What the checks may read besides the items: the build's ``build.json`` (empty for a bare items file),
+    """What the checks may read besides the items: the build's ``build.json`` (its :data:`BUILD_KEYS`; empty for a
+    bare items file),
     the dictionary of known words (``None`` when no word list is installed) and the allow-list (in a lint, a
     :class:`builders.lint.dictionary.LazyAllowList`). The word lists are read by the wording check alone, and
     :func:`builders.lint.report.lint` loads them where it runs it."""

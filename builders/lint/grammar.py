@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -61,10 +63,31 @@ def load_parser() -> tuple[Any, str]:
     from filters.text import NlpUnavailable, load_nlp, nlp_name
 
     try:
-        nlp = load_nlp()
+        with _torch_unseen():
+            nlp = load_nlp()
     except NlpUnavailable:
         return None, f"off ({INSTALL_HINT})"
     return nlp, nlp_name(nlp)
+
+
+@contextmanager
+def _torch_unseen() -> Iterator[None]:
+    """spaCy imported as if torch were not installed, unless this process imported torch already.
+
+    Why: thinc (spaCy's network library) imports torch wherever it is installed, seconds and the largest share
+    of a paper-scale build's peak memory (docs/scale.md), and the small English pipeline runs on numpy alone:
+    the parse is the same. A ``None`` in ``sys.modules`` makes ``import torch``
+    raise ImportError, which thinc takes for "not installed"; it is removed afterwards, so a later ``import
+    torch`` in the process works as ever (only thinc then believes torch absent)."""
+    if "torch" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if "torch" in sys.modules and sys.modules["torch"] is None:
+            del sys.modules["torch"]
 
 
 Fault = tuple[str, str]
@@ -191,7 +214,7 @@ def parse_all(texts: Iterable[str]) -> tuple[dict[str, list[Fault]], str]:
     """Faults of every distinct text and the parser's name (``{}`` and why, when no parser is installed).
 
     spaCy is loaded only when some sentence has what a rule looks for (:data:`TRIGGERS`): importing it takes
-    seconds (thinc imports torch where it is installed), and most builds' questions need no parse."""
+    a second (without torch: :func:`_torch_unseen`), and most builds' questions need no parse."""
     if importlib.util.find_spec("spacy") is None:
         return {}, f"off ({INSTALL_HINT})"
     sentences = {text: [s for s in SENTENCE_END.split(text) if s.strip()] for text in dict.fromkeys(texts)}

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builders.items import Item, canonical_json
 from builders.lint import balance, choices, contradictions, duplicates, independence, wording
-from builders.lint.base import CheckResult, LintContext
+from builders.lint.base import BUILD_KEYS, CheckResult, LintContext
 from builders.lint.blind import MARGIN, pct
 from builders.lint.dictionary import LazyAllowList, load_dictionary
 from sources.executors import ProcessExecutor, usable_cores
@@ -28,7 +28,11 @@ CHECKS: dict[str, Callable[[Sequence[Item], LintContext], CheckResult]] = {
 
 PARALLEL_ITEMS = 5_000
 """From this many items on, the checks run in worker processes, one per usable core (a paper-scale build: 20,000
-items, ~2 s of checks); a text-only model (``llm``) keeps them in this process, with its client."""
+items); a text-only model (``llm``) keeps them in this process, with its client."""
+
+SLOWEST = ("independence", "wording")
+"""The checks that take longest on a large build, slowest first (the blind audit's cross-validated learner;
+the wording check's parser), handed to the worker processes before the others."""
 
 EXAMPLES = 10
 """Flagged items named per check in build.json (the full list: ``python -m lint PATH --out DIR``)."""
@@ -106,7 +110,7 @@ def lint(items: Sequence[Item], build: Mapping[str, Any] | None = None, *, allow
          llm: Any = None, checks: Sequence[str] | None = None) -> LintReport:
     """Run the checks over ``items``; ``build`` is the build's build.json (what the builder promises)."""
     start = time.perf_counter()
-    context = LintContext(build=build or {}, llm=llm)
+    context = LintContext(build={key: build[key] for key in BUILD_KEYS if key in build} if build else {}, llm=llm)
     names = [name for name in CHECKS if checks is None or name in checks]
 
     def run(name: str) -> CheckResult:  # only the wording check reads the word lists: loaded where it runs
@@ -118,8 +122,8 @@ def lint(items: Sequence[Item], build: Mapping[str, Any] | None = None, *, allow
     executor = ProcessExecutor(min(usable_cores(), len(names)))
     if llm is not None or executor.workers < 2 or not executor.inherits or len(items) < PARALLEL_ITEMS:
         results = {name: run(name) for name in names}
-    else:  # the slowest check first, so it does not start last
-        order = sorted(names, key=lambda name: name != "wording")
+    else:  # the slowest checks first, so that neither starts after the quick ones
+        order = sorted(names, key=lambda name: SLOWEST.index(name) if name in SLOWEST else len(SLOWEST))
         found = dict(zip(order, executor.map(run, order)))
         results = {name: found[name] for name in names}
     return LintReport(items, results, time.perf_counter() - start)
@@ -269,19 +273,33 @@ def blind_markdown(section: Mapping[str, Any] | None) -> str:
             "verdict |\n|---|---|---|---|---|---|\n" + "\n".join(rows))
 
 
-def lint_build_dir(path: str | Path) -> dict[str, Any] | None:
+def lint_build_dir(path: str | Path, cache_dir: str | Path | None = None) -> dict[str, Any] | None:
     """Lint a finished build folder in place: its build.json gains ``"lint"`` (items.jsonl is never touched).
 
     Called by :func:`builders.run.open_build` before the folder is renamed into place, so every builder's build
-    carries its lint. ``None`` when the folder holds no items.jsonl or build.json."""
+    carries its lint. With ``cache_dir`` (the build's cache), the section of an earlier lint of the same items,
+    promises, code and libraries is reused (:mod:`builders.lint.cache`; the section then says ``"cache":
+    "reused"``), else the lint runs and is stored there. ``None`` when the folder holds no items.jsonl or
+    build.json."""
     from builders.items import read_items
+    from builders.lint.cache import LintCache, lint_key
 
     path = Path(path)
     items_path, build_path = path / "items.jsonl", path / "build.json"
     if not items_path.is_file() or not build_path.is_file():
         return None
     build = json.loads(build_path.read_text(encoding="utf-8"))
-    section = lint(read_items(items_path), build).section()
+    cache = key = section = None
+    if cache_dir is not None:
+        cache = LintCache(cache_dir)
+        key = lint_key(items_path.read_bytes(), build)
+        section = cache.load(key)
+    if section is not None:
+        section["cache"] = "reused"
+    else:
+        section = lint(read_items(items_path), build).section()
+        if cache is not None and key is not None:
+            cache.store(key, section)
     build["lint"] = section
     text = json.dumps(build, sort_keys=True, indent=2, ensure_ascii=False)
     build_path.write_text(text + "\n", encoding="utf-8")

@@ -288,16 +288,20 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], 
     """Each cell's :class:`CellResult`, in order, by the task's builder (:class:`MiohBuilder`). A task's cells are
     drawn one after another, as each depends on the task's pools and on its earlier cells (an item an earlier
     cell made is not made again); the tasks are drawn side by side by worker processes
-    (:class:`sources.executors.ProcessExecutor`, which hands them the pools without a copy) where a build has
-    :data:`MIN_QUESTIONS` questions and there are two cores: the items are those one process draws. ``stats``
-    gets ``workers``."""
-    tasks = list(dict.fromkeys(task for task, _, _ in cells))
+    (:class:`sources.executors.ProcessExecutor`, which hands them the pools without a copy), ``--processes`` of
+    them, by default where a build has :data:`MIN_QUESTIONS` questions and there are two cores: the items are
+    those one process draws. The task with the most labelled cells starts first (its draw is likely the longest,
+    and should not start last). ``stats`` gets ``workers``."""
+    tasks = sorted(dict.fromkeys(task for task, _, _ in cells), key=lambda task: -builders[task].pools.n_cells(task))
     questions = sum(builders[task].config.n_questions for task, _, _ in cells)
 
     def draw(task: str) -> list[Any]:
         return [builders[task].build_cell(qtype, pressure) for t, qtype, pressure in cells if t == task]
 
-    executor = ProcessExecutor(min(usable_cores(), len(tasks)) if questions >= MIN_QUESTIONS else 1)
+    processes = next(iter(builders.values())).config.processes if builders else None
+    if processes is None:  # by size: worker processes cost more than they save on a small build
+        processes = usable_cores() if questions >= MIN_QUESTIONS else 1
+    executor = ProcessExecutor(min(processes, len(tasks)))
     executor = executor if executor.inherits else ProcessExecutor(1)
     stats["workers"] = executor.workers
     drawn = executor.map(draw, tasks, lambda done, total: on_done(len(cells) * done // total, len(cells)))

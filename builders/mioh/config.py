@@ -107,6 +107,12 @@ class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
         False, help="also ask every comprehensive existence question image by image, 'Is there a {{object}} in this "
                     "image?' (the Sec. 5.5 ablation; scored by python -m scoring mioh) (default off)")
     """Also emit the decomposed ablation's single-image questions (Sec. 5.5, :mod:`builders.mioh.decomposed`)."""
+    processes: int | None = option(
+        None, metavar="N", help="worker processes that read the sources and draw the tasks, at most one per source or "
+                                "task; 1: all in this process; the items are the same (default one per usable core "
+                                "where the sources or the questions are many enough to pay)")
+    """How many :class:`sources.executors.ProcessExecutor` workers read the sources and draw the tasks (``None``:
+    :func:`builders.mioh.reading.read_sources` and :func:`builders.mioh.builder.draw_cells` decide by size)."""
 
     def __post_init__(self) -> None:
         if self.n_images not in IMAGE_LADDER:
@@ -128,6 +134,8 @@ class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
         for flag, images in (("coco_rem", "coco_images"), ("paco", "paco_images"), ("svg", "svg_images")):
             if bool(getattr(self, flag)) != bool(getattr(self, images)):
                 raise ConfigError(f"--{flag.replace('_', '-')} and --{images.replace('_', '-')} go together")
+        if self.processes is not None and self.processes < 1:
+            raise ConfigError(f"processes must be >= 1, not {self.processes}")
         if self.verify_absence_with and not self.svg:
             raise ConfigError("--verify-absence-with verifies absences in the SVG scene graphs: give --svg too")
         self.check_executor()

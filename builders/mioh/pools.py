@@ -30,7 +30,7 @@ one per task (cells: each probe in each image showing what it names, probe then 
 
 from __future__ import annotations
 
-import functools
+from collections import OrderedDict
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
 
@@ -90,7 +90,9 @@ class Pools:
         """The label of every category where it is absent (read where the absence decides the pair)."""
         self._labels: dict[tuple, Label | None] = {}
         self._memo: dict[Hashable, Any] = {}
-        self._splits = functools.lru_cache(maxsize=SPLITS_KEPT)(self._split)
+        self._splits: OrderedDict[tuple[str, Probe], dict[tuple[str, bool], np.ndarray]] = OrderedDict()
+        """The most recently drawn probes' image lists (a dict, not ``functools.lru_cache`` on a bound method: that
+        would make the pools a reference cycle, whose tables only the cyclic collector frees)."""
 
     # --------------------------------------------------------------------------------------------- building
 
@@ -203,6 +205,10 @@ class Pools:
         numbers = self._memoised(("numbers", task), lambda: {p: k for k, p in enumerate(self._probes[task])})
         return numbers[probe]
 
+    def n_cells(self, task: str) -> int:
+        """How many (image, probe) pairs showing what the probe names the ``task`` table holds."""
+        return len(self.tables[task]["probe"])
+
     def absent_decided(self, task: str) -> np.ndarray:
         """Image x category: the category is missing and that decides the pair - where its absence is verified
         (for attributes: by either annotation pass; for counting: within the count limit too, the image counting
@@ -274,12 +280,35 @@ class Pools:
 
     def images(self, task: str, probe: Probe, status: str, hard: bool) -> np.ndarray:
         """Indices of images where ``probe`` has ``status`` and difficulty ``hard``, as a sorted ``int32`` array."""
-        return self._splits(task, probe)[(status, hard)]
+        key = (task, probe)
+        split = self._splits.get(key)
+        if split is None:
+            split = self._splits[key] = self._split(task, probe)
+            if len(self._splits) > SPLITS_KEPT:
+                self._splits.popitem(last=False)
+        else:
+            self._splits.move_to_end(key)
+        return split[(status, hard)]
 
     def _split(self, task: str, probe: Probe) -> dict[tuple[str, bool], np.ndarray]:
         codes = self.codes_over_images(task, probe)
         return {(status, hard): np.flatnonzero(codes == (POS if status == "pos" else NEG) + int(hard)).astype(np.int32)
                 for status in ("pos", "neg") for hard in (False, True)}
+
+    def decidable(self, task: str, images: Sequence[int]) -> np.ndarray | None:
+        """Per probe of :meth:`probes`: whether its category is shown, or missing with its absence deciding the
+        pair, in every one of ``images`` - what a probe needs to be decided there (:meth:`rows` says whether it
+        is); ``None`` for position, whose probes name two categories."""
+        if task == "position":
+            return None
+        picked = np.asarray(images)
+        shown_or_decided = (self.incidence[picked] | self.absent_decided(task)[picked]).all(axis=0)
+        return shown_or_decided[self._probe_categories(task)]
+
+    def _probe_categories(self, task: str) -> np.ndarray:
+        """The category of each probe of a task whose probes name one."""
+        return self._memoised(("probe-categories", task), lambda: np.array(
+            [self._category[p[1] if task == "attribute" else p] for p in self._probes[task]], dtype=np.int64))
 
     def rows(self, task: str, images: Sequence[int], columns: np.ndarray) -> np.ndarray:
         """The codes of probes ``columns`` (numbers in :meth:`probes`) in ``images``: images x columns."""
@@ -310,8 +339,7 @@ class Pools:
         contiguous), made once: the absent pairs where their absence decides them, the shown ones from the
         task's cells."""
         def made() -> np.ndarray:
-            probes = self._probes[task]
-            cats = np.array([self._category[p[1] if task == "attribute" else p] for p in probes], dtype=np.int64)
+            cats = self._probe_categories(task)
             codes = np.where(self.absent_decided(task)[:, cats], self.absent.codes[:, cats], UNDECIDED).astype(np.int8)
             table = self.tables[task]
             codes[np.asarray(table["image"]), np.asarray(table["probe"])] = np.asarray(table["code"])

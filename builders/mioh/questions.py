@@ -247,6 +247,7 @@ class Sampler:
         """Task -> per option word (:meth:`words`): how often an emitted option question offered it (:meth:`remember`)."""
         self.golds: dict[str, np.ndarray] = {}
         """Task -> per option word: how often it was in the right option."""
+        self._kind_masks: dict[tuple[str, str, int], np.ndarray] = {}
 
     def words(self, task: str) -> tuple[np.ndarray, list[str]]:
         """The words of each probe of ``task`` as numbers (probes x words, a probe's category, attribute,
@@ -358,6 +359,16 @@ class Sampler:
         rest.insert(min(slot, len(rest)), first)
         return tuple(rest)
 
+    def _of_kind(self, task: str, kind: str, min_positives: int) -> np.ndarray:
+        """Per probe: of ``kind`` and shown easily in ``min_positives`` images (:meth:`_distractors`; made once
+        per kind, every attempt asks again)."""
+        key = (task, kind, min_positives)
+        found = self._kind_masks.get(key)
+        if found is None:
+            found = self._kind_masks[key] = ((self.pools.probe_kinds(task) == kind)
+                                             & (self.pools.easy_positives(task) >= min_positives))
+        return found
+
     def _distractors(
         self,
         rng: np.random.Generator,
@@ -387,9 +398,12 @@ class Sampler:
         probes = self.pools.probes(task)
         order = rng.permutation(len(probes))
         excluded = self.pools.probe_number(task, exclude)
-        kinds, groups = self.pools.probe_kinds(task), self.pools.probe_groups(task)
-        order = order[(kinds[order] == kinds[excluded]) & (groups[order] != groups[excluded])
-                      & (self.pools.easy_positives(task)[order] >= min_positives)]
+        groups = self.pools.probe_groups(task)
+        order = order[self._of_kind(task, self.pools.probe_kinds(task)[excluded], min_positives)[order]]
+        order = order[groups[order] != groups[excluded]]
+        decidable = self.pools.decidable(task, images)
+        if decidable is not None and len(set(groups[order[decidable[order]]].tolist())) < k:
+            return None  # fewer than k groups can be decided on these images: no pass over the order finds k
         liked: list[int] = []
         others: list[int] = []
         start, span = 0, DISTRACTOR_SPAN

@@ -88,10 +88,14 @@ def read_source(task: SourceTask) -> Measured:
 
 
 def read_sources(config: MiohConfig, tasks: Sequence[SourceTask], progress: Any) -> list[Measured]:
-    """Every source read and measured (:func:`read_source`), in worker processes where that pays: two or more
-    sources, on two or more cores, whose files hold :data:`MIN_SOURCE_BYTES` together; then SVG's absences
-    verified (with the COCO-ReM task's presence where that file is the verification file)."""
-    runner = ProcessExecutor() if _worth_processes(tasks) else LocalExecutor()
+    """Every source read and measured (:func:`read_source`), in ``config.processes`` worker processes, by default
+    where that pays: two or more sources, on two or more cores, whose files hold :data:`MIN_SOURCE_BYTES`
+    together; then SVG's absences verified (with the COCO-ReM task's presence where that file is the
+    verification file)."""
+    if config.processes is not None:
+        runner = ProcessExecutor(config.processes) if config.processes > 1 else LocalExecutor()
+    else:
+        runner = ProcessExecutor() if _worth_processes(tasks) else LocalExecutor()
     measured = runner.map(read_source, list(tasks), progress)
     presence = next((m.presence for m in measured if m.presence is not None), None)
     for k, task in enumerate(tasks):

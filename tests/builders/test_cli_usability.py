@@ -418,7 +418,8 @@ def test_the_mioh_question_bar_ends_at_its_total() -> None:
     from builders.mioh.builder import draw_cells
 
     class Builder:
-        config = SimpleNamespace(n_questions=1)
+        config = SimpleNamespace(n_questions=1, processes=None)
+        pools = SimpleNamespace(n_cells=lambda task: 1)
 
         def build_cell(self, qtype: str, pressure: str) -> str:
             return f"{qtype}/{pressure}"

@@ -26,6 +26,35 @@ def test_open_build_lints_and_leaves_items_untouched(tmp_path):
     assert (tmp_path / "b" / "items.jsonl").read_bytes() == before
 
 
+def _build_with_cache(tmp_path, questions, promises=None):
+    items = [make_item(benchmark="t", task="x", question_type="yes_no", pressure="easy", images=["a.jpg"],
+                       question=q, options=(), answer="yes") for q in questions]
+    with open_build(tmp_path / "out", "b", tmp_path / "cache") as out:
+        out.write_items(items)
+        out.write_json("build.json", {"benchmark": "t", "seconds": len(questions), **(promises or {})})
+    return json.loads((tmp_path / "out" / "b" / "build.json").read_text())["lint"]
+
+
+def test_a_rebuild_of_the_same_items_reuses_the_lint(tmp_path):
+    """The same items and promises: the earlier section, marked reused; other items, other promises or a
+    damaged entry: the lint runs again."""
+    from builders.lint.cache import FOLDER
+
+    first = _build_with_cache(tmp_path, ["Is there a dog?", "Is there a  dog?"])
+    assert "cache" not in first and first["checks"]["duplicates"]["flagged"] == 2
+    again = _build_with_cache(tmp_path, ["Is there a dog?", "Is there a  dog?"])
+    assert again.pop("cache") == "reused" and again == first
+    other = _build_with_cache(tmp_path, ["Is there a dog?", "Is there a cat?"])
+    assert "cache" not in other and other["checks"]["duplicates"]["flagged"] == 0
+    promised = _build_with_cache(tmp_path, ["Is there a dog?", "Is there a  dog?"], {"lint_promises": {"x": 1}})
+    assert "cache" not in promised
+    for entry in (tmp_path / "cache" / FOLDER).glob("*.json"):  # a torn entry is a miss, and is rewritten
+        entry.write_text(entry.read_text()[:20])
+    torn = _build_with_cache(tmp_path, ["Is there a dog?", "Is there a  dog?"])
+    assert "cache" not in torn and torn == first
+    assert _build_with_cache(tmp_path, ["Is there a dog?", "Is there a  dog?"]).get("cache") == "reused"
+
+
 DEMO_ITEMS_SHA256 = {
     ("mioh", None): "eb51cd52167464799a08efb1549f7249d056de93184675289df75e89f98635a4",
     ("mementos", "decord"): "c3c754032a36c7ef79a695912ee72fd36a3bd5ae537a4391734e59efc9c6ee5d",

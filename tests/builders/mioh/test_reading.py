@@ -40,55 +40,50 @@ def argv(sources: dict[str, Path]) -> list[str]:
             "--verify-absence-with", str(sources["verify"])]
 
 
-@pytest.fixture(params=["here", "processes"])
-def where(request, monkeypatch) -> str:
-    """Read in this process, or in worker processes (for the tests' small files, on any number of cores)."""
-    if request.param == "processes":
-        monkeypatch.setattr(reading, "MIN_SOURCE_BYTES", 0)
-        monkeypatch.setattr(reading, "usable_cores", lambda: 2)
-    else:
-        monkeypatch.setattr(reading, "MIN_SOURCE_BYTES", 1 << 60)
+@pytest.fixture(params=["1", "2"])
+def processes(request) -> str:
+    """Read in this process (``--processes 1``) or in two worker processes (``--processes 2``)."""
     return request.param
 
 
-def build(tmp_path: Path, sources: dict[str, Path], name: str, *extra: str) -> tuple[int, bytes, dict]:
+def build(tmp_path: Path, sources: dict[str, Path], name: str, *extra: str, processes: str = "1"
+          ) -> tuple[int, bytes, dict]:
     out = tmp_path / "out"
     code = mioh.main([*argv(sources), "--n-images", "2", "--n-questions", "3", "--out", str(out), "--name", name,
-                      "--cache-dir", str(tmp_path / f"cache-{name}"), "--no-clip", "--no-progress", *extra])
+                      "--cache-dir", str(tmp_path / f"cache-{name}"), "--no-clip", "--no-progress",
+                      "--processes", processes, *extra])
     if code != 0:
         return code, b"", {}
     return code, (out / name / "items.jsonl").read_bytes(), json.loads((out / name / "build.json").read_text())
 
 
 def test_sources_read_in_processes_make_the_build_one_process_makes(tmp_path, sources, monkeypatch):
-    monkeypatch.setattr(reading, "MIN_SOURCE_BYTES", 1 << 60)
     _, serial, serial_build = build(tmp_path, sources, "serial")
-    monkeypatch.setattr(reading, "MIN_SOURCE_BYTES", 0)
-    monkeypatch.setattr(reading, "usable_cores", lambda: 2)
     mapped = []
     monkeypatch.setattr(reading.ProcessExecutor, "map", lambda self, fn, items, progress, real=reading.ProcessExecutor.map:
                         mapped.append(len(items)) or real(self, fn, items, progress))
-    _, parallel, parallel_build = build(tmp_path, sources, "parallel")
+    _, parallel, parallel_build = build(tmp_path, sources, "parallel", processes="2")
     assert mapped[0] == 3 and parallel == serial and serial  # the three sources; then the tasks, here
+    assert parallel_build["stats"]["drawing"]["workers"] == 2 and serial_build["stats"]["drawing"]["workers"] == 1
     for key in ("filters", "federated_refusals", "sources", "pools", "quality", "verify_absence"):
         assert parallel_build["stats"][key] == serial_build["stats"][key], key
 
 
-def test_a_bad_source_is_reported_in_reading_order(tmp_path, sources, capsys, where):
+def test_a_bad_source_is_reported_in_reading_order(tmp_path, sources, capsys, processes):
     """A bad PACO file is reported while COCO is fine; with COCO bad as well, COCO's error comes first (it is
     read first), wherever the sources are read; nothing of the build is written."""
     corrupt(sources["paco"], set_field("annotations", 0, "bbox", [1, 2, 3]))
-    code, _, _ = build(tmp_path, sources, "bad")
+    code, _, _ = build(tmp_path, sources, "bad", processes=processes)
     paco_error = capsys.readouterr().err
     assert code == 2 and str(sources["paco"]) in paco_error and "annotations[0]" in paco_error
     corrupt(sources["coco"], set_field("images", 0, "width", -5))
-    code, _, _ = build(tmp_path, sources, "bad")
+    code, _, _ = build(tmp_path, sources, "bad", processes=processes)
     coco_error = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(coco_error) == 1 and str(sources["coco"]) in coco_error[0] and "images[0]" in coco_error[0]
     assert not (tmp_path / "out" / "bad").exists()
 
 
-def test_absence_verified_with_the_coco_source_file_reads_it_once(tmp_path, sources, monkeypatch, where):
+def test_absence_verified_with_the_coco_source_file_reads_it_once(tmp_path, sources, monkeypatch, processes):
     """Where --verify-absence-with names the --coco-rem file, the COCO task hands its presence over: verification
     never reads the file again, and the build is the one made when it verifies against a copy (read on its own)."""
     from sources import absence
@@ -96,14 +91,14 @@ def test_absence_verified_with_the_coco_source_file_reads_it_once(tmp_path, sour
     coco = make_coco_source_for_svg(tmp_path / "shared")
     copy = shutil.copy(coco.annotations, tmp_path / "copy.json")
     sources = {**sources, "coco": coco.annotations, "coco_images": coco.images_dir}
-    _, expected, expected_build = build(tmp_path, {**sources, "verify": copy}, "copy")
+    _, expected, expected_build = build(tmp_path, {**sources, "verify": copy}, "copy", processes=processes)
     assert expected_build["stats"]["verify_absence"]["images_matched"] == 6
 
     def read_again(path):
         raise AssertionError(f"{path} read again")
 
     monkeypatch.setattr(absence, "read_coco_presence", read_again)
-    code, items, built = build(tmp_path, {**sources, "verify": coco.annotations}, "shared")
+    code, items, built = build(tmp_path, {**sources, "verify": coco.annotations}, "shared", processes=processes)
     assert code == 0 and items == expected
     assert {**built["stats"]["verify_absence"], "file": None} == {**expected_build["stats"]["verify_absence"],
                                                                   "file": None}
