@@ -227,8 +227,12 @@ class MiohBuilder:
         visual = "easy" if pressure in ("n_images", "sycophantic", "instructional_override") else pressure
         items: list[Item] = []
         failures: Counter = Counter()
+        gave_up: Counter = Counter()
         for number in range(cfg.n_questions):
             variant = variant_cycle.next()
+            if gave_up[variant] >= GIVE_UP_LIMIT:
+                failures[f"not tried: its question form gave up {GIVE_UP_LIMIT} times in this cell"] += 1
+                continue
             want = makers[variant]()
             made = None
             for _ in range(cfg.max_attempts):
@@ -251,6 +255,7 @@ class MiohBuilder:
                 break
             if made is None:
                 failures[f"gave up after {cfg.max_attempts} attempts"] += 1
+                gave_up[variant] += 1
                 continue
             items.extend(made)
         return CellResult(items, cfg.n_questions, failures)
@@ -279,6 +284,11 @@ class MiohBuilder:
         return members
 
 
+GIVE_UP_LIMIT = 3
+"""A question form that gave up this many times in a cell (``max_attempts`` draws each) is not drawn again there.
+Where no draw can succeed - at paper scale no three attributes of the gold's kind are decided on all four images
+of a "which is in all" question - every later question of the form would only fail ``max_attempts`` more times
+(146,000 draws of a paper-scale build, most of its drawing time); the skipped questions are reported with why."""
 MIN_QUESTIONS = 5_000
 """Below this many questions in a build, starting worker processes costs more than they save."""
 

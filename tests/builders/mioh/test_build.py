@@ -383,3 +383,23 @@ def test_a_crash_leaves_the_previous_build_untouched(tmp_path, cache_dir, monkey
         run(*args)
     assert (tmp_path / "n2-seed0" / "items.jsonl").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["n2-seed0"]
+
+
+def test_a_question_form_that_keeps_giving_up_is_not_drawn_again_in_its_cell(tmp_path, cache_dir):
+    """One draw per question (``--max-attempts 1``) at eight images: relations in all of them rarely exist, so
+    forms give up. After ``GIVE_UP_LIMIT`` give-ups a form is not drawn again in the cell, and every question
+    wanted is accounted for: made, given up, or not tried."""
+    from builders.mioh.builder import GIVE_UP_LIMIT
+
+    assert run("--n-images", "8", "--n-questions", "20", "--max-attempts", "1", "--tasks", "position",
+               "--out", str(tmp_path), "--cache-dir", str(cache_dir)) == 0
+    cells = [s["cell"] for s in json.loads((tmp_path / "n8-seed0" / "build.json").read_text())["skipped"]]
+    forms = {"comprehensive": 2, "comparative": 1, "selective": 1}  # all/any, pair, which
+    not_tried = 0
+    for cell in cells:
+        gave_up = cell["reasons"].get("gave up after 1 attempts", 0)
+        skipped = sum(n for reason, n in cell["reasons"].items() if reason.startswith("not tried"))
+        assert gave_up <= GIVE_UP_LIMIT * forms[cell["question_type"]], cell
+        assert cell["made"] + gave_up + skipped == cell["wanted"], cell
+        not_tried += skipped
+    assert not_tried > 0
