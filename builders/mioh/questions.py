@@ -327,16 +327,12 @@ class Sampler:
         :data:`GOLD_CANDIDATES` uniform draws, the one whose words were right least often for how often they were
         offered (:meth:`_gold_surplus`), so that words the images rarely let be right ("crescent") still are."""
         probes = self.pools.probes(task)
-        if min_positives:
-            numbers = np.flatnonzero(self.pools.easy_positives(task) >= min_positives)
-            if not balanced:
-                return probes[int(numbers[int(rng.integers(len(numbers)))])] if len(numbers) else None
-        else:
-            numbers = np.arange(len(probes))
-            if not balanced:
-                return probes[int(rng.integers(len(probes)))] if probes else None
+        numbers = (np.flatnonzero(self.pools.easy_positives(task) >= min_positives) if min_positives
+                   else np.arange(len(probes)))
         if not len(numbers):
             return None
+        if not balanced:
+            return probes[int(numbers[int(rng.integers(len(numbers)))])]
         drawn = numbers[rng.integers(len(numbers), size=GOLD_CANDIDATES)]
         return probes[int(drawn[int(np.argmin(self._gold_surplus(task, drawn)))])]
 
