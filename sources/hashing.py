@@ -7,6 +7,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Sequence
 
 from sources.atomic import write_atomic
 
@@ -120,3 +121,17 @@ class DigestMemo:
                                                  for k, v in found.items())
             self._entries = found if ok else {}
         return self._entries
+
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def code_fingerprint(entries: Sequence[str]) -> str:
+    """sha256 over the Python files of ``entries`` (files or folders, relative to the repository root), their
+    names and bytes: a cache of what that code computed keys on it, so that a change to the code is a miss."""
+    digest = hashlib.sha256()
+    for entry in entries:
+        path = REPOSITORY / entry
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(str(file.relative_to(REPOSITORY)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()

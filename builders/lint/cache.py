@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from builders.lint.base import BUILD_KEYS
+from sources import hashing
 from sources.atomic import write_atomic
 
 FOLDER = "lint"
@@ -51,13 +52,7 @@ WORD_LISTS = (Path("/usr/share/dict/words"), Path("/usr/share/dict/scowl"))
 
 def code_fingerprint() -> str:
     """sha256 over the files of :data:`CODE`."""
-    root = Path(__file__).resolve().parents[2]
-    digest = hashlib.sha256()
-    for entry in CODE:
-        path = root / entry
-        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            digest.update(str(file.relative_to(root)).encode() + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return hashing.code_fingerprint(CODE)
 
 
 def environment() -> dict[str, Any]:

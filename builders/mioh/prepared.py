@@ -36,6 +36,7 @@ from builders.mioh.pools import Pools
 from filters.base import FilterStats
 from sources.atomic import atomic_directory
 from sources.errors import ConfigError
+from sources import hashing
 from sources.hashing import DigestMemo, file_sha256
 
 CACHE_FOLDER = "mioh-pools"
@@ -62,14 +63,8 @@ Prepared = tuple[dict[str, Pools], FilterStats, dict[str, Any]]
 
 
 def code_fingerprint() -> str:
-    """sha256 over the source files that read records and label pools."""
-    root = Path(__file__).resolve().parents[2]
-    digest = hashlib.sha256()
-    for entry in _CODE:
-        path = root / entry
-        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            digest.update(str(file.relative_to(root)).encode() + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()
+    """sha256 over the source files that read records and label pools (:data:`_CODE`)."""
+    return hashing.code_fingerprint(_CODE)
 
 
 def cache_key(config: MiohConfig, digests: DigestMemo | None = None) -> str:
