@@ -48,10 +48,9 @@ class CheckResult:
 @dataclass
 class LintContext:
     """What the checks may read besides the items: the build's ``build.json`` (its :data:`BUILD_KEYS`; empty for a
-    bare items file),
-    the dictionary of known words (``None`` when no word list is installed) and the allow-list (in a lint, a
-    :class:`builders.lint.dictionary.LazyAllowList`). The word lists are read by the wording check alone, and
-    :func:`builders.lint.report.lint` loads them where it runs it."""
+    bare items file), the dictionary of known words (``None`` when no word list is installed) and the allow-list
+    (in a lint, a :class:`builders.lint.dictionary.LazyAllowList`). The word lists are read by the wording check
+    alone, and :func:`builders.lint.report.lint` loads them where it runs it."""
 
     build: Mapping[str, Any] = field(default_factory=dict)
     dictionary: Container[str] | None = None

@@ -76,9 +76,9 @@ def _torch_unseen() -> Iterator[None]:
 
     Why: thinc (spaCy's network library) imports torch wherever it is installed, seconds and the largest share
     of a paper-scale build's peak memory (docs/scale.md), and the small English pipeline runs on numpy alone:
-    the parse is the same. A ``None`` in ``sys.modules`` makes ``import torch``
-    raise ImportError, which thinc takes for "not installed"; it is removed afterwards, so a later ``import
-    torch`` in the process works as ever (only thinc then believes torch absent)."""
+    the parse is the same. A ``None`` in ``sys.modules`` makes ``import torch`` raise ImportError, which thinc
+    takes for "not installed"; it is removed afterwards, so a later ``import torch`` in the process works as
+    ever (only thinc then believes torch absent)."""
     if "torch" in sys.modules:
         yield
         return

@@ -289,16 +289,14 @@ def lint_build_dir(path: str | Path, cache_dir: str | Path | None = None) -> dic
     if not items_path.is_file() or not build_path.is_file():
         return None
     build = json.loads(build_path.read_text(encoding="utf-8"))
-    cache = key = section = None
-    if cache_dir is not None:
-        cache = LintCache(cache_dir)
-        key = lint_key(items_path.read_bytes(), build)
-        section = cache.load(key)
+    cache = LintCache(cache_dir) if cache_dir is not None else None
+    key = lint_key(items_path.read_bytes(), build) if cache is not None else ""
+    section = cache.load(key) if cache is not None else None
     if section is not None:
         section["cache"] = "reused"
     else:
         section = lint(read_items(items_path), build).section()
-        if cache is not None and key is not None:
+        if cache is not None:
             cache.store(key, section)
     build["lint"] = section
     text = json.dumps(build, sort_keys=True, indent=2, ensure_ascii=False)

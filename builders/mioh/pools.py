@@ -188,9 +188,9 @@ class Pools:
             if task == "attribute":
                 return np.array([self._category[p[1]] for p in probes], dtype=np.int64)
             if task == "position":
-                pairs = np.array([sorted((self._category[p[0]], self._category[p[2]])) for p in probes],
-                                 dtype=np.int64).reshape(len(probes), 2)
-                return pairs[:, 0] * (len(self._category) + 1) + pairs[:, 1]
+                subjects, objects = self._relation_categories()
+                low, high = np.minimum(subjects, objects), np.maximum(subjects, objects)
+                return low * (len(self._category) + 1) + high
             return np.arange(len(probes))
         return self._memoised(("groups", task), make)
 
@@ -310,14 +310,18 @@ class Pools:
         return self._memoised(("probe-categories", task), lambda: np.array(
             [self._category[p[1] if task == "attribute" else p] for p in self._probes[task]], dtype=np.int64))
 
+    def _relation_categories(self) -> tuple[np.ndarray, np.ndarray]:
+        """The subject's and the object's category of each relation probe."""
+        return self._memoised("relation-categories", lambda: tuple(np.array(
+            [self._category[p[k]] for p in self._probes["position"]], dtype=np.int64) for k in (0, 2)))
+
     def rows(self, task: str, images: Sequence[int], columns: np.ndarray) -> np.ndarray:
         """The codes of probes ``columns`` (numbers in :meth:`probes`) in ``images``: images x columns."""
         if task != "position":
             return self._code_matrix(task)[np.ix_(np.asarray(images), columns)]
         where = np.full(len(self._probes[task]), -1, dtype=np.int64)
         where[columns] = np.arange(len(columns))
-        subjects, objects = (self._memoised(("triple-categories", k), lambda k=k: np.array(
-            [self._category[p[k]] for p in self._probes[task]], dtype=np.int64))[columns] for k in (0, 2))
+        subjects, objects = (categories[columns] for categories in self._relation_categories())
         out = np.full((len(images), len(columns)), UNDECIDED, dtype=np.int8)
         for row, img in enumerate(images):
             shown, verified = self.incidence[img], self.verified_absent[img]
