@@ -37,8 +37,13 @@ def test_serve_starts_three_rooms_prints_how_to_join_and_stops_cleanly(ls_templa
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             line = proc.stdout.readline()
-            if not line:
-                break
+            if not line:  # serve ended before saying how to join: its stderr says why
+                proc.wait(60)
+                logs = {k: (data / f"room-{k}" / "label-studio.log") for k in (1, 2, 3)}
+                tails = "".join(f"\nroom {k}'s log ends:\n" + "\n".join(f.read_text().splitlines()[-15:])
+                                for k, f in logs.items() if f.exists())
+                pytest.fail(f"serve exited with status {proc.returncode} before printing how to join:\n"
+                            f"{proc.stderr.read()}\nstdout:\n" + "\n".join(lines) + tails)
             lines.append(line.rstrip("\n"))
             if line.startswith("Press Ctrl-C"):
                 break
