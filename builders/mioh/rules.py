@@ -417,13 +417,18 @@ def _clearly_elsewhere(objects: Objects, boxes: np.ndarray, s_pair: np.ndarray, 
     cells = np.flatnonzero(wanted >= 0)
     if not len(cells):
         return out
-    order = np.argsort(objects.pair, kind="stable")
+    order = np.argsort(objects.pair, kind="stable")  # each pair's instances, a run of ``order``
     starts = np.searchsorted(objects.pair[order], np.arange(objects.n_pairs + 1))
-    members = [order[starts[p]:starts[p + 1]] for p in range(objects.n_pairs)]
-    for cell in cells.tolist():
-        a, b = members[s_pair[cell]], members[o_pair[cell]]
-        seen = clear_directions(np.repeat(boxes[a], len(b), axis=0), np.tile(boxes[b], (len(a), 1)))
-        out[cell] = bool(len(seen)) and bool(((seen >= 0) & (seen != wanted[cell])).all())
+    n_a = (starts[1:] - starts[:-1])[s_pair[cells]]
+    n_b = (starts[1:] - starts[:-1])[o_pair[cells]]
+    n = n_a * n_b  # every subject instance against every object instance, cell after cell
+    cell_of = np.repeat(np.arange(len(cells)), n)
+    k = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    a = order[starts[s_pair[cells]][cell_of] + k // n_b[cell_of]]
+    b = order[starts[o_pair[cells]][cell_of] + k % n_b[cell_of]]
+    seen = clear_directions(boxes[a], boxes[b])
+    elsewhere = (seen >= 0) & (seen != wanted[cells][cell_of])
+    out[cells] = (n > 0) & (np.bincount(cell_of, weights=~elsewhere, minlength=len(cells)) == 0)
     return out
 
 
