@@ -113,7 +113,12 @@ def read_coco_presence(annotations: str | Path) -> CocoPresence:
         name = img.get("file_name") or (posixpath.basename(img["coco_url"]) if isinstance(img.get("coco_url"), str) else None)
         files[iid] = posixpath.basename(jsonio.check_name(name, path, rec, "file_name"))
     shown: dict[Any, set[str]] = {iid: set() for iid in files}
-    for i, ann in enumerate(sections["annotations"]):
+    anns = sections["annotations"]
+    if _all_pass(anns, shown, names):  # the checks below asked of whole columns: a COCO-train-sized file's
+        for iid, cid in zip(jsonio.column_of(anns, "image_id"), jsonio.column_of(anns, "category_id")):
+            shown[iid].add(names[cid])  # 860,000 annotations, called one by one, take seconds
+        return _presence(path, names, files, shown)
+    for i, ann in enumerate(anns):
         rec = jsonio.label("annotations", i)
         jsonio.expect_dict(ann, path, rec)
         iid = jsonio.check_id(jsonio.require_key(ann, "image_id", path, rec), path, rec, "image_id")
@@ -126,15 +131,16 @@ def read_coco_presence(annotations: str | Path) -> CocoPresence:
     return _presence(path, names, files, shown)
 
 
-def presence_of(style: coco.CocoStyle) -> CocoPresence:
-    """The :class:`CocoPresence` of a COCO file already read whole by :func:`sources.coco.load_coco_style`:
-    what :func:`read_coco_presence` reads from the same file (``tests/sources/test_absence.py``), without
-    parsing it a second time. Its checks are a superset of :func:`read_coco_presence`'s."""
-    files = {image.id: posixpath.basename(image.name) for image in style.images}  # the file's order, as there
-    shown: dict[Any, set[str]] = {image.id: set() for image in style.images}
-    for k, cid in zip(style.image_of.tolist(), style.category_ids):
-        shown[style.images[k].id].add(style.categories[cid])
-    return _presence(style.path, style.categories, files, shown)
+def _all_pass(anns: list[Any], shown: dict[Any, set[str]], names: dict[Any, str]) -> bool:
+    """Whether every annotation passes :func:`read_coco_presence`'s checks (a dict whose ``image_id`` and
+    ``category_id`` are identifiers of an image and a category of the file), asked of whole columns."""
+    if set(map(type, anns)) - {dict}:
+        return False
+    for key, known in (("image_id", shown), ("category_id", names)):
+        values = jsonio.column_of(anns, key)
+        if set(map(type, values)) - {int, str} or "" in values or not set(values) <= known.keys():
+            return False
+    return True
 
 
 def _presence(path: Path, names: dict[Any, str], files: dict[Any, str], shown: dict[Any, set[str]]) -> CocoPresence:
@@ -148,25 +154,20 @@ def _presence(path: Path, names: dict[Any, str], files: dict[Any, str], shown: d
     )
 
 
-def verify_absence(
-    records: RecordSet, annotations: str | Path, presence: CocoPresence | None = None
-) -> tuple[RecordSet, dict[str, Any]]:
+def verify_absence(records: RecordSet, annotations: str | Path) -> tuple[RecordSet, dict[str, Any]]:
     """:func:`verify_tables` of a record set."""
-    verified, report = verify_tables(tables.tables_of(records), annotations, presence)
+    verified, report = verify_tables(tables.tables_of(records), annotations)
     return tables.records_of(verified), report
 
 
-def verify_tables(
-    source: tables.SourceTables, annotations: str | Path, presence: CocoPresence | None = None
-) -> tuple[tables.SourceTables, dict[str, Any]]:
+def verify_tables(source: tables.SourceTables, annotations: str | Path) -> tuple[tables.SourceTables, dict[str, Any]]:
     """``source`` with the absences the COCO file ``annotations`` verifies, and what was matched.
 
     For every image matched in the COCO file, each vocabulary name of ``source`` that maps to a COCO category
     (module rule) and that neither source shows in that image is added to its ``verified_absent`` list. An
     exhaustive source is returned unchanged. The report names the file, the images matched and the names mapped.
-    ``presence``, when given, is the file's presence already read (:func:`presence_of`); else it is read here.
     """
-    coco = presence if presence is not None else read_coco_presence(annotations)
+    coco = read_coco_presence(annotations)
     mapping = {name: cat for name in source.categories if (cat := coco_category_of(name, coco.categories))}
     files, coco_ids = (source.images.column(name).to_pylist() for name in ("file", "coco_id"))
     shown = [coco.by_file.get(Path(file).name) for file in files]
