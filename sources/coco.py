@@ -337,8 +337,7 @@ def read_coco(annotations: str | Path, images_dir: str | Path, source: str = "co
 
 def coco_tables(style: CocoStyle, annotations: str | Path, source: str = "coco-rem") -> tables.SourceTables:
     """The columns of the COCO / COCO-ReM file ``annotations``, already read and validated by
-    :func:`load_coco_style` (a build that also wants the file's :func:`sources.absence.presence_of` reads it
-    once)."""
+    :func:`load_coco_style`."""
     names = tuple(sorted(set(style.categories.values())))
     columns, masks = instance_columns(style, style.grouped(np.arange(len(style.ids))), names)
     return tables.build(source, str(annotations), names, image_columns(style), columns, {}, {}, masks,

@@ -502,7 +502,8 @@ def build(config: MiohConfig, stats: dict[str, Any] | None = None) -> Iterator[I
 def _prepare(config: MiohConfig, clip: ClipStage | None, stats: dict[str, Any], executor: Any, task_bar
              ) -> tuple[Prepared, ClipStage]:
     """Read and measure the sources, then load the CLIP stage (unless given; a bad source is reported before any
-    CLIP notice), and build the pools (one per source, shared by the tasks it serves): what
+    CLIP notice), and build the pools (one per source, shared by the tasks it serves) the source tasks have not
+    made (:func:`builders.mioh.reading.read_source`: they do where no CLIP stage is asked for): what
     :class:`builders.mioh.prepared.PreparedPools` caches."""
     if config.uses_demo:
         tables = tables_of(load_demo(seed=config.seed, n_images=config.demo_images, cache_dir=config.cache_dir,
@@ -513,7 +514,7 @@ def _prepare(config: MiohConfig, clip: ClipStage | None, stats: dict[str, Any], 
     else:
         tasks = source_tasks(config)
         measured = read_sources(config, tasks, task_bar("sources: read + measure", len(tasks)))
-        served = [[task for task in source.tasks if task in config.tasks] for source in tasks]
+        served = [list(task.tasks) for task in tasks]
     clip = clip or ClipStage(config, stats, executor)
     pools_by_task: dict[str, Pools] = {}
     filter_stats, verification = FilterStats(), {}
@@ -521,7 +522,7 @@ def _prepare(config: MiohConfig, clip: ClipStage | None, stats: dict[str, Any], 
         filter_stats = filter_stats.merge(source.stats)
         verification.update(source.verification or {})
         if tasks_served:
-            pools = clip.pools(source, config, tasks_served, task_bar)
+            pools = source.pools if source.pools is not None else clip.pools(source, config, tasks_served, task_bar)
             pools_by_task.update((task, pools) for task in tasks_served)
     return (pools_by_task, filter_stats, verification), clip
 

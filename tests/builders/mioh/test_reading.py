@@ -1,5 +1,5 @@
 """The paper's sources read and measured (builders/mioh/reading.py): in worker processes or in this one, the
-same build, the same one-line errors; SVG's absences verified with the COCO-ReM file without reading it twice."""
+same build, the same one-line errors; SVG's absences verified with the COCO-ReM file itself as with a copy."""
 
 from __future__ import annotations
 
@@ -83,22 +83,37 @@ def test_a_bad_source_is_reported_in_reading_order(tmp_path, sources, capsys, pr
     assert not (tmp_path / "out" / "bad").exists()
 
 
-def test_absence_verified_with_the_coco_source_file_reads_it_once(tmp_path, sources, monkeypatch, processes):
-    """Where --verify-absence-with names the --coco-rem file, the COCO task hands its presence over: verification
-    never reads the file again, and the build is the one made when it verifies against a copy (read on its own)."""
-    from sources import absence
-
+def test_absence_verified_with_the_coco_source_file_is_verified_as_with_a_copy(tmp_path, sources, processes):
+    """Where --verify-absence-with names the --coco-rem file, the SVG task reads that file's presence while the
+    COCO task reads it whole: the build is the one made when it verifies against a copy."""
     coco = make_coco_source_for_svg(tmp_path / "shared")
     copy = shutil.copy(coco.annotations, tmp_path / "copy.json")
     sources = {**sources, "coco": coco.annotations, "coco_images": coco.images_dir}
     _, expected, expected_build = build(tmp_path, {**sources, "verify": copy}, "copy", processes=processes)
     assert expected_build["stats"]["verify_absence"]["images_matched"] == 6
-
-    def read_again(path):
-        raise AssertionError(f"{path} read again")
-
-    monkeypatch.setattr(absence, "read_coco_presence", read_again)
     code, items, built = build(tmp_path, {**sources, "verify": coco.annotations}, "shared", processes=processes)
     assert code == 0 and items == expected
     assert {**built["stats"]["verify_absence"], "file": None} == {**expected_build["stats"]["verify_absence"],
                                                                   "file": None}
+
+
+def test_pools_made_by_the_source_tasks_are_those_the_build_makes_with_a_clip_stage_asked_for(tmp_path, sources,
+                                                                                            processes):
+    """With --no-clip each source task makes its pools (in its worker); with CLIP asked for (its weights are not
+    here: the stage is skipped) the build's process makes them, after reading: the same items either way."""
+    made_here = []
+    real = reading.Pools.build
+
+    def counted(*args, **kwargs):
+        made_here.append(args[0].source)
+        return real(*args, **kwargs)
+
+    _, no_clip, _ = build(tmp_path, sources, "no-clip", processes=processes)
+    out = tmp_path / "out"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reading.Pools, "build", counted)
+        code = mioh.main([*argv(sources), "--n-images", "2", "--n-questions", "3", "--out", str(out), "--name",
+                          "clip-asked", "--cache-dir", str(tmp_path / "cache-clip"), "--no-progress",
+                          "--processes", processes])
+    assert code == 0 and (out / "clip-asked" / "items.jsonl").read_bytes() == no_clip and no_clip
+    assert made_here == ["coco-rem", "paco", "svg"]  # all in this process, after reading
