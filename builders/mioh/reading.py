@@ -65,7 +65,10 @@ class Measured:
 def source_tasks(config: MiohConfig) -> list[SourceTask]:
     """The paper's sources ``config`` names, in reading order (COCO-ReM, PACO, SVG)."""
     pool_config = config.pool_config(exhaustive_relations=False)
-    served = lambda *tasks: tuple(t for t in tasks if t in config.tasks)  # noqa: E731
+
+    def served(*tasks: str) -> tuple[str, ...]:
+        return tuple(task for task in tasks if task in config.tasks)
+
     found = []
     if config.coco_rem:
         found.append(SourceTask("coco-rem", config.coco_rem, config.coco_images,  # type: ignore[arg-type]
