@@ -55,7 +55,8 @@ DIGESTS_FILE = "file-digests.json"
 """The annotation files' sha256 remembered by signature (:class:`sources.hashing.DigestMemo`): a rerun on the same
 files does not read half a gigabyte again to find its entry."""
 
-_CODE = ("sources", "filters", "builders/mioh/rules.py", "builders/mioh/pools.py", "builders/mioh/labels.py")
+_CODE = ("sources", "filters", "builders/mioh/reading.py", "builders/mioh/rules.py", "builders/mioh/pools.py",
+         "builders/mioh/labels.py")
 """The code an entry depends on (paths relative to the repository root)."""
 
 Prepared = tuple[dict[str, Pools], FilterStats, dict[str, Any]]
