@@ -34,9 +34,9 @@ import pyarrow as pa
 from builders.mioh.config import MiohConfig
 from builders.mioh.pools import Pools
 from filters.base import FilterStats
+from sources import hashing
 from sources.atomic import atomic_directory
 from sources.errors import ConfigError
-from sources import hashing
 from sources.hashing import DigestMemo, file_sha256
 
 CACHE_FOLDER = "mioh-pools"
