@@ -123,26 +123,49 @@ def port_is_free(host: str, port: int) -> bool:
     return True
 
 
+PORT_BAND_START = 20000
+"""Free ports are looked for from here up to the kernel's ephemeral range (see :func:`free_port`)."""
+
+_next_port: int | None = None
+_port_lock = threading.Lock()
+
+
+def ephemeral_ports_start() -> int:
+    """The first port the kernel hands to outgoing connections (Linux's ``ip_local_port_range``; 32768 elsewhere)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port the OS says is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    """A port free right now, never the same one twice in this process, below the kernel's ephemeral range.
 
-
-_handed_out: set[int] = set()
-_handed_out_lock = threading.Lock()
-
-
-def internal_port() -> int:
-    """A free port of 127.0.0.1 for a room's server, never one handed out before in this process: rooms start
-    together, and the OS may offer two of them the same free port before either binds it."""
-    with _handed_out_lock:
-        while True:
-            port = free_port("127.0.0.1")
-            if port not in _handed_out:
-                _handed_out.add(port)
+    The kernel gives ports of the ephemeral range to every outgoing connection, so a free one found there (the
+    usual ``bind(0)``) can be taken by any client between now and the server's bind: in CI a room's port was
+    taken that way while the other rooms were being polled. Each process starts its scan at a place set by its
+    id, so processes started together look in different places. A kernel whose ephemeral range leaves no band
+    below it is asked for a port instead."""
+    global _next_port
+    low, high = PORT_BAND_START, ephemeral_ports_start()
+    if high - low < 1000:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind((host, 0))
+            return s.getsockname()[1]
+    span = high - low
+    with _port_lock:
+        if _next_port is None:
+            _next_port = low + (os.getpid() * 613) % span
+        for _ in range(span):
+            port = _next_port
+            _next_port = low + (port + 1 - low) % span
+            if port_is_free(host, port):
                 return port
+    raise AnnotationError(f"no free port on {host} between {low} and {high}")
+
+
+class PortTaken(AnnotationError):
+    """A server's port was taken by another program: for an internal port, pick another and start again."""
 
 
 def _force(env: dict[str, str], name: str, value: str) -> None:
@@ -229,6 +252,7 @@ class Server:
         self.log_path = Path(log_path) if log_path else Path(spec.data_dir) / "label-studio.log"
         self.process: subprocess.Popen | None = None
         self._log: TextIO | None = None
+        self._log_start = 0
 
     @property
     def url(self) -> str:
@@ -245,7 +269,7 @@ class Server:
         spec = self.spec
         Path(spec.data_dir).mkdir(parents=True, exist_ok=True)
         if not port_is_free(spec.host, spec.port):
-            raise AnnotationError(f"port {spec.port} on {spec.host} is already in use: pass another --port")
+            raise PortTaken(f"port {spec.port} on {spec.host} is already in use: pass another --port")
         if not is_initialised(spec.data_dir) and not (spec.username and spec.password):
             raise AnnotationError(
                 f"{spec.data_dir} is a new data dir: set LABEL_STUDIO_USERNAME (an e-mail) and "
@@ -253,6 +277,7 @@ class Server:
             )
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "a", encoding="utf-8")
+        self._log_start = self._log.tell()
         self.process = subprocess.Popen(
             spec.command(),
             env=spec.env(),
@@ -280,6 +305,9 @@ class Server:
                     return
             except requests.RequestException:
                 pass
+            if self.moved_off_its_port():
+                self.stop()
+                raise PortTaken(f"port {self.spec.port} on {self.spec.host} was taken while Label Studio started")
             if time.monotonic() > deadline or (stop is not None and stop.is_set()):
                 self.stop()
                 raise AnnotationError(
@@ -287,6 +315,16 @@ class Server:
                     if not (stop is not None and stop.is_set()) else "stopped while starting"
                 )
             time.sleep(0.5)
+
+    def moved_off_its_port(self) -> bool:
+        """Whether Label Studio found its port taken and went to the next one (it says so in its log and starts
+        there): this server would never answer where it is polled."""
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as log:
+                log.seek(self._log_start)
+                return f"Port {self.spec.port} is in use" in log.read()
+        except OSError:
+            return False
 
     def last_log_line(self) -> str:
         try:
@@ -330,6 +368,10 @@ RESTART_WINDOW = 600.0
 START_TIMEOUT = 300.0
 
 
+PORT_TRIES = 5
+"""Internal ports a room tries in a row when another program takes each before its server binds it."""
+
+
 class Room(threading.Thread):
     """One room kept alive: its front on the public port, its Label Studio on an internal one, restarted when it dies.
 
@@ -352,17 +394,22 @@ class Room(threading.Thread):
         self.log_path = Path(spec.data_dir) / "label-studio.log"
 
     def _server(self) -> Server:
-        internal = replace(self.spec, host="127.0.0.1", port=internal_port())
+        internal = replace(self.spec, host="127.0.0.1", port=free_port())
         return Server(internal, log_path=self.log_path)
 
     def run(self) -> None:
         first = True
+        taken = 0
         while not self.stop_event.is_set():
-            self.server = self._server()
             try:
+                self.server = self._server()
                 self.server.start(START_TIMEOUT, self.stop_event)
             except AnnotationError as exc:
-                self.server.stop()
+                if self.server is not None:
+                    self.server.stop()
+                if isinstance(exc, PortTaken) and taken < PORT_TRIES:
+                    taken += 1  # an internal port: the next server gets another
+                    continue
                 if first:
                     self.error = exc
                     self.ready.set()
@@ -370,6 +417,7 @@ class Room(threading.Thread):
                 if self.stop_event.is_set() or not self._crashed(f"did not come back ({exc})"):
                     return
                 continue
+            taken = 0
             self.front.serve_from(("127.0.0.1", self.server.spec.port))
             if first:
                 first = False
