@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from typing import ClassVar
 
+import numpy as np
 import pytest
 
 from builders.items import Item, item_id, make_item, read_items, write_items
@@ -68,7 +69,7 @@ def test_share_schedule_hits_the_share(share, n, expected):
 def test_chi_square_matches_tables_and_the_library():
     """scipy's documented example (a fair die: statistic 2.0, p 0.8491), the chi-square distribution's tail,
     and the edge cases the callers rely on."""
-    from scipy.stats import chi2
+    from scipy.stats import chi2, chisquare
 
     die = chi_square([16, 18, 16, 14, 12, 12], [88 / 6] * 6)
     assert (die.chi2, die.dof) == (pytest.approx(2.0), 5) and die.p_value == pytest.approx(0.84914503608460956)
@@ -77,6 +78,12 @@ def test_chi_square_matches_tables_and_the_library():
     assert chi_square([0, 0, 0], [0, 0, 0]) == (0.0, 0, 1.0)
     assert chi_square([5, 3, 0], [8, 0, 0]).chi2 == float("inf")  # observed where none was expected
     assert chi_square([5, 5, 0], [5, 5, 0]) == (0.0, 1, 1.0)  # a category that cannot occur is left out
+    draws = np.random.default_rng(7)
+    for n in (2, 3, 5, 8, 13, 26):  # the letters of any item, bit for bit what scipy.stats.chisquare says
+        observed = draws.integers(0, 40, size=n)
+        expected = np.full(n, observed.sum() / n)
+        library = chisquare(observed, expected)
+        assert chi_square(observed.tolist(), expected.tolist())[::2] == (library.statistic, library.pvalue)
 
 
 def test_quality_report_sees_a_biased_benchmark():
