@@ -34,12 +34,14 @@ Ray is imported only inside :class:`RayExecutor` (``pip install 'mirage-bench[sc
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Protocol, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, Iterator, Protocol, Sequence, TypeVar
 
 from .errors import ConfigError, MirageError
 from .options import option
@@ -116,13 +118,33 @@ _TASK: Callable[[Any], Any] | None = None
 """The function of the current :meth:`ProcessExecutor.map`, in a worker (set by :func:`_install`)."""
 
 
-def _install(fn: Callable[[Any], Any]) -> None:
+def _install(fn: Callable[[Any], Any], collector: bool) -> None:
     global _TASK
     _TASK = fn
+    if collector:  # a forked worker starts with the parent's collector, paused while it waits (_collector_paused)
+        gc.enable()
 
 
 def _run_installed(item: Any) -> Any:
     return _TASK(item)  # type: ignore[misc]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off in this process while worker processes' results arrive (the
+    workers' own runs as it was), as it was after.
+
+    Results are unpickled here as they arrive, while the other workers still run: a paper-scale MIOH draw sends
+    about two million small objects (its items), none of them in a reference cycle, and the collector, which runs
+    every 700 new ones and scans the older generations as they grow, made unpickling them several times slower
+    (docs/scale.md), CPU taken from the workers. Reference counting still frees everything it can meanwhile."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class ProcessExecutor:
@@ -150,7 +172,9 @@ class ProcessExecutor:
         if workers < 2:  # one item or one worker: no process would run beside this one
             return LocalExecutor().map(fn, items, on_progress)
         context = multiprocessing.get_context("fork" if self.inherits else "spawn")
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_install, initargs=(fn,)) as pool:
+        initargs = (fn, gc.isenabled())
+        with _collector_paused(), ProcessPoolExecutor(workers, mp_context=context, initializer=_install,
+                                                      initargs=initargs) as pool:
             futures = [pool.submit(_run_installed, item) for item in items]
             for done, future in enumerate(as_completed(futures), 1):
                 if future.exception() is not None:  # the items not started yet come after every started one

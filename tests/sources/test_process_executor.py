@@ -1,0 +1,45 @@
+"""The process executor pauses the cyclic collector of the process that waits for results, never the workers',
+and gives it back as it was, also when a worker fails."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from sources.executors import ProcessExecutor
+
+
+def _collector_on(_: int) -> bool:
+    return gc.isenabled()
+
+
+def _fails(k: int) -> int:
+    if k == 2:
+        raise ValueError("item 2")
+    return k
+
+
+@pytest.fixture
+def executor() -> ProcessExecutor:
+    executor = ProcessExecutor(2)
+    if not executor.inherits:
+        pytest.skip("workers are spawned here, not forked: they start with their own collector")
+    return executor
+
+
+def test_workers_keep_their_collector_and_the_caller_gets_its_back(executor):
+    assert executor.map(_collector_on, [1, 2, 3]) == [True, True, True]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert executor.map(_collector_on, [1, 2]) == [False, False]  # a caller that had it off: workers too
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_failing_worker_leaves_the_collector_as_it_was(executor):
+    with pytest.raises(ValueError, match="item 2"):
+        executor.map(_fails, [1, 2, 3])
+    assert gc.isenabled()
