@@ -300,9 +300,11 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], 
     cell made is not made again); the tasks are drawn side by side by worker processes
     (:class:`sources.executors.ProcessExecutor`, which hands them the pools without a copy), ``--processes`` of
     them, by default where a build has :data:`MIN_QUESTIONS` questions and there are two cores: the items are
-    those one process draws. The task with the most labelled cells starts first (its draw is likely the longest,
-    and should not start last). ``stats`` gets ``workers``."""
-    tasks = sorted(dict.fromkeys(task for task, _, _ in cells), key=lambda task: -builders[task].pools.n_cells(task))
+    those one process draws. The task with the most probes starts first: every distractor search shuffles and
+    reads all of a task's probes, so the task with most (a scene graph's tens of thousands of triples) has the
+    longest draw, and should not start last; labelled cells break ties. ``stats`` gets ``workers``."""
+    tasks = sorted(dict.fromkeys(task for task, _, _ in cells), key=lambda task: (
+        -len(builders[task].pools.probes(task)), -builders[task].pools.n_cells(task)))
     questions = sum(builders[task].config.n_questions for task, _, _ in cells)
 
     def draw(task: str) -> list[Any]:

@@ -270,8 +270,9 @@ class Pools:
         """The code (:data:`~builders.mioh.labels.UNDECIDED`, ``NEG``, ...) of ``probe`` in every image."""
         if task == "position":
             s, o = self._category[probe[0]], self._category[probe[2]]  # type: ignore[index]
+            absent = self._memoised("verified-absent-by-category", lambda: np.asfortranarray(self.verified_absent))
             codes = np.full(self.n_images, UNDECIDED, dtype=np.int8)
-            codes[self.verified_absent[:, s] | self.verified_absent[:, o]] = NEG
+            codes[absent[:, s] | absent[:, o]] = NEG  # (a category's images contiguous: read column by column)
             number = self.probe_number(task, probe)
             start, images = self._cells_of(task, number)
             codes[images] = np.asarray(self.tables[task]["code"])[start:start + len(images)]

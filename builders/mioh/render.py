@@ -14,6 +14,7 @@ false clause asserted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Mapping
 
 import numpy as np
@@ -37,9 +38,17 @@ class Wording:
         self.task = task
         self.t: Mapping[str, Any] = load_templates("mioh", task)
         self.linguistic: Mapping[str, Any] = load_templates("mioh", "linguistic")
+        self._fields: dict[Probe, Mapping[str, str]] = {}
 
-    def probe_fields(self, probe: Probe) -> dict[str, str]:
-        """Template fields of a probe: ``probe`` (with article), ``bare_probe``, ``option`` and the parts."""
+    def probe_fields(self, probe: Probe) -> Mapping[str, str]:
+        """Template fields of a probe: ``probe`` (with article), ``bare_probe``, ``option`` and the parts; phrased
+        once per probe (a probe is named by many questions and options)."""
+        fields = self._fields.get(probe)
+        if fields is None:
+            fields = self._fields[probe] = MappingProxyType(self._phrased(probe))
+        return fields
+
+    def _phrased(self, probe: Probe) -> dict[str, str]:
         if self.task in ("existence", "counting"):
             parts = {"object": display(probe)}  # type: ignore[arg-type]
         elif self.task == "attribute":
