@@ -13,6 +13,7 @@ PACO has on top (attributes, parts).
 from __future__ import annotations
 
 import posixpath
+import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 from dataclasses import dataclass
@@ -29,7 +30,14 @@ DEFAULT_LICENSE = "CC BY 4.0 (annotations); Flickr terms (images)"
 """COCO's terms when the file has no ``licenses`` section."""
 
 HEADER_READERS = 32
-"""Threads reading image headers (:func:`_raise_bad_file`): more than the cores, as they wait on the disk."""
+"""Threads reading image headers that wait on the disk (:func:`_unmatched_headers`): more than the cores."""
+
+HEADER_BLOCK = 2048
+"""Image headers read in the calling thread at a time, timed (:func:`_unmatched_headers`)."""
+
+CACHED_HEADER_SECONDS = 25e-6
+"""A block of headers read faster than this per header came from the page cache (a few microseconds each; one
+that waits on the disk takes ~80 us: docs/scale.md)."""
 
 
 @dataclass(frozen=True)
@@ -243,17 +251,40 @@ def _one_by_one(
 def _raise_bad_file(path: Path, images: Sequence[CocoImage]) -> None:
     """Raise the error of the first of ``images`` whose file is missing or not of its declared size, if any.
 
-    Their headers are read by :data:`HEADER_READERS` threads (an uncached header is a small random read that
-    waits on the disk, and a COCO-train-sized file names 118,000 images); the files whose header does not
-    match are checked again here, in file order (:func:`sources.jsonio.check_image`), so the error is the one a
-    check of each file in turn would raise."""
-    parts = [images[k::HEADER_READERS] for k in range(HEADER_READERS)]
+    The files whose header does not match (:func:`_unmatched_headers`) are checked again here, in file order
+    (:func:`sources.jsonio.check_image`), so the error is the one a check of each file in turn would raise."""
+    for k in _unmatched_headers(images):
+        image = images[k]
+        jsonio.check_image(image.file, image.width, image.height, path, image.record)
+
+
+def _unmatched_headers(images: Sequence[CocoImage]) -> list[int]:
+    """Positions of the images whose file does not open or whose header does not give the declared size.
+
+    Why two ways: a COCO-train-sized file names 118,000 images. Headers in the page cache take a few
+    microseconds each in one thread, and threads would only contend for the interpreter lock (four times slower
+    in all); an uncached header is a small random read that waits on the disk, and threads overlap those waits.
+    So blocks of :data:`HEADER_BLOCK` are read here while each comes from the cache
+    (:data:`CACHED_HEADER_SECONDS`), and the rest, from the first block that did not, by :data:`HEADER_READERS`
+    threads. Either way the same positions are found."""
+    found: list[int] = []
+    start = 0
+    while start < len(images):
+        block = images[start:start + HEADER_BLOCK]
+        began = time.perf_counter()
+        found += [start + k for k, im in enumerate(block) if not jsonio.header_matches(im.file, im.width, im.height)]
+        start += len(block)
+        if time.perf_counter() - began > CACHED_HEADER_SECONDS * len(block):
+            break
+    rest = images[start:]
+    if not rest:
+        return found
+    parts = [rest[k::HEADER_READERS] for k in range(HEADER_READERS)]
     with ThreadPoolExecutor(HEADER_READERS) as readers:
-        found = readers.map(lambda part: [k for k, im in enumerate(part)
-                                          if not jsonio.header_matches(im.file, im.width, im.height)], parts)
-        for k in sorted(k + HEADER_READERS * j for k, part in enumerate(found) for j in part):
-            image = images[k]
-            jsonio.check_image(image.file, image.width, image.height, path, image.record)
+        waited = readers.map(lambda part: [k for k, im in enumerate(part)
+                                           if not jsonio.header_matches(im.file, im.width, im.height)], parts)
+        found += sorted(start + k + HEADER_READERS * j for k, part in enumerate(waited) for j in part)
+    return found
 
 
 def instance_columns(

@@ -106,3 +106,29 @@ def test_an_image_that_is_missing_a_folder_or_a_fifo_is_not_found(tmp_path: Path
     for missing in ("fifo.png", "folder.png", "absent.png"):
         with pytest.raises(SourceError, match="image file not found"):
             check_image(str(tmp_path / missing), width, height, "f.json", "r")
+
+
+@pytest.mark.parametrize("waits", [False, True], ids=["page-cache", "disk"])
+def test_headers_read_in_one_thread_or_many_find_the_same_files(waits: bool, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Headers are read in the calling thread while they come from the page cache, and by threads from the first
+    block that waited on the disk; either way every mismatched file is found, and the error is the first in file
+    order (here a block of two is read, then the threads take over where every block counts as waiting)."""
+    from sources import coco
+
+    fx = make_coco(tmp_path / "coco")
+    data = json.loads(fx.annotations.read_text())
+    names = [im["file_name"] for im in data["images"]]
+    _resize(fx.images_dir / names[7], 3)
+    (fx.images_dir / names[4]).unlink()
+    _resize(fx.images_dir / names[10], -2)
+    monkeypatch.setattr(coco, "HEADER_BLOCK", 2)
+    if waits:
+        monkeypatch.setattr(coco, "CACHED_HEADER_SECONDS", -1.0)
+    path, images_dir = Path(fx.annotations), str(fx.images_dir)
+    _, (raw_images, _, _) = coco.load_sections(path)
+    images = coco._images(raw_images, images_dir, path)
+    assert coco._unmatched_headers(images) == [4, 7, 10]
+    with pytest.raises(SourceError, match="image file not found") as info:
+        read_coco(fx.annotations, fx.images_dir)
+    assert info.value.record.startswith("images[4] ")
