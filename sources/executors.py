@@ -118,11 +118,10 @@ _TASK: Callable[[Any], Any] | None = None
 """The function of the current :meth:`ProcessExecutor.map`, in a worker (set by :func:`_install`)."""
 
 
-def _install(fn: Callable[[Any], Any], collector: bool) -> None:
+def _install(fn: Callable[[Any], Any]) -> None:
     global _TASK
     _TASK = fn
-    if collector:  # a forked worker starts with the parent's collector, paused while it waits (_collector_paused)
-        gc.enable()
+    gc.disable()  # see ProcessExecutor
 
 
 def _run_installed(item: Any) -> Any:
@@ -131,13 +130,8 @@ def _run_installed(item: Any) -> Any:
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off in this process while worker processes' results arrive (the
-    workers' own runs as it was), as it was after.
-
-    Results are unpickled here as they arrive, while the other workers still run: a paper-scale MIOH draw sends
-    about two million small objects (its items), none of them in a reference cycle, and the collector, which runs
-    every 700 new ones and scans the older generations as they grow, made unpickling them several times slower
-    (docs/scale.md), CPU taken from the workers. Reference counting still frees everything it can meanwhile."""
+    """Python's cyclic garbage collector off in this process while the workers' results arrive, as it was after
+    (see :class:`ProcessExecutor`)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -153,7 +147,15 @@ class ProcessExecutor:
     ``fn`` is handed to each worker once, when it starts: inherited where the platform forks (:attr:`inherits`:
     closures and bound methods welcome, nothing they read is copied up front), pickled elsewhere. Each item and
     each result is pickled. An exception raised by ``fn`` is raised here, that of the first failing item in
-    input order."""
+    input order.
+
+    Python's cyclic garbage collector is off in the workers, and in this process while their results arrive.
+    Why: the tasks build millions of objects that live until the task returns and sit in no reference cycle (an
+    annotation file parsed into columns, a build's items, unpickled here as they arrive), and the collector,
+    which runs every 700 new objects and scans the older generations as they grow, walks them again and again
+    for nothing: with it, a COCO-train-sized file read 25 % slower and a paper-scale MIOH draw 20 % slower
+    (docs/scale.md). Reference counting still frees whatever a task drops; a worker lives for one :meth:`map`,
+    and what cycles its tasks leave go with it."""
 
     name = "processes"
 
@@ -172,9 +174,8 @@ class ProcessExecutor:
         if workers < 2:  # one item or one worker: no process would run beside this one
             return LocalExecutor().map(fn, items, on_progress)
         context = multiprocessing.get_context("fork" if self.inherits else "spawn")
-        initargs = (fn, gc.isenabled())
         with _collector_paused(), ProcessPoolExecutor(workers, mp_context=context, initializer=_install,
-                                                      initargs=initargs) as pool:
+                                                      initargs=(fn,)) as pool:
             futures = [pool.submit(_run_installed, item) for item in items]
             for done, future in enumerate(as_completed(futures), 1):
                 if future.exception() is not None:  # the items not started yet come after every started one
