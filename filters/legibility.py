@@ -144,9 +144,10 @@ def read_columns(categories: Sequence[str], category: np.ndarray, area: np.ndarr
     for c, others in rules.unread_as.items():
         if c in index:
             unread_as[index[c], [index[o] for o in others if o in index]] = True
-    partners = told_apart[category] > 0
-    could_be = (partners & (unreadable[:, None] | (size[:, None] < told_apart[category]))
-                | (unread_as[category] & unreadable[:, None]))
+    could_be = np.zeros((len(category), n), dtype=bool)
+    rows = np.flatnonzero(((told_apart > 0).any(axis=1) | unread_as.any(axis=1))[category])  # with look-alikes
+    kind, dim = category[rows], unreadable[rows, None]
+    could_be[rows] = (told_apart[kind] > 0) & (dim | (size[rows, None] < told_apart[kind])) | (unread_as[kind] & dim)
     return ~unreadable & ~could_be.any(axis=1), could_be
 
 
