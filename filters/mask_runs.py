@@ -42,26 +42,26 @@ def decode_intervals(counts: Sequence[str | bytes | Sequence[int]]) -> tuple[np.
     pycocotools' ``rleFrString``) or the uncompressed list of run lengths (crowd regions). Runs alternate, zeros
     first, so the ones are runs 1, 3, 5, ...; an empty run decodes to an empty interval, which counts for nothing.
     """
-    runs, lengths = _runs(counts)
-    first = np.cumsum(lengths) - lengths
-    index = np.arange(len(runs)) - np.repeat(first, lengths)  # each run's number within its mask
-    ends_at = np.cumsum(runs) - np.repeat(np.concatenate(([0], np.cumsum(runs)))[first], lengths)  # where each ends
-    is_one = index % 2 == 1
-    ones_before = np.concatenate(([0], np.cumsum(is_one)))
-    return ends_at[np.flatnonzero(is_one) - 1], ends_at[is_one], ones_before[first + lengths] - ones_before[first]
+    return load()._intervals(*_runs(counts))
 
 
 def _runs(counts: Sequence[str | bytes | Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     """Every mask's run lengths, concatenated, and how many each has; compressed strings decoded in one pass."""
-    compressed = [c.encode("ascii") if isinstance(c, str) else c for c in counts if isinstance(c, (str, bytes))]
-    runs, lengths = decode_counts(compressed)
-    if len(compressed) == len(counts):
-        return runs, lengths
-    # uncompressed counts (crowd regions, rare) interleaved with the decoded strings, in order
-    decoded = iter(np.split(runs, np.cumsum(lengths)[:-1]) if len(compressed) else [])
-    parts = [next(decoded) if isinstance(c, (str, bytes)) else np.asarray(c, dtype=np.int64) for c in counts]
-    lengths = np.array([len(p) for p in parts], dtype=np.int64)
-    return (np.concatenate(parts) if parts else np.zeros(0, np.int64)), lengths
+    is_string = np.fromiter((isinstance(c, (str, bytes)) for c in counts), dtype=bool, count=len(counts))
+    runs, decoded = decode_counts([c.encode("ascii") if isinstance(c, str) else c for c in counts
+                                   if isinstance(c, (str, bytes))])
+    if is_string.all():
+        return runs, decoded
+    # uncompressed counts (crowd regions, rare) between the decoded strings, in order
+    plain = [np.asarray(c, dtype=np.int64) for c in counts if not isinstance(c, (str, bytes))]
+    lengths = np.zeros(len(counts), dtype=np.int64)
+    lengths[is_string] = decoded
+    lengths[~is_string] = [len(p) for p in plain]
+    from_string = np.repeat(is_string, lengths)
+    out = np.empty(len(from_string), dtype=np.int64)
+    out[from_string] = runs
+    out[~from_string] = np.concatenate(plain)
+    return out, lengths
 
 
 def decode_counts(strings: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -119,6 +119,7 @@ def load() -> ModuleType:
                 compiled = numba.njit(nogil=True)(fn)
             setattr(module, fn.__name__, compiled)
         module._decode_counts(np.frombuffer(b"02", dtype=np.uint8), np.array([2], dtype=np.int64))
+        module._intervals(np.array([0, 2], dtype=np.int64), np.array([2], dtype=np.int64))
         one = np.zeros(1, dtype=np.int64)
         module._covered_outside(np.array([[0, 0, 1, 1]], dtype=np.int64), one + 1, one, one, np.zeros(1, dtype=bool),
                                 one, one + 1, np.array([0, 1], dtype=np.int64))
@@ -158,6 +159,28 @@ def _decode_counts(chars: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np
             m_all += 1
         lengths[i] = m_all - first
     return runs[:m_all], lengths
+
+
+@_jit
+def _intervals(runs: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
+    """:func:`decode_intervals` of masks whose run lengths are ``runs``, ``lengths[i]`` of them for mask ``i``: the
+    odd runs' ``[start, end)``, and how many each mask has."""
+    per_mask = lengths // 2
+    starts = np.empty(per_mask.sum(), dtype=np.int64)
+    ends = np.empty(len(starts), dtype=np.int64)
+    at = 0
+    k = 0
+    for i in range(len(lengths)):
+        position = 0
+        for j in range(lengths[i]):
+            end = position + runs[at + j]
+            if j % 2 == 1:
+                starts[k] = position
+                ends[k] = end
+                k += 1
+            position = end
+        at += lengths[i]
+    return starts, ends, per_mask
 
 
 @_jit

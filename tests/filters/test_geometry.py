@@ -231,6 +231,29 @@ def test_masks_decode_to_the_runs_pycocotools_gives():
     assert [r.tolist() for r in np.split(runs, np.cumsum(lengths)[:-1])] == [e.tolist() for e in expected]
 
 
+def test_intervals_of_compressed_and_uncompressed_masks_are_their_pixels():
+    """:func:`filters.mask_runs.decode_intervals` over compressed strings (``str`` and ``bytes``) with uncompressed
+    counts (crowd regions) between them: each mask's intervals, in order, are the stretches of ones of its
+    column-major pixels."""
+    rng = np.random.default_rng(2)
+    counts, expected = [], []
+    for k in range(30):
+        h, w = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+        m = np.asfortranarray(rng.random((h, w)) < rng.choice([0.0, 0.2, 0.9, 1.0])).astype(np.uint8)
+        flat = m.flatten(order="F")
+        edges = np.flatnonzero(np.diff(np.r_[0, flat, 0]))
+        expected.append(list(zip(edges[::2].tolist(), edges[1::2].tolist())))
+        change = np.flatnonzero(np.diff(np.r_[0, flat, 1 - flat[-1]]))
+        encoded = geometry.mask_utils.encode(m)["counts"]
+        counts.append(np.diff(np.r_[0, change]).tolist() if k % 4 == 1 else encoded if k % 4 == 2
+                      else encoded.decode("ascii"))
+    starts, ends, per_mask = mask_runs.decode_intervals(counts)
+    cut = np.cumsum(per_mask)[:-1]
+    got = [[(s, e) for s, e in zip(a.tolist(), b.tolist()) if e > s]
+           for a, b in zip(np.split(starts, cut), np.split(ends, cut))]
+    assert got == expected
+
+
 def test_uncompressed_crowd_rle_is_accepted_and_flagged():
     m = np.zeros((H, W), dtype=np.uint8, order="F")
     m[0:4, 0:4] = 1
