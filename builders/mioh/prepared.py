@@ -174,8 +174,16 @@ def _read_table(path: Path) -> dict[str, Any]:
     columns = {}
     for name, values in zip(table.column_names, table.columns):
         values = values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
-        columns[name] = values if pa.types.is_string(values.type) else values.to_numpy(zero_copy_only=True)
+        columns[name] = values if pa.types.is_string(values.type) else _numbers(values)
     return columns
+
+
+def _numbers(values: pa.Array) -> np.ndarray:
+    """A column of numbers without nulls as a numpy view of its buffer: what ``to_numpy(zero_copy_only=True)``
+    gives, without the import of pandas that pyarrow's conversion makes the first time (0.3-0.4 s of a warm
+    build's start)."""
+    dtype = np.dtype(values.type.to_pandas_dtype())
+    return np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values), offset=values.offset * dtype.itemsize)
 
 
 def kept_entries() -> int:
