@@ -291,6 +291,10 @@ of a "which is in all" question - every later question of the form would only fa
 (146,000 draws of a paper-scale build, most of its drawing time); the skipped questions are reported with why."""
 MIN_QUESTIONS = 5_000
 """Below this many questions in a build, starting worker processes costs more than they save."""
+DRAW_ORDER = ("position", "attribute", "counting", "existence")
+"""The tasks from the longest draw to the shortest at paper scale (docs/scale.md): every distractor search of
+position shuffles and reads a scene graph's tens of thousands of triples, and counting's cells also deal counts.
+Started in this order, two workers end within a few tenths of a second of each other."""
 
 
 def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], stats: dict[str, Any],
@@ -300,11 +304,9 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], 
     cell made is not made again); the tasks are drawn side by side by worker processes
     (:class:`sources.executors.ProcessExecutor`, which hands them the pools without a copy), ``--processes`` of
     them, by default where a build has :data:`MIN_QUESTIONS` questions and there are two cores: the items are
-    those one process draws. The task with the most probes starts first: every distractor search shuffles and
-    reads all of a task's probes, so the task with most (a scene graph's tens of thousands of triples) has the
-    longest draw, and should not start last; labelled cells break ties. ``stats`` gets ``workers``."""
-    tasks = sorted(dict.fromkeys(task for task, _, _ in cells), key=lambda task: (
-        -len(builders[task].pools.probes(task)), -builders[task].pools.n_cells(task)))
+    those one process draws. The tasks start longest first (:data:`DRAW_ORDER`), so that the workers end
+    together. ``stats`` gets ``workers``."""
+    tasks = sorted(dict.fromkeys(task for task, _, _ in cells), key=DRAW_ORDER.index)
     questions = sum(builders[task].config.n_questions for task, _, _ in cells)
 
     def draw(task: str) -> list[Any]:

@@ -419,7 +419,6 @@ def test_the_mioh_question_bar_ends_at_its_total() -> None:
 
     class Builder:
         config = SimpleNamespace(n_questions=1, processes=None)
-        pools = SimpleNamespace(n_cells=lambda task: 1, probes=lambda task: ())
 
         def build_cell(self, qtype: str, pressure: str) -> str:
             return f"{qtype}/{pressure}"
