@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import asdict
+from itertools import compress
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
 
 import numpy as np
@@ -356,19 +357,27 @@ class Pools:
 
     def count(self, img: int, category: str) -> int | None:
         """How many instances of ``category`` the image shows, or ``None`` when it cannot be counted."""
-        c = self._category[category]
-        if self.incidence[img, c]:
-            n = int(self._cell("counting", self.probe_number("counting", category), img, "count"))
-            return n if n >= 0 else None
-        return 0 if self.absent_decided("counting")[img, c] else None
+        n = int(self._count_matrix()[img, self.probe_number("counting", category)])
+        return n if n >= 0 else None
+
+    def _count_matrix(self) -> np.ndarray:
+        """Image x counting probe: the count, 0 where the category's absence decides it, a negative code where
+        it cannot be counted (column-major: a probe's images are contiguous), made once."""
+        def made() -> np.ndarray:
+            cats = self._probe_categories("counting")
+            counts = np.full((self.n_images, len(cats)), NOT_COUNTABLE, dtype=np.int32, order="F")
+            counts[self.absent_decided("counting")[:, cats]] = 0
+            table = self.tables["counting"]
+            counts[np.asarray(table["image"]), np.asarray(table["probe"])] = np.maximum(
+                np.asarray(table["count"]), NOT_COUNTABLE)
+            return counts
+
+        return self._memoised("count-matrix", made)
 
     def count_images(self, category: str) -> dict[int, list[int]]:
         """Countable images of ``category`` grouped by count (counts in the order of their first image)."""
         def made() -> dict[int, list[int]]:
-            counts = np.where(self.absent_decided("counting")[:, self._category[category]], 0, NOT_COUNTABLE)
-            start, images = self._cells_of("counting", self.probe_number("counting", category))
-            counts[images] = np.maximum(np.asarray(self.tables["counting"]["count"])[start:start + len(images)],
-                                        NOT_COUNTABLE)
+            counts = self._count_matrix()[:, self.probe_number("counting", category)]
             decided = counts[counts >= 0]
             values, first = np.unique(decided, return_index=True)
             return {int(v): np.flatnonzero(counts == v).tolist() for v in values[np.argsort(first)]}
@@ -378,9 +387,12 @@ class Pools:
     def count_split(self, category: str) -> dict[int, tuple[list[int], list[int]]]:
         """Countable images of ``category`` by count, each split into (easy, hard) by their counting label."""
         def made() -> dict[int, tuple[list[int], list[int]]]:
-            codes = self.codes_over_images("counting", category)
-            return {n: ([i for i in imgs if codes[i] in (POS, NEG)], [i for i in imgs if codes[i] not in (POS, NEG)])
-                    for n, imgs in self.count_images(category).items()}
+            plain = np.isin(self.codes_over_images("counting", category), (POS, NEG))
+            split = {}
+            for n, imgs in self.count_images(category).items():  # the lists share count_images' numbers
+                easy = plain[imgs]
+                split[n] = (list(compress(imgs, easy.tolist())), list(compress(imgs, (~easy).tolist())))
+            return split
 
         return self._memoised(("count-split", category), made)
 
