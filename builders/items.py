@@ -39,9 +39,17 @@ class Item:
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        """The canonical one-line JSON form (sorted keys, UTF-8): byte-identical for equal items."""
-        # a shallow field dict: json.dumps walks nested values itself (asdict's deep copy cost ~1 ms per item)
-        return canonical_json({f.name: getattr(self, f.name) for f in fields(self)})
+        """The canonical one-line JSON form (sorted keys, UTF-8): byte-identical for equal items.
+
+        Made once and kept with the item (its fields are frozen, and a provenance is never changed in place): a
+        worker process that made the item makes its text too, and the text travels with it (MIOH's draw), so
+        the build's own process only writes it."""
+        text = self.__dict__.get("_json")
+        if text is None:
+            # a shallow field dict: json.dumps walks nested values itself (asdict's deep copy cost ~1 ms per item)
+            text = canonical_json({f.name: getattr(self, f.name) for f in fields(self)})
+            object.__setattr__(self, "_json", text)
+        return text
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Item":

@@ -310,7 +310,10 @@ def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], 
     questions = sum(builders[task].config.n_questions for task, _, _ in cells)
 
     def draw(task: str) -> list[Any]:
-        return [builders[task].build_cell(qtype, pressure) for t, qtype, pressure in cells if t == task]
+        drawn = [builders[task].build_cell(qtype, pressure) for t, qtype, pressure in cells if t == task]
+        for item in (item for result in drawn for item in result.items):
+            item.to_json()  # made here, beside the other worker, and handed over with the item
+        return drawn
 
     processes = next(iter(builders.values())).config.processes if builders else None
     if processes is None:  # by size: worker processes cost more than they save on a small build

@@ -420,15 +420,15 @@ def test_the_mioh_question_bar_ends_at_its_total() -> None:
     class Builder:
         config = SimpleNamespace(n_questions=1, processes=None)
 
-        def build_cell(self, qtype: str, pressure: str) -> str:
-            return f"{qtype}/{pressure}"
+        def build_cell(self, qtype: str, pressure: str) -> SimpleNamespace:
+            return SimpleNamespace(items=(), cell=f"{qtype}/{pressure}")
 
     updates: list[tuple[int, int]] = []
     cells = [(task, qtype, pressure) for task in ("existence", "counting") for qtype in ("all", "which")
              for pressure in ("easy", "hard_negative", "n_images")]
     drawn = draw_cells({"existence": Builder(), "counting": Builder()}, cells, {},
                        lambda done, total: updates.append((done, total)))
-    assert updates == [(6, 12), (12, 12)] and drawn[5] == "which/n_images" and len(drawn) == 12
+    assert updates == [(6, 12), (12, 12)] and drawn[5].cell == "which/n_images" and len(drawn) == 12
 
 
 # ------------------------------------------------------------------------------------------ missing extras

@@ -50,6 +50,23 @@ def test_items_round_trip_sorted_and_canonical(tmp_path):
     assert mcq("C").answer_text == "ccc"
 
 
+def test_an_items_json_is_made_once_and_travels_with_it():
+    """The text a worker process made is the one the build's process writes (pickled with the item); an item
+    made from another (``replace``) makes its own, and equal items have equal text either way."""
+    import pickle
+    from dataclasses import replace
+
+    from builders.items import canonical_json
+
+    item = mcq("A")
+    text = item.to_json()
+    assert text == canonical_json(json.loads(text)) and item.to_json() is text
+    moved = pickle.loads(pickle.dumps(item))
+    assert moved.__dict__.get("_json") == text and moved.to_json() == text and moved == item  # not made again
+    other = replace(item, answer="B")
+    assert json.loads(other.to_json())["answer"] == "B" and json.loads(item.to_json())["answer"] == "A"
+
+
 def test_balanced_cycle_is_exactly_uniform_per_block_and_seeded():
     cycle = BalancedCycle(range(5), rng(0, "t"))
     draws = [cycle.next() for _ in range(50)]
