@@ -146,8 +146,9 @@ def read_columns(categories: Sequence[str], category: np.ndarray, area: np.ndarr
             unread_as[index[c], [index[o] for o in others if o in index]] = True
     could_be = np.zeros((len(category), n), dtype=bool)
     rows = np.flatnonzero(((told_apart > 0).any(axis=1) | unread_as.any(axis=1))[category])  # with look-alikes
-    kind, dim = category[rows], unreadable[rows, None]
-    could_be[rows] = (told_apart[kind] > 0) & (dim | (size[rows, None] < told_apart[kind])) | (unread_as[kind] & dim)
+    kind, unread = category[rows], unreadable[rows, None]
+    could_be[rows] = ((told_apart[kind] > 0) & (unread | (size[rows, None] < told_apart[kind]))
+                      | (unread_as[kind] & unread))
     return ~unreadable & ~could_be.any(axis=1), could_be
 
 

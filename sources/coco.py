@@ -36,8 +36,8 @@ HEADER_BLOCK = 2048
 """Image headers read in the calling thread at a time, timed (:func:`_unmatched_headers`)."""
 
 CACHED_HEADER_SECONDS = 25e-6
-"""A block of headers read faster than this per header came from the page cache (a few microseconds each; one
-that waits on the disk takes ~80 us: docs/scale.md)."""
+"""A block of headers read faster than this per header came from the page cache (a cached header takes a few
+microseconds, one that waits on the disk tens: docs/scale.md)."""
 
 
 @dataclass(frozen=True)
@@ -262,8 +262,8 @@ def _unmatched_headers(images: Sequence[CocoImage]) -> list[int]:
     """Positions of the images whose file does not open or whose header does not give the declared size.
 
     Why two ways: a COCO-train-sized file names 118,000 images. Headers in the page cache take a few
-    microseconds each in one thread, and threads would only contend for the interpreter lock (four times slower
-    in all); an uncached header is a small random read that waits on the disk, and threads overlap those waits.
+    microseconds each in one thread, and threads would only contend for the interpreter lock (docs/scale.md);
+    an uncached header is a small random read that waits on the disk, and threads overlap those waits.
     So blocks of :data:`HEADER_BLOCK` are read here while each comes from the cache
     (:data:`CACHED_HEADER_SECONDS`), and the rest, from the first block that did not, by :data:`HEADER_READERS`
     threads. Either way the same positions are found."""

@@ -294,7 +294,7 @@ MIN_QUESTIONS = 5_000
 DRAW_ORDER = ("position", "attribute", "counting", "existence")
 """The tasks from the longest draw to the shortest at paper scale (docs/scale.md): every distractor search of
 position shuffles and reads a scene graph's tens of thousands of triples, and counting's cells also deal counts.
-Started in this order, two workers end within a few tenths of a second of each other."""
+Started longest first, the workers end together."""
 
 
 def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], stats: dict[str, Any],

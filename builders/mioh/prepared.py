@@ -180,8 +180,8 @@ def _read_table(path: Path) -> dict[str, Any]:
 
 def _numbers(values: pa.Array) -> np.ndarray:
     """A column of numbers without nulls as a numpy view of its buffer: what ``to_numpy(zero_copy_only=True)``
-    gives, without the import of pandas that pyarrow's conversion makes the first time (0.3-0.4 s of a warm
-    build's start)."""
+    gives, without the import of pandas that pyarrow's conversion makes the first time (a warm build's start
+    has no other use for pandas)."""
     dtype = np.dtype(values.type.to_pandas_dtype())
     return np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values), offset=values.offset * dtype.itemsize)
 
