@@ -206,10 +206,6 @@ class Pools:
         numbers = self._memoised(("numbers", task), lambda: {p: k for k, p in enumerate(self._probes[task])})
         return numbers[probe]
 
-    def n_cells(self, task: str) -> int:
-        """How many (image, probe) pairs showing what the probe names the ``task`` table holds."""
-        return len(self.tables[task]["probe"])
-
     def absent_decided(self, task: str) -> np.ndarray:
         """Image x category: the category is missing and that decides the pair - where its absence is verified
         (for attributes: by either annotation pass; for counting: within the count limit too, the image counting
