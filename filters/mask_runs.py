@@ -22,6 +22,7 @@ times as long: see docs/scale.md), compiled on first use and cached next to this
 from __future__ import annotations
 
 import sys
+from itertools import compress
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
@@ -47,13 +48,13 @@ def decode_intervals(counts: Sequence[str | bytes | Sequence[int]]) -> tuple[np.
 
 def _runs(counts: Sequence[str | bytes | Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     """Every mask's run lengths, concatenated, and how many each has; compressed strings decoded in one pass."""
-    is_string = np.fromiter((isinstance(c, (str, bytes)) for c in counts), dtype=bool, count=len(counts))
-    runs, decoded = decode_counts([c.encode("ascii") if isinstance(c, str) else c for c in counts
-                                   if isinstance(c, (str, bytes))])
-    if is_string.all():
+    kinds = [isinstance(c, (str, bytes)) for c in counts]
+    runs, decoded = decode_counts([c.encode("ascii") if isinstance(c, str) else c for c in compress(counts, kinds)])
+    if all(kinds):
         return runs, decoded
     # uncompressed counts (crowd regions, rare) between the decoded strings, in order
-    plain = [np.asarray(c, dtype=np.int64) for c in counts if not isinstance(c, (str, bytes))]
+    is_string = np.array(kinds, dtype=bool)
+    plain = [np.asarray(c, dtype=np.int64) for c, string in zip(counts, kinds) if not string]
     lengths = np.zeros(len(counts), dtype=np.int64)
     lengths[is_string] = decoded
     lengths[~is_string] = [len(p) for p in plain]

@@ -272,7 +272,7 @@ def _unmatched_headers(images: Sequence[CocoImage]) -> list[int]:
     while start < len(images):
         block = images[start:start + HEADER_BLOCK]
         began = time.perf_counter()
-        found += [start + k for k, im in enumerate(block) if not jsonio.header_matches(im.file, im.width, im.height)]
+        found += [start + k for k in _mismatched(block)]
         start += len(block)
         if time.perf_counter() - began > CACHED_HEADER_SECONDS * len(block):
             break
@@ -281,10 +281,14 @@ def _unmatched_headers(images: Sequence[CocoImage]) -> list[int]:
         return found
     parts = [rest[k::HEADER_READERS] for k in range(HEADER_READERS)]
     with ThreadPoolExecutor(HEADER_READERS) as readers:
-        waited = readers.map(lambda part: [k for k, im in enumerate(part)
-                                           if not jsonio.header_matches(im.file, im.width, im.height)], parts)
+        waited = readers.map(_mismatched, parts)
         found += sorted(start + k + HEADER_READERS * j for k, part in enumerate(waited) for j in part)
     return found
+
+
+def _mismatched(images: Sequence[CocoImage]) -> list[int]:
+    """Positions in ``images`` of those whose header does not give their declared size (or does not open)."""
+    return [k for k, im in enumerate(images) if not jsonio.header_matches(im.file, im.width, im.height)]
 
 
 def instance_columns(
