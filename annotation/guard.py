@@ -173,8 +173,8 @@ def stop_strays(data_dir: Path, say: Callable[[str], None], grace: float = 10.0)
     Only ever called by the holder of the data dir's lock: a server on it is then nobody's."""
     pids = strays(data_dir)
     for pid in pids:
-        say(f"{data_dir}: Label Studio (pid {pid}) was still running there, left by a `serve` that did not end "
-            "cleanly; stopping it")
+        say(f"{data_dir}: Label Studio (pid {pid}) was still running there (left by a `serve` that did not end "
+            "cleanly, or started by hand); stopping it: two servers must not share one database")
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 if os.getpgid(pid) == pid:  # started in its own group, as serve starts them

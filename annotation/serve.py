@@ -16,6 +16,8 @@ environment and supervises the processes:
   ``docs/annotation.md``);
 - the first admin from ``LABEL_STUDIO_USERNAME`` / ``LABEL_STUDIO_PASSWORD``; legacy API tokens enabled, so the
   admin's token from ``/api/current-user/token`` works for ``push`` and ``pull``.
+- one ``serve`` per data dir, servers that end with it (``kill -9`` included), a persisted secret key per room
+  and a room restarted alone on the maintainer's request: :mod:`annotation.guard`.
 
 The first start of a data dir migrates its database (about a minute); later starts take seconds.
 """

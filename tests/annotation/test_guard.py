@@ -109,8 +109,8 @@ def test_a_stray_server_on_the_data_dir_is_found_and_stopped_and_said_so(tmp_pat
         said: list[str] = []
         assert stop_strays(data, said.append) == [stray.pid]
         assert stray.wait(10) is not None
-        assert said == [f"{data}: Label Studio (pid {stray.pid}) was still running there, left by a `serve` that did "
-                        "not end cleanly; stopping it"]
+        assert said == [f"{data}: Label Studio (pid {stray.pid}) was still running there (left by a `serve` that did "
+                        "not end cleanly, or started by hand); stopping it: two servers must not share one database"]
         assert strays(data) == [] and other.poll() is None  # another data dir's server is left alone
     finally:
         for proc in (stray, other):
@@ -170,3 +170,49 @@ def test_the_reason_of_a_crash_is_the_server_s_error_never_an_access_line():
     assert stop_reason(-9, NO_ERROR) == "killed by SIGKILL"
     assert stop_reason(1, "OSError: x") == "OSError: x"
     assert stop_reason(-15, "OSError: x") == "killed by SIGTERM; its log's last error: OSError: x"
+
+
+def test_a_serving_room_restarted_on_request_comes_back_without_counting_a_crash(monkeypatch, tmp_path):
+    """``restart-room`` on a room that serves: its server is stopped and started again, and the answer says so."""
+    from annotation import serve
+    from annotation.serve import Room, Server, ServerSpec
+
+    started: list[subprocess.Popen] = []
+
+    class FakeServer(Server):
+        def start(self, timeout: float = 300.0, stop: threading.Event | None = None) -> "Server":
+            self.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                                            start_new_session=True)
+            started.append(self.process)
+            return self
+
+    class Front:
+        def __init__(self) -> None:
+            self.said: list[str] = []
+
+        def serve_from(self, backend: tuple[str, int]) -> None:
+            self.said.append("serving")
+
+        def down(self, reason: str, coming_back: bool = True) -> None:
+            self.said.append(reason)
+
+    monkeypatch.setattr(serve, "Server", FakeServer)
+    front, stop, reports, answers = Front(), threading.Event(), [], []
+    room = Room(2, ServerSpec(bin=Path("label-studio"), data_dir=tmp_path, port=8081), front, stop, reports.append,
+                "Room 2")
+    room.start()
+    try:
+        assert room.ready.wait(30) and room.serving
+        room.restart(lambda ok, line: answers.append((ok, line)))
+        deadline = time.monotonic() + 30
+        while not answers:
+            assert time.monotonic() < deadline, reports
+            time.sleep(0.05)
+        assert answers == [(True, "Room 2 (port 8081) is serving again")]
+        assert started[0].poll() is not None and started[1].poll() is None  # the old server stopped, a new one runs
+        assert front.said == ["serving", "is restarting at the maintainer's request", "serving"]
+        assert room.crashes == [] and not room.given_up
+    finally:
+        stop.set()
+        room.join(30)
+    assert all(p.poll() is not None for p in started)
