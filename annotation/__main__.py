@@ -16,6 +16,8 @@ from builders.cli import ArgumentParser, exit_on_error, table
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TOKEN_ENVS = ("LABEL_STUDIO_API_KEY", "LABEL_STUDIO_TOKEN")
+DEFAULT_DATA_DIR = Path(".cache/label-studio")
+"""``serve``'s data dir, and where ``restart-room`` finds the serve to ask."""
 
 
 def _env_token() -> str | None:
@@ -75,9 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--data-dir",
         type=Path,
-        default=Path(".cache/label-studio"),
+        default=DEFAULT_DATA_DIR,
         metavar="DIR",
-        help="where Label Studio keeps its database and uploads (default .cache/label-studio)",
+        help=f"where Label Studio keeps its database and uploads (default {DEFAULT_DATA_DIR})",
     )
     s.add_argument("--host", default="127.0.0.1", metavar="HOST", help="interface to listen on (default 127.0.0.1; 0.0.0.0 for a LAN)")
     s.add_argument("--port", type=int, default=8080, metavar="N", help="port to listen on; must be free (default 8080)")
@@ -120,8 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
         "The other rooms go on. Exit status 0 when the room serves again, 1 when it did not come back.",
     )
     r.add_argument("room", type=int, metavar="K", help="the room's number, as serve names it (1 with --rooms 1)")
-    r.add_argument("--data-dir", type=Path, default=Path(".cache/label-studio"), metavar="DIR",
-                   help="the --data-dir the serve was started with (default .cache/label-studio)")
+    r.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, metavar="DIR",
+                   help=f"the --data-dir the serve was started with (default {DEFAULT_DATA_DIR})")
 
     p = sub.add_parser(
         "push",
