@@ -276,20 +276,23 @@ def request_restart(data_dir: Path, room: int, timeout: float, poll: float = 0.5
         raise AnnotationError(f"no `python -m annotation serve` runs on {data_dir}: start it (it starts every room)")
     answer = _answer_path(data_dir, room)
     answer.unlink(missing_ok=True)
-    _write_atomic(_request_path(data_dir, room), f"{os.getpid()}\n")
+    request = _request_path(data_dir, room)
+    _write_atomic(request, f"{os.getpid()}\n")
     deadline = time.monotonic() + timeout
-    while True:
-        try:
-            got = json.loads(answer.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            got = None
-        if got is not None:
-            answer.unlink(missing_ok=True)
-            return Answer(bool(got["ok"]), str(got["line"]))
-        if serving_pid(data_dir) is None:
-            _request_path(data_dir, room).unlink(missing_ok=True)
-            raise AnnotationError(f"serve (pid {pid}) ended before restarting room {room}")
-        if time.monotonic() > deadline:
-            raise AnnotationError(f"serve (pid {pid}) did not restart room {room} within {timeout:.0f} s: see its "
-                                  "output and the room's label-studio.log")
-        time.sleep(poll)
+    try:
+        while True:
+            try:
+                got = json.loads(answer.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                got = None
+            if got is not None:
+                answer.unlink(missing_ok=True)
+                return Answer(bool(got["ok"]), str(got["line"]))
+            if serving_pid(data_dir) is None:
+                raise AnnotationError(f"serve (pid {pid}) ended before restarting room {room}")
+            if time.monotonic() > deadline:
+                raise AnnotationError(f"serve (pid {pid}) did not restart room {room} within {timeout:.0f} s: see "
+                                      "its output and the room's label-studio.log")
+            time.sleep(poll)
+    finally:
+        request.unlink(missing_ok=True)  # not taken (an error, Ctrl-C): no serve acts on it later

@@ -458,6 +458,12 @@ class Room(threading.Thread):
         self.answer = answer
         self.restart_asked.set()
 
+    def say_restarting(self) -> None:
+        """Tell the room's reviewers (its front) and the maintainer that it restarts at the maintainer's request."""
+        self.front.down("is restarting at the maintainer's request")
+        self.report(f"{self.label} (port {self.spec.port}): restarting Label Studio at the maintainer's request; "
+                    "the other rooms go on")
+
     def _tell(self, ok: bool, line: str) -> None:
         self.report(line)
         answer, self.answer = self.answer, None
@@ -501,10 +507,8 @@ class Room(threading.Thread):
             self.serving = False
             if self.restart_asked.is_set():
                 self.restart_asked.clear()
-                self.front.down("is restarting at the maintainer's request")
+                self.say_restarting()
                 self.server.stop()
-                self.report(f"{self.label} (port {self.spec.port}): restarting Label Studio at the maintainer's "
-                            "request; the other rooms go on")
                 continue
             status = proc.returncode if proc is not None else None
             self.front.down(f"stopped with status {status} and is restarting")
@@ -550,9 +554,7 @@ def restart_room(keepers: list[Room], number: int, data_dir: Path) -> None:
         return
     keeper = keepers[number - 1]
     if keeper.given_up:
-        keeper.report(f"{keeper.label} (port {keeper.spec.port}): restarting Label Studio at the maintainer's "
-                      "request; the other rooms go on")
-        keeper.front.down("is restarting at the maintainer's request")
+        keeper.say_restarting()
         fresh = Room(number, keeper.spec, keeper.front, keeper.stop_event, keeper.report, keeper.label,
                      restarted=True, answer=answer)
         fresh.hint = keeper.hint
@@ -636,7 +638,6 @@ def serve(
             held.enter_context(lock_data_dir(data_dir))
         for s in specs:
             stop_strays(s.data_dir, lambda line: print(line, file=sys.stderr, flush=True))
-        restart_requests(spec.data_dir)  # left by a requester of an earlier run: this one starts every room anyway
         return _serve_locked(spec, specs, publics, out)
 
 
