@@ -1,4 +1,4 @@
-"""``python -m annotation serve|push|pull``: three-reviewer validation of a build in Label Studio.
+"""``python -m annotation serve|restart-room|push|pull``: three-reviewer validation of a build in Label Studio.
 
 Errors are one line on stderr and exit status 2.
 """
@@ -16,6 +16,8 @@ from builders.cli import ArgumentParser, exit_on_error, table
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TOKEN_ENVS = ("LABEL_STUDIO_API_KEY", "LABEL_STUDIO_TOKEN")
+DEFAULT_DATA_DIR = Path(".cache/label-studio")
+"""``serve``'s data dir, and where ``restart-room`` finds the serve to ask."""
 
 
 def _env_token() -> str | None:
@@ -66,14 +68,18 @@ def build_parser() -> argparse.ArgumentParser:
         "invite link and the admin's API token are printed. The rooms start together; each is Label Studio on an "
         "internal port behind a front on its own port, which says why a room is down, keeps the rooms' cookies "
         "apart and refuses members' changes to the project; a server that stops is reported and restarted while "
-        "the other rooms go on. Runs until Ctrl-C.",
+        "the other rooms go on (a room given up after 3 restarts in 10 minutes comes back alone with "
+        "`restart-room`). One serve per data dir: a second one exits naming the first's pid; Label Studio "
+        "servers end with serve, even on kill -9, and one left running on the data dir is stopped at the next "
+        "start. Each room keeps its secret key in DATA_DIR[/room-K]/secret-key, so a restart logs nobody out. "
+        "Runs until Ctrl-C.",
     )
     s.add_argument(
         "--data-dir",
         type=Path,
-        default=Path(".cache/label-studio"),
+        default=DEFAULT_DATA_DIR,
         metavar="DIR",
-        help="where Label Studio keeps its database and uploads (default .cache/label-studio)",
+        help=f"where Label Studio keeps its database and uploads (default {DEFAULT_DATA_DIR})",
     )
     s.add_argument("--host", default="127.0.0.1", metavar="HOST", help="interface to listen on (default 127.0.0.1; 0.0.0.0 for a LAN)")
     s.add_argument("--port", type=int, default=8080, metavar="N", help="port to listen on; must be free (default 8080)")
@@ -107,6 +113,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help=f"the label-studio executable (default ${BIN_ENV}, then PATH, then {DEFAULT_VENV}/bin/label-studio)",
     )
+
+    r = sub.add_parser(
+        "restart-room",
+        help="restart one room of a running serve, without stopping the others",
+        description="Ask the `serve` running on DATA_DIR to restart room K's Label Studio (a room given up after "
+        "3 restarts in 10 minutes, or one that misbehaves), wait until it serves again and print how it went. "
+        "The other rooms go on. Exit status 0 when the room serves again, 1 when it did not come back.",
+    )
+    r.add_argument("room", type=int, metavar="K", help="the room's number, as serve names it (1 with --rooms 1)")
+    r.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, metavar="DIR",
+                   help=f"the --data-dir the serve was started with (default {DEFAULT_DATA_DIR})")
 
     p = sub.add_parser(
         "push",
@@ -234,6 +251,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         password=os.environ.get("LABEL_STUDIO_PASSWORD") or None,
     )
     return serve(spec, public_url=args.public_url, rooms=args.rooms)
+
+
+def cmd_restart_room(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from annotation.guard import request_restart
+    from annotation.serve import RESTARTS, START_TIMEOUT
+
+    data_dir = args.data_dir.expanduser().resolve()
+    with Console(stderr=True).status(f"restarting room {args.room} of the serve on {data_dir} ..."):
+        answer = request_restart(data_dir, args.room, timeout=(RESTARTS + 1) * START_TIMEOUT + 60)
+    print(answer.line)
+    return 0 if answer.ok else 1
 
 
 def cmd_push(args: argparse.Namespace) -> int:
@@ -484,7 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m annotation``."""
     args = build_parser().parse_args(argv)
     try:
-        return {"serve": cmd_serve, "push": cmd_push, "pull": cmd_pull, "author": cmd_author}[args.command](args)
+        return {"serve": cmd_serve, "restart-room": cmd_restart_room, "push": cmd_push, "pull": cmd_pull,
+                "author": cmd_author}[args.command](args)
     except ModuleNotFoundError as exc:
         if exc.name in ("requests", "rich"):
             raise AnnotationError(f"{exc.name} is missing: pip install 'mirage-bench[annotation]'") from None

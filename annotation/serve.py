@@ -16,13 +16,17 @@ environment and supervises the processes:
   ``docs/annotation.md``);
 - the first admin from ``LABEL_STUDIO_USERNAME`` / ``LABEL_STUDIO_PASSWORD``; legacy API tokens enabled, so the
   admin's token from ``/api/current-user/token`` works for ``push`` and ``pull``.
+- one ``serve`` per data dir, servers that end with it (``kill -9`` included), a persisted secret key per room
+  and a room restarted alone on the maintainer's request: :mod:`annotation.guard`.
 
 The first start of a data dir migrates its database (about a minute); later starts take seconds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -35,6 +39,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TextIO
 
 from annotation.errors import AnnotationError
+from annotation.guard import (answer_restart, die_with, lock_data_dir, restart_requests, room_secret_key,
+                              stop_strays)
 
 if TYPE_CHECKING:
     from annotation.front import RoomFront
@@ -223,6 +229,8 @@ class ServerSpec:
         _force(env, "DISABLE_SIGNUP_WITHOUT_LINK", "true")
         _force(env, "LOCAL_FILES_SERVING_ENABLED", "true")
         _force(env, "LOCAL_FILES_DOCUMENT_ROOT", str(self.files_root))
+        # read by Label Studio before its own <data dir>/.env (see annotation.guard): one key per room, for good
+        _force(env, "SECRET_KEY", room_secret_key(self.data_dir))
         env["LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN"] = "true"
         for name in ("HOST", "PORT", "LABEL_STUDIO_HOST", "LABEL_STUDIO_PORT"):
             env.pop(name, None)
@@ -284,7 +292,8 @@ class Server:
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            start_new_session=True,  # its own process group, which stop() ends whole
+            preexec_fn=die_with(os.getpid()),  # and the kernel ends it when the thread starting it ends
         )
         return self
 
@@ -297,7 +306,7 @@ class Server:
             if self.process is not None and self.process.poll() is not None:
                 raise AnnotationError(
                     f"Label Studio exited with status {self.process.returncode} while starting: "
-                    f"{self.last_log_line()} (log: {self.log_path})"
+                    f"{stop_reason(self.process.returncode, self.error())} (log: {self.log_path})"
                 )
             try:
                 r = requests.get(self.url + "/health", timeout=2)
@@ -326,12 +335,15 @@ class Server:
         except OSError:
             return False
 
-    def last_log_line(self) -> str:
+    def error(self) -> str:
+        """What the server said went wrong in this start's part of its log (:func:`log_error`)."""
         try:
-            lines = [ln.strip() for ln in self.log_path.read_text(errors="replace").splitlines() if ln.strip()]
+            with open(self.log_path, encoding="utf-8", errors="replace") as log:
+                log.seek(self._log_start)
+                text = log.read()
         except OSError:
             return "no log"
-        return lines[-1] if lines else "no output"
+        return log_error(text)
 
     def stop(self, grace: float = 15.0) -> None:
         proc = self.process
@@ -361,6 +373,41 @@ class Server:
         self.stop()
 
 
+ACCESS_LINE = re.compile(r'"[A-Z]+ \S* HTTP/[0-9.]+" \d{3}')
+"""An access-log line of Django's server (``"GET /health HTTP/1.1" 200 ...``): never a reason for a crash."""
+ERROR_LINE = re.compile(r"\[(ERROR|CRITICAL)\]|^[A-Za-z_][\w.]*(Error|Exception)\b")
+"""A line of the server's own about a failure: a log record at ERROR or above, or an exception's line."""
+
+
+def log_error(text: str) -> str:
+    """The server's own error in ``text`` (a part of its log): the exception line of its last traceback, else its
+    last ERROR / CRITICAL line; never an access-log line. Says so when the log holds no error (``kill -9``)."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    starts = [i for i, ln in enumerate(lines) if ln.startswith("Traceback (most recent call last)")]
+    if starts:
+        for line in lines[starts[-1] + 1:]:
+            if not line[:1].isspace():
+                return line.strip()
+    for line in reversed(lines):
+        if ERROR_LINE.search(line) and not ACCESS_LINE.search(line):
+            return line.strip()
+    return NO_ERROR
+
+
+NO_ERROR = "no error in its log"
+
+
+def stop_reason(code: int | None, error: str) -> str:
+    """Why a server stopped: its log's ``error`` (:func:`log_error`); for a signal, ``killed by SIGKILL`` first."""
+    if code is not None and code < 0:
+        try:
+            killed = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            killed = f"killed by signal {-code}"
+        return killed if error == NO_ERROR else f"{killed}; its log's last error: {error}"
+    return error
+
+
 RESTARTS = 3
 """Restarts of a room allowed within :data:`RESTART_WINDOW` seconds; one more crash and the room is given up (its
 front says so to reviewers; the other rooms go on)."""
@@ -379,26 +426,52 @@ class Room(threading.Thread):
     later, a server that exits is reported, restarted on the same data dir (SQLite keeps every committed vote) and
     its front answers 503 with the reason meanwhile. After :data:`RESTARTS` restarts within
     :data:`RESTART_WINDOW` seconds the room is given up and stays down with its reason; the other rooms go on.
+    The maintainer restarts a room alone (``restart-room``): a given-up room gets a new ``Room(restarted=True)``
+    on the same front, a serving one :meth:`restart`; either tells ``answer`` how it went.
     """
 
     def __init__(self, number: int, spec: ServerSpec, front: "RoomFront", stop: threading.Event,
-                 report: Callable[[str], None], name: str) -> None:
+                 report: Callable[[str], None], name: str, restarted: bool = False,
+                 answer: Callable[[bool, str], None] | None = None) -> None:
         super().__init__(name=f"room-{number}", daemon=True)
         self.number, self.spec, self.front, self.stop_event, self.report = number, spec, front, stop, report
         self.label = name
+        self.restarted = restarted
+        self.answer = answer
         self.ready = threading.Event()
         self.error: AnnotationError | None = None
         self.given_up = False
+        self.serving = False
+        self.restart_asked = threading.Event()
         self.server: Server | None = None
         self.crashes: list[float] = []
         self.log_path = Path(spec.data_dir) / "label-studio.log"
+        self.hint = ""
+        """How the maintainer restarts this room once given up (``serve`` sets it)."""
 
     def _server(self) -> Server:
         internal = replace(self.spec, host="127.0.0.1", port=free_port())
         return Server(internal, log_path=self.log_path)
 
+    def restart(self, answer: Callable[[bool, str], None]) -> None:
+        """Stop the serving server and start a new one (not counted as a crash); ``answer`` hears how it went."""
+        self.answer = answer
+        self.restart_asked.set()
+
+    def say_restarting(self) -> None:
+        """Tell the room's reviewers (its front) and the maintainer that it restarts at the maintainer's request."""
+        self.front.down("is restarting at the maintainer's request")
+        self.report(f"{self.label} (port {self.spec.port}): restarting Label Studio at the maintainer's request; "
+                    "the other rooms go on")
+
+    def _tell(self, ok: bool, line: str) -> None:
+        self.report(line)
+        answer, self.answer = self.answer, None
+        if answer is not None:
+            answer(ok, line)
+
     def run(self) -> None:
-        first = True
+        first = not self.restarted
         taken = 0
         while not self.stop_event.is_set():
             try:
@@ -419,21 +492,28 @@ class Room(threading.Thread):
                 continue
             taken = 0
             self.front.serve_from(("127.0.0.1", self.server.spec.port))
+            self.serving = True
             if first:
                 first = False
                 self.ready.set()
             else:
-                self.report(f"{self.label} (port {self.spec.port}) is serving again")
+                self._tell(True, f"{self.label} (port {self.spec.port}) is serving again")
             proc = self.server.process
-            while not self.stop_event.is_set() and proc is not None and proc.poll() is None:
+            while (not self.stop_event.is_set() and proc is not None and proc.poll() is None
+                   and not self.restart_asked.is_set()):
                 self.stop_event.wait(0.5)
             if self.stop_event.is_set():
                 break
+            self.serving = False
+            if self.restart_asked.is_set():
+                self.restart_asked.clear()
+                self.say_restarting()
+                self.server.stop()
+                continue
             status = proc.returncode if proc is not None else None
-            why = f"stopped with status {status}"
-            self.front.down(f"{why} and is restarting")
+            self.front.down(f"stopped with status {status} and is restarting")
             self.server.stop()
-            if not self._crashed(f"{why}: {self.server.last_log_line()}"):
+            if not self._crashed(f"stopped with status {status}: {stop_reason(status, self.server.error())}"):
                 return
         if self.server is not None:
             self.server.stop()
@@ -446,13 +526,44 @@ class Room(threading.Thread):
             self.given_up = True
             self.front.down(f"stopped {len(self.crashes)} times in {RESTART_WINDOW / 60:.0f} minutes and was not "
                             "restarted; the maintainer has been told", coming_back=False)
-            self.report(f"{self.label} (port {self.spec.port}): Label Studio {what}; it stopped {len(self.crashes)} "
-                        f"times in {RESTART_WINDOW / 60:.0f} minutes: given up (log {self.log_path}); the other "
-                        "rooms go on")
+            self._tell(False, f"{self.label} (port {self.spec.port}): Label Studio {what}; it stopped "
+                              f"{len(self.crashes)} times in {RESTART_WINDOW / 60:.0f} minutes: given up (log "
+                              f"{self.log_path}); the other rooms go on{self.hint}")
             return False
         self.report(f"{self.label} (port {self.spec.port}): Label Studio {what}; restarting it "
                     f"(log {self.log_path}); the other rooms go on")
         return True
+
+
+def restart_hint(data_dir: Path, number: int) -> str:
+    """The sentence a given-up room's report ends with: the command that restarts it alone."""
+    return f"; restart it alone with: python -m annotation restart-room {number} --data-dir {data_dir}"
+
+
+def restart_room(keepers: list[Room], number: int, data_dir: Path) -> None:
+    """Restart room ``number`` alone, as ``restart-room`` asked (its answer goes back through :mod:`annotation.guard`).
+
+    A given-up room gets a new :class:`Room` on its front; a serving one restarts its server; one that is
+    restarting by itself is left to it."""
+
+    def answer(ok: bool, line: str) -> None:
+        answer_restart(data_dir, number, ok, line)
+
+    if not 1 <= number <= len(keepers):
+        answer(False, f"no room {number}: this serve runs room(s) 1 to {len(keepers)}")
+        return
+    keeper = keepers[number - 1]
+    if keeper.given_up:
+        keeper.say_restarting()
+        fresh = Room(number, keeper.spec, keeper.front, keeper.stop_event, keeper.report, keeper.label,
+                     restarted=True, answer=answer)
+        fresh.hint = keeper.hint
+        keepers[number - 1] = fresh
+        fresh.start()
+    elif keeper.serving:
+        keeper.restart(answer)
+    else:
+        answer(False, f"{keeper.label} (port {keeper.spec.port}) is already restarting by itself: wait for it")
 
 
 def room_specs(spec: ServerSpec, rooms: int) -> list[ServerSpec]:
@@ -518,12 +629,22 @@ def serve(
     Each room is a :class:`~annotation.front.RoomFront` on its public port and a Label Studio server on an
     internal port of 127.0.0.1, kept alive by a :class:`Room`.
     """
-    from annotation.front import RoomFront
-
     specs = room_specs(spec, rooms)
     publics = [u.strip() for u in public_url.split(",")] if public_url else None
     if publics is not None and len(publics) != len(specs):
         raise AnnotationError(f"--public-url: {len(publics)} URL(s) for {len(specs)} room(s); give one per room")
+    with contextlib.ExitStack() as held:  # the data dir's lock and each room's, first: nothing else before it
+        for data_dir in dict.fromkeys([Path(spec.data_dir)] + [Path(s.data_dir) for s in specs]):
+            held.enter_context(lock_data_dir(data_dir))
+        for s in specs:
+            stop_strays(s.data_dir, lambda line: print(line, file=sys.stderr, flush=True))
+        return _serve_locked(spec, specs, publics, out)
+
+
+def _serve_locked(spec: ServerSpec, specs: list[ServerSpec], publics: list[str] | None, out: TextIO) -> int:
+    """:func:`serve`, once the data dirs are this process's."""
+    from annotation.front import RoomFront
+
     Path(spec.files_root).mkdir(parents=True, exist_ok=True)
     for s in specs:
         if not port_is_free(s.host, s.port):
@@ -571,6 +692,8 @@ def serve(
             except OSError as exc:
                 raise AnnotationError(f"port {s.port} on {s.host}: cannot listen ({exc.strerror}): pass another --port")
         keepers = [Room(k, s, f, stop, report, name) for k, (name, s, f) in enumerate(zip(names, specs, fronts), 1)]
+        for keeper in keepers:
+            keeper.hint = restart_hint(spec.data_dir, keeper.number)
         for keeper in keepers:  # together: each first start migrates or checks its database for a minute
             keeper.start()
         for keeper in keepers:
@@ -588,6 +711,8 @@ def serve(
         print("Press Ctrl-C to stop the server" + ("s." if several else "."), file=out)
         out.flush()
         while not stop.wait(0.5):
+            for number in restart_requests(spec.data_dir):
+                restart_room(keepers, number, spec.data_dir)
             if all(k.given_up for k in keepers):
                 raise AnnotationError("every room has stopped for good; see the logs named above")
         print("Stopping Label Studio...", file=sys.stderr)
