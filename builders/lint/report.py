@@ -147,7 +147,8 @@ def headline(name: str, check: Mapping[str, Any]) -> str:
     if name == "contradictions":
         return f"{s['conflicting_groups']} conflicting, {s['unpaired_groups']} unpaired yes/no groups"
     if name == "duplicates":
-        return f"{s['exact_groups']} exact, {s['near_groups']} near-duplicate groups"
+        text = f"{s['exact_groups']} exact, {s['near_groups']} near-duplicate groups"
+        return text + (f" ({s['shared_groups']} shared by settings)" if s.get("shared_groups") else "")
     if name in ("wording", "options"):
         rules = s["faults_per_rule"]
         text = ", ".join(f"{k} {v}" for k, v in rules.items()) or "no faults"
