@@ -12,8 +12,9 @@ Offline, from two PyPI packages of the ``lint`` extra, so that spelling reads th
   :data:`SHORT`) from a word at least :data:`MISSPELLING_RATIO` times as frequent: "teh" beside "the", "recieve" beside "receive" are faults,
   "cafe" beside "care" is not. A word ending in "s" whose stem is known is its plural ("tvs", "dvds").
 
-A word of neither list that splits into two words of the curated list ("playingfield": "playing field") is a
-joined compound, a fault even where the allow-list holds it (:meth:`Lexicon.joined`).
+A word that splits into two words of the curated list ("playingfield": "playing field") and that neither list
+holds as a word of its own is a joined compound, a fault even where the allow-list holds it
+(:meth:`Lexicon.joined`).
 
 Without either package the spelling rule is off and the wording summary says so in one line (never a false
 flag from a partial list); every other rule still runs.
@@ -42,6 +43,10 @@ read as its misspelling (about 1.7 on wordfreq's Zipf scale: "seperate" is 100 t
 SHORT = 3
 """In a word this short only two letters swapped read as a typo ("teh", "adn"): a letter dropped or changed makes
 another word too often ("atm" beside "at" and "arm") to mean one."""
+JOINED_FREQUENCY = 10 ** (1.75 - 9)
+"""How often (per word of text: 1.75 on wordfreq's Zipf scale, about once in 18 million words) a word that
+splits into two curated words must occur to be a word of its own: "backsplash" (1.97) and "wineglass" (1.83)
+are, "teddybear" (1.59) and "sportsball" (1.47) are two words run together."""
 MIN_PART = 3
 """The shortest part of a joined compound ("playing" + "field"; "a" + "live" is no compound)."""
 PACKAGES = ("pyspellchecker", "wordfreq")
@@ -89,9 +94,11 @@ class Lexicon(Container[str]):
         return any(self.frequencies.get(e, 0.0) >= floor for e in edits if e != word)
 
     def joined(self, word: str) -> tuple[str, str] | None:
-        """The two curated words an unknown ``word`` is made of ("playingfield": ``("playing", "field")``), or
-        ``None`` (a known word is never a joined compound: "countertop", "backsplash")."""
-        if word in self:
+        """The two curated words ``word`` is made of ("playingfield": ``("playing", "field")``), or ``None``: a
+        curated word, or one the frequency list knows at least :data:`JOINED_FREQUENCY` often, is a word of
+        its own ("countertop", "backsplash"); "teddybear" and "sportsball", which the web writes now and then,
+        are not."""
+        if word in self.curated or (self.frequencies.get(word, 0.0) >= JOINED_FREQUENCY and word in self):
             return None
         for cut in range(MIN_PART, len(word) - MIN_PART + 1):
             left, right = word[:cut], word[cut:]

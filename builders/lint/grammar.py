@@ -11,8 +11,9 @@ reference text (each distinct sentence parsed once):
   and clauses with a wh-word or a relative clause are left alone ("What is the dog sitting on?" is English);
 * ``missing "to"`` / ``missing "of"``: a word that needs its particle before a noun (:data:`NEEDS_PARTICLE`:
   "next woman", "in front dog") where it follows a verb or a preposition; a determiner or nothing before it
-  shows a modifier ("the next image", "front wheel is on bike"), and "top" takes its "of" only before a
-  determiner ("on top shelf" is a shelf, "on top the table" a fault);
+  shows a modifier ("the next image", "front wheel is on bike"), "front" takes its "of" only after "in" ("in
+  front dog"; "with front wheel" is a wheel) and "top" only before a determiner ("on top shelf" is a shelf,
+  "on top the table" a fault);
 * ``"besides" for "beside"``: "besides" as a place after "is" / "are", or after the subject of a yes/no question
   ("Is the plank besides boy"); "is there anything besides ..." is English;
 * ``adjective as the subject``: "black is trash can" (an adjective or a colour word, which the tagger may
@@ -20,8 +21,8 @@ reference text (each distinct sentence parsed once):
   cathedral" is a noun the tagger took for an adjective);
 * ``subject and verb disagree``: a singular noun with "are" / "were" or a plural one with "is" / "was", the verb
   right after its subject or, in a question, right before it ("Are the grass ..."). Number is read off the word,
-  not the tagger (:func:`number`): a plural ends in "s" after a known word ("dvds", "tvs", "cars"; not "bus",
-  "glass", "news") or is irregular ("people"); "broccoli", "grass" are singular. A compound subject, "a lot of
+  not the tagger (:func:`number`): a plural ends in "s" after a known word ("dvds", "tvs", "skis"; not "bus",
+  "glass", "lens") or is irregular ("people"); "broccoli", "grass" are singular, "news", "sheep" either. A compound subject, "a lot of
   ...", "a number of ..." are plural;
 * ``auxiliary before a finite verb``: "snow is covers ground", "Is the snow covers mountains" ("not" or the
   question's subject may stand between);
@@ -66,8 +67,6 @@ ADJECTIVE_SUBJECT_OK = frozenset({"colour", "color", "shade", "hue", "word", "ad
 """Predicates under which an adjective is rightly the subject ("red is a colour")."""
 IRREGULAR_PLURALS = frozenset("""people men women children feet teeth mice geese police cattle oxen""".split())
 EITHER_NUMBER = frozenset("""sheep deer fish series species aircraft bison moose salmon trout""".split())
-NOT_PLURAL_ENDINGS = ("ss", "us", "is", "ous", "ics", "ws")
-"""Endings of words that end in "s" and are singular ("glass", "bus", "news")."""
 PARTICLE_AFTER = frozenset({"IN", "RP", "VBG", "VBZ", "VBP", "VBD", "VBN", "RB"})
 """Tags of the word before "next" / "front" when it is the place word missing its particle ("is next woman",
 "standing next woman", "in front dog")."""
@@ -120,9 +119,20 @@ def faults(texts: Sequence[str], nlp: Any) -> list[list[Fault]]:
     return [list(_doc_faults(doc)) for doc in nlp.pipe(texts, batch_size=256, disable=disable)]
 
 
+ASKED_SAME = re.compile(r"^\W*(?:is|are|was|were)\s+the\s+((?:[a-z]+\s+)?[a-z]+)\s+(?:[a-z]+\s+){1,3}?"
+                        r"(?:the\s+)?\1\s+(?:in|on)\s+(?:this|the)\s+(?:photo|image|picture)\b", re.I)
+"""A yes/no question's subject named again as its object ("Is the boy holding boy in this photo?"), read off
+the words where the parse does not give the two as subject and object."""
+
+
 def _doc_faults(doc: Any) -> Iterator[Fault]:
     for sent in doc.sents:
-        yield from _sentence_faults(sent)
+        found = list(_sentence_faults(sent))
+        yield from found
+        if not any(kind == "subject and object the same" for kind, _ in found):
+            m = ASKED_SAME.match(sent.text)
+            if m:
+                yield "subject and object the same", m.group(0).split(" ", 2)[2].rsplit(" ", 3)[0]
 
 
 def _words(*tokens: Any) -> str:
@@ -175,9 +185,12 @@ def _missing_particle(t: Any, prev: Any | None, nxt: Any, particle: str, yes_no:
         return False
     if t.lower_ == "top":
         return nxt.tag_ in ("DT", "PRP", "PRP$")
+    if t.lower_ == "front":  # "in front dog"; elsewhere a modifier: "with front wheel"
+        return prev is not None and prev.lower_ == "in"
     if prev is None or prev.dep_ == "poss":
         return False
-    return prev.lower_ in BE or prev.tag_ in PARTICLE_AFTER or (yes_no and prev.dep_ in ("nsubj", "nsubjpass"))
+    return prev.lower_ in BE or prev.tag_ in PARTICLE_AFTER or (  # "Is the [white] man next woman"
+        yes_no and prev.tag_ in ("NN", "NNS", "NNP", "JJ") and prev.i - prev.sent.start <= 3)
 
 
 def _besides_as_place(t: Any, tokens: Sequence[Any], question: bool) -> bool:
@@ -201,53 +214,58 @@ def number(token: Any) -> str | None:
         return None
     if word in IRREGULAR_PLURALS:
         return "plural"
-    if not word.endswith("s") or word.endswith(NOT_PLURAL_ENDINGS):
+    if word.endswith(("ics", "ws")):
+        return None  # "physics", "news": either
+    if not word.endswith("s") or word.endswith(("ss", "us", "ous")):
         return "singular"
     from builders.lint.dictionary import load_dictionary
 
     known = load_dictionary()
-    stems = (word[:-1], word[:-2]) if word.endswith("es") else (word[:-1],)
     if known is None:
         return "plural" if token.tag_ == "NNS" else None
-    return "plural" if any(stem in known for stem in stems) else None
+    stems = (word[:-1], word[:-2]) if word.endswith("es") else (word[:-1],)
+    return "plural" if any(len(stem) > 1 and stem in known for stem in stems) else "singular"
 
 
-def _phrase(token: Any) -> tuple[str, ...]:
+def _phrase(token: Any, away: Any | None = None) -> tuple[str, ...]:
     """A noun with what tells it apart (modifiers, its prepositional phrases; not its determiner, nor a
-    question's "in this photo"), lower case: ("dog", "on", "left") for "the dog on the left"."""
-    words: list[str] = []
-    for w in token.subtree:
-        if w.dep_ in ("det", "punct") or w.i != token.i and _in_picture_frame(w, token):
-            continue
-        words.append(w.lower_)
-    return tuple(words)
+    question's "in this photo", nor the branch that holds ``away``), lower case: ("dog", "on", "left") for "the
+    dog on the left"."""
+    skip: set[int] = set()
+    for child in token.children:
+        branch = {w.i for w in child.subtree}
+        if (away is not None and away.i in branch) or (
+                child.dep_ == "prep" and any(c.lower_ in PICTURE_WORDS for c in child.children)):
+            skip |= branch
+    return tuple(w.lower_ for w in token.subtree if w.i not in skip and w.dep_ not in ("det", "punct"))
 
 
-def _in_picture_frame(w: Any, root: Any) -> bool:
-    """Whether ``w`` is in a prepositional phrase of ``root`` about the picture ("in this photo")."""
-    while w.i != root.i and w.head.i != root.i:
-        w = w.head
-    return w.dep_ == "prep" and any(c.lower_ in PICTURE_WORDS for c in w.children)
+OBJECT_PATH = frozenset({"prep", "pcomp", "acl", "advmod", "acomp", "xcomp", "relcl"})
+"""Dependencies walked from a subject and its verb to the objects of its relation ("holding" -> "umbrella",
+"next" -> "to" -> "man")."""
 
 
 def _same_object(subject: Any) -> Iterator[Fault]:
-    """"bear is pushing bear": an object of the subject's verb (or of the preposition after it) that is the
+    """"bear is pushing bear": an object of the subject's relation (a verb's object, a preposition's) that is the
     same noun phrase as the subject, with no determiner or "the"."""
-    verb = subject.head
-    candidates = [c for c in verb.children if c.dep_ in ("dobj", "attr")]
-    stack = [c for c in verb.children if c.dep_ in ("prep", "advmod", "acomp")]
+    candidates = []
+    stack = [c for c in (*subject.head.children, *subject.children) if c.i != subject.i]
+    seen: set[int] = set()
     while stack:
         w = stack.pop()
-        for c in w.children:
-            if c.dep_ == "pobj":
-                candidates.append(c)
-            elif c.dep_ in ("prep", "pcomp"):
-                stack.append(c)
-    mine = _phrase(subject)
-    for obj in candidates:
+        if w.i in seen:
+            continue
+        seen.add(w.i)
+        if w.dep_ in ("dobj", "pobj", "attr"):
+            candidates.append(w)
+        if w.dep_ in OBJECT_PATH | {"dobj", "pobj", "attr"} or w.dep_ in ("dobj", "pobj"):
+            stack.extend(c for c in w.children if c.dep_ in OBJECT_PATH | {"dobj", "pobj", "attr"})
+    for obj in sorted(candidates, key=lambda w: w.i):
         dets = {c.lower_ for c in obj.children if c.dep_ in ("det", "poss", "nummod")}
-        if obj.i > subject.i and obj.lower_ == subject.lower_ and dets <= {"the"} and _phrase(obj) == mine:
-            yield "subject and object the same", _words(subject, obj)
+        if (obj.i > subject.i and obj.lower_ == subject.lower_ and dets <= {"the"}
+                and _phrase(obj) == _phrase(subject, away=obj)):
+            first = min([w for w in subject.lefts if w.dep_ in ("compound", "amod")] + [subject], key=lambda w: w.i)
+            yield "subject and object the same", _words(first, obj)
             return
 
 

@@ -58,6 +58,11 @@ FINITE_VERBS = frozenset("""covers holds wears sits stands lies hangs rides carr
 """Third-person verbs that never follow "is"/"are" ("snow is covers ground", Reefknot's VQA labels): an
 auxiliary then a finite verb. The list is the relation verbs of scene-graph data; other verbs need a parser."""
 AUX_THEN_FINITE = re.compile(r"\b(?:is|are|was|were)\s+(?:not\s+)?([a-z]+)\b", re.I)
+ASKED_THEN_FINITE = re.compile(
+    r"^\W*(?:is|was)\s+(?:the|a|an|this|that)\s+(?!(?:who|which|that)\b)[a-z]+(?:\s+(?!(?:who|which|that)\b)"
+    rf"[a-z]+)?\s+(?:{'|'.join(sorted(FINITE_VERBS))})\b", re.I)
+"""The same in a yes/no question, past its subject ("Is the snow covers mountains"): the parser may read the verb
+as a plural noun ("bench pulls"); "is" only, since "Are the horse shows" may be a noun."""
 OPEN_NUMBER = re.compile(r"\b[A-Za-z]+['\u2019]?\(s\)")
 """A noun left open between singular and plural ("How many 'pentagon'(s)", the MIOH paper's figures): English
 writes the plural after "how many" and the number's form after a count."""
@@ -115,6 +120,8 @@ def _agreement(text: str, dictionary: Container[str] | None) -> Iterator[str]:
     for m in AUX_THEN_FINITE.finditer(text):
         if m.group(1).lower() in FINITE_VERBS:
             yield m.group(0)
+    for m in ASKED_THEN_FINITE.finditer(text):
+        yield m.group(0)
     if dictionary is None:
         return
     for rule in (PLURAL_AFTER_IS, PLURAL_BEFORE_IS):
@@ -180,12 +187,10 @@ def _unknown(token: str, first: bool, known: Container[str], allowed: Container[
     if token[0].isupper() and not first or token.isupper():
         return False  # a proper noun or an acronym
     word = token.lower()
-    if word in known:
-        return False
     joined = getattr(known, "joined", None)
     if joined is not None and joined(word) is not None:
         return True  # "playingfield": two words run together, a fault even in an allow-listed category name
-    if word in allowed:
+    if word in known or word in allowed:
         return False
     stem = word.split("'", 1)[0]
     return not ("'" in word and (stem in known or len(stem) <= 3 or stem + "n" in known))
