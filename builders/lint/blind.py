@@ -151,13 +151,13 @@ def image_set(item: Item) -> str:
 def twins(items: Sequence[Item], members: Sequence[int]) -> dict[int, str]:
     """Item index -> its twin set's key, for the members that have a twin (the module docstring): the same text
     the learner reads, the same source image (``provenance.image_id``, else the image set), another answer."""
-    sets: dict[str, list[int]] = defaultdict(list)
+    sets: dict[tuple, list[int]] = defaultdict(list)
     for i in members:
         it = items[i]
         source = it.provenance.get("image_id")
-        sets[canonical_json([image_set(it) if source is None else str(source), it.question, it.context,
-                             list(choices(it))])].append(i)
-    return {i: key for key, group in sets.items() if len({gold(items[j]) for j in group}) > 1 for i in group}
+        sets[(image_set(it) if source is None else str(source), it.question, it.context, choices(it))].append(i)
+    return {i: canonical_json(list(key)) for key, group in sets.items() if len({gold(items[j]) for j in group}) > 1
+            for i in group}
 
 
 # ------------------------------------------------------------------------------------------------ strategies

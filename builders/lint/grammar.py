@@ -65,6 +65,9 @@ PLURAL_SUBJECT_HEADS = frozenset("""lot lots number couple pair group majority m
 WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
 ADJECTIVE_SUBJECT_OK = frozenset({"colour", "color", "shade", "hue", "word", "adjective", "name"})
 """Predicates under which an adjective is rightly the subject ("red is a colour")."""
+OTHER_THAN = frozenset("""anything something nothing everything anyone someone nobody everyone anybody somebody
+    else""".split())
+"""Words after which "besides" means "other than"."""
 IRREGULAR_PLURALS = frozenset("""people men women children feet teeth mice geese police cattle oxen""".split())
 EITHER_NUMBER = frozenset("""sheep deer fish series species aircraft bison moose salmon trout""".split())
 PARTICLE_AFTER = frozenset({"IN", "RP", "VBG", "VBZ", "VBP", "VBD", "VBN", "RB"})
@@ -190,7 +193,7 @@ def _missing_particle(t: Any, prev: Any | None, nxt: Any, particle: str, yes_no:
     if prev is None or prev.dep_ == "poss":
         return False
     return prev.lower_ in BE or prev.tag_ in PARTICLE_AFTER or (  # "Is the [white] man next woman"
-        yes_no and prev.tag_ in ("NN", "NNS", "NNP", "JJ") and prev.i - prev.sent.start <= 3)
+        yes_no and prev.tag_ in ("NN", "NNS", "NNP", "JJ", "JJR") and prev.i - prev.sent.start <= 3)
 
 
 def _besides_as_place(t: Any, tokens: Sequence[Any], question: bool) -> bool:
@@ -198,10 +201,13 @@ def _besides_as_place(t: Any, tokens: Sequence[Any], question: bool) -> bool:
     "there" ("is there anything besides ...") nor a wh-word."""
     if any(w.dep_ == "expl" or w.lower_ == "there" or w.tag_ in WH_TAGS for w in tokens):
         return False
+    if t.i > 0 and t.doc[t.i - 1].lower_ in OTHER_THAN:
+        return False  # "Is anything besides the cup red?": besides = other than
     head = t.head
     if head.lower_ in BE and head.i < t.i:
         return True
-    return question and head.dep_ in ("nsubj", "nsubjpass") and head.i < t.i and tokens[0].lower_ in BE
+    # a yes/no question: right after its subject ("Is the [white] plank besides boy"), however it was parsed
+    return question and tokens[0].lower_ in BE and t.i - tokens[0].i <= 4
 
 
 def number(token: Any) -> str | None:
