@@ -155,3 +155,26 @@ def test_fault_families_are_caught_and_good_sentences_pass(tmp_path, spacy_model
     assert len(good_texts) >= 300
     assert len(false_flags) <= 0.01 * len(good_texts), false_flags
     assert all(rate >= 0.8 for rate in rates.values()), rates
+
+
+def test_a_missing_word_list_is_one_line_in_the_summary_not_false_flags(tmp_path, monkeypatch, capsys):
+    """Without the lint extra's word lists spelling is off, the table says so, and no word is flagged (before,
+    a partial list flagged "hoodie", "countertop" and said nothing)."""
+    import sys
+
+    from builders.lint.dictionary import load_dictionary
+
+    monkeypatch.setitem(sys.modules, "wordfreq", None)  # as if not installed
+    load_dictionary.cache_clear()
+    try:
+        rows = [{"image_id": "1", "query_prompt": "Is the boy wearing hoodie in this photo?", "label": "yes",
+                 "type": "Yes/No", "relation_type": "perception"},
+                {"image_id": "1", "query_prompt": "Is the cup on teh countertop in this photo?", "label": "no",
+                 "type": "Yes/No", "relation_type": "perception"}]
+        reasons = lint_reasons(tmp_path, "reefknot.jsonl", "reefknot", rows)
+    finally:
+        load_dictionary.cache_clear()
+    section = json.loads((tmp_path / "reefknot.jsonl-lint" / "lint.json").read_text())
+    assert section["checks"]["wording"]["summary"]["dictionary"].startswith("off (install the lint extra")
+    assert not any("spelling" in why for whys in reasons for why in whys)
+    assert "no dictionary: spelling not checked" in capsys.readouterr().out
