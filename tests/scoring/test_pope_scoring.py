@@ -74,7 +74,8 @@ def write_pope_splits(folder, images: int = 2) -> list:
         asked = [(img, obj, label) for img in range(images)
                  for obj, label in [(o, "yes") for o in PRESENT] + [(o, "no") for o in absent]]
         rows = [{"question_id": k + 1, "image": f"COCO_val2014_{img:012d}.jpg",
-                 "text": f"Is there a {obj} in the image?", "label": label} for k, (img, obj, label) in enumerate(asked)]
+                 "text": f"Is there {'an' if obj[0] in 'aeiou' else 'a'} {obj} in the image?", "label": label}
+                for k, (img, obj, label) in enumerate(asked)]
         path = folder / f"coco_pope_{setting}.json"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         paths.append(path)
