@@ -22,8 +22,8 @@ reference text (each distinct sentence parsed once):
 * ``subject and verb disagree``: a singular noun with "are" / "were" or a plural one with "is" / "was", the verb
   right after its subject or, in a question, right before it ("Are the grass ..."). Number is read off the word,
   not the tagger (:func:`number`): a plural ends in "s" after a known word ("dvds", "tvs", "skis"; not "bus",
-  "glass", "lens") or is irregular ("people"); "broccoli", "grass" are singular, "news", "sheep" either. A compound subject, "a lot of
-  ...", "a number of ..." are plural;
+  "glass", "gas", "lens") or is irregular ("people"); "broccoli", "grass" are singular, "news", "sheep"
+  either. A compound subject, "a lot of ...", "a number of ..." are plural;
 * ``auxiliary before a finite verb``: "snow is covers ground", "Is the snow covers mountains" ("not" or the
   question's subject may stand between);
 * ``"a" before a plural noun``: "Is there a skis", "a stairs", "a red skis" (the head noun, not a modifier: "a
@@ -69,6 +69,8 @@ OTHER_THAN = frozenset("""anything something nothing everything anyone someone n
     else""".split())
 """Words after which "besides" means "other than"."""
 IRREGULAR_PLURALS = frozenset("""people men women children feet teeth mice geese police cattle oxen""".split())
+SINGULAR_IN_S = frozenset("""lens gas iris atlas canvas bias alias chaos""".split())
+"""Singular nouns ending in "s" after a word ("len", "atla" are in frequency lists)."""
 EITHER_NUMBER = frozenset("""sheep deer fish series species aircraft bison moose salmon trout""".split())
 PARTICLE_AFTER = frozenset({"IN", "RP", "VBG", "VBZ", "VBP", "VBD", "VBN", "RB"})
 """Tags of the word before "next" / "front" when it is the place word missing its particle ("is next woman",
@@ -123,7 +125,7 @@ def faults(texts: Sequence[str], nlp: Any) -> list[list[Fault]]:
 
 
 ASKED_SAME = re.compile(r"^\W*(?:is|are|was|were)\s+the\s+((?:[a-z]+\s+)?[a-z]+)\s+(?:[a-z]+\s+){1,3}?"
-                        r"(?:the\s+)?\1\s+(?:in|on)\s+(?:this|the)\s+(?:photo|image|picture)\b", re.I)
+                        r"(?:the\s+)?(?P<again>\1)\s+(?:in|on)\s+(?:this|the)\s+(?:photo|image|picture)\b", re.I)
 """A yes/no question's subject named again as its object ("Is the boy holding boy in this photo?"), read off
 the words where the parse does not give the two as subject and object."""
 
@@ -135,7 +137,7 @@ def _doc_faults(doc: Any) -> Iterator[Fault]:
         if not any(kind == "subject and object the same" for kind, _ in found):
             m = ASKED_SAME.match(sent.text)
             if m:
-                yield "subject and object the same", m.group(0).split(" ", 2)[2].rsplit(" ", 3)[0]
+                yield "subject and object the same", sent.text[m.start(1):m.end("again")]
 
 
 def _words(*tokens: Any) -> str:
@@ -222,7 +224,7 @@ def number(token: Any) -> str | None:
         return "plural"
     if word.endswith(("ics", "ws")):
         return None  # "physics", "news": either
-    if not word.endswith("s") or word.endswith(("ss", "us", "ous")):
+    if not word.endswith("s") or word.endswith(("ss", "us", "ous")) or word in SINGULAR_IN_S:
         return "singular"
     from builders.lint.dictionary import load_dictionary
 
@@ -230,7 +232,13 @@ def number(token: Any) -> str | None:
     if known is None:
         return "plural" if token.tag_ == "NNS" else None
     stems = (word[:-1], word[:-2]) if word.endswith("es") else (word[:-1],)
-    return "plural" if any(len(stem) > 1 and stem in known for stem in stems) else "singular"
+    return "plural" if any(_plural_stem(stem) and stem in known for stem in stems) else "singular"
+
+
+def _plural_stem(stem: str) -> bool:
+    """Whether ``stem`` can be what a plural adds "s" to: three letters or more, or an abbreviation without a
+    vowel ("tv", "cd"; "ga" of "gas" is no stem)."""
+    return len(stem) >= 3 or (len(stem) == 2 and not set(stem) & set("aeiouy"))
 
 
 def _phrase(token: Any, away: Any | None = None) -> tuple[str, ...]:
@@ -249,23 +257,24 @@ def _phrase(token: Any, away: Any | None = None) -> tuple[str, ...]:
 OBJECT_PATH = frozenset({"prep", "pcomp", "acl", "advmod", "acomp", "xcomp", "relcl"})
 """Dependencies walked from a subject and its verb to the objects of its relation ("holding" -> "umbrella",
 "next" -> "to" -> "man")."""
+OBJECTS = frozenset({"dobj", "pobj", "attr"})
+OBJECT_WALK = OBJECT_PATH | OBJECTS
 
 
 def _same_object(subject: Any) -> Iterator[Fault]:
     """"bear is pushing bear": an object of the subject's relation (a verb's object, a preposition's) that is the
     same noun phrase as the subject, with no determiner or "the"."""
     candidates = []
-    stack = [c for c in (*subject.head.children, *subject.children) if c.i != subject.i]
+    stack = [c for c in (*subject.head.children, *subject.children) if c.i != subject.i and c.dep_ in OBJECT_WALK]
     seen: set[int] = set()
     while stack:
         w = stack.pop()
         if w.i in seen:
             continue
         seen.add(w.i)
-        if w.dep_ in ("dobj", "pobj", "attr"):
+        if w.dep_ in OBJECTS:
             candidates.append(w)
-        if w.dep_ in OBJECT_PATH | {"dobj", "pobj", "attr"} or w.dep_ in ("dobj", "pobj"):
-            stack.extend(c for c in w.children if c.dep_ in OBJECT_PATH | {"dobj", "pobj", "attr"})
+        stack.extend(c for c in w.children if c.dep_ in OBJECT_WALK)
     for obj in sorted(candidates, key=lambda w: w.i):
         dets = {c.lower_ for c in obj.children if c.dep_ in ("det", "poss", "nummod")}
         if (obj.i > subject.i and obj.lower_ == subject.lower_ and dets <= {"the"}
