@@ -59,6 +59,15 @@ BENCHMARKS: dict[str, dict[str, str]] = {
         "description": "Relation hallucination: perceptive and cognitive (subject, relation, object) triplets asked "
         "as yes/no, multiple-choice and open questions.",
     },
+    "pope": {
+        "pretty": "POPE",
+        "title": "Evaluating Object Hallucination in Large Vision-Language Models",
+        "authors": "Li, Du, Zhou, Wang, Zhao and Wen",
+        "description": "Object hallucination: \"Is there a/an X in the image?\" asked of COCO images in three "
+        "splits (random, popular, adversarial absent objects). `python -m scoring pope` reads answers by POPE's "
+        "own rule (evaluate.py: \"no\" when the first sentence holds no/No/not, else \"yes\"), so numbers "
+        "compare with the paper's, and reports the strict reading of Mirage's one extractor beside it.",
+    },
     "mmsap": {
         "pretty": "MM-SAP",
         "title": "MM-SAP: A Comprehensive Benchmark for Assessing Self-Awareness of Multimodal Large Language "

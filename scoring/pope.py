@@ -1,11 +1,19 @@
 """POPE's metrics for an imported POPE build (``python -m builders.imports pope ...``; Li et al., "Evaluating
 Object Hallucination in Large Vision-Language Models", 2023, Sec. 4 and its ``evaluate.py``).
 
-Per setting (the item's ``pressure``: random / popular / adversarial) and overall: accuracy, precision, recall
-and F1 with "yes" as the positive class, and the share of "yes" answers. An output is read the way POPE's own
-evaluation reads it: its first sentence, commas dropped, is "no" when it holds the word "no", "No" or "not", and
-"yes" otherwise; so every output counts (a refusal is a "yes" there too, as in the paper). Items without a
-prediction are left out and counted.
+Per setting (the item's ``pressure``: random / popular / adversarial, POPEv2's normal / counterfactual) and overall:
+accuracy, precision, recall and F1 with "yes" as the positive class, and the share of "yes" answers; a ratio of
+0/0 (no "yes" answer, so no precision) is ``None``, printed "none", never 0.
+
+Two readings of an output, both reported:
+
+* ``settings``, POPE's own rule, so that numbers compare with the paper's: the first sentence, commas dropped, is
+  "no" when it holds the word "no", "No" or "not", and "yes" otherwise. Every output counts, and some are read
+  against their words: "NO", "Nope" and "I don't know." count as "yes", "Yes, there is a cup, not a dog." as "no";
+* ``strict``, Mirage's one extractor (:func:`scoring.extract.extract_yes_no`, the reading of every other
+  benchmark): a refusal or an output it cannot read is neither answer, counted in ``unparsed`` and wrong.
+
+Items without a prediction are left out and counted.
 """
 
 from __future__ import annotations
@@ -16,7 +24,11 @@ from typing import Any, Mapping, Sequence
 
 from builders.cli import stdout, table
 from builders.items import Item
+from scoring.extract import extract_yes_no
 from scoring.predictions import output_of
+
+READINGS = {"settings": "POPE's evaluate.py (no/No/not in the first sentence -> no, else yes)",
+            "strict": "Mirage's one extractor (refusals and unreadable outputs wrong)"}
 
 
 def pope_answer(output: str) -> str:
@@ -26,18 +38,28 @@ def pope_answer(output: str) -> str:
     return "no" if {"No", "no", "not"} & set(words) else "yes"
 
 
-def metrics(pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """``pairs`` of (truth, answer): accuracy, precision, recall, F1 ("yes" positive) and the yes ratio."""
+def strict_answer(output: str) -> str | None:
+    """"yes" or "no" as the one extractor reads ``output``; ``None`` for a refusal or an unreadable output."""
+    found = extract_yes_no(output)
+    return found.value if found.kind == "yes_no" else None
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return round(num / den, 4) if den else None
+
+
+def metrics(pairs: Sequence[tuple[str, str | None]]) -> dict[str, Any]:
+    """``pairs`` of (truth, answer; ``None``: neither yes nor no): accuracy, precision, recall, F1 ("yes"
+    positive), the yes ratio and the unparsed count; a ratio of 0/0 is ``None``."""
     tp = sum(t == "yes" and a == "yes" for t, a in pairs)
     fp = sum(t == "no" and a == "yes" for t, a in pairs)
     tn = sum(t == "no" and a == "no" for t, a in pairs)
-    fn = sum(t == "yes" and a == "no" for t, a in pairs)
+    positives = sum(t == "yes" for t, _ in pairs)
     n = len(pairs)
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"n": n, "accuracy": round((tp + tn) / n, 4) if n else None, "precision": round(precision, 4),
-            "recall": round(recall, 4), "f1": round(f1, 4), "yes_ratio": round((tp + fp) / n, 4) if n else None}
+    precision, recall = _ratio(tp, tp + fp), _ratio(tp, positives)
+    f1 = _ratio(2 * tp, 2 * tp + fp + (positives - tp)) if tp + fp and positives else None
+    return {"n": n, "accuracy": _ratio(tp + tn, n), "precision": precision, "recall": recall, "f1": f1,
+            "yes_ratio": _ratio(tp + fp, n), "unparsed": sum(a is None for _, a in pairs)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,26 +67,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(items: Sequence[Item], predictions: Mapping[str, Any], args: argparse.Namespace | None = None) -> dict[str, Any]:
-    """``results.json``: metrics per setting and overall, and coverage."""
-    per: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    """``results.json``: metrics per setting and overall under both readings, and coverage."""
+    per: dict[str, dict[str, list[tuple[str, str | None]]]] = {r: defaultdict(list) for r in READINGS}
     missing = 0
     for it in items:
         pred = predictions.get(it.id)
         if pred is None:
             missing += 1
             continue
-        pair = (it.answer.lower(), pope_answer(output_of(pred)))
-        per[it.pressure].append(pair)
-        per["all"].append(pair)
-    return {"benchmark": "pope", "settings": {s: metrics(p) for s, p in sorted(per.items())},
-            "coverage": {"items": len(items), "scored": len(per["all"]), "missing": missing}}
+        output, truth = output_of(pred), it.answer.lower()
+        for reading, answer in (("settings", pope_answer(output)), ("strict", strict_answer(output))):
+            per[reading][it.pressure].append((truth, answer))
+            per[reading]["all"].append((truth, answer))
+    results: dict[str, Any] = {"benchmark": "pope"}
+    for reading in READINGS:
+        results[reading] = {s: metrics(p) for s, p in sorted(per[reading].items())}
+    results["readings"] = dict(READINGS)
+    results["coverage"] = {"items": len(items), "scored": len(per["settings"]["all"]), "missing": missing}
+    return results
+
+
+def _cell(value: float | None) -> str:
+    return "none" if value is None else f"{100 * value:.2f}"
 
 
 def print_report(results: Mapping[str, Any]) -> None:
-    rows = [[s, m["n"], *(f"{100 * m[k]:.2f}" if m[k] is not None else "-"
-                          for k in ("accuracy", "precision", "recall", "f1", "yes_ratio"))]
-            for s, m in results["settings"].items()]
-    stdout.print(table("POPE (%)", ["setting", "n", "acc", "prec", "recall", "F1", "yes"], rows,
-                       legend="acc: accuracy, prec: precision, yes: share of yes answers"))
+    for reading, title in (("settings", "POPE (%), POPE's reading"), ("strict", "POPE (%), strict reading")):
+        if reading not in results:
+            continue
+        rows = [[s, m["n"], *(_cell(m[k]) for k in ("accuracy", "precision", "recall", "f1", "yes_ratio")),
+                 m.get("unparsed", 0)] for s, m in results[reading].items()]
+        stdout.print(table(title, ["setting", "n", "acc", "prec", "recall", "F1", "yes", "unread"], rows,
+                           legend=f"{results.get('readings', READINGS)[reading]}; none: 0/0"))
     c = results["coverage"]
     stdout.print(f"scored {c['scored']} of {c['items']} items (missing {c['missing']})")

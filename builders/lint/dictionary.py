@@ -1,21 +1,23 @@
 """The word list behind the spelling check ("imange" for "image", the POPE generator's fault).
 
-Offline, from three sources, all optional:
+Offline, from two PyPI packages of the ``lint`` extra, so that spelling reads the same on every machine:
 
-* the English frequency list that PyPI's ``pyspellchecker`` ships (``resources/en.json.gz``, about 160,000 words
-  with their inflections; the ``lint`` extra), read directly rather than through its ``SpellChecker`` class
-  (which builds candidate tables lint does not need);
-* SCOWL, the word lists behind most English spell checkers, as Debian's ``scowl`` package installs them
-  (``/usr/share/dict/scowl/``, ``.ci/install-lint.sh``): every spelling (American, British, Canadian,
-  Australian), words, abbreviations and contractions, up to size 80, the largest SCOWL recommends for spell
-  checking. pyspellchecker alone lacks ordinary words that benchmark text uses ("cds", "atm", "hoodie",
-  "countertop": Reefknot's references); SCOWL 80 has them;
-* SCOWL's size 95 (rare and obscure words) under a guard: a rare word is known unless it is one edit (a letter
-  dropped, added, changed or two swapped) from a common word, because size 95 also lists common misspellings
-  ("teh", "thier", "untill"): "bruschetta" passes, "teh" does not (:class:`Lexicon`);
-* Debian's ``wamerican`` (``/usr/share/dict/words``), merged in when present.
+* the English word list that ``pyspellchecker`` ships (``resources/en.json.gz``, about 160,000 words with their
+  inflections), read directly rather than through its ``SpellChecker`` class (which builds candidate tables lint
+  does not need): these words are always known;
+* ``wordfreq``'s large English frequency list (about 320,000 words seen in Wikipedia, subtitles, books, news and
+  the web): the ordinary words a curated list lacks ("hoodie", "countertop", "selfie", "backsplash", "tvs"). A
+  frequency list holds common misspellings too ("teh", "thier", "untill"), so a word found only there is known
+  unless it is one edit (a letter dropped, added, changed or two swapped; in a word of three letters only a swap,
+  :data:`SHORT`) from a word at least :data:`MISSPELLING_RATIO` times as frequent: "teh" beside "the", "recieve" beside "receive" are faults,
+  "cafe" beside "care" is not. A word ending in "s" whose stem is known is its plural ("tvs", "dvds").
 
-Without any of them the spelling rule is skipped and the summary says so; every other rule still runs.
+A word that splits into two words of the curated list ("playingfield": "playing field") and that neither list
+holds as a word of its own is a joined compound, a fault even where the allow-list holds it
+(:meth:`Lexicon.joined`).
+
+Without either package the spelling rule is off and the wording summary says so in one line (never a false
+flag from a partial list); every other rule still runs.
 
 The allow-list covers words a dictionary lacks but a benchmark legitimately uses: British spellings and the
 shape names of the demo world (:data:`EXTRA_WORDS`), the items' own category names (their options and the short
@@ -34,14 +36,21 @@ from typing import Any
 
 from builders.items import Item
 
-SYSTEM_WORDS = Path("/usr/share/dict/words")
-SCOWL_DIR = Path("/usr/share/dict/scowl")
-SCOWL_COMMON = 80
-"""The largest SCOWL size recommended for spell checking; larger sizes are read as rare words."""
-SCOWL_SPELLINGS = frozenset({"english", "american", "british", "british_z", "canadian", "australian", "variant_1"})
-"""SCOWL categories read: every spelling of English and the common variants (``variant_1``: "catalog" beside
-"catalogue"); less common variants (2, 3) and proper names are left out."""
-SCOWL_KINDS = frozenset({"words", "abbreviations", "contractions"})
+MISSPELLING_RATIO = 50.0
+"""How many times more frequent a one-edit neighbour must be for a word found only in the frequency list to be
+read as its misspelling (about 1.7 on wordfreq's Zipf scale: "seperate" is 100 times rarer than "separate",
+"cafe" 30 times rarer than "care")."""
+SHORT = 3
+"""In a word this short only two letters swapped read as a typo ("teh", "adn"): a letter dropped or changed makes
+another word too often ("atm" beside "at" and "arm") to mean one."""
+JOINED_FREQUENCY = 10 ** (1.75 - 9)
+"""How often (per word of text: 1.75 on wordfreq's Zipf scale, about once in 18 million words) a word that
+splits into two curated words must occur to be a word of its own: "backsplash" (1.97) and "wineglass" (1.83)
+are, "teddybear" (1.59) and "sportsball" (1.47) are two words run together."""
+MIN_PART = 3
+"""The shortest part of a joined compound ("playing" + "field"; "a" + "live" is no compound)."""
+PACKAGES = ("pyspellchecker", "wordfreq")
+INSTALL_HINT = "install the lint extra: pip install pyspellchecker wordfreq, or bash .ci/install-lint.sh"
 EXTRA_WORDS = frozenset(
     """colour colours coloured grey centre centres metre metres millimetre millimetres centimetre centimetres
     favourite neighbour neighbours organisation organisations behaviour behaviours recognise realise labelled
@@ -54,26 +63,53 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz'"
 
 
 class Lexicon(Container[str]):
-    """Known words: every ``common`` word, and a ``rare`` word unless it is one edit from a common word (the
-    verdict on each rare word is kept: the spelling rule asks about few)."""
+    """Known words: every ``curated`` word, and a word of ``frequencies`` unless it reads as a misspelling of a
+    far more frequent one (the verdict on each such word is kept: the spelling rule asks about few)."""
 
-    def __init__(self, common: frozenset[str], rare: frozenset[str] = frozenset()) -> None:
-        self.common = common
-        self.rare = rare - common
+    def __init__(self, curated: frozenset[str], frequencies: Mapping[str, float] | None = None) -> None:
+        self.curated = curated
+        self.frequencies: Mapping[str, float] = frequencies or {}
         self._verdicts: dict[str, bool] = {}
 
     def __contains__(self, word: object) -> bool:
-        if word in self.common:
+        if word in self.curated:
             return True
-        if not isinstance(word, str) or word not in self.rare:
+        if not isinstance(word, str) or word not in self.frequencies:
             return False
         verdict = self._verdicts.get(word)
         if verdict is None:
-            verdict = self._verdicts[word] = not any(e in self.common for e in _one_edit(word))
+            verdict = self._verdicts[word] = self._plural_of_known(word) or not self._misspelling(word)
         return verdict
 
     def __len__(self) -> int:
-        return len(self.common) + len(self.rare)
+        return len(self.curated | self.frequencies.keys())
+
+    def _plural_of_known(self, word: str) -> bool:
+        stems = (word[:-1], word[:-2]) if word.endswith("es") else (word[:-1],) if word.endswith("s") else ()
+        return any(len(stem) > 1 and (stem in self.curated or stem in self.frequencies) for stem in stems)
+
+    def _misspelling(self, word: str) -> bool:
+        floor = self.frequencies[word] * MISSPELLING_RATIO
+        edits = _swaps(word) if len(word) <= SHORT else _one_edit(word)
+        return any(self.frequencies.get(e, 0.0) >= floor for e in edits if e != word)
+
+    def joined(self, word: str) -> tuple[str, str] | None:
+        """The two curated words ``word`` is made of ("playingfield": ``("playing", "field")``), or ``None``: a
+        curated word, or one the frequency list knows at least :data:`JOINED_FREQUENCY` often, is a word of
+        its own ("countertop", "backsplash"); "teddybear" and "sportsball", which the web writes now and then,
+        are not."""
+        if word in self.curated or (self.frequencies.get(word, 0.0) >= JOINED_FREQUENCY and word in self):
+            return None
+        for cut in range(MIN_PART, len(word) - MIN_PART + 1):
+            left, right = word[:cut], word[cut:]
+            if left in self.curated and right in self.curated:
+                return left, right
+        return None
+
+
+def _swaps(word: str) -> Iterator[str]:
+    """Every string with two neighbouring letters of ``word`` swapped."""
+    return (word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1))
 
 
 def _one_edit(word: str) -> Iterator[str]:
@@ -90,42 +126,31 @@ def _one_edit(word: str) -> Iterator[str]:
             yield left + c + right
 
 
-def _scowl(low: int, high: int, directory: Path = SCOWL_DIR) -> set[str]:
-    """Lower-case words of the SCOWL lists of sizes ``low < size <= high`` (:data:`SCOWL_SPELLINGS`,
-    :data:`SCOWL_KINDS`); empty when SCOWL is not installed."""
-    words: set[str] = set()
-    if not directory.is_dir():
-        return words
-    for path in sorted(directory.iterdir()):
-        name, _, size = path.name.rpartition(".")
-        category, _, kind = name.rpartition("-")
-        spelling = category.removesuffix("_variant_1")
-        if not size.isdigit() or not low < int(size) <= high or kind not in SCOWL_KINDS:
-            continue
-        if spelling in SCOWL_SPELLINGS and (category == spelling or category.endswith("_variant_1")):
-            words.update(w.lower() for w in path.read_text(encoding="utf-8", errors="ignore").split())
-    return words
-
-
 @lru_cache(maxsize=1)
 def load_dictionary() -> Lexicon | None:
-    """The known words, or ``None`` when no word list is installed (read once per process)."""
-    words: set[str] = set()
+    """The known words, or ``None`` when either package of the ``lint`` extra is missing (read once per
+    process; :func:`dictionary_status` says which)."""
     try:
         from importlib.resources import files
 
+        import wordfreq
+
         resource = files("spellchecker") / "resources" / "en.json.gz"
         with resource.open("rb") as fh:
-            words.update(json.loads(gzip.decompress(fh.read())))
+            curated = frozenset(w.lower() for w in json.loads(gzip.decompress(fh.read())))
+        frequencies = wordfreq.get_frequency_dict("en", wordlist="large")
     except (ImportError, ModuleNotFoundError, FileNotFoundError, OSError):
-        pass
-    if SYSTEM_WORDS.is_file():
-        words.update(w.strip().lower() for w in SYSTEM_WORDS.read_text(encoding="utf-8", errors="ignore").split())
-    words.update(_scowl(0, SCOWL_COMMON))
-    if not words:
         return None
-    common = frozenset(w.lower() for w in words) | EXTRA_WORDS
-    return Lexicon(common, frozenset(_scowl(SCOWL_COMMON, 100)))
+    return Lexicon(curated | EXTRA_WORDS, frequencies)
+
+
+def dictionary_status(dictionary: Lexicon | Container[str] | None) -> str:
+    """One line for the wording summary: the size of the word list, or that it is off and how to install it."""
+    if dictionary is None:
+        return f"off ({INSTALL_HINT})"
+    if isinstance(dictionary, Lexicon):
+        return f"{len(dictionary.curated):,} curated + {len(dictionary.frequencies):,} frequency-list words"
+    return f"{len(dictionary)} words"  # type: ignore[arg-type]
 
 
 def _label_strings(value: Any, out: set[str]) -> None:

@@ -147,7 +147,8 @@ def headline(name: str, check: Mapping[str, Any]) -> str:
     if name == "contradictions":
         return f"{s['conflicting_groups']} conflicting, {s['unpaired_groups']} unpaired yes/no groups"
     if name == "duplicates":
-        return f"{s['exact_groups']} exact, {s['near_groups']} near-duplicate groups"
+        text = f"{s['exact_groups']} exact, {s['near_groups']} near-duplicate groups"
+        return text + (f" ({s['shared_groups']} shared by settings)" if s.get("shared_groups") else "")
     if name in ("wording", "options"):
         rules = s["faults_per_rule"]
         text = ", ".join(f"{k} {v}" for k, v in rules.items()) or "no faults"
@@ -208,7 +209,8 @@ def blind_rows(audit: Mapping[str, Any], every_cell: bool = True) -> list[list[s
         best = max(rules, key=lambda k: (rules[k]["low95"], rules[k]["accuracy"]), default=None)
         learner = (f"{_points(cell['accuracy'])} ({_points(cell['low95'])}-{_points(cell['high95'])})"
                    if cell["accuracy"] is not None else "-")
-        verdict = "fixed" if "by_design" in cell else ("FLAG" if cell["flagged"] else "ok")
+        verdict = "fixed" if "by_design" in cell else "twins" if cell.get("twinned") else (
+            "FLAG" if cell["flagged"] else "ok")
         rule = f"{SHORT.get(best, best)} {pct(rules[best]['accuracy'])}" if best else "-"
         rows.append([cell["cell"] if whole else _sub_label(cell["cell"]), str(cell["n"]),
                      pct(cell["chance"]), learner, rule, verdict])
@@ -238,6 +240,9 @@ def blind_caption(audit: Mapping[str, Any]) -> str:
             f"set (95% interval); rules: letter, longest, text (most often right), rank (among numbers), yes, "
             f"refuse; fixed: the answer is fixed by design; FLAG: the learner's 95% lower bound > "
             f"chance + {audit.get('margin', MARGIN):.0%}")
+    if any(cell.get("twinned") for cell in audit.get("cells", [])):
+        text += ("; twins: each item has a twin outside the cell (same text and image, another answer), which "
+                 "a text-only learner cannot tell apart: never flagged")
     if audit.get("open_items_not_audited"):
         text += f"; {audit['open_items_not_audited']} open-answer items not audited"
     return text

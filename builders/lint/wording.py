@@ -16,7 +16,8 @@ Rules (each flag names the rule, the field and the words):
 * ``slot``: a template slot left unfilled (``{object}``, ``%s``, ``${x}``, ``[OBJ]``, ``<OBJECT>``) or filled with
   the wrong kind: a Python value (``None``, ``nan``, a list) in the question or context, a number where a noun
   belongs ("How many 3", "a 3");
-* ``spelling``: a word outside the dictionary and the allow-list (:mod:`builders.lint.dictionary`); proper nouns
+* ``spelling``: a word outside the dictionary and the allow-list (:mod:`builders.lint.dictionary`), or two
+  dictionary words run together ("playingfield", allow-listed or not); proper nouns
   (capitalised inside a sentence), words with digits and words of one or two letters are not checked;
 * ``grammar``: what a dependency parser sees (:mod:`builders.lint.grammar`: a preposition without its object or
   its "to", "besides" for "beside", an adjective as the subject, subject and verb disagreeing, "a" before a
@@ -38,7 +39,7 @@ from typing import Callable, Container, Iterator, Sequence
 from builders.items import Item
 from builders.lint import grammar
 from builders.lint.base import CheckResult, LintContext, texts
-from builders.lint.dictionary import WORD_RE
+from builders.lint.dictionary import WORD_RE, dictionary_status
 from templates import english
 
 PLURAL_QUANT = r"(?:two|three|four|five|six|seven|eight|nine|ten|many|several|multiple|(?!1\b)\d+)"
@@ -57,6 +58,11 @@ FINITE_VERBS = frozenset("""covers holds wears sits stands lies hangs rides carr
 """Third-person verbs that never follow "is"/"are" ("snow is covers ground", Reefknot's VQA labels): an
 auxiliary then a finite verb. The list is the relation verbs of scene-graph data; other verbs need a parser."""
 AUX_THEN_FINITE = re.compile(r"\b(?:is|are|was|were)\s+(?:not\s+)?([a-z]+)\b", re.I)
+ASKED_THEN_FINITE = re.compile(
+    r"^\W*(?:is|was)\s+(?:the|a|an|this|that)\s+(?!(?:who|which|that)\b)[a-z]+(?:\s+(?!(?:who|which|that)\b)"
+    rf"[a-z]+)?\s+(?:{'|'.join(sorted(FINITE_VERBS))})\b", re.I)
+"""The same in a yes/no question, past its subject ("Is the snow covers mountains"): the parser may read the verb
+as a plural noun ("bench pulls"); "is" only, since "Are the horse shows" may be a noun."""
 OPEN_NUMBER = re.compile(r"\b[A-Za-z]+['\u2019]?\(s\)")
 """A noun left open between singular and plural ("How many 'pentagon'(s)", the MIOH paper's figures): English
 writes the plural after "how many" and the number's form after a count."""
@@ -114,6 +120,8 @@ def _agreement(text: str, dictionary: Container[str] | None) -> Iterator[str]:
     for m in AUX_THEN_FINITE.finditer(text):
         if m.group(1).lower() in FINITE_VERBS:
             yield m.group(0)
+    for m in ASKED_THEN_FINITE.finditer(text):
+        yield m.group(0)
     if dictionary is None:
         return
     for rule in (PLURAL_AFTER_IS, PLURAL_BEFORE_IS):
@@ -179,6 +187,9 @@ def _unknown(token: str, first: bool, known: Container[str], allowed: Container[
     if token[0].isupper() and not first or token.isupper():
         return False  # a proper noun or an acronym
     word = token.lower()
+    joined = getattr(known, "joined", None)
+    if joined is not None and joined(word) is not None:
+        return True  # "playingfield": two words run together, a fault even in an allow-listed category name
     if word in known or word in allowed:
         return False
     stem = word.split("'", 1)[0]
@@ -257,8 +268,7 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
         "faults_per_rule": dict(sorted(per_rule.items())),
         "grammar_faults": dict(per_grammar.most_common()),
         "unknown_words": dict(unknown.most_common(20)),
-        "dictionary": "off (install the lint extra: pyspellchecker)" if context.dictionary is None
-        else f"{len(context.dictionary)} words",
+        "dictionary": dictionary_status(context.dictionary),
         "parser": parser,
     }
     return result

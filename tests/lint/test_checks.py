@@ -129,7 +129,7 @@ def test_wording_exceptions_are_not_faults():
 
 def test_pope_imange_fault_is_a_spelling_fault():
     """POPE's generator ran ``template.replace("a", "an")``: "a" became "an" and "image" became "imange"."""
-    require(have("spellchecker"), "pyspellchecker (the word list)", "pip install -e .[lint]")
+    require(have("spellchecker") and have("wordfreq"), "the word lists", "pip install -e .[lint]")
     template = "Is there a {} in the image?".replace("a", "an")
     items = [make_item(benchmark="pope", task="existence", question_type="yes_no", pressure="random",
                        images=[f"p{k}.jpg"], question=template.format(obj), options=(), answer="yes",
@@ -146,7 +146,7 @@ def test_pope_imange_fault_is_a_spelling_fault():
 def test_the_allow_list_is_made_only_when_a_word_is_not_in_the_dictionary(monkeypatch):
     """Walking every item's provenance for category names costs 0.4 s at paper scale: only a word the
     dictionary lacks needs it, and that word is still allowed."""
-    require(have("spellchecker"), "pyspellchecker (the word list)", "pip install -e .[lint]")
+    require(have("spellchecker") and have("wordfreq"), "the word lists", "pip install -e .[lint]")
     import builders.lint.dictionary as dictionary
 
     walks: list[int] = []
@@ -155,7 +155,7 @@ def test_the_allow_list_is_made_only_when_a_word_is_not_in_the_dictionary(monkey
     known = [yes_no(f"k{k}.jpg", obj, "yes", object=obj) for k, obj in enumerate(OBJECTS)]
     assert not flagged(lint(known, checks=["wording"]), "wording")
     assert walks == []
-    named = known + [yes_no("p.jpg", "pottedplant", "yes", object="pottedplant")]  # a Pascal VOC class name
+    named = known + [yes_no("p.jpg", "tvmonitor", "yes", object="tvmonitor")]  # a Pascal VOC class name
     report = lint(named, checks=["wording"])
     assert walks == [len(named)]
     assert report.results["wording"].summary["unknown_words"] == {}

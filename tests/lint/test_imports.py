@@ -61,7 +61,7 @@ def test_pope_import_writes_a_linted_build(tmp_path, capsys):
 
 def test_pope_imange_fixture_is_caught(tmp_path, capsys):
     """The published bug's effect: ``template.replace("a", "an")`` wrote "an" and "imange"."""
-    require(have("spellchecker"), "pyspellchecker (the word list)", "pip install -e .[lint]")
+    require(have("spellchecker") and have("wordfreq"), "the word lists", "pip install -e .[lint]")
     write_pope_v1(tmp_path / "coco_pope_random.json", POPE_TEMPLATE.replace("a", "an"))
     assert lint_main([str(tmp_path / "coco_pope_random.json"), "--format", "pope", "--out", str(tmp_path / "o"),
                       "--fail-on-findings"]) == 1

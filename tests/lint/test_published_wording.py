@@ -10,7 +10,6 @@ import pytest
 
 from builders.items import make_item
 from builders.lint import lint
-from builders.lint.dictionary import SCOWL_DIR
 from lint.cli import main as lint_main
 from tests.conftest import have, require
 
@@ -88,10 +87,11 @@ def test_near_duplicates_with_one_answer_stay_near_duplicates(tmp_path):
 
 
 def test_ordinary_words_of_reefknot_references_pass_spelling_and_typos_do_not(tmp_path):
-    require(have("spellchecker"), "pyspellchecker (the word list)", "pip install -e .[lint]")
-    require(SCOWL_DIR.is_dir(), "Debian's scowl word lists", "bash .ci/install-lint.sh")
+    require(have("spellchecker") and have("wordfreq"), "pyspellchecker and wordfreq (the word lists)",
+            "pip install -e .[lint]")
     labels = ["cds are on shelf.", "man is near atm.", "boy is wearing hoodie.", "cup is on countertop.",
-              "bruschetta is on plate.", "teh cup is on table.", "cup is on thier table."]
+              "bruschetta is on plate.", "girl is taking selfie.", "cafe is beside backsplash.",
+              "tvs are on cliffside.", "teh cup is on table.", "cup is on thier table."]
     rows = [reefknot_vqa(1 + k, label.split()[0].replace("teh", "cup"), label.rstrip(".").split()[-1], label)
             for k, label in enumerate(labels)]
     section, reasons = lint_release(tmp_path, rows)
