@@ -192,13 +192,7 @@ def clear_directions(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def clear_direction(a: BBox, b: BBox) -> str | None:
-    """Where box ``a`` is relative to box ``b`` when one axis clearly dominates (module docstring), else ``None``."""
-    ax0, ay0, aw, ah = a
-    bx0, by0, bw, bh = b
-    rows = min(ay0 + ah, by0 + bh) - max(ay0, by0)
-    cols = min(ax0 + aw, bx0 + bw) - max(ax0, bx0)
-    if rows >= MIN_CROSS_OVERLAP * min(ah, bh) and cols <= 0:
-        return "left of" if ax0 + aw <= bx0 else "right of"
-    if cols >= MIN_CROSS_OVERLAP * min(aw, bw) and rows <= 0:
-        return "above" if ay0 + ah <= by0 else "below"
-    return None
+    """Where box ``a`` is relative to box ``b`` when one axis clearly dominates (module docstring), else ``None``:
+    :func:`clear_directions` for one pair, so that the rule is stated once."""
+    k = int(clear_directions(np.asarray([a], dtype=np.float64), np.asarray([b], dtype=np.float64))[0])
+    return DIRECTIONS[k] if k >= 0 else None

@@ -3,6 +3,10 @@
 A relation ``q`` is *false* for a kept triplet (s, p, o) of an image when ``q`` is not annotated from s to o in
 that image, is no near-synonym of a relation that is (``templates/reefknot/filters.yaml`` ``synonyms``), and:
 
+* a direction (``left of``, ``above``, ...: ``directions`` in ``filters.yaml``), on every source: the two boxes
+  clearly show another direction (:func:`filters.legibility.clear_direction`, the rule MIOH and MM-SAP use); a
+  diagonal pair makes no direction false, whatever the source annotates, so an MCQ never offers a direction the
+  picture shows and a "no" is never asked of one it may show;
 * on an exhaustive source (the demo world lists every relation that holds) being absent is enough;
 * otherwise a ``q`` with a box rule (perceptive, and the few cognitive ones such as "sitting on") must be
   contradicted by the two boxes (:func:`box_contradicts`): a VG scene graph lists a few relations per pair, so
@@ -27,6 +31,7 @@ import numpy as np
 
 from builders.reefknot.lexicon import Lexicon
 from builders.reefknot.triplets import Corpus, Triplet
+from filters.legibility import clear_direction
 from sources.records import BBox
 
 LEVELS = ("vocabulary", "object", "subject", "pair")
@@ -36,17 +41,13 @@ LEVELS = ("vocabulary", "object", "subject", "pair")
 def box_contradicts(kind: str, s: BBox, o: BBox) -> bool:
     """True when subject box ``s`` and object box ``o`` (x, y, w, h; y down) rule out a relation of ``kind``.
 
-    * left: the subject's centre lies right of the object's right edge; right: left of its left edge;
-    * above: the subject's centre lies below the object's bottom edge; below: above its top edge;
+    * above ("over", "on top of"): the subject's centre lies below the object's bottom edge; below ("under"):
+      above its top edge;
     * inside: the boxes do not overlap;
     * contact ("on", "touching", ...): a gap of at least a quarter of the smaller box's longer side;
     * near: a gap of at least the longest side of either box.
     """
     scx, scy = s[0] + s[2] / 2.0, s[1] + s[3] / 2.0
-    if kind == "left":
-        return scx >= o[0] + o[2]
-    if kind == "right":
-        return scx <= o[0]
     if kind == "above":
         return scy >= o[1] + o[3]
     if kind == "below":
@@ -127,6 +128,10 @@ class FalseRelations:
         """Why ``q`` is false for the triplet's pair in its image, or ``None`` when it is not provably false."""
         if q in self._blocked(t.annotated):
             return None
+        direction = self.lex.direction(q)
+        if direction is not None:
+            seen = clear_direction(t.subject_box, t.object_box)
+            return f"boxes: clearly {seen}" if seen is not None and seen != direction else None
         if self.exhaustive:
             return "absent (exhaustive source)"
         kind = self.lex.box_kind.get(q)

@@ -11,11 +11,17 @@ re-derives the answer from the scene graph:
 * MCQ: exactly one option is annotated, it is the answer, and no two options are near-synonyms;
 * cognitive Y/N and MCQ: every relation asked or offered is one the subject takes somewhere in the source (a
   relation never annotated with the subject's name is one it cannot have: "Is the hexagon pointing at ...?");
+* directions (left of, right of, above, below and their wordings in :data:`DIRECTIONS`, this checker's own list)
+  are read from the two boxes alone, on every source: a direction is true when the boxes are apart along its axis
+  and overlap across it by at least half the smaller extent, false when they show another direction that way, and
+  a question on a pair showing none (diagonal, or overlapping) is invalid; an MCQ offering a direction the boxes
+  show besides its answer has two true options;
 * VQA: the reference sentence states an annotated relation, with "is"/"are" agreeing with the subject, and the
   accepted answers the item lists are exactly the pair's annotated relations as sentences.
 
 The word lists (predicate aliases, synonyms, box rules, plural names) are read from ``templates/reefknot`` data:
-they are the specification, not code.
+they are the specification, not code. Predicates are normalised here (a copula, a trailing article and doubled
+words dropped: Visual Genome v1.0 writes "is on the", "is is in the the") before the aliases apply.
 """
 
 from __future__ import annotations
@@ -32,8 +38,35 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 LISTS = Path(__file__).resolve().parents[3] / "templates" / "reefknot" / "filters.yaml"
 
 
+DIRECTIONS = {
+    "left of": "left", "to left of": "left", "to the left of": "left", "on left side of": "left",
+    "right of": "right", "to right of": "right", "to the right of": "right", "on right side of": "right",
+    "above": "above", "higher than": "above", "below": "below", "lower than": "below",
+}
+
+
 def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
+    words = text.lower().split()
+    words = [w for k, w in enumerate(words) if not k or w != words[k - 1]]
+    while len(words) > 1 and words[0] in ("is", "are"):
+        words.pop(0)
+    while len(words) > 1 and words[-1] in ("the", "a", "an"):
+        words.pop()
+    return " ".join(words)
+
+
+def seen_direction(s: tuple, o: tuple) -> str | None:
+    """Where box ``s`` is relative to box ``o``: apart along one axis and sharing at least half the smaller extent
+    across it; ``None`` for a diagonal or overlapping pair."""
+    sx, sy, sw, sh = s
+    ox, oy, ow, oh = o
+    rows = min(sy + sh, oy + oh) - max(sy, oy)
+    cols = min(sx + sw, ox + ow) - max(sx, ox)
+    if cols <= 0 and rows >= min(sh, oh) / 2:
+        return "left" if sx + sw <= ox else "right"
+    if rows <= 0 and cols >= min(sw, ow) / 2:
+        return "above" if sy + sh <= oy else "below"
+    return None
 
 
 class Checker:
@@ -141,7 +174,16 @@ class Checker:
             return None
         return image["relations"].get((a[0], b[0]), set()), a[1], b[1]
 
+    def true_in_image(self, relation: str, annotated: set[str], sbox: tuple, obox: tuple) -> bool:
+        """A direction by the boxes; any other relation by the scene graph."""
+        if relation in DIRECTIONS:
+            return seen_direction(sbox, obox) == DIRECTIONS[relation]
+        return relation in annotated
+
     def false_in_image(self, relation: str, annotated: set[str], sbox: tuple, obox: tuple) -> bool:
+        if relation in DIRECTIONS:
+            seen = seen_direction(sbox, obox)
+            return seen is not None and seen != DIRECTIONS[relation]
         if any(self.similar(relation, a) for a in annotated):
             return False
         kind = self.box_kind.get(relation)
@@ -152,8 +194,6 @@ class Checker:
         cx, cy = sx + sw / 2, sy + sh / 2
         gap = max(ox - sx - sw, sx - ox - ow, oy - sy - sh, sy - oy - oh)
         return {
-            "left": cx >= ox + ow,
-            "right": cx <= ox,
             "above": cy >= oy + oh,
             "below": cy <= oy,
             "inside": gap > 0,
@@ -189,7 +229,9 @@ class Checker:
             annotated, sb, ob = self._pair(image, s, o)
             if item["task"] == "cognition" and r not in self.subject_relations[s]:
                 return f"!the {s} is never {r} anything in the source"
-            if r in annotated:
+            if r in DIRECTIONS and seen_direction(sb, ob) is None:
+                return "!no clear direction between the boxes"
+            if self.true_in_image(r, annotated, sb, ob):
                 return "yes"
             return "no" if self.false_in_image(r, annotated, sb, ob) else "!negative not provably false"
         m = re.fullmatch(r"What is the relation between the (.+) and the (.+) in this photo\?(.*)", q)
@@ -208,7 +250,7 @@ class Checker:
         s, o = pairs[0]
         annotated, sb, ob = self._pair(image, s, o)
         if item["question_type"] == "mcq":
-            true = [i for i, opt in enumerate(item["options"]) if opt in annotated]
+            true = [i for i, opt in enumerate(item["options"]) if self.true_in_image(opt, annotated, sb, ob)]
             if len(true) != 1:
                 return f"!{len(true)} true options"
             for i, a in enumerate(item["options"]):
@@ -230,6 +272,8 @@ class Checker:
         relation = item["answer"][len(subject) : -len(f" the {o}.")]
         if relation not in annotated:
             return "!reference relation not annotated"
+        if not self.true_in_image(relation, annotated, sb, ob):
+            return "!reference direction not shown by the boxes"
         if f"Please answer in the following format: The {s} {be} <relation> the {o}." not in q:
             return "!format instruction missing"
         accepted = item.get("provenance", {}).get("accepted_answers")
