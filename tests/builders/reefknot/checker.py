@@ -107,9 +107,10 @@ class Checker:
                 image["relations"][(ids[0], ids[1])].add(self.predicate(rel["predicate"]))
                 self.subject_relations[image["objects"][ids[0]][0]].add(self.predicate(rel["predicate"]))
             self.images[files.get(iid, f"{iid}.jpg")] = image
+            self.images.setdefault(f"{iid}.jpg", image)  # the archives name every file <id>.jpg
             image["id"] = iid
         if objects:
-            by_id = {img["id"]: img for img in self.images.values()}
+            by_id = {img["id"]: img for img in self.images.values()}  # one entry per image, under either name
             for entry in json.loads(Path(objects).read_text()):
                 img = by_id.get(str(entry.get("image_id", entry.get("id"))))
                 if img is None:
