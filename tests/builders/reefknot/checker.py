@@ -34,6 +34,8 @@ from typing import Any
 
 import yaml
 
+from tests.builders import viewer
+
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 LISTS = Path(__file__).resolve().parents[3] / "templates" / "reefknot" / "filters.yaml"
 
@@ -56,17 +58,10 @@ def _norm(text: str) -> str:
 
 
 def seen_direction(s: tuple, o: tuple) -> str | None:
-    """Where box ``s`` is relative to box ``o``: apart along one axis and sharing at least half the smaller extent
-    across it; ``None`` for a diagonal or overlapping pair."""
-    sx, sy, sw, sh = s
-    ox, oy, ow, oh = o
-    rows = min(sy + sh, oy + oh) - max(sy, oy)
-    cols = min(sx + sw, ox + ow) - max(sx, ox)
-    if cols <= 0 and rows >= min(sh, oh) / 2:
-        return "left" if sx + sw <= ox else "right"
-    if rows <= 0 and cols >= min(sw, ow) / 2:
-        return "above" if sy + sh <= oy else "below"
-    return None
+    """Where box ``s`` is relative to box ``o`` by the viewer's clear-direction rule (:func:`viewer.side`): apart along
+    one axis and sharing at least half the smaller extent across it; ``None`` for a diagonal or overlapping pair."""
+    side = viewer.side({"bbox": s}, {"bbox": o})
+    return side.removesuffix(" of") if side else None
 
 
 class Checker:
