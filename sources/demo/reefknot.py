@@ -476,7 +476,7 @@ def _write_scenes(directory: Path, seed: int, n_images: int, progress: Progress 
         image_id = index + 1
         scene, headings = sample_layout(seed, index)
         rendered = render.render_scene(scene)
-        name = f"{image_id}.png"
+        name = f"reefknot-s{seed}-{image_id}.png"  # the seed in the name: another seed's scene is another picture
         (images_dir / name).write_bytes(render.encode_png(rendered.pixels))
         shapes, geometries, masks = [], [], {}
         for shape in rendered.shapes:
