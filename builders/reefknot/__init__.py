@@ -29,7 +29,8 @@ Choices where the paper is silent (each a config option or a list in ``templates
   goes whole; counted in build.json ``phases.e_questions.wording_lint``);
 * other perceptive negatives on non-exhaustive sources must be contradicted by the boxes (rules in
   :func:`builders.reefknot.negatives.box_contradicts`); cognitive ones must be absent and seen with the subject
-  (with the pair, else with the subject elsewhere in the source) and never a near-synonym of an annotated one;
+  (with the pair, else with the subject elsewhere in the source) and never a near-synonym of an annotated one, and
+  on a scene graph they serve as MCQ distractors only: unannotated is not false, so no "no" rests on it;
 * MCQ options: each relation is the answer about a quarter of the times it is offered (so no option's words or
   length tell); VQA accepts every annotated relation of the pair (``provenance.accepted_answers``);
 * the A.5 in-context examples are not printed in the paper: ours follow its definitions and examples;

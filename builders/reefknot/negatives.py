@@ -12,7 +12,9 @@ that image, is no near-synonym of a relation that is (``templates/reefknot/filte
   contradicted by the two boxes (:func:`box_contradicts`): a VG scene graph lists a few relations per pair, so
   absence alone proves nothing for "near" or "left of"; a perceptive ``q`` without a box rule is never used;
 * **cognitive** ``q``: absent from the image's scene graph (exact on the demo world; on VG the paper's own
-  assumption, checked there by annotators), and seen with the subject somewhere in the source - for the same
+  assumption, good enough for an MCQ distractor beside the one annotated relation, never for the "no" of a Y/N
+  pair: unannotated is not false, so a scene graph gets no cognitive Y/N), and seen with the subject somewhere in
+  the source - for the same
   (subject, object) pair, else for the subject with any object (the level is recorded as ``plausibility``). A
   relation never seen with the subject is never used: "Is the hexagon pointing at the octagon?" asks something a
   hexagon cannot do, and the answer "no" follows from the words alone.
@@ -34,6 +36,8 @@ from builders.reefknot.triplets import Corpus, Triplet
 from filters.legibility import clear_direction
 from sources.records import BBox
 
+UNANNOTATED = "absent from the scene graph"
+"""Why a cognitive relation is a distractor on a scene graph (not exhaustive): not annotated, so not the answer."""
 LEVELS = ("vocabulary", "object", "subject", "pair")
 """Plausibility of a cognitive negative, weakest first."""
 
@@ -137,7 +141,7 @@ class FalseRelations:
         kind = self.lex.box_kind.get(q)
         if kind is not None:
             return f"boxes: {kind}" if box_contradicts(kind, t.subject_box, t.object_box) else None
-        return None if t.category == "perception" else "absent from the scene graph"
+        return None if t.category == "perception" else UNANNOTATED
 
     def levels(self, t: Triplet) -> Iterator[list[FalseRelation]]:
         """Usable false relations of the triplet's category, one list per plausibility level, best level first
@@ -176,13 +180,15 @@ class FalseRelations:
         need: Callable[[str], tuple[int, ...]] | None = None,
     ) -> FalseRelation | None:
         """One false relation: the one ``need`` ranks highest (the caller's yes/no balance), then the most plausible
-        level, then at random."""
+        level, then at random. A "no" needs a relation false by a rule or by an exhaustive source: one merely absent
+        from a scene graph (:data:`UNANNOTATED`) may be true in the picture, and serves only as an MCQ distractor,
+        where the one annotated relation is the answer."""
         best, best_key = None, None
         rank = len(LEVELS)
         for level in self.levels(t):
             rank -= 1
             for f in level:
-                if f.predicate in taken:
+                if f.predicate in taken or f.rule == UNANNOTATED:
                     continue
                 key = (*(need(f.predicate) if need else ()), rank, float(rng.random()))
                 if best_key is None or key > best_key:

@@ -6,8 +6,9 @@ re-derives the answer from the scene graph:
 
 * every name the question uses must refer to exactly one object of the image;
 * Y/N: "yes" exactly when the asked relation is annotated from the subject to the object; a "no" relation must
-  be no near-synonym of an annotated one and, on a non-exhaustive source, a relation with a box rule must be
-  contradicted by the two boxes (its own implementation of the rules the builder documents);
+  be no near-synonym of an annotated one and, on a non-exhaustive source, have a box rule the two boxes
+  contradict (its own implementation of the rules the builder documents): a relation a scene graph merely does
+  not annotate may hold in the picture;
 * MCQ: exactly one option is annotated, it is the answer, and no two options are near-synonyms;
 * cognitive Y/N and MCQ: every relation asked or offered is one the subject takes somewhere in the source (a
   relation never annotated with the subject's name is one it cannot have: "Is the hexagon pointing at ...?");
@@ -229,6 +230,8 @@ class Checker:
                 return "!no clear direction between the boxes"
             if self.true_in_image(r, annotated, sb, ob):
                 return "yes"
+            if not self.exhaustive and r not in DIRECTIONS and r not in self.box_kind:
+                return "!a 'no' to a relation the scene graph merely does not annotate"
             return "no" if self.false_in_image(r, annotated, sb, ob) else "!negative not provably false"
         m = re.fullmatch(r"What is the relation between the (.+) and the (.+) in this photo\?(.*)", q)
         if not m:

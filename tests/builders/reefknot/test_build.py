@@ -500,3 +500,24 @@ def test_no_item_the_wording_lint_flags_is_written():
     kept, counts = without_wording_faults(items)
     assert kept == items[2:]
     assert counts["items_flagged"] == 1 and counts["items_dropped"] == 2 and counts["faults"]["doubled"] >= 1
+
+
+def test_a_scene_graph_gives_no_no_to_a_relation_it_merely_does_not_annotate(tmp_path):
+    """Issue 53: on Visual Genome a cognitive relation absent from the graph may still hold in the picture: it may be
+    an MCQ distractor, never the "no" of a Y/N pair; the checker rejects such a "no"."""
+    vg = make_vg(tmp_path / "vg", "1.4")
+    assert run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]), "--vg-image-data",
+               str(vg["image_data"]), "--vg-objects", str(vg["objects"]), "--out", str(tmp_path / "out"),
+               *FIXTURE_OPTIONS) == 0
+    items = read_items(tmp_path / "out" / "visual_genome-seed0" / "items.jsonl")
+    nos = [it for it in items if it["question_type"] == "yes_no" and it["answer"] == "no"]
+    assert nos and all(it["provenance"]["negative"]["rule"].startswith("boxes:") for it in nos)  # "sitting on" too
+    assert any(it["question_type"] == "mcq" and it["task"] == "cognition" for it in items)
+    yes = next(it for it in items if it["question_type"] == "yes_no" and it["answer"] == "yes")
+    relation = yes["provenance"]["asked_relation"]
+    unannotated = next(r for r in ("watching", "feeding", "chasing", "holding")
+                       if r not in yes["provenance"]["annotated_relations"])
+    planted = {**yes, "answer": "no", "question": yes["question"].replace(f" {relation} ", f" {unannotated} ", 1)}
+    checker = Checker(vg["relationships"], vg["image_data"], vg["objects"])
+    assert checker.check([yes]) == []
+    assert "merely does not annotate" in checker.check([planted])[0][2]
