@@ -275,10 +275,10 @@ class MiohBuilder:
         members = []
         slots = {}
         for size in sizes:
-            if size != len(spec.images) and spec.variant in IMAGE_SLOT_VARIANTS and key.state == "image":
+            if spec.variant in IMAGE_SLOT_VARIANTS and key.state == "image":
                 slots[size] = self._family_slot(size, cell_rng)
-            member = spec if size == len(spec.images) else shrink(cell_rng, self.pools, spec, size,
-                                                                  self.config.n_options, slot=slots.get(size))
+            member = spec if size == len(spec.images) and size not in slots else shrink(
+                cell_rng, self.pools, spec, size, self.config.n_options, slot=slots.get(size))
             member_key = evaluate(self.pools, member) if member is not None else None
             if member is None or member_key is None or not self.pressure_met(member, "easy"):
                 return None
@@ -295,7 +295,8 @@ class MiohBuilder:
     def _family_slot(self, size: int, cell_rng: np.random.Generator) -> int:
         """Where the answer image goes in the ``size``-image member of a family: a position that has been the
         answer least often so far among this task's ``size``-image members (ties at random), so that the answer
-        position is uniform within each family size (the largest member's is dealt by its cell)."""
+        position is uniform within each family size, the largest included (its cell deals positions over all its
+        questions, and a family's question takes the one of its first draw)."""
         taken = self.family_slots[size]
         least = min(taken[p] for p in range(size))
         free = [p for p in range(size) if taken[p] == least]
