@@ -90,6 +90,15 @@ def longest_option(item: Item) -> str:
     return OPTION_LETTERS[lengths.index(max(lengths))]
 
 
+def guess_chance(item: Item, choices: int | None = None) -> float:
+    """The chance that a blind guess is right: one over the choices (``len(item.options)`` unless given) that can be
+    the answer. An option the builder never makes the answer (``provenance["never_gold"]``: MIOH's "I don't know",
+    offered so that a model may abstain) is struck out by any guesser that has seen a few items: it is no choice."""
+    n = len(item.options) if choices is None else choices
+    never = sum(1 for text in item.provenance.get("never_gold") or () if text in item.options)
+    return 1.0 / max(1, n - never)
+
+
 def blind_baselines(items: Sequence[Item]) -> dict[str, float]:
     """Accuracy of answer strategies that never look at the images, and of chance."""
     mcq = _mcq(items)
@@ -98,7 +107,7 @@ def blind_baselines(items: Sequence[Item]) -> dict[str, float]:
     n = len(mcq)
     letters = Counter(it.answer for it in mcq)
     return {
-        "chance": round(sum(1.0 / len(it.options) for it in mcq) / n, 4),
+        "chance": round(sum(guess_chance(it) for it in mcq) / n, 4),
         "always_A": round(letters["A"] / n, 4),
         "most_frequent_letter": round(letters.most_common(1)[0][1] / n, 4),
         "longest_option": round(sum(longest_option(it) == it.answer for it in mcq) / n, 4),

@@ -6,6 +6,12 @@ difficulty rules, sources) run again by the same builder with another seed, so e
 made by the same rules, drawn anew (other images wherever the source has more than the build used; the demo
 world draws other scenes). ``python -m scoring twin RELEASE TWIN`` then compares each model's accuracy on both.
 
+A twin should show other pictures: a model that memorised the release's image-answer pairs would carry them
+over, and the twin gap would understate memorisation. The demo world draws other scenes under another seed (and
+names them by it), so a demo twin shares no image; a real source has the images it has, and its twin may show
+some of the release's. ``build.json``'s ``twin_of.shared_images`` says how many (:func:`shared_images`), and the
+data card shows it.
+
 The seed is derived, not chosen: ``twin_seed(seed, k)`` hashes the original seed and the twin's number ``k``, so
 twin 1 of a build is the same set wherever it is rebuilt, and twins 1, 2, ... are independent draws. The twin's
 ``build.json`` records ``twin_of`` (the original's name, seed, code version and item count); the release copies
@@ -26,6 +32,7 @@ from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from builders.items import read_items
 from sources.atomic import write_atomic
 from sources.errors import ConfigError
+from sources.hashing import file_sha256
 
 KEEP_OUT = ("seed", "name", "out", "progress")
 """Config fields a twin does not copy from the original: it gets its own seed, name and folder."""
@@ -83,10 +90,27 @@ def make_twin(build_dir: str | Path, k: int = 1, seed: int | None = None, out: s
     path, _, _ = package.write_build(config)
     twin = json.loads((Path(path) / "build.json").read_text(encoding="utf-8"))
     twin["twin_of"] = {"name": record.get("name"), "seed": record.get("seed"), "twin": k,
-                       "code_version": record.get("code_version"), "items": record.get("items")}
+                       "code_version": record.get("code_version"), "items": record.get("items"),
+                       "shared_images": shared_images(build_dir, Path(path))}
     write_atomic(Path(path) / "build.json",
                  (json.dumps(twin, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
     return Path(path)
+
+
+def image_files(build_dir: Path) -> set[Path]:
+    """The image files a build's items show (paths inside the build resolved against it)."""
+    return {(build_dir / p).resolve() for it in read_items(build_dir / "items.jsonl") for p in it.images}
+
+
+def shared_images(original: Path, twin: Path) -> dict[str, Any]:
+    """How many of the twin's images the original shows too: the same picture (equal bytes), or the same file name
+    (which goes into the items' ids, :func:`builders.items.make_item`: a twin item would take a release item's
+    id)."""
+    ours, theirs = image_files(original), image_files(twin)
+    digests = {file_sha256(str(p)) for p in ours if p.is_file()}
+    names = {p.name for p in ours}
+    shared = sum(1 for p in theirs if p.name in names or (p.is_file() and file_sha256(str(p)) in digests))
+    return {"images": len(theirs), "shared": shared, "share": round(shared / len(theirs), 4) if theirs else 0.0}
 
 
 def cells(build_dir: Path) -> Counter[tuple[str, str, str]]:
@@ -121,9 +145,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = make_twin(original, args.twin, args.seed, args.out, args.name)
     ours, theirs = cells(original), cells(path)
     rows = [[" / ".join(cell), ours[cell], theirs[cell]] for cell in sorted(set(ours) | set(theirs))]
-    seed = json.loads((path / "build.json").read_text(encoding="utf-8"))["seed"]
-    stdout.print(table(f"twin {path} (seed {seed})", ["task / question type / pressure", "original", "twin"],
-                       rows))
+    record = json.loads((path / "build.json").read_text(encoding="utf-8"))
+    stdout.print(table(f"twin {path} (seed {record['seed']})",
+                       ["task / question type / pressure", "original", "twin"], rows))
+    shared = record["twin_of"]["shared_images"]
+    stdout.print(f"images shown by the original too: {shared['shared']} of {shared['images']} "
+                 f"({shared['share']:.0%})", markup=False, highlight=False)
     if ours != theirs:
         stdout.print("note: the cells differ: the source had too few candidates for some cell at this seed",
                      markup=False, highlight=False)

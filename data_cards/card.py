@@ -450,6 +450,7 @@ def render_card(
     params = [("seed", build.get("seed")), ("code_version", build.get("code_version")), ("build", build.get("name"))]
     params += [(f"config.{k}", v) for k, v in _flatten(config)]
     params += [(f"input_hashes.{k}", v) for k, v in _flatten(scrub(build.get("input_hashes") or {}))]
+    params += [(f"twin_of.{k}", v) for k, v in _flatten(scrub(build.get("twin_of") or {}))]  # shared_images too
     parameters_table = md_table(["parameter", "value"], [(f"`{k}`", f"`{_short(v)}`") for k, v in params])
     if unused:
         parameters_table += "\n\nLeft out: the " + " and ".join(

@@ -319,8 +319,11 @@ def _changelog(
     )
     twin = inputs.build.get("twin_of")
     if isinstance(twin, dict):
+        shared = twin.get("shared_images") or {}
+        shown = (f" {shared['shared']} of its {shared['images']} images are the original's too."
+                 if "shared" in shared else "")
         lines.append(f"- A twin of build `{twin.get('name')}` (seed {twin.get('seed')}): the same cells drawn "
-                     "again from a derived seed (`python -m builders.twin`), for `python -m scoring twin`.")
+                     f"again from a derived seed (`python -m builders.twin`), for `python -m scoring twin`.{shown}")
     old_log = ""
     if previous is not None:
         old = read_columns(previous, ["id", "answer"])

@@ -27,7 +27,12 @@ it does not reach, or all of them, and the categories it may be misread as when 
 * ``clear_direction(a, b)``: left of / right of / above / below only where one axis clearly dominates: the two
   boxes are apart along it and overlap across it by at least half the smaller extent. A pair apart on both axes
   (diagonal) or overlapping on both is undecidable: annotators disagree on "above" for a shape higher up but far
-  to the right.
+  to the right;
+* ``next_to_states(a, b)``: "next to" with a margin both ways: next to where the boxes sit side by side (sharing
+  half the smaller height, as for left / right) with a horizontal gap from a quarter of the narrower width of
+  overlap to :data:`NEXT_TO_NEAR` of it; not next to where they are apart by at least :data:`NEXT_TO_FAR` of the
+  narrower width (or of the shorter height, vertically); undecidable in between, so that no answer rests on a
+  few pixels (issue 53: a fixed bound split same-row pairs a viewer could not tell apart).
 
 The rules are data (:class:`LegibilityRules`); :meth:`LegibilityRules.demo` holds the demo world's, measured from
 its outlines in :mod:`sources.demo.legibility`. Other sources get the general defaults (no look-alike table).
@@ -47,6 +52,11 @@ from sources.records import BBox, ImageRecord, Instance
 DIRECTIONS = ("left of", "right of", "above", "below")
 MIN_CROSS_OVERLAP = 0.5
 """Share of the smaller extent two boxes must share across the axis of a direction (rows for left/right)."""
+NEXT_TO_NEAR = 0.25
+"""Largest gap, as a share of the narrower box's width, between two boxes side by side that are next to each other."""
+NEXT_TO_FAR = 1.0
+"""Smallest gap, as a share of the narrower width (shorter height), at which two boxes are not next to each other."""
+NEXT_TO, NOT_NEXT_TO, UNDECIDED = 1, 0, -1
 
 
 @dataclass(frozen=True)
@@ -192,13 +202,20 @@ def clear_directions(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def clear_direction(a: BBox, b: BBox) -> str | None:
-    """Where box ``a`` is relative to box ``b`` when one axis clearly dominates (module docstring), else ``None``."""
-    ax0, ay0, aw, ah = a
-    bx0, by0, bw, bh = b
-    rows = min(ay0 + ah, by0 + bh) - max(ay0, by0)
-    cols = min(ax0 + aw, bx0 + bw) - max(ax0, bx0)
-    if rows >= MIN_CROSS_OVERLAP * min(ah, bh) and cols <= 0:
-        return "left of" if ax0 + aw <= bx0 else "right of"
-    if cols >= MIN_CROSS_OVERLAP * min(aw, bw) and rows <= 0:
-        return "above" if ay0 + ah <= by0 else "below"
-    return None
+    """Where box ``a`` is relative to box ``b`` when one axis clearly dominates (module docstring), else ``None``:
+    :func:`clear_directions` for one pair, so that the rule is stated once."""
+    k = int(clear_directions(np.asarray([a], dtype=np.float64), np.asarray([b], dtype=np.float64))[0])
+    return DIRECTIONS[k] if k >= 0 else None
+
+
+def next_to_states(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether each box ``a`` is next to its ``b`` (rows ``(x, y, w, h)``; module docstring): :data:`NEXT_TO`,
+    :data:`NOT_NEXT_TO` or :data:`UNDECIDED`."""
+    ax0, ay0, aw, ah = (a[:, k] for k in range(4))
+    bx0, by0, bw, bh = (b[:, k] for k in range(4))
+    rows = np.minimum(ay0 + ah, by0 + bh) - np.maximum(ay0, by0)
+    cols = np.minimum(ax0 + aw, bx0 + bw) - np.maximum(ax0, bx0)
+    narrow, short = np.minimum(aw, bw), np.minimum(ah, bh)
+    side_by_side = (rows >= MIN_CROSS_OVERLAP * short) & (-cols >= -narrow / 4) & (-cols <= NEXT_TO_NEAR * narrow)
+    apart = (-cols >= NEXT_TO_FAR * narrow) | (-rows >= NEXT_TO_FAR * short)
+    return np.select([side_by_side, apart], [NEXT_TO, NOT_NEXT_TO], UNDECIDED).astype(np.int64)

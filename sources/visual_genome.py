@@ -2,8 +2,9 @@
 ``objects.json`` optional, in every layout the official releases used.
 
 ``relationships.json`` is an array of ``{"image_id", "relationships": [...]}`` (v1.2, v1.4; v1.0 names the image
-``id``); each relationship has a ``predicate`` (mixed case, trailing spaces: normalised to lower case, single
-spaces) and ``subject``/``object`` objects carrying ``object_id`` (or ``id``), ``name`` (v1.0/v1.2) or ``names``
+``id``); each relationship has a ``predicate`` (mixed case, trailing spaces, and in v1.0 a copula, a trailing
+article and doubled words - "is on the", "are in", "is is in the the" -: normalised by :func:`normalise_predicate`
+to the bare relation a question can follow "is"/"are" with) and ``subject``/``object`` objects carrying ``object_id`` (or ``id``), ``name`` (v1.0/v1.2) or ``names``
 (a list, v1.4; the first is used), ``synsets`` (possibly empty; ignored) and a box as separate ``x``, ``y``,
 ``w``, ``h`` keys. An object appears once per relationship it takes part in, so instances are deduplicated by
 ``object_id``; v1.0 gives the same object a new id in every relationship (in the file of issue 38, 680 of the 811
@@ -22,7 +23,8 @@ never held as text or as one parsed document, only one image at a time. ``object
 
 Images are looked for at ``images_dir/<name>``, then ``images_dir/VG_100K/<name>`` and
 ``images_dir/VG_100K_2/<name>`` (the two folders of the official download), where ``<name>`` is the URL's last
-component or ``<image_id>.jpg``.
+component, then ``<image_id>.jpg``: v1.0's URLs name some files ``img_2031.jpg`` while the archives name every file
+``<image_id>.jpg``.
 
 Nothing in Visual Genome says what an image does *not* show: the record set is not exhaustive (a missing name is
 unknown, not absent). ``image_data``'s ``coco_id`` is kept (``ImageRecord.coco_id``) so that an exhaustive COCO
@@ -47,6 +49,21 @@ DEFAULT_LICENSE = "CC BY 4.0 (Visual Genome annotations and images)"
 IMAGE_SUBFOLDERS = ("", "VG_100K", "VG_100K_2")
 """Where, under ``images_dir``, an image is looked for, in order."""
 _NUMBER = (int, float)
+COPULAS = ("is", "are")
+ARTICLES = ("the", "a", "an")
+
+
+def normalise_predicate(raw: str) -> str:
+    """A predicate as the relation itself: lower case, single spaces, a word written twice in a row once, no
+    leading copula and no trailing article ("Is is on the  the" -> "on"); a predicate of one word stays as it is
+    (a bare "is" is noise for the builders to drop, not an empty string)."""
+    words = raw.lower().split()
+    words = [w for k, w in enumerate(words) if k == 0 or w != words[k - 1]]
+    while len(words) > 1 and words[0] in COPULAS:
+        words = words[1:]
+    while len(words) > 1 and words[-1] in ARTICLES:
+        words = words[:-1]
+    return " ".join(words)
 
 
 @dataclass
@@ -84,18 +101,21 @@ def _image_data(path: str | Path) -> dict[int | str, tuple[str, dict]]:
     return out
 
 
-def find_image(images_dir: str | Path, name: str) -> str | None:
-    """The path of image ``name`` under ``images_dir`` (or its VG_100K/VG_100K_2 folders), ``None`` if absent."""
-    for sub in IMAGE_SUBFOLDERS:
-        candidate = jsonio.image_path(Path(images_dir, sub) if sub else images_dir, name)
-        if os.path.isfile(candidate):
-            return candidate
+def find_image(images_dir: str | Path, name: str, image_id: str | int | None = None) -> str | None:
+    """The path of image ``name`` under ``images_dir`` (or its VG_100K/VG_100K_2 folders), else of
+    ``<image_id>.jpg`` there when ``image_id`` is given; ``None`` if neither is found."""
+    names = [name] + ([f"{image_id}.jpg"] if image_id is not None and f"{image_id}.jpg" != name else [])
+    for candidate_name in names:
+        for sub in IMAGE_SUBFOLDERS:
+            candidate = jsonio.image_path(Path(images_dir, sub) if sub else images_dir, candidate_name)
+            if os.path.isfile(candidate):
+                return candidate
     return None
 
 
-def _find_image(images_dir: str | Path, name: str, file: Path, rec: str) -> str:
+def _find_image(images_dir: str | Path, name: str, image_id: str | int, file: Path, rec: str) -> str:
     """:func:`find_image`, where a missing image is an error naming the first place looked."""
-    found = find_image(images_dir, name)
+    found = find_image(images_dir, name, image_id)
     return found if found is not None else jsonio.check_image_file(jsonio.image_path(images_dir, name), file, rec)
 
 
@@ -277,7 +297,7 @@ def iter_visual_genome(
             info = meta[iid][1]
         url = info.get("url")
         name = posixpath.basename(url) if isinstance(url, str) and url.strip("/") else f"{iid}.jpg"
-        found = find_image(images_dir, name) if resolve_files else name
+        found = find_image(images_dir, name, iid) if resolve_files else name
         if found is None and missing_images == "skip":
             stats.images_without_file += 1
             stats.image_ids_without_file.append(str(iid))
@@ -286,7 +306,7 @@ def iter_visual_genome(
             if objects_stream is not None:
                 objects_stream.take(iid)  # keeps the objects file in step
             continue
-        file = found if found is not None else _find_image(images_dir, name, path, rec)
+        file = found if found is not None else _find_image(images_dir, name, iid, path, rec)
         if "width" in info:
             width, height = int(info["width"]), int(info["height"])
         else:
@@ -313,7 +333,7 @@ def iter_visual_genome(
             predicate = predicates.get(raw_predicate) if type(raw_predicate) is str else None
             if predicate is None:
                 jsonio.check_name(raw_predicate, path, f"{rec}.relationships[{k}]", "predicate")
-                predicate = predicates[raw_predicate] = " ".join(raw_predicate.lower().split())
+                predicate = predicates[raw_predicate] = normalise_predicate(raw_predicate)
             ids = []
             for role, end in zip(("subject", "object"), ends):
                 # an object repeats in every relationship it takes part in: a known id whose copy is well-formed
@@ -359,7 +379,7 @@ def read_visual_genome(
 
     Instances are the relationship subjects and objects (and, with ``objects``, every object of the image), one
     per ``object_id``, named by their (first) name in lower case; relations keep the file's order with
-    predicates lower-cased and single-spaced. Images are sorted by id. Raises :class:`SourceError` on bad input,
+    predicates normalised (:func:`normalise_predicate`). Images are sorted by id. Raises :class:`SourceError` on bad input,
     including an image missing from ``image_data``.
     """
     images = list(iter_visual_genome(relationships, images_dir, image_data, objects))

@@ -57,6 +57,7 @@ from typing import Any, Callable, Mapping, Sequence
 from builders.items import OPTION_LETTERS, Item, canonical_json
 from builders.lint.base import is_mcq, is_yes_no, normalise
 from builders.lint.priors import mcq_prior, yes_no_prior
+from builders.quality import guess_chance
 
 MARGIN = 0.05
 """How far above chance a blind learner's lower 95 % bound must be for its cell to be flagged."""
@@ -418,7 +419,8 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
             scores = right_by.setdefault(name, {})
             for i in members:
                 pick = chosen.get(i)
-                scores[i] = 1 / len(choices(items[i])) if pick is None else float(pick == gold(items[i]))
+                at_chance = guess_chance(items[i], len(choices(items[i])))
+                scores[i] = at_chance if pick is None else float(pick == gold(items[i]))
                 if pick is not None:
                     spoke.setdefault(name, set()).add(i)
         for name, right in (extra or {}).items():
@@ -458,7 +460,7 @@ def make_cell(items: Sequence[Item], name: str, members: list[int], right_by: Ma
     for i in members:
         questions[question_key(items[i], i)].append(i)
     n = len(questions)
-    chance = sum(1 / len(choices(items[i])) for i in members) / len(members)
+    chance = sum(guess_chance(items[i], len(choices(items[i]))) for i in members) / len(members)
     cell = Cell(name, members, n, chance, by_design=by_design)
     for strategy, right in right_by.items():
         if not all(i in right for i in members) or spoke.get(strategy, set()).isdisjoint(members):
@@ -476,7 +478,7 @@ def _overall(items: Sequence[Item], right: Mapping[int, float]) -> dict[str, Any
     if not right:
         return None
     n = len(right)
-    chance = sum(1 / len(choices(items[i])) for i in right) / n
+    chance = sum(guess_chance(items[i], len(choices(items[i]))) for i in right) / n
     accuracy = sum(right.values()) / n
     return {"n": n, "chance": round(chance, 4), "accuracy": round(accuracy, 4)}
 

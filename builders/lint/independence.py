@@ -39,6 +39,7 @@ from builders.items import Item, OPTION_LETTERS
 from builders.lint import blind
 from builders.lint.base import CheckResult, LintContext, answer_text, collapse, is_mcq, is_yes_no, per_task
 from builders.lint.priors import mcq_prior, yes_no_prior
+from builders.quality import guess_chance
 from sources.errors import ConfigError
 
 PRIOR_CONFIDENCE = 0.9
@@ -177,7 +178,7 @@ def ask_text_only(items: Sequence[Item], context: LintContext) -> tuple[dict[str
         c[0] += 1
         c[1] += right[i]
         c[2] += guess is None
-        c[3] += 1 / len(it.options) if it.options else 0.5
+        c[3] += guess_chance(it, len(it.options) or 2)
     tasks = {task: {"items": int(n), "right": int(r), "unparsed": int(u), "accuracy": round(r / n, 4),
                     "chance": round(ch / n, 4)} for task, (n, r, u, ch) in sorted(counts.items())}
     return {"model": context.llm.model, "usage": client.usage(), "tasks": tasks}, right

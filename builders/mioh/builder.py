@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -92,6 +92,8 @@ class MiohBuilder:
         self.sampler = Sampler(pools, config.n_images, config.n_options)
         self.seen: set[str] = set()
         """Ids of the items made so far; an item made again is rejected (a cell draws on)."""
+        self.family_slots: dict[int, Counter] = defaultdict(Counter)
+        """Family size -> answer position -> members of that size answered there (:meth:`_family_slot`)."""
 
     # --------------------------------------------------------------------------------------- pressure check
 
@@ -171,6 +173,7 @@ class MiohBuilder:
             "option_labels": self.option_provenance(spec),
             "answer_state": key.state,
             "answer_slots": answer_slots(spec),
+            **({"never_gold": never} if (never := self.wording.never_gold(spec)) else {}),
             "n_images": len(spec.images),
             "challenging_images": dict(zip(("hard_positive", "hard_negative"), self.challenging(spec))),
             **extra,
@@ -270,8 +273,12 @@ class MiohBuilder:
         sizes = [s for s in IMAGE_LADDER if s <= self.config.n_images]
         family = hashlib.sha256(repr((self.task, spec)).encode()).hexdigest()[:12]
         members = []
+        slots = {}
         for size in sizes:
-            member = spec if size == len(spec.images) else shrink(cell_rng, self.pools, spec, size, self.config.n_options)
+            if spec.variant in IMAGE_SLOT_VARIANTS and key.state == "image":
+                slots[size] = self._family_slot(size, cell_rng)
+            member = spec if size == len(spec.images) and size not in slots else shrink(
+                cell_rng, self.pools, spec, size, self.config.n_options, slot=slots.get(size))
             member_key = evaluate(self.pools, member) if member is not None else None
             if member is None or member_key is None or not self.pressure_met(member, "easy"):
                 return None
@@ -281,7 +288,19 @@ class MiohBuilder:
                 return None
             members.append(item)
         self.seen.update(it.id for it in members)
+        for size, slot in slots.items():
+            self.family_slots[size][slot] += 1
         return members
+
+    def _family_slot(self, size: int, cell_rng: np.random.Generator) -> int:
+        """Where the answer image goes in the ``size``-image member of a family: a position that has been the
+        answer least often so far among this task's ``size``-image members (ties at random), so that the answer
+        position is uniform within each family size, the largest included (its cell deals positions over all its
+        questions, and a family's question takes the one of its first draw)."""
+        taken = self.family_slots[size]
+        least = min(taken[p] for p in range(size))
+        free = [p for p in range(size) if taken[p] == least]
+        return free[int(cell_rng.integers(len(free)))]
 
 
 GIVE_UP_LIMIT = 3

@@ -704,11 +704,14 @@ def number_options(rng: np.random.Generator, total: int, n_options: int, want: W
     return tuple(range(start, start + n_options))
 
 
-def shrink(rng: np.random.Generator, pools: Pools, spec: Spec, size: int, n_options: int, attempts: int = 20) -> Spec | None:
+def shrink(rng: np.random.Generator, pools: Pools, spec: Spec, size: int, n_options: int, attempts: int = 20,
+           slot: int | None = None) -> Spec | None:
     """The same question over ``size`` of its images (visual-context-scale pressure), or ``None`` if impossible.
 
     Images that decide the answer stay (the named pair of a comparative question, the answer image of an image-
-    slot question); the rest is a random subset, checked again by :func:`evaluate`.
+    slot question); the rest is a random subset in their order, checked again by :func:`evaluate`. ``slot``: the
+    position the answer image of an image-slot question takes (the caller keeps it uniform per size; kept in its
+    order among the others, the answer image would follow where it sat among the larger member's images).
     """
     original = evaluate(pools, spec)
     if original is None:
@@ -722,6 +725,8 @@ def shrink(rng: np.random.Generator, pools: Pools, spec: Spec, size: int, n_opti
     for _ in range(attempts):
         extra = sorted(int(p) for p in rng.choice(others, size=size - len(keep), replace=False))
         positions = sorted(keep + extra)
+        if slot is not None and len(keep) == 1 and spec.pair is None:
+            positions = extra[:slot] + keep + extra[slot:]
         images = tuple(spec.images[p] for p in positions)
         pair = None if spec.pair is None else tuple(positions.index(p) for p in spec.pair)
         candidate = replace(spec, images=images, pair=pair)  # type: ignore[arg-type]

@@ -88,6 +88,11 @@ class Wording:
             key = "pair" if len(spec.images) == 2 else "pair_of_many"
         return render(q[key], **fields)
 
+    def never_gold(self, spec: Spec) -> list[str]:
+        """The options of ``spec`` that are never its answer: "I don't know" (offered so that a model may abstain;
+        an undecidable pair is never asked, so it is never right). The chance figures leave them out."""
+        return [self.t["presence_scale"]["unknown"]] if spec.variant == "any" else []
+
     def options(self, spec: Spec) -> list[str]:
         nota = self.t["none_of_the_above"]
         if spec.variant == "any":

@@ -22,14 +22,15 @@ and answers per pair.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import numpy as np
 
 from builders.mioh.labels import NEG, NEG_HARD, POS, POS_HARD, SIGNALS, LabelColumns
 from filters.cooccurrence import HardNegativeThresholds
 from filters.geometry import METHODS, GeometryThresholds, Measures
-from filters.legibility import DIRECTIONS, LegibilityRules, clear_directions, read_columns
+from filters.legibility import (DIRECTIONS, NEXT_TO, NOT_NEXT_TO, LegibilityRules, clear_directions, next_to_states,
+                                read_columns)
 from sources.tables import SourceTables, column, flat_lists
 
 if TYPE_CHECKING:
@@ -45,6 +46,9 @@ OPPOSITE_RELATIONS: Mapping[str, str] = {
     "on": "under",
     "under": "on",
 }
+
+NEXT_TO_RELATION = "next to"
+"""The relation decided with a margin both ways (:func:`filters.legibility.next_to_states`)."""
 
 UNVERIFIED_ABSENCE = "absence not verified"
 NOT_EXHAUSTIVE = "instances not all annotated"
@@ -408,13 +412,12 @@ def predicates_of(source: SourceTables) -> list[str]:
     return source.relations.column("predicate").to_pylist()
 
 
-def _clearly_elsewhere(objects: Objects, boxes: np.ndarray, s_pair: np.ndarray, o_pair: np.ndarray,
-                       wanted: np.ndarray) -> np.ndarray:
-    """Per cell with a direction (``wanted`` >= 0): every subject instance is clearly in some other direction from
-    every object instance (:func:`filters.legibility.clear_directions`); a diagonal or overlapping pair leaves
-    the direction undecidable."""
-    out = np.zeros(len(wanted), dtype=bool)
-    cells = np.flatnonzero(wanted >= 0)
+def _every_pair(objects: Objects, s_pair: np.ndarray, o_pair: np.ndarray, asked: np.ndarray,
+                holds: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Per cell where ``asked``: whether ``holds(a, b, cell)`` for every subject instance ``a`` against every object
+    instance ``b`` (arrays of instances and of the cells they belong to); False where a category has none."""
+    out = np.zeros(len(asked), dtype=bool)
+    cells = np.flatnonzero(asked)
     if not len(cells):
         return out
     order = np.argsort(objects.pair, kind="stable")  # each pair's instances, a run of ``order``
@@ -426,9 +429,8 @@ def _clearly_elsewhere(objects: Objects, boxes: np.ndarray, s_pair: np.ndarray, 
     k = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
     a = order[starts[s_pair[cells]][cell_of] + k // n_b[cell_of]]
     b = order[starts[o_pair[cells]][cell_of] + k % n_b[cell_of]]
-    seen = clear_directions(boxes[a], boxes[b])
-    elsewhere = (seen >= 0) & (seen != wanted[cells][cell_of])
-    out[cells] = (n > 0) & (np.bincount(cell_of, weights=~elsewhere, minlength=len(cells)) == 0)
+    fails = ~holds(a, b, cells[cell_of])
+    out[cells] = (n > 0) & (np.bincount(cell_of, weights=fails, minlength=len(cells)) == 0)
     return out
 
 
@@ -456,13 +458,16 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
       ``above`` / ``below`` only where the pair's boxes also show it with one axis clearly dominating
       (:func:`filters.legibility.clear_directions`: apart along it, overlapping across it by half the smaller
       extent); a diagonal pair is nobody's "above" (issue 40: a circle higher than a heart but far to its right);
+      ``next to`` only where the boxes sit side by side with a small gap
+      (:func:`filters.legibility.next_to_states`, issue 53);
     * undecidable where only unusable pairs show it, or either category has no usable instance, or something in
       the image could be taken for either category (a look-alike, :attr:`Objects.could_be`);
     * false (a hard negative) where relations are exhaustive, or where each category has a single instance and
       the opposite relation (``left of`` / ``right of``, ...) is annotated between them. That contradiction trusts
       the scene graph's instance count ("the only cup is right of the only dog"); a scene graph may miss a second
       cup, a risk accepted because the opposite relation was annotated between the objects the graph does name.
-      A direction is false only where every subject-object pair of instances is clearly in another one;
+      A direction is false only where every subject-object pair of instances is clearly in another one, ``next
+      to`` only where every pair is clearly apart (the band between is asked neither way);
     * undecidable elsewhere.
 
     A triple whose subject or object is missing is false exactly where that absence is verified
@@ -493,11 +498,14 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
     holds = np.bincount(cell_of, minlength=len(cells)) > 0
     s_level, o_level = objects.level[subject[asked]], objects.level[obj[asked]]
     boxes = np.stack([column(source.instances, k).astype(np.float64) for k in "xywh"], axis=1)
-    direction = np.array([DIRECTIONS.index(p) if p in DIRECTIONS else -1 for p in predicates_of(source)],
-                         dtype=np.int64)[asked]
-    seen = clear_directions(boxes[subject[asked]], boxes[obj[asked]])
+    predicates = predicates_of(source)
+    direction = np.array([DIRECTIONS.index(p) if p in DIRECTIONS else -1 for p in predicates], dtype=np.int64)[asked]
+    near = np.array([p == NEXT_TO_RELATION for p in predicates], dtype=bool)[asked]
+    s_box, o_box = boxes[subject[asked]], boxes[obj[asked]]
+    seen = clear_directions(s_box, o_box)
     usable = objects.usable()
-    usable = usable[subject[asked]] & usable[obj[asked]] & ((direction < 0) | (seen == direction))
+    usable = (usable[subject[asked]] & usable[obj[asked]] & ((direction < 0) | (seen == direction))
+              & (~near | (next_to_states(s_box, o_box) == NEXT_TO)))
     hard_instance = np.where(s_level == HARD, subject[asked], np.where(o_level == HARD, obj[asked], -1))
     plain = np.bincount(cell_of[usable & (hard_instance < 0)], minlength=len(cells)) > 0
     first = np.full(len(cells), len(key), dtype=np.int64)
@@ -512,9 +520,19 @@ def positions(source: SourceTables, objects: Objects, states: ObjectStates, trip
     single = (states.instances[s_pair] == 1) & (states.instances[o_pair] == 1)
     opposite_cell = np.where(opposite[triple] >= 0, image * len(triples) + opposite[triple], -1)
     contradicted = single & np.isin(opposite_cell, annotated)
-    wanted = np.array([DIRECTIONS.index(r) if r in DIRECTIONS else -1 for _, r, _ in triples], dtype=np.int64)
-    elsewhere = _clearly_elsewhere(objects, boxes, s_pair, o_pair, wanted[triple])
-    false = decidable & ~holds & (exhaustive | contradicted) & ((wanted[triple] < 0) | elsewhere)
+    wanted = np.array([DIRECTIONS.index(r) if r in DIRECTIONS else -1 for _, r, _ in triples], dtype=np.int64)[triple]
+    apart = np.array([r == NEXT_TO_RELATION for _, r, _ in triples], dtype=bool)[triple]
+
+    def elsewhere(a: np.ndarray, b: np.ndarray, cell: np.ndarray) -> np.ndarray:
+        shown = clear_directions(boxes[a], boxes[b])
+        return (shown >= 0) & (shown != wanted[cell])
+
+    def not_next_to(a: np.ndarray, b: np.ndarray, cell: np.ndarray) -> np.ndarray:
+        return next_to_states(boxes[a], boxes[b]) == NOT_NEXT_TO
+
+    false = (decidable & ~holds & (exhaustive | contradicted)
+             & ((wanted < 0) | _every_pair(objects, s_pair, o_pair, wanted >= 0, elsewhere))
+             & (~apart | _every_pair(objects, s_pair, o_pair, apart, not_next_to)))
     labels.codes[false] = NEG_HARD
     labels.signals[false] = SIGNALS.index("relation")
     return Cells.sorted(triple, image, labels)

@@ -21,9 +21,16 @@ Choices where the paper is silent (each a config option or a list in ``templates
   listed in ``filters.yaml`` (they cannot follow "is/are" in the VQA format);
 * the relation balance (A.2 "Data Bias") is a round-robin draw over relations (over (subject, relation) on an
   exhaustive source), plus an optional hard cap;
-* perceptive negatives on non-exhaustive sources must be contradicted by the boxes (rules in
+* directions (``left of``, ``above``, ...) are decided on every source by the clear-direction rule MIOH and MM-SAP
+  use (:func:`filters.legibility.clear_direction`): a triplet is kept only where its boxes show it, a direction is
+  false only where they clearly show another, a diagonal pair is asked no direction;
+* Visual Genome predicates are normalised before anything else ("is on the" -> "on",
+  :func:`sources.visual_genome.normalise_predicate`), and no item the wording lint flags is written (a Y/N pair
+  goes whole; counted in build.json ``phases.e_questions.wording_lint``);
+* other perceptive negatives on non-exhaustive sources must be contradicted by the boxes (rules in
   :func:`builders.reefknot.negatives.box_contradicts`); cognitive ones must be absent and seen with the subject
-  (with the pair, else with the subject elsewhere in the source) and never a near-synonym of an annotated one;
+  (with the pair, else with the subject elsewhere in the source) and never a near-synonym of an annotated one, and
+  on a scene graph they serve as MCQ distractors only: unannotated is not false, so no "no" rests on it;
 * MCQ options: each relation is the answer about a quarter of the times it is offered (so no option's words or
   length tell); VQA accepts every annotated relation of the pair (``provenance.accepted_answers``);
 * the A.5 in-context examples are not printed in the paper: ours follow its definitions and examples;

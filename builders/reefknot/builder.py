@@ -136,14 +136,15 @@ class Source:
         kept = []
         for t in corpus.triplets:
             if t.file not in self.found:
-                self.found[t.file] = find_image(self.images_dir, t.file)  # type: ignore[arg-type]
+                self.found[t.file] = find_image(self.images_dir, t.file, t.image_id)  # type: ignore[arg-type]
                 if self.found[t.file] is None:
                     if self.config.on_missing_image == "fail":
                         looked = Path(self.images_dir, t.file)  # type: ignore[arg-type]
                         raise SourceError(
                             self.files["relationships"],
                             f"image_id={t.image_id}",
-                            f"image file not found: {looked} (nor under VG_100K/, VG_100K_2/; --on-missing-image "
+                            f"image file not found: {looked} (nor {t.image_id}.jpg, nor under VG_100K/, VG_100K_2/; "
+                            "--on-missing-image "
                             "skip leaves such images out)",
                         )
                     self.missing_ids.append(t.image_id)
@@ -213,7 +214,12 @@ def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) ->
     update = task_bar("questions", None)
     result = sets.build(targets)
     update(len(result.items), len(result.items))
-    items = source.resolve(result.items)
+    written, wording = without_wording_faults(result.items)
+    if wording["items_dropped"]:
+        result.made = Counter()
+        for it in written:
+            result.made[(it.question_type, it.task)] += 1
+    items = source.resolve(written)
     shortfalls = [
         {
             "set": s,
@@ -263,6 +269,7 @@ def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) ->
                 "planned": {f"{s}/{c}": n for (s, c), n in sorted(targets.items())},
                 "made": {f"{s}/{c}": result.made.get((s, c), 0) for (s, c) in sorted(targets)},
                 "dropped": dict(sorted(result.dropped.items())),
+                "wording_lint": wording,
                 "relations_used": {
                     f"{s}/{c}": dict(sorted(v.items())) for (s, c), v in sorted(result.relations.items())
                 },
@@ -277,6 +284,23 @@ def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) ->
         generated=source.generated,
     )
     yield from items
+
+
+def without_wording_faults(items: list[Item]) -> tuple[list[Item], dict[str, Any]]:
+    """The items the wording lint (:mod:`builders.lint.wording`, the check every build's lint runs) does not flag,
+    and what it flagged: a Y/N question goes with its pair (the other answer of the same triplet), so yes and no
+    stay 1:1. A raw Visual Genome predicate ("is on the", "cd is is in") is normalised before questions are made;
+    this is the last guard, so that no flagged wording is ever written."""
+    from builders.lint import lint
+
+    flagged = lint(items, checks=["wording"]).results["wording"].reasons
+    group = [(it.question_type, it.provenance.get("image_id"), repr(it.provenance.get("triplet")))
+             if it.question_type == "yes_no" else it.id for it in items]
+    dropped_groups = {group[i] for i in flagged}
+    kept = [it for it, g in zip(items, group) if g not in dropped_groups]
+    rules = Counter(reason.split(":", 1)[0] for reasons in flagged.values() for reason in reasons)
+    return kept, {"items_flagged": len(flagged), "items_dropped": len(items) - len(kept),
+                  "faults": dict(sorted(rules.items()))}
 
 
 def why_no_items(stats: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
+from sources.visual_genome import normalise_predicate
 from templates.loader import load_templates
 
 _WORD = re.compile(r"^[a-z][a-z' -]*[a-z]$|^[a-z]$")
@@ -54,6 +55,8 @@ class Lexicon:
                 groups.setdefault(str(phrase), set()).update(str(p) for p in group)
         self.synonyms = {k: frozenset(v) for k, v in groups.items()}
         self.box_kind = {str(p): kind for kind, phrases in data["box_rules"].items() for p in phrases}
+        self.directions = {str(p): direction for direction, phrases in data["directions"].items() for p in phrases}
+        """Relation -> the direction (``filters.legibility.DIRECTIONS``) the clear-direction rule decides it by."""
         self.plural = frozenset(data["plural_names"])
         self.singular_s = frozenset(data["singular_s_names"])
 
@@ -65,9 +68,14 @@ class Lexicon:
         return " ".join(words)
 
     def predicate(self, raw: str) -> str:
-        """Lower case, single spaces, then the alias table (``"is on"`` -> ``"on"``, ``"wears"`` -> ``"wearing"``)."""
-        text = " ".join(raw.lower().split())
+        """The bare relation (:func:`sources.visual_genome.normalise_predicate`: ``"is on the"`` -> ``"on"``), then
+        the alias table (``"wears"`` -> ``"wearing"``, ``"to the left of"`` -> ``"left of"``)."""
+        text = normalise_predicate(raw)
         return self.aliases.get(text, text)
+
+    def direction(self, predicate: str) -> str | None:
+        """The direction a relation states ("to left of" -> "left of"), ``None`` for a relation that is no direction."""
+        return self.directions.get(predicate)
 
     def noisy_name(self, name: str) -> bool:
         return name in self.noisy_names or not _WORD.match(name) or name.count(" ") >= MAX_NAME_WORDS

@@ -3,12 +3,18 @@
 A relation ``q`` is *false* for a kept triplet (s, p, o) of an image when ``q`` is not annotated from s to o in
 that image, is no near-synonym of a relation that is (``templates/reefknot/filters.yaml`` ``synonyms``), and:
 
+* a direction (``left of``, ``above``, ...: ``directions`` in ``filters.yaml``), on every source: the two boxes
+  clearly show another direction (:func:`filters.legibility.clear_direction`, the rule MIOH and MM-SAP use); a
+  diagonal pair makes no direction false, whatever the source annotates, so an MCQ never offers a direction the
+  picture shows and a "no" is never asked of one it may show;
 * on an exhaustive source (the demo world lists every relation that holds) being absent is enough;
 * otherwise a ``q`` with a box rule (perceptive, and the few cognitive ones such as "sitting on") must be
   contradicted by the two boxes (:func:`box_contradicts`): a VG scene graph lists a few relations per pair, so
   absence alone proves nothing for "near" or "left of"; a perceptive ``q`` without a box rule is never used;
 * **cognitive** ``q``: absent from the image's scene graph (exact on the demo world; on VG the paper's own
-  assumption, checked there by annotators), and seen with the subject somewhere in the source - for the same
+  assumption, good enough for an MCQ distractor beside the one annotated relation, never for the "no" of a Y/N
+  pair: unannotated is not false, so a scene graph gets no cognitive Y/N), and seen with the subject somewhere in
+  the source - for the same
   (subject, object) pair, else for the subject with any object (the level is recorded as ``plausibility``). A
   relation never seen with the subject is never used: "Is the hexagon pointing at the octagon?" asks something a
   hexagon cannot do, and the answer "no" follows from the words alone.
@@ -27,8 +33,11 @@ import numpy as np
 
 from builders.reefknot.lexicon import Lexicon
 from builders.reefknot.triplets import Corpus, Triplet
+from filters.legibility import clear_direction
 from sources.records import BBox
 
+UNANNOTATED = "absent from the scene graph"
+"""Why a cognitive relation is a distractor on a scene graph (not exhaustive): not annotated, so not the answer."""
 LEVELS = ("vocabulary", "object", "subject", "pair")
 """Plausibility of a cognitive negative, weakest first."""
 
@@ -36,17 +45,13 @@ LEVELS = ("vocabulary", "object", "subject", "pair")
 def box_contradicts(kind: str, s: BBox, o: BBox) -> bool:
     """True when subject box ``s`` and object box ``o`` (x, y, w, h; y down) rule out a relation of ``kind``.
 
-    * left: the subject's centre lies right of the object's right edge; right: left of its left edge;
-    * above: the subject's centre lies below the object's bottom edge; below: above its top edge;
+    * above ("over", "on top of"): the subject's centre lies below the object's bottom edge; below ("under"):
+      above its top edge;
     * inside: the boxes do not overlap;
     * contact ("on", "touching", ...): a gap of at least a quarter of the smaller box's longer side;
     * near: a gap of at least the longest side of either box.
     """
     scx, scy = s[0] + s[2] / 2.0, s[1] + s[3] / 2.0
-    if kind == "left":
-        return scx >= o[0] + o[2]
-    if kind == "right":
-        return scx <= o[0]
     if kind == "above":
         return scy >= o[1] + o[3]
     if kind == "below":
@@ -127,12 +132,16 @@ class FalseRelations:
         """Why ``q`` is false for the triplet's pair in its image, or ``None`` when it is not provably false."""
         if q in self._blocked(t.annotated):
             return None
+        direction = self.lex.direction(q)
+        if direction is not None:
+            seen = clear_direction(t.subject_box, t.object_box)
+            return f"boxes: clearly {seen}" if seen is not None and seen != direction else None
         if self.exhaustive:
             return "absent (exhaustive source)"
         kind = self.lex.box_kind.get(q)
         if kind is not None:
             return f"boxes: {kind}" if box_contradicts(kind, t.subject_box, t.object_box) else None
-        return None if t.category == "perception" else "absent from the scene graph"
+        return None if t.category == "perception" else UNANNOTATED
 
     def levels(self, t: Triplet) -> Iterator[list[FalseRelation]]:
         """Usable false relations of the triplet's category, one list per plausibility level, best level first
@@ -171,13 +180,15 @@ class FalseRelations:
         need: Callable[[str], tuple[int, ...]] | None = None,
     ) -> FalseRelation | None:
         """One false relation: the one ``need`` ranks highest (the caller's yes/no balance), then the most plausible
-        level, then at random."""
+        level, then at random. A "no" needs a relation false by a rule or by an exhaustive source: one merely absent
+        from a scene graph (:data:`UNANNOTATED`) may be true in the picture, and serves only as an MCQ distractor,
+        where the one annotated relation is the answer."""
         best, best_key = None, None
         rank = len(LEVELS)
         for level in self.levels(t):
             rank -= 1
             for f in level:
-                if f.predicate in taken:
+                if f.predicate in taken or f.rule == UNANNOTATED:
                     continue
                 key = (*(need(f.predicate) if need else ()), rank, float(rng.random()))
                 if best_key is None or key > best_key:

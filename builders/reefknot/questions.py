@@ -10,8 +10,11 @@ grammatically.
 * **MCQ**: the triplet's relation and three false, mutually non-synonymous relations of its category; answer
   letters dealt in balanced shuffled blocks (:class:`builders.mcq.BalancedCycle`). Every relation shown as an
   option is the answer about a quarter of the times it is shown, alone and with the same subject: the distractors
-  go to the relations most owed a place as a wrong option, and a triplet whose relation is already the answer
-  more than its share is passed over - otherwise an option's words (or its length) would tell the answer;
+  go to the relations most owed a place as a wrong option (over the whole set first, then with the subject), and
+  a triplet whose relation is already the answer more than its share waits for a later round of the draw (left
+  out if it never may serve) - otherwise an option's words (or its length) would tell the answer. Where the
+  clear-direction rule leaves an overlapping pair no false direction, "in front of" and "behind" seldom find
+  three false relations, so they are mostly wrong options;
 * **VQA**: the open question with the paper's format instruction (App. A.6 point 4); the reference is the
   triplet as a sentence. Only pairs with a single annotated relation of the category are asked, so the
   reference is the one right answer of its kind. The question does not name a category, and a pair often holds
@@ -147,6 +150,8 @@ class QuestionSets:
         """MCQ: how much each relation (and (subject, relation)) is owed a place as a wrong option: 3 per time it
         was the answer, minus 1 per time it was a wrong option (0 when it is the answer a quarter of the time)."""
         self.result = SetResult()
+        self.waited: set[int] = set()
+        """Triplets (by ``id``) an MCQ passed over for its relation's share of answers at least once."""
 
     def build(self, targets: dict[tuple[str, str], int]) -> SetResult:
         by_cat: dict[str, list[int]] = defaultdict(list)
@@ -159,8 +164,11 @@ class QuestionSets:
                 self.result.relations[(qset, cat)] = Counter()
                 if count:
                     self._draw(qset, cat, by_cat[cat], count)
-        unused = sum(1 for i in range(len(self.corpus.triplets)) if i not in self.used)
-        self.result.dropped["not needed (counts reached or relation cap)"] += unused
+        unused = [t for i, t in enumerate(self.corpus.triplets) if i not in self.used]
+        waited = sum(1 for t in unused if id(t) in self.waited)
+        if waited:
+            self.result.dropped["mcq: its relation stayed the answer more often than a fair share"] += waited
+        self.result.dropped["not needed (counts reached or relation cap)"] += len(unused) - waited
         return self.result
 
     # ------------------------------------------------------------------------------------------------ drawing
@@ -183,6 +191,7 @@ class QuestionSets:
         active = list(keys)
         while made < count and active:
             still = []
+            before = made
             for k in active:
                 p = k[-1]
                 if made >= count:
@@ -194,13 +203,20 @@ class QuestionSets:
                     self._least_used_object_first(queues[k], heads[k], qset)
                     i = queues[k][heads[k]]
                     heads[k] += 1
-                    if self._make(qset, self.corpus.triplets[i], item_rng, letters):
+                    outcome = self._make(qset, self.corpus.triplets[i], item_rng, letters)
+                    if outcome is None:  # its relation is owed wrong places first: the triplet waits a round
+                        heads[k] -= 1
+                        still.append(k)
+                        break
+                    if outcome:
                         self.used.add(i)
                         self.result.relations[(qset, cat)][p] += 1
                         self.object_uses[(qset, self.corpus.triplets[i].object, p)] += 1
                         made += 1
                         still.append(k)
                         break
+            if made == before:  # a round made nothing: only waiting triplets are left
+                break
             active = still
         self.result.made[(qset, cat)] = made * (2 if qset == "yes_no" else 1)
 
@@ -221,7 +237,10 @@ class QuestionSets:
         cannot be read off the subject's name (the demo's arrows are the only shapes that point)."""
         return (t.subject, t.predicate) if self.false.exhaustive else (t.predicate,)
 
-    def _make(self, qset: str, t: Triplet, r: np.random.Generator, letters: BalancedCycle) -> bool:
+    def _make(self, qset: str, t: Triplet, r: np.random.Generator, letters: BalancedCycle) -> bool | None:
+        """Make the triplet's question(s): True when made, False when the triplet cannot serve the set, None when it
+        must wait (an MCQ whose relation is already the answer more than its share: once it has been a wrong option
+        elsewhere it may serve)."""
         pair = (t.image_id, t.subject, t.object)
         if qset in ("mcq", "vqa") and pair in self.asked_pairs[qset]:
             self.result.dropped[f"{qset}: pair already asked"] += 1
@@ -234,9 +253,9 @@ class QuestionSets:
             items = [self._vqa(t)]
         elif qset == "mcq":
             if max(self.option_owed[t.predicate], self.option_owed[(t.subject, t.predicate)]) >= OPTIONS - 1:
-                self.result.dropped["mcq: this relation is already the answer more often than a fair share"] += 1
-                return False
-            chosen = self.false.distractors(t, r, need=lambda q: (self.option_owed[(t.subject, q)], self.option_owed[q]))
+                self.waited.add(id(t))
+                return None
+            chosen = self.false.distractors(t, r, need=lambda q: (self.option_owed[q], self.option_owed[(t.subject, q)]))
             if chosen is None:
                 self.result.dropped["mcq: fewer than 3 non-synonymous false relations"] += 1
                 return False

@@ -11,6 +11,9 @@ predicates normalised (:mod:`builders.reefknot.lexicon`) and both boxes. Phase (
 * ``several instances of the subject's/object's category``: unclear reference (A.2 1a). The paper names the
   subject only; the object is held to the same rule so that every question points at one thing;
 * ``minor detail``: a box below ``min_area`` of the image (A.2 2a);
+* ``direction not clear by the boxes``: a direction (``left of``, ``above``, ...) the two boxes do not show by the
+  clear-direction rule MIOH and MM-SAP use (:func:`filters.legibility.clear_direction`): a diagonal pair ("left
+  of" and "above" at once) or overlapping boxes are nobody's "left of", whatever the source annotates;
 * ``duplicate triplet``: the same (subject, relation, object) names twice in one image;
 * ``rare name`` / ``rare predicate``: seen fewer than ``min_name_count`` / ``min_predicate_count`` times in the
   whole source (annotation noise, typos);
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from builders.reefknot.lexicon import Lexicon
+from filters.legibility import clear_direction
 from sources.records import BBox, ImageRecord
 
 
@@ -202,6 +206,10 @@ def _image_triplets(
         sb, ob = boxes[rel.subject], boxes[rel.object]
         if sb[2] * sb[3] < area or ob[2] * ob[3] < area:
             dropped["minor detail (box below --min-area)"] += 1
+            continue
+        direction = memo.lex.direction(p)
+        if direction is not None and clear_direction(sb, ob) != direction:
+            dropped["direction not clear by the boxes (diagonal or overlapping)"] += 1
             continue
         if (s, p, o) in seen:
             dropped["duplicate triplet"] += 1

@@ -87,10 +87,11 @@ def load_demo(
     )
 
 
-def scene_record(rendered: render.RenderedScene, file: str) -> ImageRecord:
-    """The record of one rendered scene: instances in draw order and every relation that holds."""
+def scene_record(rendered: render.RenderedScene, file: str, seed: int) -> ImageRecord:
+    """The record of one rendered scene of the world of ``seed``: instances in draw order and every relation that
+    holds."""
     scene = rendered.scene
-    image_id = image_id_of(scene.index)
+    image_id = image_id_of(scene.index, seed)
     instances = tuple(_instance(image_id, shape) for shape in rendered.shapes)
     geometries = [Geometry(bbox=i.bbox, z=i.z, amodal_rle=i.amodal_rle) for i in instances]  # type: ignore[arg-type]
     relations = tuple(
@@ -104,8 +105,11 @@ def scene_record(rendered: render.RenderedScene, file: str) -> ImageRecord:
                        instances=instances, relations=relations)
 
 
-def image_id_of(index: int) -> str:
-    return f"demo-{index:06d}"
+def image_id_of(index: int, seed: int) -> str:
+    """The id (and file name) of scene ``index`` of the world of ``seed``: the seed is part of it, since the worlds of
+    two seeds draw other pictures, and a name shared by two pictures would give their items one id (a twin's items
+    would take the ids of the release it twins)."""
+    return f"demo-s{seed}-{index:06d}"
 
 
 # --- building -------------------------------------------------------------------------------------------
@@ -187,9 +191,9 @@ def _render_into_cache(target: Path, params: dict[str, int], progress: Progress 
         total = params["n_images"]
         for index in range(total):
             rendered = _render_scene(params["seed"], index, params["width"], params["height"])
-            name = f"{image_id_of(index)}.png"
+            name = f"{image_id_of(index, params['seed'])}.png"
             (tmp / name).write_bytes(render.encode_png(rendered.pixels))
-            images.append(scene_record(rendered, str(target / name)))
+            images.append(scene_record(rendered, str(target / name), params["seed"]))
             if progress is not None:
                 progress(index + 1, total)
         (tmp / RECORDS_FILE).write_text(json.dumps(_to_json(params, images), separators=(",", ":")))

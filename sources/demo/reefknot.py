@@ -56,7 +56,7 @@ from . import render
 from .relations import Geometry, relations_between
 from .world import CATEGORIES, COLOURS, PATTERNS, THEMES, Scene, ShapeSpec, named_rng
 
-VERSION = 2
+VERSION = 3
 """Bump when sampling or the rules change what a seed produces (part of the cache key with the code hash)."""
 COGNITIVE_PREDICATES: tuple[str, ...] = (
     "pointing at", "pointing away from", "surrounding", "carrying", "covering", "hiding behind", "standing on",
@@ -196,6 +196,24 @@ class _Layout:
 
     def add(self, category: str, cx: float, cy: float, r: float, over: ShapeSpec | None = None) -> ShapeSpec:
         return self.place(self.spec(category, cx, cy, r, over))
+
+    def aligned(self, r_range: tuple[float, float]) -> ShapeSpec | None:
+        """A shape on its own in line with one already placed: in its row or its column (off by at most a fifth of
+        the smaller radius), some way apart, so that the pair has a clear direction (a randomly placed pair is
+        mostly diagonal, and no direction is asked of it); a free spot when no line has room."""
+        category = self.category(PLAIN)
+        if category is None or not self.specs:
+            return self.plain(r_range)
+        r = float(self.rng.uniform(*r_range))
+        for _ in range(20):
+            anchor = self.specs[int(self.rng.integers(len(self.specs)))]
+            along = anchor.r + r + float(self.rng.uniform(12.0, 60.0))
+            across = float(self.rng.uniform(-0.2, 0.2)) * min(r, anchor.r)
+            sign = 1 if self.rng.random() < 0.5 else -1
+            dx, dy = (sign * along, across) if self.rng.random() < 0.5 else (across, sign * along)
+            if self.fits(anchor.cx + dx, anchor.cy + dy, r):
+                return self.add(category, anchor.cx + dx, anchor.cy + dy, r)
+        return self.plain(r_range)
 
     def plain(self, r_range: tuple[float, float], pool: tuple[str, ...] = PLAIN) -> ShapeSpec | None:
         category = self.category(pool)
@@ -343,7 +361,8 @@ DEVICES: dict[str, Callable[[_Layout, str, str], None]] = {
 def sample_layout(seed: int, index: int, width: int = 320, height: int = 240) -> tuple[Scene, dict[int, str]]:
     """Scene ``index`` of the Reefknot demo for ``seed`` and its arrows' headings (by draw order): two or three
     staged relations, each a subject (its kind - arrow, ring or another shape - uniformly, then a free category of
-    the kind) and one of its abilities (:data:`STAGING_WEIGHTS`), then zero to two shapes on their own."""
+    the kind) and one of its abilities (:data:`STAGING_WEIGHTS`), then one to three shapes on their own, each in
+    line with a shape placed before (:meth:`_Layout.aligned`)."""
     rng = named_rng(seed, f"reefknot/scene/{index}")
     layout = _Layout(rng, width, height)
     for _ in range(2 + int(rng.integers(2))):
@@ -356,8 +375,8 @@ def sample_layout(seed: int, index: int, width: int = 320, height: int = 240) ->
         relation = can[int(rng.choice(len(can), p=weights / weights.sum()))]
         layout.used.add(subject)  # reserved: the device's other shapes take other categories
         DEVICES[relation](layout, subject, relation)
-    for _ in range(int(rng.integers(3))):
-        layout.plain((20.0, 30.0))
+    for _ in range(1 + int(rng.integers(3))):
+        layout.aligned((20.0, 30.0))
     theme = THEMES[int(rng.integers(len(THEMES)))]
     scene = Scene(
         index=index,
@@ -457,7 +476,7 @@ def _write_scenes(directory: Path, seed: int, n_images: int, progress: Progress 
         image_id = index + 1
         scene, headings = sample_layout(seed, index)
         rendered = render.render_scene(scene)
-        name = f"{image_id}.png"
+        name = f"reefknot-s{seed}-{image_id}.png"  # the seed in the name: another seed's scene is another picture
         (images_dir / name).write_bytes(render.encode_png(rendered.pixels))
         shapes, geometries, masks = [], [], {}
         for shape in rendered.shapes:

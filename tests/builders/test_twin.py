@@ -50,6 +50,30 @@ def test_a_twin_has_the_same_cells_and_other_items(tmp_path):
 
     assert cells(twin) == cells(original)
     assert not {it.id for it in twin} & {it.id for it in original}
+    shared = record["twin_of"]["shared_images"]  # issue 53: the demo world draws other scenes, named by their seed
+    assert shared["images"] > 0 and shared["shared"] == 0 == shared["share"]
     first = (twin_dir / "items.jsonl").read_bytes()
     assert twin_main([str(out / "n2-seed0"), "--name", "again"]) == 0
     assert (out / "again" / "items.jsonl").read_bytes() == first  # same build, same twin
+
+
+def test_shared_images_counts_the_same_picture_and_the_same_name(tmp_path):
+    """A twin image is the original's when its bytes or its file name (part of the item ids) are."""
+    from builders.items import make_item, write_items
+    from builders.twin import shared_images
+
+    def build(name: str, pictures: dict[str, bytes]) -> object:
+        folder = tmp_path / name
+        (folder / "images").mkdir(parents=True)
+        for file, data in pictures.items():
+            (folder / "images" / file).write_bytes(data)
+        write_items(folder / "items.jsonl", [
+            make_item(benchmark="t", task="x", question_type="yes_no", pressure="none", images=[f"images/{file}"],
+                      question=f"Is there a shape in {file}?", options=(), answer="yes") for file in pictures])
+        return folder
+
+    original = build("a", {"1.png": b"one", "2.png": b"two"})
+    assert shared_images(original, build("b", {"3.png": b"three", "4.png": b"four"})) == {
+        "images": 2, "shared": 0, "share": 0.0}
+    planted = build("c", {"5.png": b"one", "2.png": b"other", "6.png": b"six", "7.png": b"seven"})
+    assert shared_images(original, planted) == {"images": 4, "shared": 2, "share": 0.5}

@@ -4,7 +4,8 @@ Restated from sources/demo/legibility.py and filters/legibility.py, not imported
 builder's rules could not catch them being wrong. The demo world's figures: the visible share of the whole
 shape a viewer needs per category (polygons are read from their corners), the size floor as sqrt(visible
 area) in px at 640x480, and the look-alike pairs with their measured outline distance (told apart from
-``1.97 / distance`` px, at least the floor). Directions hold only where one axis clearly dominates.
+``1.97 / distance`` px, at least the floor). Directions hold only where one axis clearly dominates; "next to"
+only side by side with a small gap, and is false only far apart (a band between is undecidable).
 """
 
 from __future__ import annotations
@@ -47,4 +48,19 @@ def side(a: dict, b: dict) -> str | None:
         return "left of" if ax + aw <= bx else "right of"
     if rows <= 0 and cols >= min(aw, bw) / 2:
         return "above" if ay + ah <= by else "below"
+    return None
+
+
+def next_to(a: dict, b: dict) -> bool | None:
+    """Whether box ``a`` is next to box ``b`` with a margin both ways: True side by side (sharing half the shorter
+    height) with a gap between a quarter of the narrower width of overlap and a quarter of it apart; False apart by
+    at least the narrower width, or vertically by the shorter height; None in between."""
+    (ax, ay, aw, ah), (bx, by, bw, bh) = a["bbox"], b["bbox"]
+    gap_x = max(ax, bx) - min(ax + aw, bx + bw)
+    gap_y = max(ay, by) - min(ay + ah, by + bh)
+    narrow, short = min(aw, bw), min(ah, bh)
+    if -gap_y >= short / 2 and -narrow / 4 <= gap_x <= narrow / 4:
+        return True
+    if gap_x >= narrow or gap_y >= short:
+        return False
     return None

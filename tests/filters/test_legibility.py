@@ -127,17 +127,44 @@ def test_the_column_reading_agrees_with_read_instance_on_the_demo_world(tmp_path
     assert 0 < legible.sum() < len(want)  # both kinds occur
 
 
-def test_clear_directions_over_arrays_agree_with_clear_direction():
+def test_the_array_rules_agree_with_the_checkers_restatement():
+    """clear_directions and next_to_states (the builders' one statement of each rule) say what the independent
+    checkers' plain restatement (tests/builders/viewer.py) says, on random boxes where every outcome occurs."""
     import numpy as np
 
-    from filters.legibility import DIRECTIONS, clear_directions
+    from filters.legibility import DIRECTIONS, clear_directions, next_to_states
+    from tests.builders import viewer
 
     rng = np.random.default_rng(0)
-    a = rng.integers(0, 200, size=(500, 4)).astype(float)
-    b = rng.integers(0, 200, size=(500, 4)).astype(float)
+    a = rng.integers(0, 200, size=(2000, 4)).astype(float)
+    b = rng.integers(0, 200, size=(2000, 4)).astype(float)
     a[:, 2:] += 1
     b[:, 2:] += 1
-    got = clear_directions(a, b)
-    want = [clear_direction(tuple(x), tuple(y)) for x, y in zip(a, b)]
-    assert [DIRECTIONS[k] if k >= 0 else None for k in got] == want
-    assert len(set(want)) == 5  # all four directions and undecidable occur
+    pairs = [({"bbox": tuple(x)}, {"bbox": tuple(y)}) for x, y in zip(a.tolist(), b.tolist())]
+    got = [DIRECTIONS[k] if k >= 0 else None for k in clear_directions(a, b)]
+    want = [viewer.side(x, y) for x, y in pairs]
+    assert got == want and len(set(want)) == 5  # all four directions and undecidable occur
+    states = {1: True, 0: False, -1: None}
+    got = [states[int(k)] for k in next_to_states(a, b)]
+    want = [viewer.next_to(x, y) for x, y in pairs]
+    assert got == want and len(set(want)) == 3
+
+
+@pytest.mark.parametrize("b, expected", [
+    ((60, 10, 50, 50), True),     # 10 px apart beside a 50 px wide box: a fifth of its width
+    ((62, 10, 50, 50), True),     # 12 px: just under a quarter
+    ((70, 10, 50, 50), None),     # 20 px: neither clearly next to nor clearly apart (issue 53's band)
+    ((90, 10, 50, 50), None),     # 40 px
+    ((100, 10, 50, 50), False),   # 50 px: apart by the narrower width
+    ((40, 10, 50, 50), True),     # overlapping by 10 px: a fifth
+    ((20, 10, 50, 50), None),     # overlapping by 30 px
+    ((60, 40, 50, 50), None),     # beside but sharing only 20 of 50 rows
+    ((0, 110, 50, 50), False),    # 60 px below
+])
+def test_next_to_has_a_margin_both_ways(b, expected):
+    import numpy as np
+
+    from filters.legibility import next_to_states
+
+    state = int(next_to_states(np.array([(0.0, 0.0, 50.0, 50.0)]), np.array([b], dtype=float))[0])
+    assert {1: True, 0: False, -1: None}[state] is expected

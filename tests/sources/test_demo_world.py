@@ -61,8 +61,8 @@ def test_record_set_metadata(world: RecordSet) -> None:
     assert {a: t for a, t in world.attribute_types.items() if t == "colour"}.keys() == set(COLOURS)
     assert {a: t for a, t in world.attribute_types.items() if t == "pattern"}.keys() == set(PATTERNS)
     assert len(world.images) == 600
-    assert world.images[42].id == "demo-000042"
-    assert Path(world.images[42].file).name == "demo-000042.png"
+    assert world.images[42].id == "demo-s0-000042"
+    assert Path(world.images[42].file).name == "demo-s0-000042.png"
     assert all(Path(i.file).is_absolute() and Path(i.file).exists() for i in world.images[:20])
     for image in world.images:
         assert 2 <= len(image.instances) <= 8

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sources.visual_genome import ReadStats, iter_visual_genome, read_visual_genome
+import pytest
+
+from sources.visual_genome import ReadStats, iter_visual_genome, normalise_predicate, read_visual_genome
 from tests.builders.reefknot.vg_fixture import make_vg
 
 
@@ -69,3 +71,23 @@ def test_v1_0_objects_under_new_ids_are_merged_by_name_and_box(tmp_path: Path) -
     repeats = sum(2 * len(e["relationships"]) - len({(o["name"].lower(), o["x"]) for r in e["relationships"]
                                                      for o in (r["subject"], r["object"])}) for e in rels)
     assert stats.objects_merged_by_box == repeats > 0
+
+
+def test_v1_0_predicates_are_bare_relations_and_files_are_found_by_id(tmp_path: Path) -> None:
+    """Issue 53: the real v1.0 file writes "is ON the", "is is left of the the", "are riding" and names some images
+    img_<id>.jpg in their URL while the archives hold <id>.jpg: the relations read bare, every file is found."""
+    vg = make_vg(tmp_path, "1.0", raw=True)
+    images = list(iter_visual_genome(vg["relationships"], vg["images"], vg["image_data"]))
+    raw = json.loads(vg["relationships"].read_text())
+    assert len(images) == len(raw) and all(Path(im.file).name == f"{im.id}.jpg" for im in images)
+    bare = {" ".join(p.lower().split()) for entry in json.loads(make_vg(tmp_path / "plain", "1.0")[
+        "relationships"].read_text()) for p in (r["predicate"] for r in entry["relationships"])}
+    assert {r.predicate for im in images for r in im.relations} == bare
+    assert any("img_" in e["url"] for e in json.loads(vg["image_data"].read_text()))
+
+
+@pytest.mark.parametrize("raw, bare", [("is on the", "on"), ("Are  In", "in"), ("is is in the the", "in"),
+                                       ("is on top of the", "on top of"), ("is", "is"), ("the", "the"),
+                                       ("riding", "riding"), ("that that", "that")])
+def test_normalise_predicate(raw: str, bare: str) -> None:
+    assert normalise_predicate(raw) == bare

@@ -320,7 +320,8 @@ class Checker:
         holding = [(by_id[s], by_id[t]) for s, p, t in img["relations"]
                    if p == rel and by_id[s]["category"] == subject and by_id[t]["category"] == obj]
         good = [(a, b) for a, b in holding if self.usable(img, a) and self.usable(img, b)
-                and (rel not in DIRECTIONS or viewer.side(a, b) == rel)]
+                and (rel not in DIRECTIONS or viewer.side(a, b) == rel)
+                and (rel != "next to" or viewer.next_to(a, b) is True)]
         if good:
             return True, all(self.hard(img, a) or self.hard(img, b) for a, b in good)
         if holding:
@@ -329,6 +330,8 @@ class Checker:
             sides = [viewer.side(a, b) for a in s_objs for b in o_objs]
             if any(side is None or side == rel for side in sides):
                 return None
+        if rel == "next to" and any(viewer.next_to(a, b) is not False for a in s_objs for b in o_objs):
+            return None  # false only where every pair is clearly apart
         if self.exhaustive:
             return False, True
         opposite = any(p == OPPOSITE.get(rel) and by_id[s]["category"] == subject and by_id[t]["category"] == obj

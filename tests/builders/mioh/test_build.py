@@ -88,6 +88,15 @@ def test_ten_image_build_and_its_families(tmp_path, cache_dir, demo_checker):
         asked = {(it["provenance"]["template"], json.dumps(it["provenance"]["probe"])) for it in members}
         assert len(asked) == 1, "a family asks the same question (image numbers in comparative ones follow the images)"
         assert sorted(len(it["images"]) for it in members) == [2, 4, 8, 10]
+    # issue 53: within each family size, the answer image of an image-slot question takes every position evenly
+    slots: dict[tuple[str, int], Counter] = {}
+    for it in items:
+        if it["pressure"] == "n_images" and it["provenance"]["answer_state"] == "image":
+            slots.setdefault((it["task"], len(it["images"])), Counter())[ord(it["answer"]) - 65] += 1
+    assert slots
+    for (task, size), seen in slots.items():
+        counts = [seen[k] for k in range(size)]
+        assert max(counts) - min(counts) <= 1, (task, size, counts)
 
 
 def test_checker_catches_a_wrong_answer(demo_build, demo_checker):
@@ -184,6 +193,54 @@ def test_checker_catches_a_label_no_viewer_could_check(demo_build, demo_checker)
                 x = x + w + 1 if x + 2 * w + 1 <= 640 else x - w - 1
             o["bbox"] = [x, y, w, h]
     assert any("undecidable" in p for p in planted(demo_checker, image, diagonal).check(item))
+
+
+def test_next_to_is_asked_only_clear_of_its_band(demo_checker):
+    """Issue 53: "next to" holds side by side with a small gap and is false only far apart; the checker reads a pair
+    moved into the band between as undecidable, whatever the source annotates."""
+    def pairs():
+        for image_id, img in demo_checker.images.items():
+            cats = Counter(o["category"] for o in img["objects"])
+            by_id = {o["id"]: o for o in img["objects"]}
+            for s, p, t in img["relations"]:
+                a, b = by_id[s], by_id[t]
+                room = b["bbox"][0] - 1.3 * min(a["bbox"][2], b["bbox"][2]) - a["bbox"][2]  # a moved far stays in
+                if p == "next to" and cats[a["category"]] == cats[b["category"]] == 1 and room > 2:
+                    probe = (a["category"], "next to", b["category"])
+                    if demo_checker.fact("position", image_id, probe) is not None:
+                        yield image_id, a, b, probe
+
+    image_id, a, b, probe = next(pairs())
+    assert demo_checker.fact("position", image_id, probe)[0] is True
+
+    def moved(gap: float, annotated: bool):
+        def change(objects):
+            for o in objects:
+                if o["id"] == a["id"]:
+                    o["bbox"] = [b["bbox"][0] - gap - a["bbox"][2], b["bbox"][1], *a["bbox"][2:]]
+        wrong = planted(demo_checker, image_id, change)
+        if not annotated:
+            wrong.images[image_id]["relations"] = [r for r in wrong.images[image_id]["relations"]
+                                                   if r[1] != "next to"]
+        return wrong.fact("position", image_id, probe)
+
+    narrow = min(a["bbox"][2], b["bbox"][2])
+    assert moved(0.1 * narrow, True)[0] is True
+    assert moved(0.6 * narrow, True) is None and moved(0.6 * narrow, False) is None  # the band
+    assert moved(1.2 * narrow, False)[0] is False
+
+
+def test_i_dont_know_is_never_the_answer_and_out_of_the_chance(demo_build):
+    """Issue 53: "I don't know" is offered so a model may abstain and is never the gold; it is recorded as such and
+    the chance figures count three choices, not four."""
+    from builders.items import read_items as items_of
+    from builders.quality import guess_chance
+
+    offered = [it for it in items_of(demo_build / "items.jsonl") if it.provenance["template"].endswith("/any")]
+    assert offered
+    for it in offered:
+        assert it.provenance["never_gold"] == [it.options[-1]] == ["I don't know"]
+        assert it.answer_text != "I don't know" and guess_chance(it) == pytest.approx(1 / 3)
 
 
 def test_checker_catches_a_wrong_option_label(demo_build, demo_checker):

@@ -6,16 +6,23 @@ re-derives the answer from the scene graph:
 
 * every name the question uses must refer to exactly one object of the image;
 * Y/N: "yes" exactly when the asked relation is annotated from the subject to the object; a "no" relation must
-  be no near-synonym of an annotated one and, on a non-exhaustive source, a relation with a box rule must be
-  contradicted by the two boxes (its own implementation of the rules the builder documents);
+  be no near-synonym of an annotated one and, on a non-exhaustive source, have a box rule the two boxes
+  contradict (its own implementation of the rules the builder documents): a relation a scene graph merely does
+  not annotate may hold in the picture;
 * MCQ: exactly one option is annotated, it is the answer, and no two options are near-synonyms;
 * cognitive Y/N and MCQ: every relation asked or offered is one the subject takes somewhere in the source (a
   relation never annotated with the subject's name is one it cannot have: "Is the hexagon pointing at ...?");
+* directions (left of, right of, above, below and their wordings in :data:`DIRECTIONS`, this checker's own list)
+  are read from the two boxes alone, on every source: a direction is true when the boxes are apart along its axis
+  and overlap across it by at least half the smaller extent, false when they show another direction that way, and
+  a question on a pair showing none (diagonal, or overlapping) is invalid; an MCQ offering a direction the boxes
+  show besides its answer has two true options;
 * VQA: the reference sentence states an annotated relation, with "is"/"are" agreeing with the subject, and the
   accepted answers the item lists are exactly the pair's annotated relations as sentences.
 
 The word lists (predicate aliases, synonyms, box rules, plural names) are read from ``templates/reefknot`` data:
-they are the specification, not code.
+they are the specification, not code. Predicates are normalised here (a copula, a trailing article and doubled
+words dropped: Visual Genome v1.0 writes "is on the", "is is in the the") before the aliases apply.
 """
 
 from __future__ import annotations
@@ -28,12 +35,34 @@ from typing import Any
 
 import yaml
 
+from tests.builders import viewer
+
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 LISTS = Path(__file__).resolve().parents[3] / "templates" / "reefknot" / "filters.yaml"
 
 
+DIRECTIONS = {
+    "left of": "left", "to left of": "left", "to the left of": "left", "on left side of": "left",
+    "right of": "right", "to right of": "right", "to the right of": "right", "on right side of": "right",
+    "above": "above", "higher than": "above", "below": "below", "lower than": "below",
+}
+
+
 def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
+    words = text.lower().split()
+    words = [w for k, w in enumerate(words) if not k or w != words[k - 1]]
+    while len(words) > 1 and words[0] in ("is", "are"):
+        words.pop(0)
+    while len(words) > 1 and words[-1] in ("the", "a", "an"):
+        words.pop()
+    return " ".join(words)
+
+
+def seen_direction(s: tuple, o: tuple) -> str | None:
+    """Where box ``s`` is relative to box ``o`` by the viewer's clear-direction rule (:func:`viewer.side`): apart along
+    one axis and sharing at least half the smaller extent across it; ``None`` for a diagonal or overlapping pair."""
+    side = viewer.side({"bbox": s}, {"bbox": o})
+    return side.removesuffix(" of") if side else None
 
 
 class Checker:
@@ -74,9 +103,10 @@ class Checker:
                 image["relations"][(ids[0], ids[1])].add(self.predicate(rel["predicate"]))
                 self.subject_relations[image["objects"][ids[0]][0]].add(self.predicate(rel["predicate"]))
             self.images[files.get(iid, f"{iid}.jpg")] = image
+            self.images.setdefault(f"{iid}.jpg", image)  # the archives name every file <id>.jpg
             image["id"] = iid
         if objects:
-            by_id = {img["id"]: img for img in self.images.values()}
+            by_id = {img["id"]: img for img in self.images.values()}  # one entry per image, under either name
             for entry in json.loads(Path(objects).read_text()):
                 img = by_id.get(str(entry.get("image_id", entry.get("id"))))
                 if img is None:
@@ -141,7 +171,16 @@ class Checker:
             return None
         return image["relations"].get((a[0], b[0]), set()), a[1], b[1]
 
+    def true_in_image(self, relation: str, annotated: set[str], sbox: tuple, obox: tuple) -> bool:
+        """A direction by the boxes; any other relation by the scene graph."""
+        if relation in DIRECTIONS:
+            return seen_direction(sbox, obox) == DIRECTIONS[relation]
+        return relation in annotated
+
     def false_in_image(self, relation: str, annotated: set[str], sbox: tuple, obox: tuple) -> bool:
+        if relation in DIRECTIONS:
+            seen = seen_direction(sbox, obox)
+            return seen is not None and seen != DIRECTIONS[relation]
         if any(self.similar(relation, a) for a in annotated):
             return False
         kind = self.box_kind.get(relation)
@@ -152,8 +191,6 @@ class Checker:
         cx, cy = sx + sw / 2, sy + sh / 2
         gap = max(ox - sx - sw, sx - ox - ow, oy - sy - sh, sy - oy - oh)
         return {
-            "left": cx >= ox + ow,
-            "right": cx <= ox,
             "above": cy >= oy + oh,
             "below": cy <= oy,
             "inside": gap > 0,
@@ -189,8 +226,12 @@ class Checker:
             annotated, sb, ob = self._pair(image, s, o)
             if item["task"] == "cognition" and r not in self.subject_relations[s]:
                 return f"!the {s} is never {r} anything in the source"
-            if r in annotated:
+            if r in DIRECTIONS and seen_direction(sb, ob) is None:
+                return "!no clear direction between the boxes"
+            if self.true_in_image(r, annotated, sb, ob):
                 return "yes"
+            if not self.exhaustive and r not in DIRECTIONS and r not in self.box_kind:
+                return "!a 'no' to a relation the scene graph merely does not annotate"
             return "no" if self.false_in_image(r, annotated, sb, ob) else "!negative not provably false"
         m = re.fullmatch(r"What is the relation between the (.+) and the (.+) in this photo\?(.*)", q)
         if not m:
@@ -208,7 +249,7 @@ class Checker:
         s, o = pairs[0]
         annotated, sb, ob = self._pair(image, s, o)
         if item["question_type"] == "mcq":
-            true = [i for i, opt in enumerate(item["options"]) if opt in annotated]
+            true = [i for i, opt in enumerate(item["options"]) if self.true_in_image(opt, annotated, sb, ob)]
             if len(true) != 1:
                 return f"!{len(true)} true options"
             for i, a in enumerate(item["options"]):
@@ -230,6 +271,8 @@ class Checker:
         relation = item["answer"][len(subject) : -len(f" the {o}.")]
         if relation not in annotated:
             return "!reference relation not annotated"
+        if not self.true_in_image(relation, annotated, sb, ob):
+            return "!reference direction not shown by the boxes"
         if f"Please answer in the following format: The {s} {be} <relation> the {o}." not in q:
             return "!format instruction missing"
         accepted = item.get("provenance", {}).get("accepted_answers")

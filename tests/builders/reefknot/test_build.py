@@ -402,3 +402,122 @@ def test_missing_image_fails_in_one_line_on_request(image_data, tmp_path, capsys
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "image file not found" in err[0] and str(vg["images"] / "1.jpg") in err[0], err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+DIRECTIONS = ("left of", "right of", "above", "below")
+
+
+def test_checker_catches_a_planted_diagonal_pair_and_a_second_true_direction(demo_build, demo_checker):
+    """Issue 53: a direction is asked only where the boxes show it. Moving the subject of a "left of"/"above" item
+    off its axis (diagonal) makes the question invalid; offering, in an MCQ, the direction the boxes show besides
+    the answer gives it two true options; a "no" asked of the direction the boxes show is wrong."""
+    items = read_items(demo_build / "items.jsonl")
+    yes = next(it for it in items if it["question_type"] == "yes_no" and it["answer"] == "yes"
+               and it["provenance"]["asked_relation"] in DIRECTIONS)
+    image = demo_checker.images[Path(yes["images"][0]).name]
+    subject = yes["provenance"]["subject_id"]
+    name, (x, y, w, h) = image["objects"][subject]
+    ox, oy, ow, oh = yes["provenance"]["object_box"]
+    dx = ow + w if yes["provenance"]["asked_relation"] in ("above", "below") else 0
+    dy = oh + h if dx == 0 else 0
+    image["objects"][subject] = (name, (x + dx, y + dy, w, h))  # off the axis: apart both ways
+    try:
+        assert [bad[0] for bad in demo_checker.check([yes])] == [yes["id"]]
+        assert "no clear direction" in demo_checker.check([yes])[0][2]
+    finally:
+        image["objects"][subject] = (name, (x, y, w, h))
+    assert demo_checker.check([yes]) == []
+    mcq = next(it for it in items if it["question_type"] == "mcq" and it["task"] == "perception"
+               and it["options"]["ABCD".index(it["answer"])] not in DIRECTIONS
+               and any(o in DIRECTIONS for o in it["options"]))
+    sbox, obox = mcq["provenance"]["subject_box"], mcq["provenance"]["object_box"]
+    shown = next(d for d in DIRECTIONS if d not in mcq["options"]
+                 and demo_checker.false_in_image(d, set(), sbox, obox) is False)
+    wrong = next(k for k, o in enumerate(mcq["options"]) if o in DIRECTIONS)
+    planted = {**mcq, "options": [*mcq["options"][:wrong], shown, *mcq["options"][wrong + 1:]]}
+    found = demo_checker.check([planted])
+    assert found and ("true options" in found[0][2] or "not provably false" in found[0][2])
+    no = next(it for it in items if it["question_type"] == "yes_no" and it["answer"] == "no"
+              and it["provenance"]["asked_relation"] in DIRECTIONS)
+    asked = no["provenance"]["asked_relation"]
+    truth = next(d for d in DIRECTIONS if demo_checker.true_in_image(
+        d, set(), no["provenance"]["subject_box"], no["provenance"]["object_box"]))
+    said = {**no, "question": no["question"].replace(f" {asked} ", f" {truth} ", 1)}
+    assert demo_checker.check([said]) == [(no["id"], "no", "yes")]
+
+
+def test_every_direction_of_a_demo_build_is_clear_by_its_boxes(demo_build):
+    """The build's own record agrees: no directional gold on a diagonal pair (the checker re-derives it above)."""
+    items = read_items(demo_build / "items.jsonl")
+    stats = json.loads((demo_build / "build.json").read_text())["stats"]
+    assert stats["phases"]["b_filtering"]["dropped"]["direction not clear by the boxes (diagonal or overlapping)"] > 0
+    assert any(it["provenance"]["triplet"]["relation"] in DIRECTIONS for it in items)
+
+
+@pytest.mark.parametrize("image_data", [True, False])
+def test_visual_genome_v1_0_as_the_real_file_writes_it(image_data, tmp_path):
+    """Issue 53: v1.0's predicates ("is ON the", "is is left of the the", "are riding") reach no question and take
+    their category from the bare relation; images whose URL says img_<id>.jpg are found as <id>.jpg."""
+    vg = make_vg(tmp_path / "vg", "1.0", raw=True)
+    args = ["--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]),
+            "--on-missing-image", "fail", "--out", str(tmp_path / "out"), *FIXTURE_OPTIONS]
+    if image_data:
+        args += ["--vg-image-data", str(vg["image_data"])]
+    assert run(*args) == 0
+    build = tmp_path / "out" / "visual_genome-seed0"
+    items = read_items(build / "items.jsonl")
+    checker = Checker(vg["relationships"], vg["image_data"] if image_data else None)
+    assert items and checker.check(items) == []
+    bare = {p.strip().lower() for scene in SCENES for _, p, _ in scene}
+    assert {it["provenance"]["triplet"]["relation"] for it in items} <= bare
+    for it in items:
+        text = " ".join([it["question"], *it["options"], it["answer"]]).lower()
+        assert " is is " not in text and " the the " not in text and " is on the in " not in text, it["question"]
+        relation = it["provenance"]["triplet"]["relation"]
+        assert it["task"] == ("cognition" if relation.split()[0].endswith("ing") else "perception"), relation
+    stats = json.loads((build / "build.json").read_text())["stats"]
+    assert stats["images"]["not_found"] == 0 if image_data else stats["read"]["images_without_file"] == 0
+    assert stats["phases"]["e_questions"]["wording_lint"]["items_dropped"] == 0
+
+
+def test_no_item_the_wording_lint_flags_is_written():
+    """A flagged question goes, and its Y/N partner with it (yes and no stay 1:1); counted for build.json."""
+    from builders.items import make_item
+    from builders.reefknot.builder import without_wording_faults
+
+    def yes_no(question: str, answer: str, relation: str) -> object:
+        return make_item(benchmark="reefknot", task="perception", question_type="yes_no", pressure="none",
+                         images=["1.jpg"], question=question, options=(), answer=answer,
+                         provenance={"image_id": "1", "triplet": {"subject": "cd", "relation": relation,
+                                                                  "object": "cd case"}})
+
+    items = [yes_no("Is the cd in the cd case in this photo?", "yes", "in"),
+             yes_no("Is the cd is on the the cd case in this photo?", "no", "in"),
+             make_item(benchmark="reefknot", task="perception", question_type="yes_no", pressure="none",
+                       images=["2.jpg"], question="Is the cup on the table in this photo?", options=(), answer="yes",
+                       provenance={"image_id": "2", "triplet": {"subject": "cup", "relation": "on",
+                                                                "object": "table"}})]
+    kept, counts = without_wording_faults(items)
+    assert kept == items[2:]
+    assert counts["items_flagged"] == 1 and counts["items_dropped"] == 2 and counts["faults"]["doubled"] >= 1
+
+
+def test_a_scene_graph_gives_no_no_to_a_relation_it_merely_does_not_annotate(tmp_path):
+    """Issue 53: on Visual Genome a cognitive relation absent from the graph may still hold in the picture: it may be
+    an MCQ distractor, never the "no" of a Y/N pair; the checker rejects such a "no"."""
+    vg = make_vg(tmp_path / "vg", "1.4")
+    assert run("--vg-relationships", str(vg["relationships"]), "--vg-images", str(vg["images"]), "--vg-image-data",
+               str(vg["image_data"]), "--vg-objects", str(vg["objects"]), "--out", str(tmp_path / "out"),
+               *FIXTURE_OPTIONS) == 0
+    items = read_items(tmp_path / "out" / "visual_genome-seed0" / "items.jsonl")
+    nos = [it for it in items if it["question_type"] == "yes_no" and it["answer"] == "no"]
+    assert nos and all(it["provenance"]["negative"]["rule"].startswith("boxes:") for it in nos)  # "sitting on" too
+    assert any(it["question_type"] == "mcq" and it["task"] == "cognition" for it in items)
+    yes = next(it for it in items if it["question_type"] == "yes_no" and it["answer"] == "yes")
+    relation = yes["provenance"]["asked_relation"]
+    unannotated = next(r for r in ("watching", "feeding", "chasing", "holding")
+                       if r not in yes["provenance"]["annotated_relations"])
+    planted = {**yes, "answer": "no", "question": yes["question"].replace(f" {relation} ", f" {unannotated} ", 1)}
+    checker = Checker(vg["relationships"], vg["image_data"], vg["objects"])
+    assert checker.check([yes]) == []
+    assert "merely does not annotate" in checker.check([planted])[0][2]

@@ -6,6 +6,10 @@ Twelve scenes repeat a few people, animals and things in fixed places (boxes dra
 v1.2 gives endpoints a ``name``, v1.4 ``names`` lists; predicates come in mixed case with trailing spaces;
 ``synsets`` are sometimes empty; one endpoint is missing from ``objects.json``; one image has two dogs. As in
 the real v1.0 file, v1.0 gives an object a new id in every relationship it takes part in (same name, same box).
+
+``raw=True`` writes v1.0 as the real file is written beyond its layout (issue 53): predicates with a copula, a
+trailing article and doubled words ("is ON the", "is is left of the the", "are riding"), and URLs naming the even
+images ``img_<id>.jpg`` while the files, as in the Visual Genome archives, are ``<id>.jpg``.
 """
 
 from __future__ import annotations
@@ -47,7 +51,11 @@ TWO_DOGS_IMAGE = 12
 """Image 12 also holds a second dog (in objects.json only): its dog triplets have an unclear reference."""
 
 
-def make_vg(directory: Path, version: str = "1.4") -> dict[str, Path]:
+RAW_PREDICATE = ("is {} the", "is is {} the the", "are {}")
+"""How ``raw=True`` writes the k-th predicate of a scene (k modulo 3)."""
+
+
+def make_vg(directory: Path, version: str = "1.4", raw: bool = False) -> dict[str, Path]:
     """Write ``relationships.json``, ``objects.json``, ``image_data.json`` and images; returns their paths."""
     directory = Path(directory)
     images = directory / "images"
@@ -74,7 +82,7 @@ def make_vg(directory: Path, version: str = "1.4") -> dict[str, Path]:
             rels.append(
                 {
                     "relationship_id": n * 100 + k,
-                    "predicate": p,
+                    "predicate": RAW_PREDICATE[k % 3].format(p) if raw else p,
                     "synsets": [] if k % 2 else ["along.r.01"],
                     "subject": _obj(ends[0], s, version, k),
                     "object": _obj(ends[1], o, version, k + 1),
@@ -93,7 +101,7 @@ def make_vg(directory: Path, version: str = "1.4") -> dict[str, Path]:
                 "height": HEIGHT,
                 "coco_id": None,
                 "flickr_id": None,
-                "url": f"https://cs.stanford.edu/people/rak248/{folder}/{n}.jpg",
+                "url": f"https://cs.stanford.edu/people/rak248/{folder}/{'img_' if raw and n % 2 == 0 else ''}{n}.jpg",
             }
         )
         _draw(images / folder / f"{n}.jpg", [o for o in objects])
