@@ -172,10 +172,14 @@ def run_builder(
     """What every builder's ``main`` does: parse the config, write the build, print its summary and its lint.
 
     A build that yields nothing prints what was skipped and why (``print_skipped(stats)``, on stderr) before
-    its one-line error."""
+    its one-line error. The build's folder is locked, and a reviewed one refused, before any work
+    (:func:`builders.run.build_guard`)."""
+    from builders.run import build_guard
+
     config = parse_config(config_type, parser, argv)
     try:
-        path, items, stats = write_build(config)
+        with build_guard(Path(config.out) / config.build_name(), config.replace):
+            path, items, stats = write_build(config)
     except EmptyBuildError as exc:
         if print_skipped is not None:
             print_skipped(exc.stats)

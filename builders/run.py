@@ -1,8 +1,10 @@
 """The build runner: one atomic build directory per run.
 
-A build is written into ``<out>/<name>.partial/`` and renamed to ``<out>/<name>/`` only when everything is on
-disk, so a crash or a bad input never leaves a directory that looks finished. A finished build with the same name
-is replaced only after the new one is complete.
+A build is written into a folder of its own beside ``<out>/<name>/`` (``<name>.partial.<random>``) and swapped into
+place only when everything is on disk, so a crash, a ``kill -9`` or a bad input never leaves a directory that looks
+finished, and never a torn one. One build per folder and name runs at a time (a lock; a second one exits 2). A
+finished build with the same name is replaced only after the new one is complete, and never when it holds a
+review (``review.json``, ``reviews/``, ``adjudications.json``, ``recheck.json``) unless ``--replace`` moves it aside.
 
 Layout (``docs/architecture.md``, "A build directory")::
 
@@ -15,16 +17,22 @@ from __future__ import annotations
 
 import json
 import os
+import glob
 import shutil
 import subprocess
+import sys
+import tempfile
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from builders.items import Item, write_items
 from builders.lint import lint_build_dir
-from sources.atomic import write_atomic
+from builders.review import RECHECK_FILE
+from sources.atomic import FolderBusy, exchange, folder_lock, unfinished, write_atomic
+from sources.errors import MirageError
 from sources.hashing import file_sha256  # noqa: F401  (re-exported: builders hash their inputs)
 
 CODE_ROOT = Path(__file__).resolve().parent.parent
@@ -52,11 +60,11 @@ def code_version() -> str:
 
 
 class BuildDir:
-    """A build being written; see :func:`open_build`."""
+    """A build being written into ``path``, a folder private to it; see :func:`open_build`."""
 
-    def __init__(self, final: Path) -> None:
+    def __init__(self, final: Path, path: Path) -> None:
         self.final = final
-        self.path = final.with_name(final.name + ".partial")
+        self.path = path
         self.images = self.path / "images"
 
     def add_image(self, source: str | Path, name: str | None = None) -> str:
@@ -90,35 +98,111 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-@contextmanager
-def open_build(out_dir: str | Path, name: str, cache_dir: str | Path | None = None) -> Iterator[BuildDir]:
-    """Yield a :class:`BuildDir` writing into ``<name>.partial``; on success rename it to ``<name>``.
+REVIEW_STATE = ("review.json", "reviews", "adjudications.json", RECHECK_FILE)
+"""What ``annotation pull`` and the maintainer's adjudications leave in a build folder: a build never deletes it."""
 
-    On any exception the partial directory is removed and an earlier finished build is left untouched. Before the
-    rename, the lint (:mod:`builders.lint`) reads the finished items.jsonl and adds its ``"lint"`` section to
-    build.json, so every builder's build carries it; items.jsonl is never touched. ``cache_dir``: the build's
-    cache, where the lint of the same items is reused from (:mod:`builders.lint.cache`).
+
+def review_state(folder: Path) -> list[str]:
+    """The names of :data:`REVIEW_STATE` that ``folder`` holds."""
+    return [n for n in REVIEW_STATE if (folder / n).exists()]
+
+
+@contextmanager
+def build_guard(final: Path, replace: bool = False) -> Iterator[Path | None]:
+    """Hold the lock of build folder ``final`` (one build per folder and name at a time) and refuse, before any
+    work, a build that would delete a review; yields where ``--replace`` will move the reviewed folder, or None.
+
+    A second build of the same folder ends here with one line (exit status 2), whichever of them got the lock
+    first; taking the guard again in the process that holds it (``run_builder`` then :func:`open_build`) is free.
+    """
+    try:
+        with folder_lock(final):
+            held = review_state(final)
+            if held and not replace:
+                raise MirageError(
+                    f"{final}: holds a review ({', '.join(held)}) that a rebuild would delete; choose another "
+                    "--name, or pass --replace to move the old folder aside")
+            yield _aside_name(final) if held else None
+    except FolderBusy as exc:
+        raise MirageError(f"{final}: another build of this folder and name is running (pid {exc.pid or '?'}); "
+                          "wait for it to finish, or choose another --name") from None
+
+
+def _aside_name(final: Path) -> Path:
+    """Where ``--replace`` keeps a reviewed build: ``<name>.replaced-<UTC time>[-N]`` beside it."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    aside = final.with_name(f"{final.name}.replaced-{stamp}")
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = final.with_name(f"{final.name}.replaced-{stamp}-{n}")
+    return aside
+
+
+_PARTIAL = ".partial."
+"""A build is written into ``<name>.partial.<8 random characters>`` (``tempfile.mkdtemp``): private to it."""
+
+
+@contextmanager
+def open_build(out_dir: str | Path, name: str, cache_dir: str | Path | None = None, *,
+               replace: bool = False) -> Iterator[BuildDir]:
+    """Yield a :class:`BuildDir` writing into a folder private to this build; on success it becomes ``<name>``.
+
+    Under the lock of :func:`build_guard` (a second build of the name exits 2; a reviewed build is refused unless
+    ``replace``). On any exception the private folder is removed and an earlier finished build is left untouched.
+    Before the swap, the lint (:mod:`builders.lint`) reads the finished items.jsonl and adds its ``"lint"``
+    section to build.json, so every builder's build carries it; items.jsonl is never touched. ``cache_dir``: the
+    build's cache, where the lint of the same items is reused from (:mod:`builders.lint.cache`).
+
+    The finished folder replaces an earlier one in one atomic swap (:func:`sources.atomic.exchange`), so a build
+    killed at any point (even ``kill -9``) leaves the old folder or the new one whole at ``<name>``; what a killed
+    build leaves beside it (its private folder, or the old build on its way out) is removed by the next build of
+    the name, except an old build holding a review, which is moved aside like ``--replace`` does.
     """
     final = Path(out_dir) / name
-    build = BuildDir(final)
-    if build.path.exists():
-        shutil.rmtree(build.path)
-    build.path.mkdir(parents=True)
-    try:
-        yield build
-        lint_build_dir(build.path, cache_dir)
-    except BaseException:
-        shutil.rmtree(build.path, ignore_errors=True)
-        raise
-    failed_record(final).unlink(missing_ok=True)  # the reasons of an earlier failed build no longer apply
-    if final.exists():
-        retired = final.with_name(final.name + ".old")
-        shutil.rmtree(retired, ignore_errors=True)
-        os.replace(final, retired)
-        os.replace(build.path, final)
-        shutil.rmtree(retired, ignore_errors=True)
-    else:
-        os.replace(build.path, final)
+    with build_guard(final, replace) as aside:
+        _clear_leftovers(final)
+        build = BuildDir(final, Path(tempfile.mkdtemp(prefix=final.name + _PARTIAL, dir=final.parent)))
+        try:
+            yield build
+            lint_build_dir(build.path, cache_dir)
+        except BaseException:
+            shutil.rmtree(build.path, ignore_errors=True)
+            raise
+        failed_record(final).unlink(missing_ok=True)  # the reasons of an earlier failed build no longer apply
+        if not final.exists():
+            os.rename(build.path, final)
+            return
+        if exchange(build.path, final):
+            retired = build.path  # the swap left the old build there
+        else:  # no atomic swap on this system: two renames; a kill between them is repaired by the next build
+            retired = final.with_name(final.name + _PARTIAL + "retired")
+            os.rename(final, retired)
+            os.rename(build.path, final)
+        _retire(retired, aside)
+
+
+def _retire(old: Path, aside: Path | None) -> None:
+    """Delete an old build, or move it to ``aside`` (a reviewed one; the name is printed)."""
+    if aside is None:
+        shutil.rmtree(old, ignore_errors=True)
+        return
+    os.rename(old, aside)
+    print(f"--replace: the reviewed build was moved to {aside}", file=sys.stderr)
+
+
+def _clear_leftovers(final: Path) -> None:
+    """Remove what killed builds of ``final`` left beside it (called under its lock, so none of them still runs):
+    private folders, and an old build on its way out, which is put back when ``final`` is missing and moved
+    aside when it holds a review."""
+    ours = (*final.parent.glob(glob.escape(final.name) + ".partial*"), final.with_name(final.name + ".old"))
+    for path in sorted(p for p in ours if p.is_dir() and (unfinished(p) or p.name.endswith(".old"))):
+        if path.name.endswith(".retired") and not final.exists():
+            os.rename(path, final)
+        elif review_state(path):
+            _retire(path, _aside_name(final))
+        else:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def failed_record(final: Path) -> Path:
@@ -162,7 +246,7 @@ def write_items_build(
 ) -> tuple[Path, list[Item]]:
     """Write a build whose only files are items.jsonl, build.json (:func:`build_record`, plus ``extra`` keys) and
     the generated images (copied in when ``localise``); returns the build's path and the items as written."""
-    with open_build(config.out, config.build_name(), config.resolved_cache_dir()) as out:
+    with open_build(config.out, config.build_name(), config.resolved_cache_dir(), replace=config.replace) as out:
         written = out.localise(items) if localise else list(items)
         n = out.write_items(written)
         out.write_json("build.json", {**build_record(benchmark, config, stats, sources, n, internal), **(extra or {})})

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from builders.items import Item, read_items
 from builders.review import ISSUE_TAGS, RECHECK_FILE, agreement_figures, apply_rechecks
-from sources.atomic import write_atomic
+from sources.atomic import unfinished, write_atomic
 from sources.errors import MirageError
 from sources.hashing import file_sha256
 from sources.jsonio import decode_problem
@@ -201,7 +201,7 @@ def load_inputs(
     build_dir = Path(build_dir)
     if not build_dir.is_dir():
         raise MirageError(f"{build_dir}: not a build directory")
-    if build_dir.name.endswith(".partial"):
+    if unfinished(build_dir):
         raise MirageError(f"{build_dir}: an unfinished build (.partial); rerun the builder")
     build = _read_json(build_dir / "build.json")
     for key in ("benchmark", "name"):

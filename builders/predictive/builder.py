@@ -255,7 +255,8 @@ def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, A
     result = plan(config)
     if not result.items:
         raise EmptyBuildError(f"the build produced no items: {why_no_items(config, result.stats)}", result.stats)
-    with open_build(config.out, config.build_name(), config.resolved_cache_dir()) as out:
+    with open_build(config.out, config.build_name(), config.resolved_cache_dir(),
+                    replace=config.replace) as out:
         out.images.mkdir(parents=True, exist_ok=True)
         with progress_bar(config.progress) as task_bar:
             update = task_bar("writing images", len(result.writers))
