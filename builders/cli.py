@@ -186,7 +186,31 @@ def run_builder(
         raise
     print_summary(path, items, stats)
     print_lint(path)
-    return 0
+    return print_tasks(path, config.allow_empty_tasks)
+
+
+def print_tasks(path: Path, allow_empty: bool) -> int:
+    """The table of build.json's ``"tasks"`` (:func:`builders.run.record_tasks`: items and skips per task asked
+    for) and the exit status: 1, with one line per task that made no items, unless ``allow_empty``."""
+    from builders.run import empty_tasks
+
+    try:
+        build = json.loads((Path(path) / "build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    tasks = build.get("tasks") or {}
+    rows = [(task, entry["items"], sum(entry["skipped"].values()),
+             max(entry["skipped"], key=entry["skipped"].get) if entry["skipped"] else "")
+            for task, entry in tasks.items()]
+    if rows:
+        stdout.print(table("Tasks", ["task", "items", "skipped", "most frequent reason"], rows, numeric=False))
+    empty = empty_tasks(build)
+    for line in empty:
+        if allow_empty:
+            print(f"note: {line}", file=sys.stderr)
+        else:
+            print(f"error: {line} (the build is in {path}; --allow-empty-tasks accepts it)", file=sys.stderr)
+    return 1 if empty and not allow_empty else 0
 
 
 def print_lint(path: Path) -> None:

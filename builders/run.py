@@ -165,6 +165,7 @@ def open_build(out_dir: str | Path, name: str, cache_dir: str | Path | None = No
         build = BuildDir(final, Path(tempfile.mkdtemp(prefix=final.name + _PARTIAL, dir=final.parent)))
         try:
             yield build
+            record_tasks(build.path)
             lint_build_dir(build.path, cache_dir)
         except BaseException:
             shutil.rmtree(build.path, ignore_errors=True)
@@ -203,6 +204,68 @@ def _clear_leftovers(final: Path) -> None:
             _retire(path, _aside_name(final))
         else:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def record_tasks(folder: Path) -> dict[str, dict[str, Any]] | None:
+    """Add ``"tasks"`` to a finished build's build.json: for every task the build was asked for, its item count
+    and why its inputs were skipped (``{task: {"items": n, "skipped": {reason: count}}}``); returns it.
+    ``"not_given": true`` marks a task skipped whole by a record naming only the task and the reason (MIOH's "no
+    PACO data given"): its input was not given, so its absence is the user's choice, not a loss.
+
+    Asked for: the config's ``tasks`` (MIOH, predictive), else the domains of the sources given (Mementos:
+    ``stats.sources[*].domain``), else the tasks that have items. A skip counts for a task when its record
+    names the task (``"task"``), a source of that domain (``"source"``) or a cell of the task that fell short
+    (MIOH's ``"cell"``, with its reasons). A task asked for with no items is
+    what :func:`empty_tasks` reports and the command line refuses (issue 51: a build whose decoder could not
+    open any video exited 0 with two of its three tasks gone). ``None`` when the folder has no build.json.
+    """
+    build_path, items_path = folder / "build.json", folder / "items.jsonl"
+    if not build_path.is_file() or not items_path.is_file():
+        return None
+    build = json.loads(build_path.read_text(encoding="utf-8"))
+    counts: dict[str, int] = {}
+    with items_path.open(encoding="utf-8") as lines:
+        for line in lines:
+            task = json.loads(line).get("task") if line.strip().startswith("{") else None
+            if isinstance(task, str):
+                counts[task] = counts.get(task, 0) + 1
+    sources = (build.get("stats") or {}).get("sources")
+    domains = {k: v["domain"] for k, v in sources.items() if isinstance(v, dict) and "domain" in v} \
+        if isinstance(sources, dict) else {}
+    asked = (build.get("config") or {}).get("tasks")
+    if not isinstance(asked, list):
+        asked = sorted(set(domains.values())) or sorted(counts)
+    section: dict[str, dict[str, Any]] = {task: {"items": counts.get(task, 0), "skipped": {}} for task in asked}
+    for skip in build.get("skipped") or []:
+        if not isinstance(skip, dict):
+            continue
+        cell = skip.get("cell") if isinstance(skip.get("cell"), dict) else None
+        task = (cell or skip).get("task", domains.get(skip.get("source")))
+        if task not in section:
+            continue
+        reasons = (cell.get("reasons") or {"fewer questions than wanted": 1}) if cell else \
+            {str(skip.get("reason") or "no reason recorded"): 1}
+        for reason, n in reasons.items():
+            section[task]["skipped"][reason] = section[task]["skipped"].get(reason, 0) + int(n)
+            if set(skip) == {"task", "reason"}:  # the whole task, for want of an input the user did not give
+                section[task]["not_given"] = True
+    build["tasks"] = section
+    write_atomic(build_path, (json.dumps(build, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return section
+
+
+def empty_tasks(build: Mapping[str, Any]) -> list[str]:
+    """One line for each task a build was asked for that has no items (build.json's ``"tasks"``), with its
+    reasons, most frequent first."""
+    lines = []
+    for task, entry in (build.get("tasks") or {}).items():
+        if entry.get("items") or entry.get("not_given"):
+            continue
+        reasons = sorted(entry.get("skipped", {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        why = "; ".join(f"{reason} ({n})" for reason, n in reasons[:3]) or "nothing was skipped: no input for it"
+        more = f"; and {len(reasons) - 3} more reasons in build.json" if len(reasons) > 3 else ""
+        lines.append(f"task {task} made no items: {why}{more}")
+    return lines
 
 
 def failed_record(final: Path) -> Path:
