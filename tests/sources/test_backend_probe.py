@@ -9,6 +9,7 @@ are untouched: the mounts end with the child.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -130,3 +131,25 @@ def test_an_unknown_or_missing_backend_is_one_line(monkeypatch):
             resolve_backend("decord")
     finally:
         backend_problem.cache_clear()
+
+
+def test_without_ffmpeg_the_demo_video_builds_make_every_task(tmp_path):
+    """Issue 51's case: torchcodec installed, FFmpeg's libraries not. With ``--backend auto`` the demo Mementos and
+    predictive builds make every task (they exit 1 when one is empty) from frames of the next decoder."""
+    require(video_backends.have_torchcodec(), "torchcodec", TORCHCODEC_HINT)
+    run = without_ffmpeg(textwrap.dedent(f"""
+        import sys
+        from builders.mementos.cli import main as mementos
+        from builders.predictive.cli import main as predictive
+        common = ["--out", {str(tmp_path)!r}, "--no-progress", "--backend", "auto", "--cache-dir", {str(tmp_path)!r}]
+        print("exit", mementos(["--demo-videos", "3", "--name", "m", *common]),
+              predictive(["--demo-videos", "4", "--patterns", "2", "--name", "p", *common]))
+    """))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == "exit 0 0", run.stderr
+    for name, tasks in (("m", {"daily_life"}), ("p", {"abstract_pattern", "human_activity", "physical_interaction"})):
+        build = json.loads((tmp_path / name / "build.json").read_text())
+        assert {t for t, entry in build["tasks"].items() if entry["items"]} == tasks
+    items = [json.loads(line) for line in (tmp_path / "m" / "items.jsonl").read_text().splitlines()]
+    decoders = {it["provenance"]["backend"] for it in items}
+    assert decoders == {"decord" if video_backends.have_decord() else "opencv"}
