@@ -210,7 +210,8 @@ def record_tasks(folder: Path) -> dict[str, dict[str, Any]] | None:
     """Add ``"tasks"`` to a finished build's build.json: for every task the build was asked for, its item count
     and why its inputs were skipped (``{task: {"items": n, "skipped": {reason: count}}}``); returns it.
     ``"not_given": true`` marks a task skipped whole by a record naming only the task and the reason (MIOH's "no
-    PACO data given"): its input was not given, so its absence is the user's choice, not a loss.
+    PACO data given"), or one with neither items nor skips (``--patterns 0``): its input was not given, so its
+    absence is the user's choice, not a loss.
 
     Asked for: the config's ``tasks`` (MIOH, predictive), else the domains of the sources given (Mementos:
     ``stats.sources[*].domain``), else the tasks that have items. A skip counts for a task when its record
@@ -249,6 +250,9 @@ def record_tasks(folder: Path) -> dict[str, dict[str, Any]] | None:
             section[task]["skipped"][reason] = section[task]["skipped"].get(reason, 0) + int(n)
             if set(skip) == {"task", "reason"}:  # the whole task, for want of an input the user did not give
                 section[task]["not_given"] = True
+    for entry in section.values():
+        if not entry["items"] and not entry["skipped"]:  # no input at all (``--patterns 0``): nothing was lost
+            entry["not_given"] = True
     build["tasks"] = section
     write_atomic(build_path, (json.dumps(build, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     return section

@@ -60,10 +60,11 @@ def test_asked_tasks_come_from_the_config_or_the_sources_domains(tmp_path):
     assert empty_tasks(build) == ["task robotics made no items: cannot open video (2)"]
 
     write_build(tmp_path / "mioh", {
-        "config": {"tasks": ["existence", "attribute", "counting"]},
+        "config": {"tasks": ["existence", "attribute", "counting", "position"]},
         "skipped": [{"task": "attribute", "reason": "no paco data given (--paco)"},
                     {"cell": {"task": "counting", "wanted": 5, "made": 0, "reasons": {"no image pair": 4}}}]}, ["existence"])
     record_tasks(tmp_path / "mioh")
     build = json.loads((tmp_path / "mioh" / "build.json").read_text())
     assert build["tasks"]["attribute"]["not_given"] is True  # the user gave no PACO: not a loss
+    assert build["tasks"]["position"] == {"items": 0, "skipped": {}, "not_given": True}  # nothing given for it
     assert empty_tasks(build) == ["task counting made no items: no image pair (4)"]
