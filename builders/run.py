@@ -76,7 +76,9 @@ class BuildDir:
         return f"images/{target.name}"
 
     def write_items(self, items: Iterable[Item]) -> int:
-        return write_items(self.path / "items.jsonl", items)
+        """Write items.jsonl; an absolute image path (the user's own images, left where they are) is written
+        relative to the build folder (:func:`relative_images`), so the folder can move with its sources."""
+        return write_items(self.path / "items.jsonl", (relative_images(it, self.final) for it in items))
 
     def localise(self, items: Iterable[Item]) -> list[Item]:
         """Copy the images Mirage made for ``items`` (demo scenes) into ``images/`` and point the items at
@@ -86,6 +88,20 @@ class BuildDir:
     def write_json(self, name: str, data: Mapping[str, Any]) -> None:
         text = json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, default=_jsonable)
         (self.path / name).write_text(text + "\n", encoding="utf-8")
+
+
+def relative_images(item: Item, build: Path) -> Item:
+    """``item`` with its absolute image paths made relative to ``build`` (``../../coco/val2017/x.jpg``).
+
+    Why: items.jsonl held absolute paths into the source folders, so a build could not be moved or shared. Every
+    reader resolves a relative path against the build folder (annotation, release, scoring), so a build and its
+    sources moved together (a project folder holding both, or the same layout on another machine) keep working;
+    README "Moving a build" says how. The image's file name, which item ids hash, is unchanged."""
+    if not any(os.path.isabs(p) for p in item.images):
+        return item
+    base = os.path.abspath(build)
+    return replace(item, images=tuple(
+        Path(os.path.relpath(p, base)).as_posix() if os.path.isabs(p) else p for p in item.images))
 
 
 def _jsonable(value: Any) -> Any:
