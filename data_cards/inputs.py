@@ -236,7 +236,8 @@ def load_inputs(
         recheck = _read_json(build_dir / RECHECK_FILE)
         input_files[RECHECK_FILE] = file_sha256(build_dir / RECHECK_FILE)
     # the re-reviews' decisions on top of the first review's, as `annotation pull` wrote reviewed.jsonl
-    review_items: Mapping[str, Any] = apply_rechecks((review_raw or {}).get("items") or {}, recheck)
+    review_items: Mapping[str, Any] = apply_rechecks((review_raw or {}).get("items") or {}, recheck,
+                                                     {it.id: it.answer for it in all_items})
     if review_raw is not None:
         for it in _read_items(reviewed_path):
             st = (review_items.get(it.id) or {}).get("status", "keep")
