@@ -129,9 +129,19 @@ def builder_parser(benchmark: str, description: str, config_type: type,
 
 def print_reason_counts(title: str, counts: Mapping[str, int], console: Console | None = None,
                         what: str = "videos") -> None:
-    """A table of how many ``what`` were left out for each reason (nothing when none were)."""
-    if counts:
-        (console or stderr).print(table(title, ["why", what], list(counts.items())))
+    """A table of how many ``what`` were left out for each reason (nothing when none were): the
+    :data:`REASON_ROWS` most frequent, then one row for the rest (build.json lists every input and its reason)."""
+    if not counts:
+        return
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(rows) > REASON_ROWS:
+        rest = rows[REASON_ROWS - 1:]
+        rows = rows[:REASON_ROWS - 1] + [(f"{len(rest)} other reasons (build.json lists each)", sum(n for _, n in rest))]
+    (console or stderr).print(table(title, ["why", what], rows))
+
+
+REASON_ROWS = 15
+"""At most this many rows in a table of skip reasons, so it stays on one screen."""
 
 
 class EmptyBuildError(ConfigError):

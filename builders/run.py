@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import glob
+import re
 import shutil
 import subprocess
 import sys
@@ -286,6 +287,17 @@ def empty_tasks(build: Mapping[str, Any]) -> list[str]:
         more = f"; and {len(reasons) - 3} more reasons in build.json" if len(reasons) > 3 else ""
         lines.append(f"task {task} made no items: {why}{more}")
     return lines
+
+
+def reason_kind(reason: str) -> str:
+    """The kind of a skip reason, so that the summary groups like reasons: quoted text and bracketed details
+    (``'pick book'``, ``(best c012 at 0.33)``) dropped, class codes and measured numbers shown as ``…``; a step
+    number (``step 2``) is kept. Why: Charades' reasons name each video's words and numbers, and masking only
+    digits left 1,743 rows reading "step N" and "cN" (issue 51)."""
+    kind = re.sub(r"\s*\([^()]*\)", "", reason)
+    kind = re.sub(r"(?<![\w'])'[^']*'(?![\w'])|\"[^\"]*\"", "…", kind)
+    kind = re.sub(r"(?<!step )\b[a-z]?\d+(?:\.\d+)?\b", "…", kind)
+    return re.sub(r"\s+", " ", kind).strip()
 
 
 def failed_record(final: Path) -> Path:

@@ -68,3 +68,25 @@ def test_asked_tasks_come_from_the_config_or_the_sources_domains(tmp_path):
     assert build["tasks"]["attribute"]["not_given"] is True  # the user gave no PACO: not a loss
     assert build["tasks"]["position"] == {"items": 0, "skipped": {}, "not_given": True}  # nothing given for it
     assert empty_tasks(build) == ["task counting made no items: no image pair (4)"]
+
+
+def test_skip_reasons_group_by_kind_and_the_table_stays_short():
+    """Issue 51: Charades' skip table ran to 1,743 rows with digits masked ("step N", "cN")."""
+    from builders.cli import REASON_ROWS, print_reason_counts
+    from builders.run import reason_kind
+
+    assert reason_kind("charades step 2: 'pick book' matches no action (best c012 at 0.33)") == \
+        "charades step 2: … matches no action"
+    assert reason_kind("charades step 2: 'lift cup' matches no action (best c004 at 0.41)") == \
+        "charades step 2: … matches no action"
+    assert reason_kind("charades step 3: the action starts at 12.5 s, past the video's length 10 s") == \
+        "charades step 3: the action starts at … s, past the video's length … s"
+    from rich.console import Console
+
+    console = Console(width=80, file=None)
+    counts = {f"reason {chr(97 + k)}": 100 - k for k in range(40)}
+    with console.capture() as captured:
+        print_reason_counts("Skipped", counts, console)
+    rows = [line for line in captured.get().splitlines() if line.startswith("│")]
+    assert len(rows) == REASON_ROWS and rows[0].startswith("│ reason a ")
+    assert f"{40 - REASON_ROWS + 1} other reasons (build.json lists each)" in rows[-1]
