@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from time import perf_counter
@@ -183,29 +184,24 @@ def backend_problem(name: str) -> str | None:
             "decord": "video backend 'decord' is not installed: pip install decord (x86-64 only)",
             "opencv": f"video backend 'opencv' is not installed: {INSTALL_HINT}",
         }[name]
-    video = _probe_video()
-    if video is None:
-        return None
-    try:
-        frame = _READERS[name](video, [1])[1]
-    except ConfigError as exc:
-        return str(exc)
-    except Exception as exc:  # noqa: BLE001  (a decoder that fails on a known-good video is unusable, whatever it raises)
-        return f"video backend {name!r} cannot decode a test video: {_first_line(exc)}"
+    with tempfile.TemporaryDirectory(prefix="mirage-probe-video-") as folder:
+        video = _probe_video(Path(folder))
+        if video is None:
+            return None
+        try:
+            frame = _READERS[name](video, [1])[1]
+        except ConfigError as exc:
+            return str(exc)
+        except Exception as exc:  # noqa: BLE001  (a decoder that fails on a known-good video is unusable)
+            return f"video backend {name!r} cannot decode a test video: {_first_line(exc)}"
     if frame.shape != (32, 32, 3) or not 180 <= float(frame.mean()) <= 220:
         return f"video backend {name!r} decodes a 32x32 grey test video wrongly ({frame.shape})"
     return None
 
 
-@lru_cache(maxsize=None)
-def _probe_video() -> Path | None:
-    """A two-frame 32x32 MJPG video (black, then grey 200; decord fails on 16x16 ones) in a temporary folder (removed at exit), or ``None`` if nothing can write one."""
-    import atexit
-    import shutil
-    import tempfile
-
-    folder = Path(tempfile.mkdtemp(prefix="mirage-probe-video-"))
-    atexit.register(shutil.rmtree, folder, True)
+def _probe_video(folder: Path) -> Path | None:
+    """A two-frame 32x32 MJPG video in ``folder`` (black, then grey 200; decord fails on 16x16 ones), or ``None``
+    if nothing here can write one."""
     frames = np.zeros((2, 32, 32, 3), np.uint8)
     frames[1] = 200
     if have_opencv():
