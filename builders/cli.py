@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from builders.lint import summary_rows
+from builders.run import build_guard, empty_tasks
 from builders.lint.report import BLIND_COLUMNS, BLIND_TITLE, blind_caption, blind_rows
 from sources.errors import ConfigError, MirageError
 from sources.options import add_options, option_names
@@ -184,8 +185,6 @@ def run_builder(
     A build that yields nothing prints what was skipped and why (``print_skipped(stats)``, on stderr) before
     its one-line error. The build's folder is locked, and a reviewed one refused, before any work
     (:func:`builders.run.build_guard`)."""
-    from builders.run import build_guard
-
     config = parse_config(config_type, parser, argv)
     try:
         with build_guard(Path(config.out) / config.build_name(), config.replace):
@@ -202,8 +201,6 @@ def run_builder(
 def print_tasks(path: Path, allow_empty: bool) -> int:
     """The table of build.json's ``"tasks"`` (:func:`builders.run.record_tasks`: items and skips per task asked
     for) and the exit status: 1, with one line per task that made no items, unless ``allow_empty``."""
-    from builders.run import empty_tasks
-
     try:
         build = json.loads((Path(path) / "build.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -178,6 +178,9 @@ def open_build(out_dir: str | Path, name: str, cache_dir: str | Path | None = No
     """
     final = Path(out_dir) / name
     with build_guard(final, replace) as aside:
+        if aside is not None:
+            print(f"--replace: {final} holds a review; once the new build is complete it is moved to {aside}",
+                  file=sys.stderr)
         _clear_leftovers(final)
         build = BuildDir(final, Path(tempfile.mkdtemp(prefix=final.name + _PARTIAL, dir=final.parent)))
         try:

@@ -111,14 +111,15 @@ def folder_lock(target: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``target`` (a folder that may not exist yet) for the ``with`` block.
 
     The lock is ``flock`` on the hidden file ``.<name>.lock`` beside it, which holds the holder's pid and is removed
-    on release; the kernel drops the lock of a killed process, so a stale file never blocks. Taking it again in
-    the same process is a no-op. :class:`FolderBusy` when another process holds it (never waits)."""
+    on release, with the folders it had to create if they are left empty; the kernel drops the lock of a killed
+    process, so a stale file never blocks. Taking it again in the same process is a no-op. :class:`FolderBusy` when another process holds it (never waits)."""
     import fcntl
 
     target = Path(os.path.abspath(target))
     if target in _held:
         yield
         return
+    made = [d for d in (target.parent, *target.parent.parents) if not d.exists()]  # removed again if left empty
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = target.with_name(f".{target.name}.lock")
     while True:
@@ -146,3 +147,8 @@ def folder_lock(target: Path) -> Iterator[None]:
             os.unlink(lock)
         finally:
             os.close(fd)
+        for folder in made:  # a build that wrote nothing leaves no folder behind either
+            try:
+                folder.rmdir()
+            except OSError:
+                break

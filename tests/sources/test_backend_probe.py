@@ -75,6 +75,7 @@ def test_torchcodec_really_decodes_here():
 
 def test_without_ffmpeg_auto_takes_the_next_decoder_and_torchcodec_says_why(tmp_path):
     require(video_backends.have_torchcodec(), "torchcodec", TORCHCODEC_HINT)
+    require(video_backends.have_opencv(), "OpenCV", "bash .ci/install-video.sh")
     frames = np.zeros((5, 32, 32, 3), np.uint8)
     frames[3] = 120
     video = tmp_path / "ordinary.avi"
@@ -100,6 +101,7 @@ def test_without_ffmpeg_auto_takes_the_next_decoder_and_torchcodec_says_why(tmp_
 
 
 def test_corrupt_is_said_only_when_every_usable_decoder_refuses(tmp_path, monkeypatch):
+    require(video_backends.have_opencv(), "OpenCV", "bash .ci/install-video.sh")
     frames = np.zeros((4, 32, 32, 3), np.uint8)
     video = tmp_path / "ok.avi"
     write_video(video, frames, fps=10.0)
