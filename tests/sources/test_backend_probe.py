@@ -146,9 +146,14 @@ def test_without_ffmpeg_the_demo_video_builds_make_every_task(tmp_path):
         common = ["--out", {str(tmp_path)!r}, "--no-progress", "--backend", "auto", "--cache-dir", {str(tmp_path)!r}]
         print("exit", mementos(["--demo-videos", "3", "--name", "m", *common]),
               predictive(["--demo-videos", "4", "--patterns", "2", "--name", "p", *common]))
+        named = [*common[:3], "--backend", "torchcodec", "--cache-dir", {str(tmp_path)!r}]
+        print("named", mementos(["--demo-videos", "1", "--name", "t", *named]), file=sys.stderr)
     """))
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[-1] == "exit 0 0", run.stderr
+    assert run.stderr.splitlines()[-2:] == [  # --backend torchcodec, named: one line, exit status 2
+        "error: torchcodec cannot load FFmpeg's libraries (libavutil): apt-get install ffmpeg, or --backend decord",
+        "named 2"]
     for name, tasks in (("m", {"daily_life"}), ("p", {"abstract_pattern", "human_activity", "physical_interaction"})):
         build = json.loads((tmp_path / name / "build.json").read_text())
         assert {t for t, entry in build["tasks"].items() if entry["items"]} == tasks
