@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from builders.predictive.charades_steps import Failure, Prediction, lemma_bag, predict
+from tests.conftest import require
 
 CLASSES = {"c000": "Closing a book", "c001": "Opening a book", "c002": "Taking a book from somewhere",
            "c003": "Sitting in a chair"}
@@ -13,20 +14,11 @@ DESCRIPTION = "A person sits in a chair. Then the person picks up a book."
 
 
 @pytest.fixture(scope="module")
-def nlp(spacy_model_module):
-    from filters.text import load_nlp
-
-    return load_nlp()
-
-
-@pytest.fixture(scope="module")
-def spacy_model_module():
+def nlp():
     from filters.text import NlpUnavailable, load_nlp
 
-    from tests.conftest import require
-
     try:
-        load_nlp()
+        return load_nlp()
     except NlpUnavailable:
         require(False, "spaCy with an English model", "bash .ci/install-nlp.sh")
 
