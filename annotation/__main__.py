@@ -504,9 +504,10 @@ def _own_work_lines(review: dict) -> list[str]:
         return []
     waiting = [e for e in entries if e["status"] == "adjudicate"]
     settled = sum(1 for e in entries if e.get("adjudicated"))
+    why = " (their votes are split; see adjudications.json in docs/annotation.md)" if waiting else ""
     return [f"{len(entries)} item(s) had their author's vote refused: {len(entries) - len(waiting) - settled} decided "
-            f"by the other reviewers' majority, {settled} settled by your adjudication, {len(waiting)} waiting for it "
-            "(their votes are split; see adjudications.json in docs/annotation.md)"]
+            f"by the other reviewers' majority, {settled} settled by your adjudication, {len(waiting)} waiting for it"
+            f"{why}"]
 
 
 @exit_on_error

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 from dataclasses import dataclass
@@ -37,7 +38,8 @@ def load_build(path: str | os.PathLike) -> Build:
     """A build dir's ``build.json`` and ``items.jsonl``; one-line errors for what is missing or malformed."""
     root = Path(path)
     if not root.is_dir():
-        hint = " (an unfinished build?)" if Path(str(root) + ".partial").is_dir() else ""
+        unfinished = root.parent.is_dir() and any(root.parent.glob(glob.escape(root.name) + ".partial*"))
+        hint = " (an unfinished build?)" if unfinished else ""
         raise AnnotationError(f"{root}: no such build directory{hint}")
     meta_path = root / "build.json"
     items_path = root / "items.jsonl"

@@ -199,7 +199,8 @@ def write_reviewed(build: Build, review: Mapping[str, Any]) -> Path:
     """``reviewed.jsonl`` from ``review.json`` with every re-review round of the build applied on top."""
     from annotation.recheck import merged_review
 
-    reviewed = reviewed_items(build.items, merged_review(build.path, review))
+    built = {it.id: it.answer for it in build.items}
+    reviewed = reviewed_items(build.items, merged_review(build.path, review, built))
     path = build.path / REVIEWED_FILE
     write_shared(path, "".join(it.to_json() + "\n" for it in reviewed).encode())
     return path

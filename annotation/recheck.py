@@ -70,7 +70,7 @@ def recheck_build(build: Build, suspects: Mapping[str, Mapping[str, Any]], proje
     rechecks = read_rechecks(build.path)
     others = {"rounds": {k: v for k, v in (rechecks.get("rounds") or {}).items() if k != project}}
     reviewed = {it.id: it for it in reviewed_items(build.items, {**review, "items": apply_rechecks(
-        review.get("items") or {}, others)})}
+        review.get("items") or {}, others, {it.id: it.answer for it in build.items})})}
     missing = sorted(set(suspects) - reviewed.keys())
     if missing:
         where = "in the build" if missing[0] not in {it.id for it in build.items} else "among its reviewed items"
@@ -112,6 +112,7 @@ def recheck_round(project: str, decided: Mapping[str, Any], build: Build, suspec
             "items": items}
 
 
-def merged_review(build_dir: Path, review: Mapping[str, Any]) -> dict[str, Any]:
-    """``review`` with its items re-decided by every re-review round of the build (for ``reviewed.jsonl``)."""
-    return {**review, "items": apply_rechecks(review.get("items") or {}, read_rechecks(build_dir))}
+def merged_review(build_dir: Path, review: Mapping[str, Any], built: Mapping[str, str]) -> dict[str, Any]:
+    """``review`` with its items re-decided by every re-review round of the build (for ``reviewed.jsonl``);
+    ``built``: each item's answer as the builder gave it (a re-review back to it restores the item)."""
+    return {**review, "items": apply_rechecks(review.get("items") or {}, read_rechecks(build_dir), built)}

@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from builders.lint import summary_rows
+from builders.run import build_guard, empty_tasks
 from builders.lint.report import BLIND_COLUMNS, BLIND_TITLE, blind_caption, blind_rows
 from sources.errors import ConfigError, MirageError
 from sources.options import add_options, option_names
@@ -129,9 +130,19 @@ def builder_parser(benchmark: str, description: str, config_type: type,
 
 def print_reason_counts(title: str, counts: Mapping[str, int], console: Console | None = None,
                         what: str = "videos") -> None:
-    """A table of how many ``what`` were left out for each reason (nothing when none were)."""
-    if counts:
-        (console or stderr).print(table(title, ["why", what], list(counts.items())))
+    """A table of how many ``what`` were left out for each reason (nothing when none were): the
+    :data:`REASON_ROWS` most frequent, then one row for the rest (build.json lists every input and its reason)."""
+    if not counts:
+        return
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(rows) > REASON_ROWS:
+        rest = rows[REASON_ROWS - 1:]
+        rows = rows[:REASON_ROWS - 1] + [(f"{len(rest)} other reasons (build.json lists each)", sum(n for _, n in rest))]
+    (console or stderr).print(table(title, ["why", what], rows))
+
+
+REASON_ROWS = 15
+"""At most this many rows in a table of skip reasons, so it stays on one screen."""
 
 
 class EmptyBuildError(ConfigError):
@@ -172,17 +183,41 @@ def run_builder(
     """What every builder's ``main`` does: parse the config, write the build, print its summary and its lint.
 
     A build that yields nothing prints what was skipped and why (``print_skipped(stats)``, on stderr) before
-    its one-line error."""
+    its one-line error. The build's folder is locked, and a reviewed one refused, before any work
+    (:func:`builders.run.build_guard`)."""
     config = parse_config(config_type, parser, argv)
     try:
-        path, items, stats = write_build(config)
+        with build_guard(Path(config.out) / config.build_name(), config.replace):
+            path, items, stats = write_build(config)
     except EmptyBuildError as exc:
         if print_skipped is not None:
             print_skipped(exc.stats)
         raise
     print_summary(path, items, stats)
     print_lint(path)
-    return 0
+    return print_tasks(path, config.allow_empty_tasks)
+
+
+def print_tasks(path: Path, allow_empty: bool) -> int:
+    """The table of build.json's ``"tasks"`` (:func:`builders.run.record_tasks`: items and skips per task asked
+    for) and the exit status: 1, with one line per task that made no items, unless ``allow_empty``."""
+    try:
+        build = json.loads((Path(path) / "build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    tasks = build.get("tasks") or {}
+    rows = [(task, entry["items"], sum(entry["skipped"].values()),
+             max(entry["skipped"], key=entry["skipped"].get) if entry["skipped"] else "")
+            for task, entry in tasks.items()]
+    if rows:
+        stdout.print(table("Tasks", ["task", "items", "skipped", "most frequent reason"], rows, numeric=False))
+    empty = empty_tasks(build)
+    for line in empty:
+        if allow_empty:
+            print(f"note: {line}", file=sys.stderr)
+        else:
+            print(f"error: {line} (the build is in {path}; --allow-empty-tasks accepts it)", file=sys.stderr)
+    return 1 if empty and not allow_empty else 0
 
 
 def print_lint(path: Path) -> None:

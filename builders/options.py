@@ -28,6 +28,12 @@ class BuildOptions(LLMOptions):
     cache_dir: str | None = option(
         None, metavar="DIR", help="cache of {cache_of} (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
     progress: bool = option(True, flag="--no-progress", help="hide progress bars")
+    replace: bool = option(
+        False, help="rebuild a build that holds a review (review.json, reviews/, adjudications.json, recheck.json): "
+        "the old folder is moved aside to <name>.replaced-<time> (printed) instead of the build refusing")
+    allow_empty_tasks: bool = option(
+        False, help="exit 0 even when a task the build was asked for made no items (by default the build is "
+        "written, and the command names each such task with its reasons and exits 1)")
 
     def resolved_cache_dir(self) -> str:
         """``--cache-dir``, else ``$MIRAGE_CACHE_DIR``, else ``~/.cache/mirage``."""
@@ -38,7 +44,7 @@ class BuildOptions(LLMOptions):
         return self.llm_config(self.resolved_cache_dir())
 
     def as_record(self) -> dict[str, Any]:
-        """The config for build.json: no progress flag, and the LLM endpoint without credentials."""
-        out = {k: v for k, v in asdict(self).items() if k != "progress"}
+        """The config for build.json: no progress, replace or allow-empty-tasks flag, and the LLM endpoint without credentials."""
+        out = {k: v for k, v in asdict(self).items() if k not in ("progress", "replace", "allow_empty_tasks")}
         out["llm_base_url"] = self.llm().to_dict()["base_url"]
         return out

@@ -85,7 +85,8 @@ RECHECK_FILE = "recheck.json"
 RECHECK_DECISIONS = ("keep", "fix", "drop")
 
 
-def apply_rechecks(items: Mapping[str, Mapping], recheck: Mapping | None) -> dict[str, dict]:
+def apply_rechecks(items: Mapping[str, Mapping], recheck: Mapping | None,
+                   built: Mapping[str, str] | None = None) -> dict[str, dict]:
     """``review.json``'s ``items`` with the decisions of the re-reviews on top, rounds in the order pulled.
 
     Why here: ``annotation`` writes ``reviewed.jsonl`` from it and ``data_cards`` checks a release against it,
@@ -93,7 +94,11 @@ def apply_rechecks(items: Mapping[str, Mapping], recheck: Mapping | None) -> dic
     review: ``fix`` sets the answer, ``drop`` drops the item, ``keep`` confirms the answer it was shown (the
     first review's, fixed or not). An item the re-review left undecided keeps its first decision. Every
     re-reviewed entry carries ``recheck``: the round's project, its decision, votes, the answer before and the
-    models' answer that made it a suspect."""
+    models' answer that made it a suspect.
+
+    ``built`` (item id -> the answer the builder gave): a re-review that "fixes" an item back to that answer
+    restores it, so the item is ``keep`` again, not a ``fix`` whose builder labels would be filed as superseded
+    (issue 51)."""
     out = {iid: dict(entry) for iid, entry in items.items()}
     rounds = sorted(((recheck or {}).get("rounds") or {}).values(), key=lambda r: str(r.get("pulled_at") or ""))
     for rnd in rounds:
@@ -101,7 +106,11 @@ def apply_rechecks(items: Mapping[str, Mapping], recheck: Mapping | None) -> dic
             base = dict(out.get(iid) or {})
             note = {"project": rnd.get("project"), "status": entry.get("status"), "votes": entry.get("votes"),
                     "before": entry.get("before"), "answer": entry.get("answer"), "models": entry.get("models")}
-            if entry.get("status") == "fix":
+            if entry.get("status") == "fix" and built is not None and entry.get("answer") == built.get(iid):
+                base["status"] = "keep"  # back to the builder's answer: its labels hold again
+                for key in ("answer", "answer_label"):
+                    base.pop(key, None)
+            elif entry.get("status") == "fix":
                 base.update(status="fix", answer=entry.get("answer"), answer_label=entry.get("answer_label"))
             elif entry.get("status") == "drop":
                 base["status"] = "drop"

@@ -1,8 +1,10 @@
 """The build runner: one atomic build directory per run.
 
-A build is written into ``<out>/<name>.partial/`` and renamed to ``<out>/<name>/`` only when everything is on
-disk, so a crash or a bad input never leaves a directory that looks finished. A finished build with the same name
-is replaced only after the new one is complete.
+A build is written into a folder of its own beside ``<out>/<name>/`` (``<name>.partial.<random>``) and swapped into
+place only when everything is on disk, so a crash, a ``kill -9`` or a bad input never leaves a directory that looks
+finished, and never a torn one. One build per folder and name runs at a time (a lock; a second one exits 2). A
+finished build with the same name is replaced only after the new one is complete, and never when it holds a
+review (``review.json``, ``reviews/``, ``adjudications.json``, ``recheck.json``) unless ``--replace`` moves it aside.
 
 Layout (``docs/architecture.md``, "A build directory")::
 
@@ -15,16 +17,23 @@ from __future__ import annotations
 
 import json
 import os
+import glob
+import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from builders.items import Item, write_items
 from builders.lint import lint_build_dir
-from sources.atomic import write_atomic
+from builders.review import RECHECK_FILE
+from sources.atomic import FolderBusy, exchange, folder_lock, unfinished, write_atomic
+from sources.errors import MirageError
 from sources.hashing import file_sha256  # noqa: F401  (re-exported: builders hash their inputs)
 
 CODE_ROOT = Path(__file__).resolve().parent.parent
@@ -52,11 +61,11 @@ def code_version() -> str:
 
 
 class BuildDir:
-    """A build being written; see :func:`open_build`."""
+    """A build being written into ``path``, a folder private to it; see :func:`open_build`."""
 
-    def __init__(self, final: Path) -> None:
+    def __init__(self, final: Path, path: Path) -> None:
         self.final = final
-        self.path = final.with_name(final.name + ".partial")
+        self.path = path
         self.images = self.path / "images"
 
     def add_image(self, source: str | Path, name: str | None = None) -> str:
@@ -68,7 +77,9 @@ class BuildDir:
         return f"images/{target.name}"
 
     def write_items(self, items: Iterable[Item]) -> int:
-        return write_items(self.path / "items.jsonl", items)
+        """Write items.jsonl; an absolute image path (the user's own images, left where they are) is written
+        relative to the build folder (:func:`relative_images`), so the folder can move with its sources."""
+        return write_items(self.path / "items.jsonl", (relative_images(it, self.final) for it in items))
 
     def localise(self, items: Iterable[Item]) -> list[Item]:
         """Copy the images Mirage made for ``items`` (demo scenes) into ``images/`` and point the items at
@@ -78,6 +89,20 @@ class BuildDir:
     def write_json(self, name: str, data: Mapping[str, Any]) -> None:
         text = json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, default=_jsonable)
         (self.path / name).write_text(text + "\n", encoding="utf-8")
+
+
+def relative_images(item: Item, build: Path) -> Item:
+    """``item`` with its absolute image paths made relative to ``build`` (``../../coco/val2017/x.jpg``).
+
+    Why: items.jsonl held absolute paths into the source folders, so a build could not be moved or shared. Every
+    reader resolves a relative path against the build folder (annotation, release, scoring), so a build and its
+    sources moved together (a project folder holding both, or the same layout on another machine) keep working;
+    README "Moving a build" says how. The image's file name, which item ids hash, is unchanged."""
+    if not any(os.path.isabs(p) for p in item.images):
+        return item
+    base = os.path.abspath(build)
+    return replace(item, images=tuple(
+        Path(os.path.relpath(p, base)).as_posix() if os.path.isabs(p) else p for p in item.images))
 
 
 def _jsonable(value: Any) -> Any:
@@ -90,35 +115,192 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-@contextmanager
-def open_build(out_dir: str | Path, name: str, cache_dir: str | Path | None = None) -> Iterator[BuildDir]:
-    """Yield a :class:`BuildDir` writing into ``<name>.partial``; on success rename it to ``<name>``.
+REVIEW_STATE = ("review.json", "reviews", "adjudications.json", RECHECK_FILE)
+"""What ``annotation pull`` and the maintainer's adjudications leave in a build folder: a build never deletes it."""
 
-    On any exception the partial directory is removed and an earlier finished build is left untouched. Before the
-    rename, the lint (:mod:`builders.lint`) reads the finished items.jsonl and adds its ``"lint"`` section to
-    build.json, so every builder's build carries it; items.jsonl is never touched. ``cache_dir``: the build's
-    cache, where the lint of the same items is reused from (:mod:`builders.lint.cache`).
+
+def review_state(folder: Path) -> list[str]:
+    """The names of :data:`REVIEW_STATE` that ``folder`` holds."""
+    return [n for n in REVIEW_STATE if (folder / n).exists()]
+
+
+@contextmanager
+def build_guard(final: Path, replace: bool = False) -> Iterator[Path | None]:
+    """Hold the lock of build folder ``final`` (one build per folder and name at a time) and refuse, before any
+    work, a build that would delete a review; yields where ``--replace`` will move the reviewed folder, or None.
+
+    A second build of the same folder ends here with one line (exit status 2), whichever of them got the lock
+    first; taking the guard again in the process that holds it (``run_builder`` then :func:`open_build`) is free.
+    """
+    try:
+        with folder_lock(final):
+            held = review_state(final)
+            if held and not replace:
+                raise MirageError(
+                    f"{final}: holds a review ({', '.join(held)}) that a rebuild would delete; choose another "
+                    "--name, or pass --replace to move the old folder aside")
+            yield _aside_name(final) if held else None
+    except FolderBusy as exc:
+        raise MirageError(f"{final}: another build of this folder and name is running (pid {exc.pid or '?'}); "
+                          "wait for it to finish, or choose another --name") from None
+
+
+def _aside_name(final: Path) -> Path:
+    """Where ``--replace`` keeps a reviewed build: ``<name>.replaced-<UTC time>[-N]`` beside it."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    aside = final.with_name(f"{final.name}.replaced-{stamp}")
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = final.with_name(f"{final.name}.replaced-{stamp}-{n}")
+    return aside
+
+
+_PARTIAL = ".partial."
+"""A build is written into ``<name>.partial.<8 random characters>`` (``tempfile.mkdtemp``): private to it."""
+
+
+@contextmanager
+def open_build(out_dir: str | Path, name: str, cache_dir: str | Path | None = None, *,
+               replace: bool = False) -> Iterator[BuildDir]:
+    """Yield a :class:`BuildDir` writing into a folder private to this build; on success it becomes ``<name>``.
+
+    Under the lock of :func:`build_guard` (a second build of the name exits 2; a reviewed build is refused unless
+    ``replace``). On any exception the private folder is removed and an earlier finished build is left untouched.
+    Before the swap, the lint (:mod:`builders.lint`) reads the finished items.jsonl and adds its ``"lint"``
+    section to build.json, so every builder's build carries it; items.jsonl is never touched. ``cache_dir``: the
+    build's cache, where the lint of the same items is reused from (:mod:`builders.lint.cache`).
+
+    The finished folder replaces an earlier one in one atomic swap (:func:`sources.atomic.exchange`), so a build
+    killed at any point (even ``kill -9``) leaves the old folder or the new one whole at ``<name>``; what a killed
+    build leaves beside it (its private folder, or the old build on its way out) is removed by the next build of
+    the name, except an old build holding a review, which is moved aside like ``--replace`` does.
     """
     final = Path(out_dir) / name
-    build = BuildDir(final)
-    if build.path.exists():
-        shutil.rmtree(build.path)
-    build.path.mkdir(parents=True)
-    try:
-        yield build
-        lint_build_dir(build.path, cache_dir)
-    except BaseException:
-        shutil.rmtree(build.path, ignore_errors=True)
-        raise
-    failed_record(final).unlink(missing_ok=True)  # the reasons of an earlier failed build no longer apply
-    if final.exists():
-        retired = final.with_name(final.name + ".old")
-        shutil.rmtree(retired, ignore_errors=True)
-        os.replace(final, retired)
-        os.replace(build.path, final)
-        shutil.rmtree(retired, ignore_errors=True)
-    else:
-        os.replace(build.path, final)
+    with build_guard(final, replace) as aside:
+        if aside is not None:
+            print(f"--replace: {final} holds a review; once the new build is complete it is moved to {aside}",
+                  file=sys.stderr)
+        _clear_leftovers(final)
+        build = BuildDir(final, Path(tempfile.mkdtemp(prefix=final.name + _PARTIAL, dir=final.parent)))
+        try:
+            yield build
+            record_tasks(build.path)
+            lint_build_dir(build.path, cache_dir)
+        except BaseException:
+            shutil.rmtree(build.path, ignore_errors=True)
+            raise
+        failed_record(final).unlink(missing_ok=True)  # the reasons of an earlier failed build no longer apply
+        if not final.exists():
+            os.rename(build.path, final)
+            return
+        if exchange(build.path, final):
+            retired = build.path  # the swap left the old build there
+        else:  # no atomic swap on this system: two renames; a kill between them is repaired by the next build
+            retired = final.with_name(final.name + _PARTIAL + "retired")
+            os.rename(final, retired)
+            os.rename(build.path, final)
+        _retire(retired, aside)
+
+
+def _retire(old: Path, aside: Path | None) -> None:
+    """Delete an old build, or move it to ``aside`` (a reviewed one; the name is printed)."""
+    if aside is None:
+        shutil.rmtree(old, ignore_errors=True)
+        return
+    os.rename(old, aside)
+    print(f"--replace: the reviewed build was moved to {aside}", file=sys.stderr)
+
+
+def _clear_leftovers(final: Path) -> None:
+    """Remove what killed builds of ``final`` left beside it (called under its lock, so none of them still runs):
+    private folders, and an old build on its way out, which is put back when ``final`` is missing and moved
+    aside when it holds a review."""
+    ours = (*final.parent.glob(glob.escape(final.name) + ".partial*"), final.with_name(final.name + ".old"))
+    for path in sorted(p for p in ours if p.is_dir() and (unfinished(p) or p.name.endswith(".old"))):
+        if path.name.endswith(".retired") and not final.exists():
+            os.rename(path, final)
+        elif review_state(path):
+            _retire(path, _aside_name(final))
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def record_tasks(folder: Path) -> dict[str, dict[str, Any]] | None:
+    """Add ``"tasks"`` to a finished build's build.json: for every task the build was asked for, its item count
+    and why its inputs were skipped (``{task: {"items": n, "skipped": {reason: count}}}``); returns it.
+    ``"not_given": true`` marks a task skipped whole by a record naming only the task and the reason (MIOH's "no
+    PACO data given"), or one with neither items nor skips (``--patterns 0``): its input was not given, so its
+    absence is the user's choice, not a loss.
+
+    Asked for: the config's ``tasks`` (MIOH, predictive), else the domains of the sources given (Mementos:
+    ``stats.sources[*].domain``), else the tasks that have items. A skip counts for a task when its record
+    names the task (``"task"``), a source of that domain (``"source"``) or a cell of the task that fell short
+    (MIOH's ``"cell"``, with its reasons). A task asked for with no items is
+    what :func:`empty_tasks` reports and the command line refuses (issue 51: a build whose decoder could not
+    open any video exited 0 with two of its three tasks gone). ``None`` when the folder has no build.json.
+    """
+    build_path, items_path = folder / "build.json", folder / "items.jsonl"
+    if not build_path.is_file() or not items_path.is_file():
+        return None
+    build = json.loads(build_path.read_text(encoding="utf-8"))
+    counts: dict[str, int] = {}
+    with items_path.open(encoding="utf-8") as lines:
+        for line in lines:
+            task = json.loads(line).get("task") if line.strip().startswith("{") else None
+            if isinstance(task, str):
+                counts[task] = counts.get(task, 0) + 1
+    sources = (build.get("stats") or {}).get("sources")
+    domains = {k: v["domain"] for k, v in sources.items() if isinstance(v, dict) and "domain" in v} \
+        if isinstance(sources, dict) else {}
+    asked = (build.get("config") or {}).get("tasks")
+    if not isinstance(asked, list):
+        asked = sorted(set(domains.values())) or sorted(counts)
+    section: dict[str, dict[str, Any]] = {task: {"items": counts.get(task, 0), "skipped": {}} for task in asked}
+    for skip in build.get("skipped") or []:
+        if not isinstance(skip, dict):
+            continue
+        cell = skip.get("cell") if isinstance(skip.get("cell"), dict) else None
+        task = (cell or skip).get("task", domains.get(skip.get("source")))
+        if task not in section:
+            continue
+        reasons = (cell.get("reasons") or {"fewer questions than wanted": 1}) if cell else \
+            {str(skip.get("reason") or "no reason recorded"): 1}
+        for reason, n in reasons.items():
+            section[task]["skipped"][reason] = section[task]["skipped"].get(reason, 0) + int(n)
+            if set(skip) == {"task", "reason"}:  # the whole task, for want of an input the user did not give
+                section[task]["not_given"] = True
+    for entry in section.values():
+        if not entry["items"] and not entry["skipped"]:  # no input at all (``--patterns 0``): nothing was lost
+            entry["not_given"] = True
+    build["tasks"] = section
+    write_atomic(build_path, (json.dumps(build, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return section
+
+
+def empty_tasks(build: Mapping[str, Any]) -> list[str]:
+    """One line for each task a build was asked for that has no items (build.json's ``"tasks"``), with its
+    reasons, most frequent first."""
+    lines = []
+    for task, entry in (build.get("tasks") or {}).items():
+        if entry.get("items") or entry.get("not_given"):
+            continue
+        reasons = sorted(entry.get("skipped", {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        why = "; ".join(f"{reason} ({n})" for reason, n in reasons[:3]) or "nothing was skipped: no input for it"
+        more = f"; and {len(reasons) - 3} more reasons in build.json" if len(reasons) > 3 else ""
+        lines.append(f"task {task} made no items: {why}{more}")
+    return lines
+
+
+def reason_kind(reason: str) -> str:
+    """The kind of a skip reason, so that the summary groups like reasons: quoted text and bracketed details
+    (``'pick book'``, ``(best c012 at 0.33)``) dropped, class codes and measured numbers shown as ``…``; a step
+    number (``step 2``) is kept. Why: Charades' reasons name each video's words and numbers, and masking only
+    digits left 1,743 rows reading "step N" and "cN" (issue 51)."""
+    kind = re.sub(r"\s*\([^()]*\)", "", reason)
+    kind = re.sub(r"(?<![\w'])'[^']*'(?![\w'])|\"[^\"]*\"", "…", kind)
+    kind = re.sub(r"(?<!step )\b[a-z]?\d+(?:\.\d+)?\b", "…", kind)
+    return re.sub(r"\s+", " ", kind).strip()
 
 
 def failed_record(final: Path) -> Path:
@@ -162,7 +344,7 @@ def write_items_build(
 ) -> tuple[Path, list[Item]]:
     """Write a build whose only files are items.jsonl, build.json (:func:`build_record`, plus ``extra`` keys) and
     the generated images (copied in when ``localise``); returns the build's path and the items as written."""
-    with open_build(config.out, config.build_name(), config.resolved_cache_dir()) as out:
+    with open_build(config.out, config.build_name(), config.resolved_cache_dir(), replace=config.replace) as out:
         written = out.localise(items) if localise else list(items)
         n = out.write_items(written)
         out.write_json("build.json", {**build_record(benchmark, config, stats, sources, n, internal), **(extra or {})})

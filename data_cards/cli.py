@@ -151,7 +151,7 @@ def cmd_release(args: argparse.Namespace) -> int:
             progress.stop()
     console = Console(stderr=True)
     console.print(table(f"release {result.name} {result.version}", ["task", "items"],
-                        [*result.stats["tasks"].items(), ["[b]total[/b]", result.num_items]]))
+                        [*result.stats["tasks"].items(), ["total", result.num_items]]))
     for k, v in result.stats["review_status"].items():
         console.print(f"review_status {k}: {v}")
     print(result.path)

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from builders.items import Item, read_items
 from builders.review import ISSUE_TAGS, RECHECK_FILE, agreement_figures, apply_rechecks
-from sources.atomic import write_atomic
+from sources.atomic import unfinished, write_atomic
 from sources.errors import MirageError
 from sources.hashing import file_sha256
 from sources.jsonio import decode_problem
@@ -201,7 +201,7 @@ def load_inputs(
     build_dir = Path(build_dir)
     if not build_dir.is_dir():
         raise MirageError(f"{build_dir}: not a build directory")
-    if build_dir.name.endswith(".partial"):
+    if unfinished(build_dir):
         raise MirageError(f"{build_dir}: an unfinished build (.partial); rerun the builder")
     build = _read_json(build_dir / "build.json")
     for key in ("benchmark", "name"):
@@ -236,7 +236,8 @@ def load_inputs(
         recheck = _read_json(build_dir / RECHECK_FILE)
         input_files[RECHECK_FILE] = file_sha256(build_dir / RECHECK_FILE)
     # the re-reviews' decisions on top of the first review's, as `annotation pull` wrote reviewed.jsonl
-    review_items: Mapping[str, Any] = apply_rechecks((review_raw or {}).get("items") or {}, recheck)
+    review_items: Mapping[str, Any] = apply_rechecks((review_raw or {}).get("items") or {}, recheck,
+                                                     {it.id: it.answer for it in all_items})
     if review_raw is not None:
         for it in _read_items(reviewed_path):
             st = (review_items.get(it.id) or {}).get("status", "keep")

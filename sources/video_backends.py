@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from time import perf_counter
@@ -122,8 +123,9 @@ def have_decord() -> bool:
 
 @lru_cache(maxsize=None)
 def have_torchcodec() -> bool:
-    """True when torchcodec's decoder loads: the package, a torch it was built for, and FFmpeg's shared
-    libraries (4 to 8; on Debian ``apt-get install ffmpeg``) must all be there."""
+    """True when torchcodec's decoder imports (the package and a torch it was built for). FFmpeg's shared
+    libraries (4 to 8; on Debian ``apt-get install ffmpeg``) load only when a video is opened: whether it really
+    decodes is :func:`backend_problem`'s question."""
     try:
         from torchcodec.decoders import VideoDecoder  # noqa: F401
     except Exception:  # ImportError, or a RuntimeError when no FFmpeg library / an ABI mismatch
@@ -141,30 +143,93 @@ def have_opencv() -> bool:
     return True
 
 
-def resolve_backend(backend: str) -> str:
-    """``"torchcodec"``, ``"decord"`` or ``"opencv"`` for a backend name; ``"auto"`` picks the first installed
-    in that order: torchcodec (maintained by the PyTorch team, exact seeking), decord (last release 2021), OpenCV.
+DECODERS: tuple[str, ...] = ("torchcodec", "decord", "opencv")
+"""The decoders, in the order ``auto`` tries them."""
 
-    A :class:`ConfigError` names the valid choices for an unknown name and the install line for a missing one.
+
+def resolve_backend(backend: str) -> str:
+    """``"torchcodec"``, ``"decord"`` or ``"opencv"`` for a backend name; ``"auto"`` picks the first that really
+    decodes (:func:`backend_problem`), in that order: torchcodec (maintained by the PyTorch team, exact
+    seeking), decord (last release 2021), OpenCV.
+
+    A :class:`ConfigError` names the valid choices for an unknown name, and says in one line why a named
+    backend cannot decode (not installed, or its libraries do not load).
     """
     if backend not in BACKENDS:
         raise ConfigError(f"unknown video backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if backend == "auto":
-        if have_torchcodec():
-            return "torchcodec"
-        if have_decord():
-            return "decord"
-        if have_opencv():
-            return "opencv"
+        for name in DECODERS:
+            if backend_problem(name) is None:
+                return name
         raise ConfigError(f"no video decoder is installed: {INSTALL_HINT}")
-    if backend == "torchcodec" and not have_torchcodec():
-        raise ConfigError("video backend 'torchcodec' is not usable: pip install torchcodec (it needs the torch "
-                          "it was built for and FFmpeg's libraries: apt-get install ffmpeg)")
-    if backend == "decord" and not have_decord():
-        raise ConfigError("video backend 'decord' is not installed: pip install decord (x86-64 only)")
-    if backend == "opencv" and not have_opencv():
-        raise ConfigError(f"video backend 'opencv' is not installed: {INSTALL_HINT}")
+    problem = backend_problem(backend)
+    if problem is not None:
+        raise ConfigError(problem)
     return backend
+
+
+@lru_cache(maxsize=None)
+def backend_problem(name: str) -> str | None:
+    """``None`` when decoder ``name`` decodes a small video made for the purpose, else why not (one line).
+
+    Checked once per process. Importing is not enough: torchcodec imports without FFmpeg's shared libraries and
+    loads them only when it opens a video, so ``auto`` chose it and then called every video corrupt (issue 51).
+    The probe video is written with OpenCV, or with torchcodec's own encoder where OpenCV is missing; with
+    neither, a decoder that imports is taken on trust."""
+    installed = {"torchcodec": have_torchcodec, "decord": have_decord, "opencv": have_opencv}[name]
+    if not installed():
+        return {
+            "torchcodec": "video backend 'torchcodec' is not installed: pip install 'mirage-bench[video-torchcodec]' "
+                          "(it needs the torch it was built for, and FFmpeg: apt-get install ffmpeg)",
+            "decord": "video backend 'decord' is not installed: pip install decord (x86-64 only)",
+            "opencv": f"video backend 'opencv' is not installed: {INSTALL_HINT}",
+        }[name]
+    with tempfile.TemporaryDirectory(prefix="mirage-probe-video-") as folder:
+        video = _probe_video(Path(folder))
+        if video is None:
+            return None
+        try:
+            frame = _READERS[name](video, [1])[1]
+        except ConfigError as exc:
+            return str(exc)
+        except Exception as exc:  # noqa: BLE001  (a decoder that fails on a known-good video is unusable)
+            return f"video backend {name!r} cannot decode a test video: {_first_line(exc)}"
+    if frame.shape != (32, 32, 3) or not 180 <= float(frame.mean()) <= 220:
+        return f"video backend {name!r} decodes a 32x32 grey test video wrongly ({frame.shape})"
+    return None
+
+
+def _probe_video(folder: Path) -> Path | None:
+    """A two-frame 32x32 MJPG video in ``folder`` (black, then grey 200; decord fails on 16x16 ones), or ``None``
+    if nothing here can write one."""
+    frames = np.zeros((2, 32, 32, 3), np.uint8)
+    frames[1] = 200
+    if have_opencv():
+        path = folder / "probe.avi"
+        if write_video(path, frames, fps=10.0) == 2:
+            return path
+    if have_torchcodec():
+        try:
+            import torch
+            from torchcodec.encoders import VideoEncoder
+
+            path = folder / "probe.mp4"
+            VideoEncoder(torch.from_numpy(frames).permute(0, 3, 1, 2).contiguous(), frame_rate=10).to_file(str(path))
+            return path
+        except Exception:  # noqa: BLE001  (FFmpeg missing: then nothing decodes either; see backend_problem)
+            return None
+    return None
+
+
+def ffmpeg_problem(exc: BaseException) -> str | None:
+    """The one line for torchcodec failing to load FFmpeg's shared libraries (``exc`` is what it raised on
+    opening a video), naming the first library the loader could not open; ``None`` for any other error."""
+    text = str(exc)
+    if "libtorchcodec" not in text:
+        return None
+    missing = re.search(r"(lib(?:av|sw|postproc)[a-z]*)\.so", text)
+    library = missing.group(1) if missing else "libavutil"
+    return (f"torchcodec cannot load FFmpeg's libraries ({library}): apt-get install ffmpeg, or --backend decord")
 
 
 # --- probing --------------------------------------------------------------------------------------------
@@ -314,9 +379,28 @@ def read_frames(path: str | Path, indices: Sequence[int], backend: str = "auto")
     if p.is_dir():
         return _read_folder(p, wanted, list(indices))
     name = resolve_backend(backend)
-    readers = {"torchcodec": _read_torchcodec, "decord": _read_decord, "opencv": _read_opencv}
-    frames = readers[name](p, wanted)
+    try:
+        frames = _READERS[name](p, wanted)
+    except SourceError as exc:
+        raise _unreadable_by(name, p, exc) from None
     return [frames[i] for i in indices]
+
+
+def _unreadable_by(name: str, path: Path, exc: SourceError) -> SourceError:
+    """What to say when decoder ``name`` refuses ``path``: "corrupt" only when every other usable decoder
+    refuses it too; otherwise which one reads it (a codec or container one FFmpeg build lacks). A frame past
+    the end is the caller's error, said as it is."""
+    if not exc.problem.startswith(_REFUSED):
+        return exc
+    for other in DECODERS:
+        if other == name or backend_problem(other) is not None:
+            continue
+        try:
+            _READERS[other](path, [0])
+        except (SourceError, ConfigError):
+            continue
+        return SourceError(path, "", f"the {name} decoder cannot read it, {other} can: --backend {other}")
+    return exc
 
 
 def read_frames_counted(path: str | Path, indices: Sequence[int], frame_count: int,
@@ -401,6 +485,9 @@ def _open_torchcodec(path: Path) -> Any:
     try:
         return VideoDecoder(str(path), seek_mode="exact", num_ffmpeg_threads=1, dimension_order="NHWC")
     except Exception as e:
+        problem = ffmpeg_problem(e)
+        if problem:  # not the file's fault: no video opens
+            raise ConfigError(problem) from None
         raise SourceError(path, "", "cannot open video (corrupt, truncated or not a video file)") from e
 
 
@@ -434,6 +521,11 @@ def _read_opencv(path: Path, wanted: list[int]) -> dict[int, np.ndarray]:
     finally:
         cap.release()
     return read_sequential(path, wanted) if frames is None else frames
+
+
+_REFUSED = ("cannot open video", "cannot decode frames")
+"""How a decoder's refusal of a whole file starts (the "corrupt" lines of :func:`_open_cv` and the others)."""
+_READERS = {"torchcodec": _read_torchcodec, "decord": _read_decord, "opencv": _read_opencv}
 
 
 def _counted_opencv(path: Path, wanted: list[int], frame_count: int) -> dict[int, np.ndarray] | None:

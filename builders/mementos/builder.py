@@ -339,7 +339,8 @@ def write_build(config: MementosConfig) -> tuple[Path, list[Item], dict[str, Any
     if not result.items:
         reasons = "see the skipped videos above" if result.stats["skipped"] else "the sources hold no videos"
         raise EmptyBuildError(f"the build produced no items: {reasons}", result.stats)
-    with open_build(config.out, config.build_name(), config.resolved_cache_dir()) as out:
+    with open_build(config.out, config.build_name(), config.resolved_cache_dir(),
+                    replace=config.replace) as out:
         for rel, src in sorted(result.copies.items()):
             out.add_image(src, Path(rel).name)
         n = out.write_items(result.items)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -19,7 +18,7 @@ from builders.predictive.config import (
     QUESTION_TYPE,
     PredictiveConfig,
 )
-from builders.run import build_record, file_sha256, open_build, planned_items, write_failed_record
+from builders.run import build_record, file_sha256, open_build, planned_items, reason_kind, write_failed_record
 from templates.loader import load_templates, render
 
 GENERATOR = "mirage.predictive.patterns"
@@ -237,8 +236,8 @@ def plan(config: PredictiveConfig) -> Plan:
         elif {"human_activity", "physical_interaction"} & set(config.tasks):
             clip_items(config, task_bar, result)
     result.stats["tasks"] = dict(sorted(Counter(i.task for i in result.items).items()))
-    result.stats["skipped_by_reason"] = dict(sorted(Counter(  # numbers masked, so like reasons group together
-        f"{s['task']}: {re.sub(r'[0-9]+', 'N', s['reason'])}" for s in result.stats["skipped"]).items()))
+    result.stats["skipped_by_reason"] = dict(sorted(Counter(  # like reasons grouped (builders.run.reason_kind)
+        f"{s['task']}: {reason_kind(s['reason'])}" for s in result.stats["skipped"]).items()))
     result.stats["items"] = len(result.items)
     result.stats["seconds"] = round(time.perf_counter() - started, 2)
     return result
@@ -255,7 +254,8 @@ def write_build(config: PredictiveConfig) -> tuple[Path, list[Item], dict[str, A
     result = plan(config)
     if not result.items:
         raise EmptyBuildError(f"the build produced no items: {why_no_items(config, result.stats)}", result.stats)
-    with open_build(config.out, config.build_name(), config.resolved_cache_dir()) as out:
+    with open_build(config.out, config.build_name(), config.resolved_cache_dir(),
+                    replace=config.replace) as out:
         out.images.mkdir(parents=True, exist_ok=True)
         with progress_bar(config.progress) as task_bar:
             update = task_bar("writing images", len(result.writers))

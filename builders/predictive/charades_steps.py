@@ -16,8 +16,11 @@
 
 Choices where the paper is silent: the similarity is the cosine of lemma bags (stop words, "something" and
 "somewhere" left out; the small English model has no word vectors) with the verb weighted like the noun; the best
-class wins over the whole dictionary (ties: the first in the file) and must reach ``min_similarity`` (default
-0.5: both words, or one word of a two-word class); the latest instance of the class gives the cut.
+class wins over the whole dictionary and must reach ``min_similarity`` (default 0.5: both words, or one word of a
+two-word class); the latest instance of the class gives the cut. Ties (common: "pick book" is 0.50 from "Closing
+a book", "Opening a book" and "Taking a book from somewhere" alike) are broken by the video's own labels: of the
+tied classes, the one the video is labelled with wins; none is "not among the video's actions"; two or more are
+ambiguous and skip the video (never the dictionary's file order, which says nothing about the video).
 """
 
 from __future__ import annotations
@@ -140,13 +143,19 @@ def predict(description: str, actions: list[dict[str, Any]], classes: dict[str, 
     pair = Counter({verb.lemma_.lower(): 1, noun.lemma_.lower(): 1})
     scored = [(cosine(pair, bag), code) for code, bag in class_bags.items()]
     best = max(s for s, _ in scored)
-    code = next(c for s, c in scored if s == best)
+    tied = sorted(c for s, c in scored if abs(s - best) <= 1e-9)
     if best + 1e-9 < min_similarity:
-        return Failure(2, f"'{verb.lemma_} {noun.lemma_}' matches no action (best {code} at {best:.2f})")
+        return Failure(2, f"'{verb.lemma_} {noun.lemma_}' matches no action (best {tied[0]} at {best:.2f})")
+    labelled = sorted({a["code"] for a in actions} & set(tied))
+    if not labelled:
+        names = ", ".join(f"{c} ({classes[c]})" for c in tied[:3]) + (" ..." if len(tied) > 3 else "")
+        return Failure(2, f"'{verb.lemma_} {noun.lemma_}' -> {names} is not among the video's actions")
+    if len(labelled) > 1:
+        names = " and ".join(f"{c} ({classes[c]})" for c in labelled)
+        return Failure(2, f"'{verb.lemma_} {noun.lemma_}' ties {names} at {best:.2f}, both the video's actions: "
+                          "ambiguous")
+    code = labelled[0]
     instances = [a for a in actions if a["code"] == code]
-    if not instances:
-        return Failure(2, f"'{verb.lemma_} {noun.lemma_}' -> {code} ({classes[code]}) is not among the video's "
-                          f"actions")
     start = max(a["start"] for a in instances)
     reference = prefix + clause
     reference = reference[0].upper() + reference[1:] + ("" if reference.endswith(".") else ".")

@@ -4,8 +4,11 @@
   is held out (its caption is the reference), every earlier one gives one image: of ``clip_candidates`` frames
   inside the segment (cut at the held-out segment's start, so no image shows it) the one CLIP finds closest to
   the segment's caption (the paper: CLIP ViT-L/14, cosine similarity); without CLIP weights the segment's middle
-  frame, and build.json says so. A frame whose pixels an earlier segment's image already shows is passed over
-  (overlapping segments, still stretches); a segment left without a frame skips the video. The context captions
+  frame, and build.json says so. Each segment's image comes after the one before (overlapping captions would
+  otherwise put frames out of time order, against the prompt's "chronological order"), and a frame whose
+  pixels an earlier segment's image already shows is passed over (overlapping segments, still stretches); a
+  segment left without a frame skips the video, and so does a video more than a second shorter than its
+  annotation (its times no longer point at its frames). The context captions
   go to the provenance (the PPE evaluator's D).
 * **Charades**: :mod:`builders.predictive.charades_steps` picks the held-out action; ``context_frames`` evenly
   spaced frames before its start are the images.
@@ -112,6 +115,10 @@ def activitynet_clips(config: PredictiveConfig, scorer: Any, update: Update) -> 
         sampled = _sample(out, task, rec, policy, config, "activitynet")
         if sampled is None:
             continue
+        shorter = _shorter_than_annotated(rec.meta["duration"], sampled.frame_count, sampled.fps)
+        if shorter:
+            out.skip(task, rec.id, f"activitynet: {shorter}")
+            continue
         by_index = dict(zip(sampled.indices, sampled.frames))
         groups = policy.groups(sampled.frame_count, sampled.fps)
         if any(i >= held["start"] * sampled.fps for g in groups for i in g):
@@ -119,7 +126,9 @@ def activitynet_clips(config: PredictiveConfig, scorer: Any, update: Update) -> 
             continue
         chosen, scores, shown = [], [], set()
         for group, seg in zip(groups, context):
-            options = [i for i in group if _pixels(by_index[i]) not in shown]
+            # after the image of the segment before: the prompt promises the images in time order, and where
+            # captions overlap, a frame of a later segment can come before one of an earlier segment
+            options = [i for i in group if (not chosen or i > chosen[-1]) and _pixels(by_index[i]) not in shown]
             if not options:
                 break
             if scorer is None:
@@ -132,8 +141,8 @@ def activitynet_clips(config: PredictiveConfig, scorer: Any, update: Update) -> 
                 scores.append(round(float(sims[best]), 4))
             shown.add(_pixels(by_index[chosen[-1]]))
         if len(chosen) < len(context):
-            out.skip(task, rec.id, f"activitynet: context segment {len(chosen) + 1} has no frame unlike the frames "
-                                   "of the segments before it")
+            out.skip(task, rec.id, f"activitynet: context segment {len(chosen) + 1} has no frame after, and unlike, "
+                                   "the frames of the segments before it")
             continue
         out.clips.append(RealClip("activitynet", task, rec.id, [(by_index[i], sampled.sha256, i) for i in chosen],
                                   held["sentence"], {
@@ -143,6 +152,22 @@ def activitynet_clips(config: PredictiveConfig, scorer: Any, update: Update) -> 
             "clip_scores": scores, "candidates_per_segment": candidates,
         }))
     return out
+
+
+ANNOTATION_SLACK = 1.0
+"""Seconds an ActivityNet video may be shorter than its annotation's ``duration`` (containers round their
+length); a video shorter by more was cut or re-encoded, and its annotated times no longer point at its frames."""
+
+
+def _shorter_than_annotated(duration: float, frame_count: int, fps: float | None) -> str | None:
+    """Why a video cannot carry its annotation's times (``None`` when it can): it lasts more than
+    :data:`ANNOTATION_SLACK` less than the annotation says, or it does not say its frame rate."""
+    if not fps:
+        return "the video does not give its frame rate, so the annotation's times cannot be found in it"
+    lasts = frame_count / fps
+    if lasts < duration - ANNOTATION_SLACK:
+        return f"the video lasts {lasts:.2f} s, {duration - lasts:.2f} s less than its annotation's {duration:g} s"
+    return None
 
 
 def _pixels(png: str) -> str:

@@ -21,15 +21,21 @@ PAPER_COUNTS = {
     ("vqa", "perception"): 2150,
     ("vqa", "cognition"): 2720,
 }
-"""Questions per (set, category) in the paper's Table 2: 21,560 in all (the table prints 21,880 and 13,260
-perception questions, which its cells do not add up to; the cells are what we reproduce)."""
+"""Questions per (set, category) in the paper's Table 2 as printed: 21,560 in all (the table prints 21,880 and 13,260
+perception questions, which its cells do not add up to; the cells are what we reproduce). Checked against Table 2
+(issue 51): the Y/N and MCQ defaults are its cells, not swapped. Its column totals (9,740 / 6,950 / 4,870) add up;
+its row totals do not (perception cells 12,390 against 13,260, cognition 9,170 against 8,600), and with the Y/N and
+MCQ cells of the two rows exchanged the perception row would sum to 8,600, the printed cognition total: the
+paper's row labels of those two columns may be the swapped ones, which would match the official release's labels
+counting them the other way. Pass the four ``--yn-*`` / ``--mcq-*`` counts to build with the release's split."""
 
 
 def _count(qset: str, category: str) -> int:
     label = {"yes_no": "Y/N", "mcq": "MCQ", "vqa": "VQA"}[qset]
     return option(PAPER_COUNTS[(qset, category)], metavar="N",
-                  help=f"{label} questions on {category} relations (default {{default}}, the paper's Table 2; scaled "
-                       "down for small sources)")
+                  help=f"{label} questions on {category} relations (default {{default}}, the cell of the paper's Table 2 "
+                       "as printed; its row totals do not match its cells, see PAPER_COUNTS in "
+                       "builders/reefknot/config.py; scaled down for small sources)")
 
 
 @dataclass

@@ -14,6 +14,7 @@ import pytest
 
 from annotation import serve
 from annotation.serve import PORT_BAND_START, PortTaken, Room, Server, ServerSpec, ephemeral_ports_start, free_port
+from tests.conftest import have, require
 
 
 def test_free_ports_are_free_never_repeated_and_below_the_range_clients_are_given():
@@ -45,6 +46,7 @@ def _fake_label_studio(tmp_path: Path, says: str) -> Path:
 
 
 def test_label_studio_moving_to_the_next_port_is_a_taken_port_not_a_five_minute_wait(tmp_path):
+    require(have("requests"), "requests (the annotation extra)", "pip install -e '.[annotation]'")
     port = free_port()
     spec = ServerSpec(bin=_fake_label_studio(tmp_path, f"* Port {port} is in use.\n* Trying to start at {port + 1}"),
                       data_dir=tmp_path / "data", port=port, username="a@b.c", password="pw")

@@ -42,6 +42,25 @@ def test_rechecks_apply_on_top_of_the_first_review():
     assert first["a"] == {"status": "keep", "answer": "A"}  # the input is not changed
 
 
+def test_a_recheck_back_to_the_builders_answer_restores_the_item():
+    """Issue 51: the first review fixed B -> C, the re-review put B back; the item was left ``fix`` and its builder
+    labels filed as superseded. Now it is ``keep``, and its provenance stays where it was."""
+    from annotation.resolve import reviewed_items
+    from builders.items import make_item
+
+    item = make_item(benchmark="t", task="x", question_type="q", pressure="easy", images=["i.png"], question="q?",
+                     options=("a", "b", "c"), answer="B", provenance={"answer_state": "built", "answer_slots": 3})
+    first = {item.id: {"status": "fix", "answer": "C", "votes": {"accept": 0, "fix": 3, "reject": 0}}}
+    rounds = {"rounds": {"r1": {"project": "r1", "pulled_at": "2026-01-01T00:00:00Z", "items": {
+        item.id: {"status": "fix", "answer": "B", "before": "C"}}}}}
+    merged = apply_rechecks(first, rounds, {item.id: "B"})
+    assert merged[item.id]["status"] == "keep" and "answer" not in merged[item.id]
+    (released,) = reviewed_items([item], {"items": merged})
+    assert released.answer == "B" and released.provenance["answer_state"] == "built"
+    assert released.provenance["review"]["status"] == "keep" and "superseded" not in released.provenance["review"]
+    assert apply_rechecks(first, rounds)[item.id]["status"] == "fix"  # without the builder's answers: as before
+
+
 def test_read_health_refuses_what_is_not_a_health_report(tmp_path):
     bad = tmp_path / "h.json"
     bad.write_text('{"items": {}}')

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from builders.items import make_item
-from data_cards.card import _derived_limitations, compute_stats
+from tests.conftest import require_release_extra
+
+require_release_extra()  # data_cards.card writes the card with huggingface_hub
+
+from data_cards.card import _derived_limitations, compute_stats  # noqa: E402
 
 
 def _items(refusal_gold: int, n: int = 12):

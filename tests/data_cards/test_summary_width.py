@@ -21,7 +21,7 @@ def test_release_table_fits_80_columns(tmp_path: Path, hf_env, monkeypatch: pyte
     err = capsys.readouterr().err
     table = err[: err.index("review_status")]
     assert_readable(table)
-    assert "release mioh 1.0.0" in table and "total" in table
+    assert "release mioh 1.0.0" in table and "│ total " in table and "[b]" not in table  # plain text, no markup
     assert "a_task_with_a_name_longer_than_half_an_80_column_terminal_can_hold" in "".join(
         line.strip("│ ").split("│")[0].strip() for line in table.splitlines() if line.startswith("│")
     )  # folded onto two lines, never cut

@@ -228,9 +228,8 @@ def test_decord_and_opencv_return_identical_frames(tmp_path, fourcc, suffix):
 
 @pytest.mark.parametrize("fourcc, suffix", [("FFV1", ".avi"), ("MJPG", ".avi")])
 def test_torchcodec_returns_the_frames_opencv_and_decord_do(tmp_path, fourcc, suffix):
-    if not video_backends.have_torchcodec():
-        pytest.skip("torchcodec is not usable here (pip install torchcodec; it needs its torch and FFmpeg's "
-                    "libraries: apt-get install ffmpeg)")
+    require(video_backends.backend_problem("torchcodec") is None, "torchcodec with FFmpeg's libraries",
+            "apt-get install ffmpeg && pip install -e '.[video-torchcodec]' (bash .ci/install-video.sh)")
     path = make_video(tmp_path / f"v{suffix}", 230, fourcc=fourcc)
     wanted = Robotics().indices(230, 25.0) + [229, 1]
     by_torchcodec = read_frames(path, wanted, backend="torchcodec")
@@ -246,10 +245,8 @@ def test_torchcodec_returns_the_frames_opencv_and_decord_do(tmp_path, fourcc, su
 
 
 def test_auto_backend_prefers_torchcodec_then_decord():
-    expected = ("torchcodec" if video_backends.have_torchcodec() else "decord" if have_decord() else "opencv")
-    assert video_backends.resolve_backend("auto") == expected
-    with pytest.raises(ConfigError, match="valid: auto, torchcodec, decord, opencv"):
-        video_backends.resolve_backend("ffmpeg")
+    usable = [n for n in ("torchcodec", "decord", "opencv") if video_backends.backend_problem(n) is None]
+    assert video_backends.resolve_backend("auto") == usable[0]
 
 
 def test_probe_verifies_a_lying_frame_count(tmp_path):
@@ -270,15 +267,14 @@ def test_probe_verifies_a_lying_frame_count(tmp_path):
 
 
 def _video_backends() -> list[str]:
-    return ["opencv"] + ["decord"] * have_decord() + ["torchcodec"] * video_backends.have_torchcodec()
+    return [n for n in ("opencv", "decord", "torchcodec") if video_backends.backend_problem(n) is None]
 
 
 @pytest.mark.parametrize("backend", ["opencv", "decord", "torchcodec"])
 def test_cold_sample_probes_and_decodes_in_one_pass(tmp_path, monkeypatch, backend):
     """The usual cold path opens one decoder: the count the container claims is verified while the frames are
     read, so the separate probe (a second open and a decode of the last frame) is never called."""
-    if backend not in _video_backends():
-        pytest.skip(f"{backend} is not usable here")
+    require(backend in _video_backends(), f"the {backend} video backend", "bash .ci/install-video.sh")
     path = make_video(tmp_path / "clip.avi", 230, fps=25.0, fourcc="FFV1")
     expected = probe(path)
 
@@ -296,8 +292,7 @@ def test_cold_sample_probes_and_decodes_in_one_pass(tmp_path, monkeypatch, backe
 
 @pytest.mark.parametrize("backend", ["opencv", "decord", "torchcodec"])
 def test_counted_read_refuses_a_wrong_frame_count(tmp_path, backend):
-    if backend not in _video_backends():
-        pytest.skip(f"{backend} is not usable here")
+    require(backend in _video_backends(), f"the {backend} video backend", "bash .ci/install-video.sh")
     path = make_video(tmp_path / "clip.avi", 60, fourcc="FFV1")
     wanted = [50, 0, 10, 10]
     frames = video_backends.read_frames_counted(path, wanted, 60, backend)
@@ -310,8 +305,7 @@ def test_counted_read_refuses_a_wrong_frame_count(tmp_path, backend):
 def test_a_lying_frame_count_is_counted_before_sampling(tmp_path, backend):
     """A truncated AVI claims its full length: the one-pass read refuses it and the video is probed (counted)
     and sampled again, so the policy's indices come from the frames that really decode."""
-    if backend not in _video_backends():
-        pytest.skip(f"{backend} is not usable here")
+    require(backend in _video_backends(), f"the {backend} video backend", "bash .ci/install-video.sh")
     path = make_video(tmp_path / "full.avi", 120, fps=20.0)
     cut = tmp_path / "cut.avi"
     cut.write_bytes(path.read_bytes()[: path.stat().st_size * 2 // 3])

@@ -336,7 +336,7 @@ def test_build_from_coco_paco_svg_files(tmp_path, real_sources):
         assert_checker_agrees(checker, [it for it in items if it["task"] == task])
     # source images are referenced where they are, not copied
     assert not (tmp_path / "n2-seed0" / "images").exists()
-    assert all(Path(p).is_file() for it in items for p in it["images"])
+    assert all((tmp_path / "n2-seed0" / p).is_file() for it in items for p in it["images"])  # relative to the build
     build = json.loads((tmp_path / "n2-seed0" / "build.json").read_text())
     assert all(h.startswith("sha256:") for h in build["input_hashes"].values())
 

@@ -60,6 +60,11 @@ def check_activitynet(build_dir: Path, json_path: Path) -> list[str]:
         if len(set(pictures)) != len(pictures):
             bad.append(f"{tag}: two images show the same picture")
         held = segs[-1][0]
+        if p["frame_indices"] != sorted(set(p["frame_indices"])):
+            bad.append(f"{tag}: frames {p['frame_indices']} are not in time order, as the prompt says they are")
+        if p["frame_count"] / p["fps"] < entry["duration"] - 1.0:
+            bad.append(f"{tag}: the video lasts {p['frame_count'] / p['fps']:.2f} s, its annotation "
+                       f"{entry['duration']} s")
         for k, (index, (s, e, _)) in enumerate(zip(p["frame_indices"], segs)):
             t = index / p["fps"]
             if not (math.floor(s * p["fps"]) <= index and t < min(e, held) + 1e-9 and t < held):

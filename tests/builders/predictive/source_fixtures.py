@@ -59,14 +59,22 @@ def make_activitynet(root: Path) -> dict[str, Any]:
         # two context segments with one span: their middle frame is the same picture
         "v_twice": {"duration": 12.0, "timestamps": [[1.0, 5.0], [1.0, 5.0], [6.0, 11.0]],
                     "sentences": ["A boy opens a box.", "He looks inside.", "He closes the box."]},
+        # overlapping captions: the second segment's middle frame (4 s) comes before the first one's (6 s)
+        "v_overlap": {"duration": 20.0, "timestamps": [[0.0, 20.0], [2.0, 6.0], [12.0, 19.0]],
+                      "sentences": ["A chef cooks.", "He chops an onion.", "He serves the soup."]},
+        # the annotation says 20 s, the file holds 8 s: its later times point past the last frame
+        "v_cut": {"duration": 20.0, "timestamps": [[0.0, 3.0], [3.0, 6.0], [9.0, 15.0]],
+                  "sentences": ["A cat sleeps.", "It wakes up.", "It jumps off the sofa."]},
     }
+    seconds = {"v_cut": 8.0}
     for vid, entry in data.items():
         if vid != "v_missing":
-            write_grey_video(videos / f"{vid}.avi", int(entry["duration"] * 4), 4.0)
+            write_grey_video(videos / f"{vid}.avi", int(seconds.get(vid, entry["duration"]) * 4), 4.0)
     path = root / "val_1.json"
     path.write_text(json.dumps(data))
     return {"json": path, "videos": videos, "items": {"v_good1", "v_good2"},
-            "skipped": {"v_short": "fewer than", "v_missing": "video file not found", "v_twice": "no frame unlike"}}
+            "skipped": {"v_short": "fewer than", "v_missing": "video file not found", "v_twice": "unlike, the frames",
+                        "v_overlap": "no frame after", "v_cut": "12.00 s less than its annotation's 20 s"}}
 
 
 # --------------------------------------------------------------------------------------------------- Charades

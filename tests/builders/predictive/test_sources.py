@@ -141,6 +141,8 @@ def _plant(build: Path, tmp_path: Path, source: str, change: Callable[[dict[str,
 @pytest.mark.parametrize("source, change, says", [
     ("activitynet", lambda i: i.update(answer=i["provenance"]["context_captions"][-1]), "the last segment says"),
     ("activitynet", lambda i: i["provenance"]["frame_indices"].reverse(), "outside segment"),
+    ("activitynet", lambda i: i["provenance"]["frame_indices"].reverse(), "not in time order"),
+    ("activitynet", lambda i: i["provenance"].update(frame_count=8), "the video lasts"),
     ("activitynet", lambda i: i["images"].__setitem__(1, i["images"][0]), "the same picture"),
     ("charades", lambda i: i["provenance"].update(cut_seconds=i["provenance"]["cut_seconds"] + 1), "latest start"),
     ("charades", lambda i: i.update(answer="A person opens the door."), "last clause"),

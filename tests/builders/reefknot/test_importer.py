@@ -83,7 +83,7 @@ def test_import_counts_faults_and_scores(tmp_path, capsys):
     mcq = sorted((it for it in items if it["question_type"] == "mcq"), key=lambda it: it["provenance"]["line"])
     assert [it["answer"] for it in mcq] == ["A", "B"] and mcq[0]["options"] == ["on", "beside", "below", "on left of"]
     assert {it["task"] for it in items} == {"perception", "cognition"}
-    assert all(Path(it["images"][0]).is_file() for it in items)
+    assert all((build / it["images"][0]).is_file() for it in items)  # relative to the build folder
     quality = json.loads((build / "build.json").read_text())["stats"]["quality"]
     assert quality["two_answers"] == 1 and quality["duplicate_questions"] == 1
 
