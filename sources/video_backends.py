@@ -382,21 +382,23 @@ def read_frames(path: str | Path, indices: Sequence[int], backend: str = "auto")
     try:
         frames = _READERS[name](p, wanted)
     except SourceError as exc:
-        raise _unreadable_by(name, p, exc) from None
+        raise _unreadable_by(name, p, wanted, exc) from None
     return [frames[i] for i in indices]
 
 
-def _unreadable_by(name: str, path: Path, exc: SourceError) -> SourceError:
-    """What to say when decoder ``name`` refuses ``path``: "corrupt" only when every other usable decoder
-    refuses it too; otherwise which one reads it (a codec or container one FFmpeg build lacks). A frame past
-    the end is the caller's error, said as it is."""
+def _unreadable_by(name: str, path: Path, wanted: list[int], exc: SourceError) -> SourceError:
+    """What to say when decoder ``name`` refuses frames ``wanted`` of ``path``: "corrupt" only when every other
+    usable decoder refuses them too; otherwise which one reads them (a codec or container one FFmpeg build
+    lacks). The other decoder is asked for the same frames, not just the first: a torn frame near the end of a
+    truncated file fails every decoder, while frame 0 still decodes. A frame past the end is the caller's
+    error, said as it is."""
     if not exc.problem.startswith(_REFUSED):
         return exc
     for other in DECODERS:
         if other == name or backend_problem(other) is not None:
             continue
         try:
-            _READERS[other](path, [0])
+            _READERS[other](path, wanted)
         except (SourceError, ConfigError):
             continue
         return SourceError(path, "", f"the {name} decoder cannot read it, {other} can: --backend {other}")

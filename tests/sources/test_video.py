@@ -253,7 +253,10 @@ def test_probe_verifies_a_lying_frame_count(tmp_path):
     """A truncated AVI still claims its full length in the header; probe counts what really decodes."""
     path = make_video(tmp_path / "full.avi", 120, fps=20.0)
     cut = tmp_path / "cut.avi"
-    cut.write_bytes(path.read_bytes()[: path.stat().st_size * 2 // 3])
+    data = path.read_bytes()
+    # cut where a frame's chunk starts: whole frames stay, the header still claims all 120 (a cut inside a packet
+    # makes decord's threaded decoder fail at random on the torn frame, which is not what this test is about)
+    cut.write_bytes(data[: data.rindex(b"00dc", 0, len(data) * 2 // 3)])
     import cv2
 
     cap = cv2.VideoCapture(str(cut))
@@ -308,7 +311,10 @@ def test_a_lying_frame_count_is_counted_before_sampling(tmp_path, backend):
     require(backend in _video_backends(), f"the {backend} video backend", "bash .ci/install-video.sh")
     path = make_video(tmp_path / "full.avi", 120, fps=20.0)
     cut = tmp_path / "cut.avi"
-    cut.write_bytes(path.read_bytes()[: path.stat().st_size * 2 // 3])
+    data = path.read_bytes()
+    # cut where a frame's chunk starts: whole frames stay, the header still claims all 120 (a cut inside a packet
+    # makes decord's threaded decoder fail at random on the torn frame, which is not what this test is about)
+    cut.write_bytes(data[: data.rindex(b"00dc", 0, len(data) * 2 // 3)])
     claimed = video_backends.probe_header(cut)
     real = video_backends._count_frames_opencv(cut)
     assert claimed is not None and claimed.frame_count == 120 > real  # the header lies
