@@ -100,7 +100,7 @@ def _main(module: str) -> Callable[[list[str]], int]:
     ("scoring.mementos", "python -m scoring.mementos", ["--items", "x"], "required: --predictions"),
     ("scoring.synonyms", "python -m scoring.synonyms import-pickle", ["import-pickle", "a.pkl", "--out", "d",
                                                                       "--kind", "verbs"], "choose from 'objects'"),
-    ("annotation.__main__", "python -m annotation", ["pul"], "(choose from 'serve', 'push', 'author', 'pull')"),
+    ("annotation.__main__", "python -m annotation", ["pul"], "(choose from 'serve', 'restart-room', 'push', 'author', 'pull')"),
     ("data_cards.cli", "python -m data_cards release", ["release", "b", "--version", "1.0.0", "--max-shard-size",
                                                         "big"], "invalid int value: 'big'"),
     ("lint.cli", "python -m lint", ["x.jsonl", "--show", "-3"], "argument --show: -3 is negative"),
