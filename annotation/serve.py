@@ -519,6 +519,7 @@ def serve(
     internal port of 127.0.0.1, kept alive by a :class:`Room`.
     """
     from annotation.front import RoomFront
+    from annotation.ledger import LEDGER_FILE
 
     specs = room_specs(spec, rooms)
     publics = [u.strip() for u in public_url.split(",")] if public_url else None
@@ -567,7 +568,7 @@ def serve(
     try:
         for name, s in zip(names, specs):
             try:
-                fronts.append(RoomFront(s.host, s.port, room=name).start())
+                fronts.append(RoomFront(s.host, s.port, room=name, ledger=Path(s.data_dir) / LEDGER_FILE).start())
             except OSError as exc:
                 raise AnnotationError(f"port {s.port} on {s.host}: cannot listen ({exc.strerror}): pass another --port")
         keepers = [Room(k, s, f, stop, report, name) for k, (name, s, f) in enumerate(zip(names, specs, fronts), 1)]
