@@ -12,8 +12,9 @@ what Label Studio 1.23.2 cannot be configured to do:
   user); each vote the server accepts is appended to the room's ledger (:mod:`annotation.ledger`) with the voter
   from the session; a member may change or delete only the annotations the ledger says they created;
 - **bounded bodies.** A body may be :data:`BODY_CAP` bytes (:data:`UPLOAD_CAP` on the maintainer's import routes);
-  a larger ``Content-Length`` is refused before a byte of the body is read, and a chunked body is counted while it
-  streams to the server. A body must arrive within ``body_timeout`` seconds;
+  a larger ``Content-Length`` is refused before a byte of the body is read, and a chunked body is counted as it
+  arrives. A body must arrive whole within ``body_timeout`` seconds before the server sees the request (so a slow
+  client holds none of Label Studio's few worker threads); only the maintainer's imports stream to the server;
 - **a room that is down says why.** While its server starts, restarts after a crash, or was given up, the front
   answers 503 and one sentence (JSON ``{"detail": ...}`` for the API, which Label Studio's web app shows in its
   "Server error" dialog; a page that reloads itself for a browser);
@@ -277,7 +278,7 @@ class RoomFront:
                 as_json: bool | None = None) -> web.Response:
         path = request.raw_path
         if as_json is None:
-            as_json = path.startswith(("/api/", "/mirage/")) or "application/json" in request.headers.get("Accept", "")
+            as_json = path.lower().lstrip("/").startswith(("api", "mirage")) or "application/json" in request.headers.get("Accept", "")
         if as_json:
             body = json.dumps({"detail": message, "status_code": status}).encode()
             ctype = "application/json"
@@ -336,12 +337,11 @@ class RoomFront:
         try:
             if vote:
                 return await self._vote(request, target, headers, who, cap, state.backend)
-            if length is None and request.body_exists:  # chunked: Label Studio's WSGI server needs a length
-                return await self._forward(request, target, headers, await self._read_body(request, cap),
-                                           state.backend)
-            if length:
+            if cap == UPLOAD_CAP and length is not None:  # the maintainer's import: streamed to the server
                 headers["content-length"] = str(length)
-            return await self._forward(request, target, headers, self._stream_body(request, cap), state.backend)
+                return await self._forward(request, target, headers, self._stream_body(request, cap), state.backend)
+            # anything else whole before the server sees it: a slow client holds no server thread
+            return await self._forward(request, target, headers, await self._read_body(request, cap), state.backend)
         except _TooLarge:
             return self._answer(request, 413, f"Refused by {self.room}'s front: the body is over the {cap} bytes "
                                 "this route accepts.")

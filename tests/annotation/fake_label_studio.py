@@ -29,6 +29,7 @@ OTHER = {"id": 3, "email": "other@mirage.test", "active_organization_meta": {"em
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    seen: list[tuple[str, str]] = []  # (method, target) of every request but whoami, for in-process tests
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -48,6 +49,8 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         cookie = self.headers.get("Cookie") or ""
         auth = self.headers.get("Authorization") or ""
+        if path != "/api/current-user/whoami":
+            self.seen.append((self.command, self.path))
         if path == "/health":
             self._send(200, b'{"status": "UP"}')
         elif path == "/pid":

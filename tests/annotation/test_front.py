@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import have, require
 
-require(have("requests"), "requests (the annotation extra)", "pip install -e '.[annotation]'")
+require(have("requests", "aiohttp"), "requests and aiohttp (the annotation extra)", "pip install -e '.[annotation]'")
 
 import requests  # noqa: E402 - checked above
 
