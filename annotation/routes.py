@@ -118,6 +118,8 @@ ANONYMOUS = _rules(
     (_READ + " POST", r"/user/login/?"),
     (_READ + " POST", r"/user/signup/?"),  # Label Studio itself requires the invite token (signup without link off)
     (_READ, r"/user/logout/?"),
+    (_READ, r"/heidi-tips/?"),  # the tips the login and loading screens show
+    (_READ, r"/api/version/?"),
 )
 """What a browser without a session needs: the login and signup pages (and their scripts and styles)."""
 
@@ -130,6 +132,9 @@ MEMBER = ANONYMOUS + _rules(
     (_READ, r"/api/projects/?"),
     (_READ, r"/api/projects/\d+/?"),
     (_READ, r"/api/projects/\d+/next/?"),
+    (_READ, r"/api/projects/\d+/label-stream-history/?"),
+    (_READ, r"/api/label_links/?"),
+    (_READ, r"/api/ml/?"),  # the labeling screen asks for ML backends (Mirage connects none)
     (_READ, r"/api/dm/(project|columns|views|actions)/?"),
     ("POST", r"/api/dm/views/?"),  # the Data Manager saves each user's tab (columns, order)
     (_READ + " PATCH PUT DELETE", r"/api/dm/views/\d+/?"),
