@@ -10,7 +10,6 @@ recorded: none may be one of the front's refusals, and the ledger holds each sub
 from __future__ import annotations
 
 import time
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -21,26 +20,22 @@ require_annotation_extra()
 from annotation.author import push_descriptions, sequences_to_describe  # noqa: E402
 from annotation.builddir import load_build  # noqa: E402
 from annotation.client import LabelStudioClient  # noqa: E402
-from annotation.front import RoomFront  # noqa: E402
-from annotation.ledger import LEDGER_FILE, parse_ledger  # noqa: E402
+
+from annotation.ledger import parse_ledger  # noqa: E402
 from annotation.push import push  # noqa: E402
-from annotation.serve import free_port  # noqa: E402
 from tests.annotation.builds import draw_png, make_build  # noqa: E402
 from tests.annotation.conftest import ARTIFACTS  # noqa: E402
+from tests.annotation.lshelpers import fronted  # noqa: E402
 from tests.annotation.test_author import TEXT  # noqa: E402
 
 pytestmark = pytest.mark.slow
 PASSWORD = "reviewer-pass-1234"
 VIEWPORTS = [(1440, 900), (1280, 720)]
 
-
 @pytest.fixture(scope="module")
 def room(start_ls, files_root, tmp_path_factory):
     ls = start_ls()
-    backend = urlsplit(ls.url)
-    front = RoomFront("127.0.0.1", free_port(), room="Room 1", ledger=ls.data_dir / LEDGER_FILE).start()
-    front.serve_from((backend.hostname, backend.port))
-    url = f"http://127.0.0.1:{front.port}"
+    front, url = fronted(ls.url, ls.data_dir)
     try:
         admin = LabelStudioClient(url, ls.token)
         root = tmp_path_factory.mktemp("front-browser")
@@ -60,17 +55,14 @@ def room(start_ls, files_root, tmp_path_factory):
     finally:
         front.stop()
 
-
 def _votes(room, email: str) -> list[dict]:
     return [e for e in parse_ledger(room["front"].ledger.read()) if e["email"] == email]
-
 
 def _wait_for(predicate, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.3)
-
 
 @pytest.mark.parametrize("width, height", VIEWPORTS)
 def test_review_recheck_and_authoring_screens_pass_the_front(room, browser, width, height):

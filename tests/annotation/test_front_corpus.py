@@ -24,7 +24,6 @@ import json
 import threading
 import time
 from collections import Counter
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -35,13 +34,11 @@ require_annotation_extra()
 from annotation.builddir import load_build  # noqa: E402
 from annotation.client import LabelStudioClient  # noqa: E402
 from annotation.config import ITEM_ID_FIELD  # noqa: E402
-from annotation.front import BODY_CAP, RoomFront  # noqa: E402
-from annotation.ledger import LEDGER_FILE  # noqa: E402
+from annotation.front import BODY_CAP  # noqa: E402
 from annotation.pull import pull  # noqa: E402
 from annotation.push import push  # noqa: E402
-from annotation.serve import free_port  # noqa: E402
 from tests.annotation.builds import make_build  # noqa: E402
-from tests.annotation.lshelpers import REVIEWER_PASSWORD, result, signup  # noqa: E402
+from tests.annotation.lshelpers import REVIEWER_PASSWORD, fronted, result, signup  # noqa: E402
 from tests.annotation.rawhttp import Answer, send, send_chunked  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -53,11 +50,7 @@ COUNTS: Counter[str] = Counter()
 @pytest.fixture(scope="module")
 def room(start_ls, files_root, tmp_path_factory):
     ls = start_ls()
-    backend = urlsplit(ls.url)
-    front = RoomFront("127.0.0.1", free_port(), room="Room 1", ledger=ls.data_dir / LEDGER_FILE,
-                      body_timeout=2.0).start()
-    front.serve_from((backend.hostname, backend.port))
-    url = f"http://127.0.0.1:{front.port}"
+    front, url = fronted(ls.url, ls.data_dir, body_timeout=2.0)
     try:
         admin = LabelStudioClient(url, ls.token)
         root = tmp_path_factory.mktemp("corpus")
