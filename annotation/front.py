@@ -11,7 +11,8 @@ what Label Studio 1.23.2 cannot be configured to do:
 - **votes nobody can forge.** ``completed_by`` in a vote's body is refused (the server would credit the vote to that
   user); each vote the server accepts is appended to the room's ledger (:mod:`annotation.ledger`) with the voter
   from the session; a member may change or delete only the annotations the ledger says they created;
-- **bounded bodies.** A body may be :data:`BODY_CAP` bytes (:data:`UPLOAD_CAP` on the maintainer's import routes);
+- **bounded bodies.** A body may be :data:`BODY_CAP` bytes (:data:`ANONYMOUS_CAP` without a session,
+  :data:`UPLOAD_CAP` on the maintainer's import routes);
   a larger ``Content-Length`` is refused before a byte of the body is read, and a chunked body is counted as it
   arrives. A body must arrive whole within ``body_timeout`` seconds before the server sees the request (so a slow
   client holds none of Label Studio's few worker threads); only the maintainer's imports stream to the server;
@@ -63,6 +64,8 @@ RENAMED_COOKIES = ("sessionid", "csrftoken")
 
 BODY_CAP = 1 << 20
 """Bytes a request body may have: a vote, a view, a login form are a few KiB."""
+ANONYMOUS_CAP = 64 << 10
+"""Bytes a caller without a session may send (the login and signup forms): bounds what unknown clients hold."""
 UPLOAD_CAP = 256 << 20
 """Bytes the maintainer may send to the import routes (``push`` imports every task of a build in one request)."""
 UPLOAD_ROUTES = ("/api/projects/", "/import", "/reimport")
@@ -327,7 +330,8 @@ class RoomFront:
         if not allowed(who.role, target):
             what = "sign in first" if who.role == "anonymous" else "a reviewer's session may not make this request"
             return self._refuse(request, f"{what} ({target.method} {target.path[:80]})")
-        cap = UPLOAD_CAP if who.role == "maintainer" and _is_upload(target.path) else BODY_CAP
+        cap = (UPLOAD_CAP if who.role == "maintainer" and _is_upload(target.path)
+               else ANONYMOUS_CAP if who.role == "anonymous" else BODY_CAP)
         length = request.content_length
         if length is not None and length > cap:
             return self._answer(request, 413, f"Refused by {self.room}'s front: a body of {length} bytes is over the "

@@ -19,7 +19,7 @@ from tests.conftest import have, require
 
 require(have("aiohttp"), "aiohttp (the annotation extra)", "pip install -e '.[annotation]'")
 
-from annotation.front import BODY_CAP, RoomFront, cookie_name  # noqa: E402
+from annotation.front import ANONYMOUS_CAP, BODY_CAP, RoomFront, cookie_name  # noqa: E402
 from annotation.ledger import Ledger, check_votes, parse_ledger, result_hash  # noqa: E402
 from annotation.routes import Refused, allowed, canonical  # noqa: E402
 from annotation.serve import free_port  # noqa: E402
@@ -87,6 +87,7 @@ def test_bodies_are_bounded(front):
     assert a.status == 413
     a = send_chunked(front.port, "POST", "/api/dm/views/", member, [b"x" * 65536] * (BODY_CAP // 65536 + 2))
     assert a.status == 413
+    assert send(front.port, "POST", "/user/login/", {}, b"x" * (ANONYMOUS_CAP + 1)).status == 413  # no session
     a = send(front.port, "POST", "/api/dm/views/", member, b"{}", length=1000)  # a body that never comes
     assert a.status == 408 and a.by_front
     a = send(front.port, "POST", "/api/dm/views/", {**member, "Content-Type": "application/json"}, b'{"a": 1}')
