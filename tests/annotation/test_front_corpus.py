@@ -169,6 +169,21 @@ def test_no_spelling_of_an_owner_route_gets_through(room):
         assert state(room) == before, (method, word)
 
 
+def test_what_a_member_may_read_holds_no_token(room):
+    port, pid = room["front"].port, room["pid"]
+    member = _session(room["members"][ALICE], port)
+    secrets = (state(room)["invite"], room["ls"].token)
+    answers = []
+    for target in ("/api/current-user/whoami", "/api/users/", "/api/projects/", f"/api/projects/{pid}/",
+                   f"/api/dm/project?project={pid}", f"/api/dm/views/?project={pid}", f"/api/tasks/?project={pid}",
+                   f"/api/ml?project={pid}", "/projects/", f"/projects/{pid}/data"):
+        a = send(port, "GET", target, member)
+        assert a.status == 200 and not a.by_front, (target, a.status)
+        assert not any(secret in a.body.decode("utf-8", "replace") for secret in secrets), target
+        answers.append(a)
+    _count("member reads (no token in them)", answers)
+
+
 def test_a_repeated_key_never_runs_a_bulk_action(room):
     port, pid = room["front"].port, room["pid"]
     member = _session(room["members"][ALICE], port)
