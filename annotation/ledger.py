@@ -124,7 +124,7 @@ def _user_id(value: Any) -> int | None:
         return None
 
 
-def check_annotation(room: int, task: int, ann: Mapping[str, Any], history: list[Mapping[str, Any]]) -> str | None:
+def check_annotation(task: int, ann: Mapping[str, Any], history: list[Mapping[str, Any]]) -> str | None:
     """Why the ledger does not vouch for ``ann`` (``None``: it does). ``history``: the ledger's entries for it."""
     if not history:
         return "not in the room's vote ledger (not submitted through the room's front)"
@@ -158,7 +158,7 @@ def check_votes(room: int, tasks: Iterable[Mapping[str, Any]], ledger: bytes | N
         for ann in t.get("annotations") or []:
             aid = int(ann.get("id") or 0)
             why = ("the room has no vote ledger (it is not served by `python -m annotation serve`)" if ledger is None
-                   else check_annotation(room, int(t.get("id") or 0), ann, history.get(aid, [])))
+                   else check_annotation(int(t.get("id") or 0), ann, history.get(aid, [])))
             if why:
                 out.append(Tampered(room, int(t.get("id") or 0), aid, why))
     return out
