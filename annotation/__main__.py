@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         "invite link and the admin's API token are printed. The rooms start together; each is Label Studio on an "
         "internal port behind a front on its own port, which says why a room is down, keeps the rooms' cookies "
         "apart, lets members make only the requests reviewing needs and records each vote in the room's ledger "
-        "(DATA_DIR/room-N/votes.jsonl, which pull checks); a server that stops is reported and restarted while "
+        "(votes.jsonl in its data dir, which pull checks); a server that stops is reported and restarted while "
         "the other rooms go on. Runs until Ctrl-C.",
     )
     s.add_argument(
