@@ -109,7 +109,7 @@ def test_health_recheck_release_and_twin(start_ls, tmp_path, monkeypatch, capsys
     assert "Suspected label errors" in printed
 
     # the suspects go back to the rooms with the models' answer beside the gold
-    assert annotation_main(["push", str(build), "--project", "health recheck", "--accept-unverified", "--recheck",
+    assert annotation_main(["push", str(build), "--project", "health recheck", "--recheck",
                             str(tmp_path / "health" / "health.json"), "--no-progress"]) == 0
     for server, reviewer in zip(servers, reviewers):
         tasks = _tasks(server, "health recheck")
