@@ -2,7 +2,7 @@
 # What annotation/ and tests/annotation need; called by .ci/install before pytest. Idempotent, non-interactive.
 #
 # - the project env gets the client side: label-studio-sdk, requests, rich and statsmodels (the `annotation`
-#   extra; statsmodels for Fleiss' kappa) and Playwright, whose own
+#   extra; statsmodels for Fleiss' kappa), aiohttp for the rooms' fronts and Playwright, whose own
 #   browser download is skipped: the tests drive the Debian Chromium at /usr/bin/chromium;
 # - the Label Studio SERVER goes into its own virtualenv, .venv-labelstudio (it pins Django and many libraries
 #   that would clash with the project env); `python -m annotation serve` and the test fixture find it there;
@@ -14,7 +14,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PLAYWRIGHT_SKIP_BROWSER_DO
 LS_VERSION="1.23.2"   # keep in step with annotation/serve.py LABEL_STUDIO_VERSION
 VENV=".venv-labelstudio"
 
-pip_install "requests>=2.31" "rich>=13" "playwright==1.65.2" "statsmodels>=0.14" "pytest>=8" "pytest-timeout>=2.2"
+pip_install "requests>=2.31" "aiohttp>=3.10" "rich>=13" "playwright==1.65.2" "statsmodels>=0.14" "pytest>=8" "pytest-timeout>=2.2"
 # label-studio-sdk (the client, pinned as in the `annotation` extra) WITHOUT its declared dependencies: it pins
 # opencv-python-headless<4.13 (which pins numpy<2.3) and pulls NLTK, datamodel-code-generator and requests-mock,
 # none of which the client or LabelInterface import; resolving them would downgrade the `video` extra's OpenCV

@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
         "admin comes from $LABEL_STUDIO_USERNAME (an e-mail) and $LABEL_STUDIO_PASSWORD; with them set, the "
         "invite link and the admin's API token are printed. The rooms start together; each is Label Studio on an "
         "internal port behind a front on its own port, which says why a room is down, keeps the rooms' cookies "
-        "apart and refuses members' changes to the project; a server that stops is reported and restarted while "
+        "apart, lets members make only the requests reviewing needs and records each vote in the room's ledger "
+        "(votes.jsonl in its data dir, which pull checks); a server that stops is reported and restarted while "
         "the other rooms go on (a room given up after 3 restarts in 10 minutes comes back alone with "
         "`restart-room`). One serve per data dir: a second one exits naming the first's pid; Label Studio "
         "servers end with serve, even on kill -9, and one left running on the data dir is stopped at the next "
@@ -197,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--recheck", type=Path, default=None, metavar="FILE",
                    help="the health.json given to push --recheck: resolve the re-review project, record it in "
                    "BUILD_DIR/recheck.json and rewrite reviewed.jsonl with it (default none: a first review)")
+    q.add_argument("--accept-unverified", action="store_true",
+                   help="count the votes the rooms' vote ledgers do not vouch for (listed as tampered; by default "
+                   "they are left out and pull exits 1), for example after the maintainer edited a vote by hand")
     return parser
 
 
@@ -413,7 +417,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
     if args.recheck is not None:
         return _pull_recheck(args, build, clients, where)
     with Console(stderr=True).status(f"exporting {args.project!r} from {where} ..."):
-        res = pull(clients, build, args.project, overlap=args.overlap)
+        res = pull(clients, build, args.project, overlap=args.overlap, accept_unverified=args.accept_unverified)
     review = res.review
     counts = review["counts"]
     console = Console()
@@ -452,7 +456,21 @@ def cmd_pull(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
         if len(problems) > args.show_problems:
             print(f"  ... and {len(problems) - args.show_problems} more in {res.review_path}", file=sys.stderr)
-    return 0
+    return _quarantine_status(args, res.quarantined)
+
+
+def _quarantine_status(args: argparse.Namespace, quarantined: list[str]) -> int:
+    """One line per vote the rooms' ledgers do not vouch for; 1 unless the maintainer accepted them."""
+    for line in quarantined:
+        print(line, file=sys.stderr)
+    if not quarantined:
+        return 0
+    if args.accept_unverified:
+        print(f"{len(quarantined)} unverified vote(s) counted (--accept-unverified)", file=sys.stderr)
+        return 0
+    print(f"{len(quarantined)} vote(s) quarantined: left out of the review (pass --accept-unverified to count "
+          "them)", file=sys.stderr)
+    return 1
 
 
 def _pull_recheck(args: argparse.Namespace, build, clients: list, where: str) -> int:
@@ -462,7 +480,8 @@ def _pull_recheck(args: argparse.Namespace, build, clients: list, where: str) ->
     from annotation.pull import pull_recheck
 
     with Console(stderr=True).status(f"exporting {args.project!r} from {where} ..."):
-        res = pull_recheck(clients, build, args.project, args.recheck, overlap=args.overlap)
+        res = pull_recheck(clients, build, args.project, args.recheck, overlap=args.overlap,
+                           accept_unverified=args.accept_unverified)
     rnd = res.review
     counts = rnd["counts"]
     console = Console()
@@ -477,7 +496,7 @@ def _pull_recheck(args: argparse.Namespace, build, clients: list, where: str) ->
                             changed, numeric=False))
     for line in rnd["problems"][: args.show_problems]:
         print(f"  {line}", file=sys.stderr)
-    return 0
+    return _quarantine_status(args, res.quarantined)
 
 
 def _seated(review: dict, reason: str | None = None) -> list[dict]:

@@ -283,6 +283,18 @@ class LabelStudioClient:
         invite = self.get("/api/invite")  # asked by `serve` in the admin's session
         return invite.get("invite_url") or f"/user/signup/?token={invite['token']}"
 
+    def vote_ledger(self) -> bytes | None:
+        """The room's vote ledger, as its front serves it to the maintainer (:mod:`annotation.ledger`); ``None``
+        when nothing serves one (a Label Studio server without a room's front answers 404)."""
+        from annotation.ledger import LEDGER_ROUTE
+
+        try:
+            return self._request("GET", LEDGER_ROUTE, expect_json=False).content
+        except ServerError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
     def users(self) -> list[dict]:
         if self.sdk is None:
             body = self.get("/api/users/", params={"page_size": 10000})

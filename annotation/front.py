@@ -1,74 +1,80 @@
-"""The door of a room: a small reverse proxy on the room's public port, in front of its Label Studio server.
+"""The door of a room: a reverse proxy on the room's public port, in front of its Label Studio server.
 
-``serve`` starts Label Studio on an internal port and this front on the port reviewers use. It forwards every
-request unchanged (the ``Host`` header too, so the links Label Studio writes stay right), and adds what Label Studio
-1.23.2 cannot be configured to do:
+``serve`` starts Label Studio on an internal port of 127.0.0.1 and this front on the port reviewers use. It adds
+what Label Studio 1.23.2 cannot be configured to do:
 
+- **deny by default.** Each request is read once, the way the server will route it, and what could be read two
+  ways is refused (:func:`annotation.routes.canonical`); then the caller's role (maintainer, member, anonymous, from
+  the server's ``whoami`` for the caller's session or token) must allow it (:func:`annotation.routes.allowed`).
+  Anything else is answered 403 with one line. The front forwards its own reading of the request target, so what
+  it decided on is what the server serves;
+- **votes nobody can forge.** ``completed_by`` in a vote's body is refused (the server would credit the vote to that
+  user); each vote the server accepts is appended to the room's ledger (:mod:`annotation.ledger`) with the voter
+  from the session; a member may change or delete only the annotations the ledger says they created;
+- **bounded bodies.** A body may be :data:`BODY_CAP` bytes (:data:`ANONYMOUS_CAP` without a session,
+  :data:`UPLOAD_CAP` on the maintainer's import routes);
+  a larger ``Content-Length`` is refused before a byte of the body is read, and a chunked body is counted as it
+  arrives. A body must arrive whole within ``body_timeout`` seconds before the server sees the request (so a slow
+  client holds none of Label Studio's few worker threads); only the maintainer's imports stream to the server;
 - **a room that is down says why.** While its server starts, restarts after a crash, or was given up, the front
-  answers with HTTP 503 and one sentence (JSON ``{"detail": ...}`` for the API, which Label Studio's web app shows
-  in its "Server error" dialog; a page that reloads itself for a browser), instead of a refused connection the web
-  app greys its buttons over without a word;
+  answers 503 and one sentence (JSON ``{"detail": ...}`` for the API, which Label Studio's web app shows in its
+  "Server error" dialog; a page that reloads itself for a browser);
 - **one cookie scope per room.** Browsers keep cookies per host name, not per port, so rooms on one host logged
-  each other out (Label Studio reads no setting for its cookie names). The front renames the session and CSRF
-  cookies it hands out to ``<name>_<port>`` and gives them back to the server under their own names;
-- **what a member may not do.** The community edition lets every member change any project (label config,
-  settings), read and connect storages (their absolute paths), read the invite token, run the Data Manager's
-  bulk actions and edit task data. The front refuses those requests (HTTP 403) to anyone but the organisation's
-  owner, the maintainer (whose ``push``, ``pull`` and ``serve`` keep working), asking the server who the caller is;
-- **no paths in errors.** A ``..`` in a local-files request is answered 404 here (the server answers 500 with
-  both absolute paths), and the body of any 5xx answer is replaced by a sentence pointing to the room's log.
+  each other out. The front renames the session and CSRF cookies to ``<name>_<port>`` and gives them back to the
+  server under their own names;
+- **no paths in errors.** A ``..`` in a local-files request is answered 404 (the server answers 500 with both
+  absolute paths), and the body of any 5xx answer is replaced by a sentence pointing to the room's log.
 
-Cookies and credentials pass through untouched otherwise; the front keeps no state but a short cache of who
-holds which credential.
+Why aiohttp (server and client): the front used to be ``http.server``, whose documentation says it is not for
+production: one thread per connection, whole bodies read into memory, no limits on lines, headers or idle
+connections. aiohttp is maintained, asynchronous (a slow or huge client holds one coroutine and one socket, never a
+thread of the supervisor or another room's capacity), streams bodies both ways, caps request lines and headers in
+its parser, and one package gives both the server and the pooled client (the ASGI alternative needs uvicorn,
+starlette and httpx). Each front runs its own event loop in a thread of ``serve``, so one room's load never
+blocks another's. ``benchmarks/front_load.py`` measures it (figures in ``docs/scale.md``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import html
-import http.client
 import json
-import posixpath
-import re
-import socket
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
-from urllib.parse import parse_qs, urlsplit
+from pathlib import Path
+from typing import Any, AsyncIterator, Mapping
 
-HOP_BY_HOP = {
+from aiohttp import ClientError, ClientSession, ClientTimeout, DummyCookieJar, TCPConnector, web
+from multidict import CIMultiDict
+from yarl import URL
+
+from annotation.ledger import LEDGER_ROUTE, Ledger
+from annotation.routes import (
+    VOTE_CHANGE, VOTE_CREATE, Refused, Role, Target, allowed, canonical, local_files_escape,
+)
+
+HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
-    "transfer-encoding", "upgrade",
-}
+    "transfer-encoding", "upgrade", "content-length", "expect",
+})
 RENAMED_COOKIES = ("sessionid", "csrftoken")
 """Label Studio's (Django's) session and CSRF cookies: the two a second room on the same host would overwrite."""
 
-OWNER_ONLY: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (methods, re.compile(pattern))
-    for methods, pattern in (
-        ("POST", r"/api/projects/?"),  # a new project
-        ("PATCH PUT DELETE", r"/api/projects/\d+/?"),  # label config, settings, the project itself
-        ("POST DELETE", r"/api/projects/\d+/(import|reimport|tasks)(/.*)?"),
-        ("*", r"/api/storages(/.*)?"),  # storages show absolute paths and could serve more files
-        ("*", r"/api/invite(/.*)?"),  # the invite token
-        ("POST", r"/api/dm/actions/?"),  # bulk actions: delete tasks, delete annotations, ... (not next_task)
-        ("POST PATCH PUT DELETE", r"/api/tasks/\d+/?"),  # task data: what reviewers are shown
-        ("POST", r"/api/tasks/?"),
-        ("*", r"/api/webhooks(/.*)?"),  # a webhook would send every annotation elsewhere
-        ("POST PATCH PUT DELETE", r"/api/ml(/.*)?"),
-        ("POST PATCH PUT DELETE", r"/api/organizations/.*"),
-    )
-)
-"""Requests only the organisation's owner may make: ``(methods or "*", path pattern)``."""
-
-MEMBER_ACTIONS = ("next_task",)
-"""Data Manager actions a reviewer's labeling stream runs (``POST /api/dm/actions?id=next_task``)."""
-
+BODY_CAP = 1 << 20
+"""Bytes a request body may have: a vote, a view, a login form are a few KiB."""
+ANONYMOUS_CAP = 64 << 10
+"""Bytes a caller without a session may send (the login and signup forms): bounds what unknown clients hold."""
+UPLOAD_CAP = 256 << 20
+"""Bytes the maintainer may send to the import routes (``push`` imports every task of a build in one request)."""
+UPLOAD_ROUTES = ("/api/projects/", "/import", "/reimport")
 
 WHO_TTL = 60.0
 """Seconds a credential's owner is remembered (a member cannot become the owner in Label Studio's community
 edition; the cache only spares the server one question per request)."""
+MAX_UPSTREAM = 64
+"""Requests a front sends to its server at once; more wait their turn (Label Studio serves a handful at a time)."""
 
 
 @dataclass
@@ -81,6 +87,18 @@ class RoomState:
     coming_back: bool = True  # False: given up, nobody should wait for it
 
 
+@dataclass(frozen=True)
+class Caller:
+    """Who makes a request, as the server's ``whoami`` says: the role, and the user's id and e-mail."""
+
+    role: Role
+    user: int = 0
+    email: str = ""
+
+
+ANONYMOUS = Caller("anonymous")
+
+
 def cookie_name(name: str, port: int) -> str:
     """The name a room's cookie gets in the browser: ``sessionid_8081``."""
     return f"{name}_{port}"
@@ -91,48 +109,127 @@ def _neutral_5xx(status: int, room: str) -> str:
             "server log.")
 
 
-def local_files_escape(query: str) -> bool:
-    """Whether a ``/data/local-files/?d=...`` request reaches outside the files root (a ``..`` after the path is
-    normalised as Label Studio does)."""
-    for d in parse_qs(query, keep_blank_values=True).get("d", []):
-        norm = posixpath.normpath(d).lstrip("/")
-        if norm == ".." or norm.startswith("../"):
-            return True
-    return False
+def inbound_cookies(header: str, port: int) -> str:
+    """The browser's cookies as the server knows them: this room's renamed ones under their own names; the bare
+    names (another server's, or from before the front) and other rooms' are left out."""
+    pairs = []
+    for part in header.split(";"):
+        name, sep, value = part.strip().partition("=")
+        if not sep:
+            continue
+        base, _, suffix = name.rpartition("_")
+        if name in RENAMED_COOKIES or (base in RENAMED_COOKIES and suffix != str(port)):
+            continue
+        if base in RENAMED_COOKIES:
+            name = base
+        pairs.append(f"{name}={value}")
+    return "; ".join(pairs)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise ValueError("a key given twice")
+    return dict(pairs)
+
+
+def vote_body_problem(body: bytes, content_type: str) -> str | None:
+    """Why a vote's body is refused (``None``: it is not): it must be one JSON object, each key once, without
+    ``completed_by`` (the server would credit the vote to that user instead of the one who sends it)."""
+    if not body:
+        return None
+    if not content_type.split(";")[0].strip().lower() == "application/json":
+        return "a vote must be sent as JSON"
+    try:
+        data = json.loads(body, object_pairs_hook=_no_duplicate_keys)
+    except ValueError:
+        return "a vote must be one JSON object, each key once"
+    if not isinstance(data, dict):
+        return "a vote must be one JSON object"
+    if "completed_by" in data:
+        return "completed_by is set by the room, not by the request"
+    return None
 
 
 class RoomFront:
-    """The reverse proxy of one room; ``start()`` binds the public port at once, ``state`` says where to send."""
+    """The reverse proxy of one room; ``start()`` binds the public port at once, ``state`` says where to send.
 
-    def __init__(self, host: str, port: int, room: str = "this room", upstream_timeout: float = 900.0) -> None:
+    ``ledger``: the room's vote ledger file (:mod:`annotation.ledger`); ``None`` records no votes, and then no
+    member may change or delete an annotation.
+    """
+
+    def __init__(self, host: str, port: int, room: str = "this room", upstream_timeout: float = 900.0,
+                 ledger: Path | None = None, body_timeout: float = 60.0) -> None:
         self.host, self.port, self.room = host, port, room
         self.state = RoomState()
         self.upstream_timeout = upstream_timeout
-        self._who: dict[str, tuple[float, bool]] = {}
+        self.body_timeout = body_timeout
+        self.ledger = Ledger(ledger) if ledger is not None else None
+        self._who: dict[tuple[str, str], tuple[float, Caller]] = {}
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._runner: web.ServerRunner | None = None
+        self._client: ClientSession | None = None
 
     # ------------------------------------------------------------------ life
     def start(self) -> "RoomFront":
-        front = self
+        """Listen on the public port (raises ``OSError`` when it cannot) and serve from a thread of its own."""
+        ready: Future[None] = Future()
+        loop = asyncio.new_event_loop()
+        self._loop = loop
 
-        class Handler(_Handler):
-            pass
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self._open())
+            except BaseException as exc:  # the bind failed: start() raises it
+                ready.set_exception(exc)
+                loop.close()
+                return
+            ready.set_result(None)
+            loop.run_forever()
+            loop.run_until_complete(self._close())
+            loop.close()
 
-        Handler.front = front
-        server = ThreadingHTTPServer((self.host or "0.0.0.0", self.port), Handler)
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name=f"front-{self.port}", daemon=True)
+        self._thread = threading.Thread(target=run, name=f"front-{self.port}", daemon=True)
         self._thread.start()
+        ready.result()
         return self
 
+    async def _open(self) -> None:
+        self._client = ClientSession(
+            connector=TCPConnector(limit=MAX_UPSTREAM, force_close=False),
+            timeout=ClientTimeout(total=None, connect=30, sock_read=self.upstream_timeout),
+            auto_decompress=False, cookie_jar=DummyCookieJar(),  # each caller's cookies pass; none are kept
+        )
+        server = web.Server(self._handle, keepalive_timeout=75, auto_decompress=False, max_line_size=8190,
+                            max_field_size=8190, max_headers=100, access_log=None)
+        self._runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
+        await self._runner.setup()
+        try:
+            await web.TCPSite(self._runner, self.host or "0.0.0.0", self.port, reuse_address=True).start()
+        except OSError:
+            await self._close()
+            raise
+
+    async def _close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        if self._loop is not None and self._thread is not None and self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(30)
+        self._loop = None
 
     def serve_from(self, backend: tuple[str, int]) -> None:
         """Send requests to the server at ``backend`` from now on."""
@@ -146,215 +243,250 @@ class RoomFront:
             self.state = RoomState(False, None, reason, coming_back)
 
     # ------------------------------------------------------------------ who is asking
-    def is_owner(self, headers: dict[str, str], backend: tuple[str, int]) -> bool:
-        """Whether the credentials in ``headers`` (a session cookie or an API token) belong to the organisation's
-        owner, as the server's ``whoami`` tells (its ``active_organization_meta`` names the owner's e-mail)."""
-        key = headers.get("authorization") or headers.get("cookie") or ""
-        if not key:
-            return False
+    async def caller(self, headers: Mapping[str, str], backend: tuple[str, int]) -> Caller:
+        """Who holds the credentials in ``headers`` (the server-side cookie header or an API token), as the server's
+        ``whoami`` tells: the owner of the organisation (its ``active_organization_meta`` names the owner's e-mail)
+        is the maintainer, any other user a member, no valid credential anonymous. A server that does not answer
+        raises the client's error."""
+        cookies = dict(p.strip().partition("=")[::2] for p in (headers.get("cookie") or "").split(";") if "=" in p)
+        key = (headers.get("authorization") or "", cookies.get("sessionid", ""))
+        if not any(key):
+            return ANONYMOUS
         now = time.monotonic()
         with self._lock:
             hit = self._who.get(key)
         if hit and now - hit[0] < WHO_TTL:
             return hit[1]
-        owner = False
-        conn = http.client.HTTPConnection(*backend, timeout=30)
+        who = ANONYMOUS
+        ask = {k: v for k, v in headers.items() if k in ("authorization", "cookie", "host")}
+        assert self._client is not None
         try:
-            ask = {k: v for k, v in headers.items() if k in ("authorization", "cookie", "host")}
-            conn.request("GET", "/api/current-user/whoami", headers=ask)
-            r = conn.getresponse()
-            body = r.read()
-            if r.status == 200:
-                me = json.loads(body)
-                email = str(me.get("email") or "").lower()
-                owner_email = str((me.get("active_organization_meta") or {}).get("email") or "").lower()
-                owner = bool(email) and email == owner_email
-        except (OSError, ValueError, http.client.HTTPException):
-            owner = False
-        finally:
-            conn.close()
+            async with self._client.get(f"http://{backend[0]}:{backend[1]}/api/current-user/whoami", headers=ask,
+                                        allow_redirects=False, timeout=ClientTimeout(total=30)) as r:
+                if r.status == 200:
+                    me = json.loads(await r.read())
+                    email = str(me.get("email") or "").lower()
+                    owner = str((me.get("active_organization_meta") or {}).get("email") or "").lower()
+                    who = Caller("maintainer" if email and email == owner else "member", int(me["id"]), email)
+        except (ValueError, KeyError, TypeError):
+            who = ANONYMOUS
         with self._lock:
-            if len(self._who) > 1000:
+            if len(self._who) > 10000:
                 self._who.clear()
-            self._who[key] = (now, owner)
-        return owner
-
-
-def owner_only(method: str, path: str, query: str = "") -> bool:
-    """Whether ``method path?query`` is one of :data:`OWNER_ONLY`."""
-    if path.rstrip("/") == "/api/dm/actions" and parse_qs(query).get("id", [""])[0] in MEMBER_ACTIONS:
-        return False
-    for methods, pattern in OWNER_ONLY:
-        if (methods == "*" or method in methods.split()) and pattern.fullmatch(path):
-            return True
-    return False
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    front: RoomFront
-    server_version = "mirage-room"
-
-    def log_message(self, format: str, *args: object) -> None:  # the server logs every request already
-        pass
-
-    def do_GET(self) -> None:
-        self._forward()
-
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
+            self._who[key] = (now, who)
+        return who
 
     # ------------------------------------------------------------------ answers of the front itself
-    def _wants_json(self, path: str) -> bool:
-        return path.startswith("/api/") or "application/json" in (self.headers.get("Accept") or "")
-
-    def _answer(self, status: int, message: str, path: str, retry: bool = False, as_json: bool = False) -> None:
-        if as_json or self._wants_json(path):
+    def _answer(self, request: web.BaseRequest, status: int, message: str, retry: bool = False,
+                as_json: bool | None = None) -> web.Response:
+        path = request.raw_path
+        if as_json is None:
+            as_json = path.lower().lstrip("/").startswith(("api", "mirage")) or "application/json" in request.headers.get("Accept", "")
+        if as_json:
             body = json.dumps({"detail": message, "status_code": status}).encode()
             ctype = "application/json"
         else:
             refresh = '<meta http-equiv="refresh" content="15">' if retry else ""
             body = (f"<!doctype html><html><head><meta charset=utf-8>{refresh}<title>Mirage review room</title></head>"
-                    f"<body style='font:16px sans-serif;margin:3em'><h2>{html.escape(self.front.room)}</h2>"
+                    f"<body style='font:16px sans-serif;margin:3em'><h2>{html.escape(self.room)}</h2>"
                     f"<p>{html.escape(message)}</p></body></html>").encode()
             ctype = "text/html; charset=utf-8"
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        headers = {"Content-Type": ctype, "Cache-Control": "no-store", "X-Mirage-Front": str(status)}
         if retry:
-            self.send_header("Retry-After", "15")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+            headers["Retry-After"] = "15"
+        if status in (400, 408, 413):
+            headers["Connection"] = "close"  # what is left of the body is not read
+        return web.Response(status=status, body=body, headers=headers)
 
-    def _read_body(self) -> bytes:
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    break
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            return b"".join(chunks)
-        n = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(n) if n > 0 else b""
+    def _refuse(self, request: web.BaseRequest, why: str) -> web.Response:
+        return self._answer(request, 403, f"Refused by {self.room}'s front: {why}.")
 
-    # ------------------------------------------------------------------ forwarding
-    def _request_headers(self) -> dict[str, str]:
-        port = self.front.port
-        out: dict[str, str] = {}
-        for k, v in self.headers.items():
-            lk = k.lower()
-            if lk in HOP_BY_HOP or lk == "content-length":
-                continue
-            if lk == "cookie":
-                v = self._inbound_cookies(v, port)
-                if not v:
-                    continue
-                if "cookie" in out:
-                    v = out["cookie"] + "; " + v
-            out[lk] = v
-        return out
-
-    @staticmethod
-    def _inbound_cookies(header: str, port: int) -> str:
-        """The browser's cookies as the server knows them: this room's renamed ones under their own names; the
-        bare names (another server's, or from before the front) and other rooms' are left out."""
-        pairs = []
-        for part in header.split(";"):
-            name, sep, value = part.strip().partition("=")
-            if not sep:
-                continue
-            base, _, suffix = name.rpartition("_")
-            if name in RENAMED_COOKIES or (base in RENAMED_COOKIES and suffix != str(port)):
-                continue
-            if base in RENAMED_COOKIES:
-                name = base
-            pairs.append(f"{name}={value}")
-        return "; ".join(pairs)
-
-    def _outbound_cookie(self, value: str) -> str:
-        name, sep, rest = value.partition("=")
-        if sep and name.strip() in RENAMED_COOKIES:
-            return f"{cookie_name(name.strip(), self.front.port)}={rest}"
-        return value
-
-    def _forward(self) -> None:
-        front = self.front
-        url = urlsplit(self.path)
-        path = url.path
-        body = self._read_body()
-        state = front.state
-        if path.startswith("/data/local-files") and local_files_escape(url.query):
-            self._answer(404, "Not found.", path)
-            return
+    # ------------------------------------------------------------------ the request
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        try:
+            target = canonical(request.method, request.raw_path)
+        except Refused as exc:
+            return self._refuse(request, str(exc))
+        if request.headers.get("Content-Encoding", "identity").lower() != "identity":
+            return self._refuse(request, "a request body must not be compressed")
+        if target.path.startswith("/data/local-files") and local_files_escape(target.query):
+            return self._answer(request, 404, "Not found.")
+        state = self.state
         if not state.up or state.backend is None:
             later = "; try again in a minute." if state.coming_back else "."
-            self._answer(503, f"{front.room}'s Label Studio server {state.reason}. What you submitted before is "
-                         f"saved{later}", path, retry=state.coming_back)
-            return
-        headers = self._request_headers()
-        if owner_only(self.command, path, url.query) and not front.is_owner(headers, state.backend):
-            self._answer(403, f"Only the maintainer may do this in {front.room} (Mirage keeps reviewers from changing "
-                         "the project, its storage, its tasks and the invite link).", path)
-            return
-        conn = http.client.HTTPConnection(*state.backend, timeout=front.upstream_timeout)
+            return self._answer(request, 503, f"{self.room}'s Label Studio server {state.reason}. What you submitted "
+                                f"before is saved{later}", retry=state.coming_back)
+        headers = self._request_headers(request)
         try:
-            try:
-                conn.request(self.command, self.path, body=body if body or self.command in ("POST", "PUT", "PATCH")
-                             else None, headers=headers)
-                resp = conn.getresponse()
-            except (ConnectionRefusedError, ConnectionResetError, socket.timeout, http.client.RemoteDisconnected):
-                self._answer(503, f"{front.room}'s Label Studio server does not answer (it stopped, or is "
-                             "restarting). What you submitted before is saved; try again in a minute.", path,
-                             retry=True)
-                return
-            self._relay(resp, path)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
-        finally:
-            conn.close()
+            who = await self.caller(headers, state.backend)
+        except (ClientError, ConnectionError, asyncio.TimeoutError):
+            return self._unreachable(request)
+        if target.path == LEDGER_ROUTE and target.method == "GET":
+            if who.role != "maintainer":
+                return self._refuse(request, "only the maintainer reads the vote ledger")
+            data = self.ledger.read() if self.ledger is not None else b""
+            return web.Response(body=data, content_type="application/x-ndjson",
+                                status=200 if self.ledger is not None else 404)
+        if not allowed(who.role, target):
+            what = "sign in first" if who.role == "anonymous" else "a reviewer's session may not make this request"
+            return self._refuse(request, f"{what} ({target.method} {target.path[:80]})")
+        cap = (UPLOAD_CAP if who.role == "maintainer" and _is_upload(target.path)
+               else ANONYMOUS_CAP if who.role == "anonymous" else BODY_CAP)
+        length = request.content_length
+        if length is not None and length > cap:
+            return self._answer(request, 413, f"Refused by {self.room}'s front: a body of {length} bytes is over the "
+                                f"{cap} bytes this route accepts.")
+        create, change = VOTE_CREATE.fullmatch(target.path), VOTE_CHANGE.fullmatch(target.path)
+        vote = (create and target.method == "POST") or (change and target.method in ("PATCH", "PUT", "DELETE"))
+        try:
+            if vote:
+                return await self._vote(request, target, headers, who, cap, state.backend)
+            if cap == UPLOAD_CAP and length is not None:  # the maintainer's import: streamed to the server
+                headers["content-length"] = str(length)
+                return await self._forward(request, target, headers, self._stream_body(request, cap), state.backend)
+            # anything else whole before the server sees it: a slow client holds no server thread
+            return await self._forward(request, target, headers, await self._read_body(request, cap), state.backend)
+        except _TooLarge:
+            return self._answer(request, 413, f"Refused by {self.room}'s front: the body is over the {cap} bytes "
+                                "this route accepts.")
+        except asyncio.TimeoutError:
+            return self._answer(request, 408, f"{self.room}'s front: the request body did not arrive in time.")
 
-    def _relay(self, resp: http.client.HTTPResponse, path: str) -> None:
-        if resp.status >= 500:
-            resp.read()
-            as_json = "json" in (resp.getheader("Content-Type") or "")
-            self._answer(resp.status, _neutral_5xx(resp.status, self.front.room), path, as_json=as_json)
-            return
-        self.send_response_only(resp.status, resp.reason)
-        length = resp.getheader("Content-Length")
-        no_body = self.command == "HEAD" or resp.status in (204, 304) or 100 <= resp.status < 200
-        for k, v in resp.getheaders():
+    def _request_headers(self, request: web.BaseRequest) -> CIMultiDict[str]:
+        out: CIMultiDict[str] = CIMultiDict()
+        cookies = []
+        for k, v in request.headers.items():
             lk = k.lower()
-            if lk in HOP_BY_HOP or lk in ("content-length", "date", "server"):
+            if lk in HOP_BY_HOP:
+                continue
+            if lk == "cookie":
+                cookies.append(inbound_cookies(v, self.port))
+                continue
+            out.add(lk, v)
+        cookie = "; ".join(c for c in cookies if c)
+        if cookie:
+            out["cookie"] = cookie
+        return out
+
+    async def _stream_body(self, request: web.BaseRequest, cap: int) -> AsyncIterator[bytes]:
+        """The body in blocks, counted (over ``cap``: :class:`_TooLarge`) and timed (``body_timeout`` in all)."""
+        deadline = time.monotonic() + self.body_timeout
+        seen = 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise asyncio.TimeoutError
+            block = await asyncio.wait_for(request.content.readany(), left)
+            if not block:
+                return
+            seen += len(block)
+            if seen > cap:
+                raise _TooLarge
+            yield block
+
+    async def _read_body(self, request: web.BaseRequest, cap: int) -> bytes:
+        return b"".join([block async for block in self._stream_body(request, cap)])
+
+    async def _vote(self, request: web.BaseRequest, target: Target, headers: CIMultiDict[str], who: Caller,
+                    cap: int, backend: tuple[str, int]) -> web.StreamResponse:
+        """A vote created, changed or deleted: checked, forwarded, and recorded in the ledger when the server took
+        it."""
+        body = await self._read_body(request, cap)
+        problem = vote_body_problem(body, request.headers.get("Content-Type", ""))
+        if problem:
+            return self._refuse(request, problem)
+        created = VOTE_CREATE.fullmatch(target.path)
+        changed = VOTE_CHANGE.fullmatch(target.path)
+        annotation = int(changed.group(1)) if changed else 0
+        if changed and who.role != "maintainer":
+            holder = self.ledger.owner(annotation) if self.ledger is not None else None
+            if holder != who.user:
+                return self._refuse(request, "this annotation is another reviewer's vote (or was not submitted "
+                                    "through this room)")
+        assert self._client is not None
+        try:
+            async with self._client.request(target.method, self._upstream(backend, target), headers=headers,
+                                            data=body if body or target.method != "DELETE" else None,
+                                            allow_redirects=False) as up:
+                data = await up.read()
+                if 200 <= up.status < 300 and self.ledger is not None:
+                    await asyncio.to_thread(self._record, target, who, created, annotation, data)
+                return self._relay_whole(request, up, data)
+        except (ClientError, ConnectionError, asyncio.TimeoutError):
+            return self._unreachable(request)
+
+    def _record(self, target: Target, who: Caller, created: Any, annotation: int, data: bytes) -> None:
+        assert self.ledger is not None
+        if target.method == "DELETE":
+            self.ledger.append("delete", annotation, self.ledger.task(annotation), who.user, who.email)
+            return
+        try:
+            saved = json.loads(data)
+            aid, task, result = int(saved["id"]), int(saved.get("task") or 0), saved.get("result")
+        except (ValueError, KeyError, TypeError):
+            return  # nothing recorded: pull will not vouch for it
+        if created:
+            task = task or int(created.group(1))
+        self.ledger.append("create" if created else "update", aid, task, who.user, who.email, result)
+
+    @staticmethod
+    def _upstream(backend: tuple[str, int], target: Target) -> URL:
+        return URL(f"http://{backend[0]}:{backend[1]}{target.forward}", encoded=True)
+
+    def _unreachable(self, request: web.BaseRequest) -> web.Response:
+        return self._answer(request, 503, f"{self.room}'s Label Studio server does not answer (it stopped, or is "
+                            "restarting). What you submitted before is saved; try again in a minute.", retry=True)
+
+    async def _forward(self, request: web.BaseRequest, target: Target, headers: CIMultiDict[str],
+                       body: AsyncIterator[bytes] | bytes, backend: tuple[str, int]) -> web.StreamResponse:
+        assert self._client is not None
+        has_body = request.body_exists and (bool(body) if isinstance(body, bytes) else True)
+        try:
+            async with self._client.request(target.method, self._upstream(backend, target), headers=headers,
+                                            data=body if has_body else None, allow_redirects=False) as up:
+                if up.status >= 500:
+                    await up.read()
+                    return self._answer(request, up.status, _neutral_5xx(up.status, self.room),
+                                        as_json="json" in up.headers.get("Content-Type", ""))
+                out = web.StreamResponse(status=up.status, reason=up.reason)
+                self._copy_headers(up.headers, out)
+                length = up.headers.get("Content-Length")
+                if length is not None and length.isdigit():
+                    out.content_length = int(length)
+                await out.prepare(request)
+                if request.method != "HEAD":
+                    async for block in up.content.iter_chunked(64 * 1024):
+                        await out.write(block)
+                await out.write_eof()
+                return out
+        except (_TooLarge, asyncio.TimeoutError):
+            raise
+        except (ClientError, ConnectionError) as exc:
+            if isinstance(getattr(exc, "__cause__", None), (_TooLarge, asyncio.TimeoutError)):
+                raise exc.__cause__  # type: ignore[misc]
+            return self._unreachable(request)
+
+    def _relay_whole(self, request: web.BaseRequest, up: Any, data: bytes) -> web.Response:
+        if up.status >= 500:
+            return self._answer(request, up.status, _neutral_5xx(up.status, self.room),
+                                as_json="json" in up.headers.get("Content-Type", ""))
+        out = web.Response(status=up.status, reason=up.reason, body=data if up.status not in (204, 304) else None)
+        self._copy_headers(up.headers, out)
+        return out
+
+    def _copy_headers(self, upstream: Mapping[str, str], out: web.StreamResponse) -> None:
+        for k, v in upstream.items():  # a multidict: every Set-Cookie
+            lk = k.lower()
+            if lk in HOP_BY_HOP or lk in ("date", "server"):
                 continue
             if lk == "set-cookie":
-                v = self._outbound_cookie(v)
-            self.send_header(k, v)
-        self.send_header("Date", self.date_time_string())
-        chunked = False
-        if no_body:
-            if length is not None:
-                self.send_header("Content-Length", length)
-        elif length is not None:
-            self.send_header("Content-Length", length)
-        else:
-            chunked = True
-            self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        if no_body:
-            return
-        copy: Callable[[bytes], None] = self._write_chunk if chunked else self.wfile.write
-        while True:
-            block = resp.read(64 * 1024)
-            if not block:
-                break
-            copy(block)
-        if chunked:
-            self.wfile.write(b"0\r\n\r\n")
+                name, sep, rest = v.partition("=")
+                if sep and name.strip() in RENAMED_COOKIES:
+                    v = f"{cookie_name(name.strip(), self.port)}={rest}"
+            out.headers.add(k, v)
 
-    def _write_chunk(self, block: bytes) -> None:
-        self.wfile.write(f"{len(block):x}\r\n".encode() + block + b"\r\n")
+
+def _is_upload(path: str) -> bool:
+    return path.startswith(UPLOAD_ROUTES[0]) and path.rstrip("/").endswith(UPLOAD_ROUTES[1:])
+
+

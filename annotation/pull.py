@@ -14,6 +14,12 @@ Written into the build dir:
   suspected; ``reviewed.jsonl`` is always written with them applied on top of ``review.json``.
 
 Read from it: ``adjudications.json``, the maintainer's decisions for items without a majority (optional).
+
+Every vote is checked against its room's vote ledger (:mod:`annotation.ledger`, served by the room's front): a vote
+the ledger does not vouch for (credited to someone else, changed or deleted by another user, never submitted through
+the front) is quarantined: left out of the decisions, listed in ``review.json`` under ``quarantined`` and in
+:attr:`PullResult.quarantined`, one line each. ``accept_unverified=True`` (``pull --accept-unverified``) counts them
+anyway, listed under ``accepted_unverified``: the maintainer's explicit word, for example after editing a vote.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -29,6 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from annotation.builddir import Build, read_json, write_atomic
 from annotation.client import LabelStudioClient
 from annotation.errors import AnnotationError
+from annotation.ledger import Tampered, check_votes
 from annotation.push import settings_changes
 from annotation.resolve import ROOM_FIELD, resolve, reviewed_items, reviewer_name, room_capacity
 from builders.review import RECHECK_FILE
@@ -46,6 +53,8 @@ class PullResult:
     reviewed_path: Path
     export_path: Path
     export_is_new: bool
+    quarantined: list[str] = field(default_factory=list)
+    """One line per vote its room's ledger does not vouch for (left out unless accepted)."""
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -111,10 +120,12 @@ def load_adjudications(build_dir: Path) -> dict[str, Any]:
 
 
 def _export_room(
-    client: LabelStudioClient, project: str, room: int, build: Build, per_room: int
-) -> tuple[int, bytes, list[dict], str]:
-    """``(project id, raw export, tasks)`` of one room; every task tagged with its room and every annotation's
-    ``completed_by`` resolved to the reviewer's e-mail (user ids are only unique within one server).
+    client: LabelStudioClient, project: str, room: int, build: Build, per_room: int, accept_unverified: bool
+) -> tuple[int, bytes, list[dict], str, list[Tampered]]:
+    """``(project id, raw export, tasks, label config, votes the ledger does not vouch for)`` of one room; every
+    task tagged with its room and every annotation's ``completed_by`` resolved to the reviewer's e-mail (user ids are
+    only unique within one server). The votes the room's ledger does not vouch for are taken out of the tasks unless
+    ``accept_unverified``.
 
     A project whose label config or review settings differ from what push sets is refused: any member can change
     them in the community edition (a verdict choice added, the overlap raised), and votes made under other rules
@@ -138,12 +149,18 @@ def _export_room(
         raise AnnotationError(f"the export of project {project!r} on {client.url} is not valid JSON") from None
     if not isinstance(tasks, list):
         raise AnnotationError(f"the export of project {project!r} on {client.url} is not a list of tasks")
+    tampered = check_votes(room, tasks, client.vote_ledger())
+    if not accept_unverified:
+        out = {(t.task, t.annotation) for t in tampered}
+        for t in tasks:
+            t["annotations"] = [a for a in t.get("annotations") or [] if (int(t.get("id") or 0), int(a.get("id") or 0))
+                                not in out]
     users = {int(u["id"]): u.get("email") or f"user {u['id']}" for u in client.users()}
     for t in tasks:
         t[ROOM_FIELD] = room
         for a in t.get("annotations") or []:
             a["completed_by"] = {"email": reviewer_name(a.get("completed_by"), users)}
-    return pid, raw, tasks, str(proj.get("label_config") or "")
+    return pid, raw, tasks, str(proj.get("label_config") or ""), tampered
 
 
 @dataclass
@@ -153,11 +170,12 @@ class _Exported:
     decided: dict[str, Any]
     saved: list[tuple[int, str, int, bytes, Path, bool]]
     when: datetime
+    tampered: list[Tampered]
 
 
 def _export_and_resolve(
     clients: LabelStudioClient | Sequence[LabelStudioClient], build: Build, project: str, overlap: int,
-    adjudications: Mapping[str, Any],
+    adjudications: Mapping[str, Any], accept_unverified: bool = False,
 ) -> _Exported:
     """Export the project from every room, keep each raw export under ``reviews/``, resolve the build's items."""
     rooms = [clients] if isinstance(clients, LabelStudioClient) else list(clients)
@@ -167,9 +185,12 @@ def _export_and_resolve(
     exports = []
     per_room = room_capacity(overlap, len(rooms))
     config = ""
+    tampered: list[Tampered] = []
     for k, client in enumerate(rooms, 1):
-        pid, raw, room_tasks, config = _export_room(client, project, k, build, per_room)
+        pid, raw, room_tasks, config, room_tampered = _export_room(client, project, k, build, per_room,
+                                                                   accept_unverified)
         tasks.extend(room_tasks)
+        tampered.extend(room_tampered)
         exports.append((k, client.url, pid, raw, snapshot_time(room_tasks)))
 
     times = [e[4] for e in exports if e[4] is not None]
@@ -179,7 +200,9 @@ def _export_and_resolve(
         path, is_new = save_export(build.path, raw, room_when or when)
         saved.append((k, url, pid, raw, path, is_new))
     decided = resolve(build.items, tasks, {}, overlap, adjudications, rooms=len(rooms), label_config=config or None)
-    return _Exported(decided, saved, when)
+    lines = [t.line() for t in tampered]
+    decided["accepted_unverified" if accept_unverified else "quarantined"] = lines
+    return _Exported(decided, saved, when, tampered)
 
 
 def _rooms_record(build: Build, saved: Sequence[tuple[int, str, int, bytes, Path, bool]]) -> list[dict[str, Any]]:
@@ -212,14 +235,15 @@ def pull(
     project: str,
     *,
     overlap: int = 3,
+    accept_unverified: bool = False,
 ) -> PullResult:
     """Export the project from every room, resolve every item of the build, write ``review.json`` and
-    ``reviewed.jsonl``.
+    ``reviewed.jsonl``. Votes the rooms' ledgers do not vouch for are left out unless ``accept_unverified``.
 
     ``clients``: one client (one server, every reviewer in one project) or one per room (one server per reviewer
     slot, the independent setup of ``serve --rooms``); the rooms' exports are merged here.
     """
-    got = _export_and_resolve(clients, build, project, overlap, load_adjudications(build.path))
+    got = _export_and_resolve(clients, build, project, overlap, load_adjudications(build.path), accept_unverified)
     _, url1, pid1, raw1, path1, new1 = got.saved[0]
     review = {
         "project": project,
@@ -235,7 +259,8 @@ def pull(
     review_path = build.path / REVIEW_FILE
     write_shared(review_path, (json.dumps(review, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
     reviewed_path = write_reviewed(build, review)
-    return PullResult(review, review_path, reviewed_path, path1, any(s[5] for s in got.saved))
+    return PullResult(review, review_path, reviewed_path, path1, any(s[5] for s in got.saved),
+                      [t.line() for t in got.tampered])
 
 
 def pull_recheck(
@@ -245,6 +270,7 @@ def pull_recheck(
     health: str | os.PathLike[str],
     *,
     overlap: int = 3,
+    accept_unverified: bool = False,
 ) -> PullResult:
     """Resolve a re-review project (``push --recheck``) over the health report's suspects, record the round in
     ``recheck.json`` and rewrite ``reviewed.jsonl`` with it (:mod:`annotation.recheck`); ``review.json`` is
@@ -253,13 +279,15 @@ def pull_recheck(
 
     suspects, digest = read_health(health)
     sub = recheck_build(build, suspects, project)
-    got = _export_and_resolve(clients, sub, project, overlap, {})
+    got = _export_and_resolve(clients, sub, project, overlap, {}, accept_unverified)
     rnd = recheck_round(project, got.decided, sub, suspects, (Path(health).name, digest), iso_utc(got.when))
     rnd["rooms"] = _rooms_record(build, got.saved)
+    rnd.update({k: got.decided[k] for k in ("quarantined", "accepted_unverified") if k in got.decided})
     rechecks = read_rechecks(build.path)
     rechecks = {"rounds": {**(rechecks.get("rounds") or {}), project: rnd}}
     path = build.path / RECHECK_FILE
     write_shared(path, (json.dumps(rechecks, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
     review = json.loads((build.path / REVIEW_FILE).read_text(encoding="utf-8"))
     reviewed_path = write_reviewed(build, review)
-    return PullResult(rnd, path, reviewed_path, got.saved[0][4], any(s[5] for s in got.saved))
+    return PullResult(rnd, path, reviewed_path, got.saved[0][4], any(s[5] for s in got.saved),
+                      [t.line() for t in got.tampered])

@@ -644,6 +644,7 @@ def serve(
 def _serve_locked(spec: ServerSpec, specs: list[ServerSpec], publics: list[str] | None, out: TextIO) -> int:
     """:func:`serve`, once the data dirs are this process's."""
     from annotation.front import RoomFront
+    from annotation.ledger import LEDGER_FILE
 
     Path(spec.files_root).mkdir(parents=True, exist_ok=True)
     for s in specs:
@@ -688,7 +689,7 @@ def _serve_locked(spec: ServerSpec, specs: list[ServerSpec], publics: list[str] 
     try:
         for name, s in zip(names, specs):
             try:
-                fronts.append(RoomFront(s.host, s.port, room=name).start())
+                fronts.append(RoomFront(s.host, s.port, room=name, ledger=Path(s.data_dir) / LEDGER_FILE).start())
             except OSError as exc:
                 raise AnnotationError(f"port {s.port} on {s.host}: cannot listen ({exc.strerror}): pass another --port")
         keepers = [Room(k, s, f, stop, report, name) for k, (name, s, f) in enumerate(zip(names, specs, fronts), 1)]

@@ -545,7 +545,7 @@ def render_card(
             "(`keep`, `fix`: answer corrected, `drop`), and items without a majority go to adjudication. Only kept "
             "and fixed items are released unless the release says otherwise.\n\n"
             f"Review outcome over the build:\n\n{counts_table}\n\nIn this release:\n\n{released}\n\n{excluded_text}\n\n"
-            f"{adjudicated_text}\n\n{agreement_text}\n\n{issues_text}\n\n{problems_text}"
+            f"{adjudicated_text}\n\n{agreement_text}\n\n{issues_text}\n\n{problems_text}\n\n{_ledger_text(review)}"
         )
         rechecked = recheck_lines(review.get("rechecked") or [])
         if rechecked:
@@ -885,3 +885,16 @@ def write_plots(out_dir: Path, stats: Mapping[str, Any]) -> list[str]:
     for rel, counts, options in specs:
         bar_chart(out_dir / rel, counts, **options)
     return [rel for rel, _, _ in specs]
+
+
+def _ledger_text(review: Mapping[str, Any]) -> str:
+    """What the counts above rest on: only votes the rooms' vote ledgers vouch for, or the maintainer's word."""
+    left_out, accepted = review.get("votes_quarantined") or 0, review.get("votes_accepted_unverified") or 0
+    text = ("Only votes the review rooms' vote ledgers vouch for are counted (each vote as its reviewer submitted "
+            "it, unchanged by anyone else)")
+    if left_out:
+        text += f"; {left_out} vote(s) they did not vouch for were left out"
+    if accepted:
+        text += (f"; {accepted} vote(s) they did not vouch for were counted on the maintainer's word "
+                 "(`pull --accept-unverified`)")
+    return text + "."

@@ -186,6 +186,10 @@ def public_review_summary(review: Mapping[str, Any], scrubber: Scrubber) -> dict
         "issue_tags_by_outcome": {t: dict(sorted(by_outcome[t].items())) for t in ISSUE_TAGS if issues[t]},
         "reviewers": anon,
         "problems": [scrubber.text(str(p)) for p in (review.get("problems") or [])],
+        # votes the rooms' vote ledgers did not vouch for (annotation/ledger.py): left out, or counted on the
+        # maintainer's word (pull --accept-unverified)
+        "votes_quarantined": len(review.get("quarantined") or []),
+        "votes_accepted_unverified": len(review.get("accepted_unverified") or []),
     }
 
 

@@ -76,7 +76,7 @@ def require_release_extra() -> None:
             "pip install -e '.[release]' or bash .ci/install-release.sh")
 
 
-ANNOTATION_EXTRA = ("label_studio_sdk", "requests", "statsmodels")
+ANNOTATION_EXTRA = ("label_studio_sdk", "requests", "statsmodels", "aiohttp")
 
 
 def require_annotation_extra() -> None:

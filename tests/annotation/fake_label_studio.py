@@ -7,6 +7,8 @@
   ``sessionid=owner``, a member for any other credential, 401 without one;
 - ``/login``: sets Django's ``sessionid`` and ``csrftoken`` cookies; ``/boom``: a 500 naming an absolute path;
 - a file ``D/fail-to-start`` makes it exit with status 3 at once, ``D/slow-start`` makes it wait 3 s first;
+- a vote (``POST /api/tasks/T/annotations/``, ``PATCH`` or ``DELETE /api/annotations/A/``): the annotation
+  as the server answers it (id 41 for a new one, its task and result), the request echoed;
 - ``/stream``: a body without a length (sent chunked through the front); anything else: the request echoed as JSON
   (method, path, cookie and body), so a test sees what the front forwarded.
 """
@@ -15,16 +17,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-OWNER = {"email": "owner@mirage.test", "active_organization_meta": {"email": "owner@mirage.test"}}
-MEMBER = {"email": "member@mirage.test", "active_organization_meta": {"email": "owner@mirage.test"}}
+OWNER = {"id": 1, "email": "owner@mirage.test", "active_organization_meta": {"email": "owner@mirage.test"}}
+MEMBER = {"id": 2, "email": "member@mirage.test", "active_organization_meta": {"email": "owner@mirage.test"}}
+OTHER = {"id": 3, "email": "other@mirage.test", "active_organization_meta": {"email": "owner@mirage.test"}}
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    seen: list[tuple[str, str]] = []  # (method, target) of every request but whoami, for in-process tests
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -44,6 +49,8 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         cookie = self.headers.get("Cookie") or ""
         auth = self.headers.get("Authorization") or ""
+        if path != "/api/current-user/whoami":
+            self.seen.append((self.command, self.path))
         if path == "/health":
             self._send(200, b'{"status": "UP"}')
         elif path == "/pid":
@@ -51,6 +58,8 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/api/current-user/whoami":
             if auth == "Token owner-token" or "sessionid=owner" in cookie:
                 self._send(200, json.dumps(OWNER).encode())
+            elif "sessionid=other" in cookie:
+                self._send(200, json.dumps(OTHER).encode())
             elif auth or "sessionid=" in cookie:
                 self._send(200, json.dumps(MEMBER).encode())
             else:
@@ -71,6 +80,13 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"x" * 100_000)
             self.close_connection = True
+        elif re.fullmatch(r"/api/tasks/\d+/annotations/?|/api/annotations/\d+/?", path) and self.command != "GET":
+            # a vote: the annotation as Label Studio answers it, with the request echoed
+            number = int(re.findall(r"\d+", path)[0])
+            task, ann = (number, 41) if path.startswith("/api/tasks/") else (7, number)
+            saved = {"id": ann, "task": task, "result": (json.loads(body) if body else {}).get("result"),
+                     "method": self.command, "path": self.path, "body": body}
+            self._send(201 if self.command == "POST" else 200, json.dumps(saved).encode())
         else:
             echo = {"method": self.command, "path": self.path, "cookie": cookie, "body": body,
                     "host": self.headers.get("Host")}

@@ -22,6 +22,20 @@ def three_free_ports() -> int:
     raise RuntimeError("no three consecutive free ports")
 
 
+def fronted(server_url: str, data_dir, **kw):
+    """A room's front (``annotation.front.RoomFront``) before a test server, its vote ledger in the server's data
+    dir as ``serve`` keeps it: ``(front, its URL)``; the caller stops it."""
+    from urllib.parse import urlsplit
+
+    from annotation.front import RoomFront
+    from annotation.ledger import LEDGER_FILE
+
+    backend = urlsplit(server_url)
+    front = RoomFront("127.0.0.1", free_port(), room="Room 1", ledger=data_dir / LEDGER_FILE, **kw).start()
+    front.serve_from((backend.hostname, backend.port))
+    return front, f"http://127.0.0.1:{front.port}"
+
+
 def stop_serve(proc: subprocess.Popen, timeout: float) -> None:
     """Ctrl-C to ``annotation serve``, as a user stops it; killed (and the timeout raised) if it hangs."""
     proc.send_signal(signal.SIGINT)

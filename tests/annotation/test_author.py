@@ -122,7 +122,7 @@ def _validate_and_release(ls_server, build_dir: Path, project: str, prefix: str,
         rev = LabelStudioClient.login(ls_server.url, email, REVIEWER_PASSWORD)
         for it in mine:
             rev.create_annotation(ids[it.id], result(it, "accept"))
-    review = pull(admin, build, project).review
+    review = pull(admin, build, project, accept_unverified=True).review  # a bare server: no ledger
     assert review["refused_own_work"] == {author: 1}
     assert any(author in p and "wrote this item" in p for p in review["problems"])
     for it in mine:

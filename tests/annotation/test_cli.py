@@ -36,7 +36,7 @@ def test_help_documents_every_option():
         "serve": ["--data-dir", "--host", "--port", "--files-root", "--public-url", "--label-studio-bin"],
         "push": ["--project", "--url", "--token", "--timeout", "--overlap", "--files-root", "--batch-size",
                  "--no-progress"],
-        "pull": ["--project", "--url", "--token", "--timeout", "--overlap", "--show-problems"],
+        "pull": ["--project", "--url", "--token", "--timeout", "--overlap", "--show-problems", "--accept-unverified"],
     }.items():
         out = run(cmd, "--help")
         assert out.returncode == 0

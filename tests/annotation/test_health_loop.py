@@ -91,7 +91,7 @@ def test_health_recheck_release_and_twin(start_ls, tmp_path, monkeypatch, capsys
     for server, reviewer in zip(servers, reviewers):
         for iid, task in _tasks(server, "health").items():
             reviewer.create_annotation(task["id"], result(items[iid], "accept"), lead_time=1.0)
-    assert annotation_main(["pull", str(build), "--project", "health"]) == 0
+    assert annotation_main(["pull", str(build), "--project", "health", "--accept-unverified"]) == 0
     releases = tmp_path / "releases"
     assert data_cards_main(["release", str(build), "--version", "1.0.0", "--out", str(releases)]) == 0
     release_1 = releases / "mioh" / "1.0.0"
@@ -122,7 +122,7 @@ def test_health_recheck_release_and_twin(start_ls, tmp_path, monkeypatch, capsys
             assert "Most models answered" in data["item_html"]
             verdict = result(items[iid], "fix", truths[iid]) if iid in truths else result(items[iid], "accept")
             reviewer.create_annotation(task["id"], verdict, lead_time=1.0)
-    assert annotation_main(["pull", str(build), "--project", "health recheck", "--recheck",
+    assert annotation_main(["pull", str(build), "--project", "health recheck", "--accept-unverified", "--recheck",
                             str(tmp_path / "health" / "health.json")]) == 0
     recheck = json.loads((build / "recheck.json").read_text())["rounds"]["health recheck"]
     assert recheck["counts"]["fix"] == PLANTED and recheck["counts"]["keep"] == len(suspects) - PLANTED

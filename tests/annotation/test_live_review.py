@@ -102,7 +102,7 @@ def scenario(start_ls, tmp_path_factory):
     # a skip is no vote
     rev[R3].create_annotation(tasks[N.id], [], was_cancelled=True)
 
-    res = pull(admin, load_build(build_path), "demo review")
+    res = pull(admin, load_build(build_path), "demo review", accept_unverified=True)  # a bare server: no ledger
     named = dict(A=A, B=B, C=C, D=D, E=E, F=F, G=G, H=H, I=I, J=J, K=K, L=L, M=M, N=N)
     return dict(
         ls=ls, build=build_path, pushes=(first, second, third), tasks=tasks, items=items, named=named,
@@ -217,7 +217,7 @@ def test_review_json_format_and_pull_twice_is_identical(scenario):
         assert f.stat().st_mode & 0o777 == items_mode, f  # not the 0600 of a temporary file
     exports_before = sorted((build / "reviews").iterdir())
 
-    again = pull(scenario["admin"], load_build(build), "demo review")
+    again = pull(scenario["admin"], load_build(build), "demo review", accept_unverified=True)
     assert (build / "review.json").read_bytes() == review_bytes
     assert (build / "reviewed.jsonl").read_bytes() == reviewed_bytes
     assert again.export_path == res.export_path and not again.export_is_new
@@ -230,7 +230,8 @@ def test_cli_pull_reports_progress(scenario, capsys, monkeypatch):
     ls = scenario["ls"]
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls.token)
     monkeypatch.setenv("COLUMNS", "200")
-    code = main(["pull", str(scenario["build"]), "--project", "demo review", "--url", ls.url])
+    code = main(["pull", str(scenario["build"]), "--project", "demo review", "--url", ls.url,
+                 "--accept-unverified"])
     out, err = capsys.readouterr()
     assert code == 0
     assert "10/35 items fully reviewed" in out
@@ -259,7 +260,7 @@ def test_adjudications_settle_the_queue(scenario):
         n["G"].id: {"status": "fix", "answer": "B"},
     }))
     try:
-        out = pull(scenario["admin"], load_build(build), "demo review")
+        out = pull(scenario["admin"], load_build(build), "demo review", accept_unverified=True)
     finally:
         (build / "adjudications.json").unlink()
     counts = out.review["counts"]

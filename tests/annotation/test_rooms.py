@@ -5,7 +5,8 @@
 - two rooms logged into from one browser keep both sessions;
 - a skipped item comes back to its reviewer and reaches a verdict; one skipped for good counts as unsure;
 - an author's own item completes review, and pull says how;
-- a member cannot change the project; a project changed anyway is refused at pull until push restores it.
+- a member cannot change the project; a project changed anyway is refused at pull until push restores it;
+- every vote went through the rooms' fronts, so pull verifies each against its room's ledger (none quarantined).
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def test_a_member_cannot_change_the_project_and_a_changed_one_is_refused_at_pull
                                ("GET", "/api/invite", None)):
         r = rev.session.request(method, rev.url + path, json=body, timeout=30,
                                 headers={"X-CSRFToken": rev.cookie("csrftoken") or ""})
-        assert r.status_code == 403 and "Only the maintainer" in r.json()["detail"], (path, r.text)
+        assert r.status_code == 403 and r.json()["detail"].startswith("Refused by Room 2's front"), (path, r.text)
     assert admin.find_project(PROJECT)["maximum_annotations"] == 1
     # no absolute path in what a member reads; a ".." path is not served and names no path
     project = rev.get(f"/api/projects/{pid}/")
@@ -180,6 +181,7 @@ def test_a_skipped_item_comes_back_and_reaches_a_verdict(team):
     assert nxt["data"][ITEM_ID_FIELD] in (back.id, gone.id)
     _vote(team, 3, back, "reject", comment="looked again: the ball is not there")
     review = pull(team["admins"], team["build"], PROJECT).review
+    assert review["quarantined"] == []  # every vote and skip went through the fronts: the ledgers vouch for all
     assert review["items"][back.id]["status"] == "keep"  # 2 accept of 3: a verdict after the skip
     assert "empty_seats" not in review["items"][back.id]
     entry = review["items"][gone.id]  # skipped for good: unsure, and 1-1 is no majority

@@ -221,7 +221,7 @@ def test_annotation_pull_at_80_columns(tmp_path: Path, monkeypatch: pytest.Monke
               "reviewers": {"alice.long-address@example.org": {"annotations": 480, "agreement_with_majority": 0.95}},
               "items": {}, "problems": []}
     result = SimpleNamespace(review=review, review_path=long / "review.json", export_is_new=True,
-                             reviewed_path=long / "reviewed.jsonl")
+                             reviewed_path=long / "reviewed.jsonl", quarantined=[])
     monkeypatch.setattr(annotation.builddir, "load_build", lambda path: SimpleNamespace(path=long, label="mioh"))
     monkeypatch.setattr(annotation.pull, "pull", lambda *a, **k: result)
     monkeypatch.setattr(cli, "_clients", lambda args: [SimpleNamespace(url="http://127.0.0.1:8080")])
