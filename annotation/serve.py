@@ -398,13 +398,15 @@ NO_ERROR = "no error in its log"
 
 
 def stop_reason(code: int | None, error: str) -> str:
-    """Why a server stopped: its log's ``error`` (:func:`log_error`); for a signal, ``killed by SIGKILL`` first."""
+    """Why a server stopped: its log's ``error`` (:func:`log_error`); for a signal, only the signal
+    (``killed by SIGKILL``): a signal comes from outside the server, and the last traceback of its log is then a
+    request it answered earlier (Label Studio logs a traceback for every refused, unauthenticated call), not the
+    cause."""
     if code is not None and code < 0:
         try:
-            killed = f"killed by {signal.Signals(-code).name}"
+            return f"killed by {signal.Signals(-code).name}"
         except ValueError:
-            killed = f"killed by signal {-code}"
-        return killed if error == NO_ERROR else f"{killed}; its log's last error: {error}"
+            return f"killed by signal {-code}"
     return error
 
 
