@@ -60,7 +60,7 @@ SCALE = 2
 """Lengths in pixels (radii, moves, jumps, pushes, margins) were first chosen for 160x120 frames; they are drawn
 the same way and multiplied by this, so a video shows the same script at a size a person can judge."""
 MIN_FRAMES, MAX_FRAMES = 60, 150
-OBJECT_COUNTS, OBJECT_WEIGHTS = (1, 2, 3), (0.3, 0.45, 0.25)
+OBJECT_COUNTS, OBJECT_WEIGHTS = (1, 2, 3), (0.2, 0.45, 0.35)
 MAX_ACTIONS = 5
 """A shape acts until its timeline is nearly full (at most this many actions), so no stretch of a video is still
 for long: sampled frames of a still video would show nothing to describe."""
@@ -68,7 +68,7 @@ GAP = (2, 7)
 """Still frames between two actions of a shape (drawn in this range)."""
 RADIUS = (9.0 * SCALE, 14.0 * SCALE)
 """Half side of a shape's box in pixels (the stills' "medium" sizes at this resolution)."""
-COLLISION_PROBABILITY = 0.7
+COLLISION_PROBABILITY = 0.8
 """Chance that a video with two or more shapes stages an interaction (afterwards its two shapes act in place
 only: moving again they would mostly bump into each other)."""
 OUTCOMES, OUTCOME_WEIGHTS = ("pushed", "bounces back", "stops short", "passes"), (0.25, 0.25, 0.25, 0.25)
@@ -245,8 +245,10 @@ def _sample_script(seed: int, index: int, attempt: int) -> _Script:
     free = actors[2 if collision else 0] if len(actors) > (2 if collision else 0) else None
     routine: dict[str, Any] = {}
     if free is not None:
-        kind = ROUTINES[(index + int(named_rng(seed, "demo/video/routines").integers(len(ROUTINES)))) % len(ROUTINES)]
-        routine = _routine(rng, free, staged_end + int(rng.integers(2, 8)), kind)
+        turn = named_rng(seed, "demo/video/routines").integers(len(ROUTINES), size=2)
+        kind = ROUTINES[(index + int(turn[0])) % len(ROUTINES)]
+        towards = CLOCKWISE[(index + int(turn[1])) % len(CLOCKWISE)]
+        routine = _routine(rng, free, staged_end + int(rng.integers(2, 8)), kind, towards)
         n_frames = max(n_frames, routine["frames"][-1] + 3 * SCALE + 8)
         if n_frames > MAX_FRAMES:
             raise _Invalid(f"the routine of the {free.name} does not fit in {MAX_FRAMES} frames")
@@ -259,7 +261,7 @@ def _sample_script(seed: int, index: int, attempt: int) -> _Script:
                 and quiet + 5 < n_frames // 2:
             actor.appear = int(rng.integers(quiet + 1, n_frames // 2))
         _sample_actions(rng, actor, n_frames, still=actor in pair, after=quiet)
-        last = max([actor.appear] + [s["end"] for s in actor.segments])
+        last = max([actor.appear, quiet] + [s["end"] for s in actor.segments])
         if rng.random() < DISAPPEARANCE_PROBABILITY and last + 4 < n_frames - 4:
             actor.disappear = int(rng.integers(last + 4, n_frames - 4))
     return _Script(index, theme.name, theme.background, float(rng.uniform(0, 2 * math.pi)), n_frames, actors,
@@ -285,10 +287,11 @@ def _stage_interaction(rng: np.random.Generator, a: _Actor, b: _Actor, n_frames:
     dx, dy = DIRECTIONS[direction]
     axis, sign = (0, dx) if dx else (1, dy)
     if outcome in ("pushed", "bounces back"):  # the bigger shape pushes, the smaller bounces back
-        ratio = PUSH_AREA_RATIO if outcome == "pushed" else 1 / PUSH_AREA_RATIO
-        a.r = float(a.r * math.sqrt(ratio * _area(b) / _area(a)))
-        if not RADIUS[0] * 0.6 <= a.r <= RADIUS[1] * 1.4:
-            raise _Invalid(f"the {a.name} would be drawn {a.r:.0f} pixels wide to show the size cue")
+        small, big = (b, a) if outcome == "pushed" else (a, b)
+        small.r = RADIUS[0]
+        big.r = float(big.r * math.sqrt(PUSH_AREA_RATIO * _area(small) / _area(big)))
+        if big.r > RADIUS[1] * 1.4:
+            raise _Invalid(f"the {big.name} would be drawn {big.r:.0f} pixels wide to show the size cue")
     size = WIDTH if axis == 0 else HEIGHT
     near = float(round(rng.uniform(a.r * 1.3 + MARGIN, size * 0.3)))
     far = float(round(rng.uniform(size * 0.55, size * 0.7)))
@@ -339,32 +342,37 @@ def _stage_interaction(rng: np.random.Generator, a: _Actor, b: _Actor, n_frames:
 CLOCKWISE = ("right", "down", "left", "up")
 
 
-def _routine(rng: np.random.Generator, actor: _Actor, start: int, kind: str) -> dict[str, Any]:
+def _routine(rng: np.random.Generator, actor: _Actor, start: int, kind: str, towards: str) -> dict[str, Any]:
     """Give ``actor`` the :data:`ROUTINES` ``kind`` from frame ``start``: :data:`ROUTINE_STEPS` steps and the one
-    that follows them, one every ``period`` frames, each over before the next sampling frame (``frames``: the
-    frame before the first step and after each step). Returns the routine's record (``next``: the held-out event)."""
+    that follows them (a move ``towards`` that way, so that videos in turn hold out each way), one every
+    ``period`` frames, each over before the next sampling frame (``frames``: the frame before the first step and
+    after each step). Returns the routine's record (``next``: the held-out event)."""
     period = int(rng.integers(8, 12))
     frames = [start + j * period for j in range(ROUTINE_STEPS + 1)]
     steps: list[dict[str, Any]] = []
     if kind == "repeat":
-        pixels = float(rng.integers(9, 13) * SCALE)
-        direction = str(_choice(rng, ("left", "right")))
-        room = WIDTH - 2 * (actor.r * 1.3 + MARGIN) - (ROUTINE_STEPS + 1) * pixels
+        axis = 0 if towards in ("left", "right") else 1
+        pixels = float(rng.integers(9, 13) * SCALE) if axis == 0 else float(rng.integers(7, 10) * SCALE)
+        size = WIDTH if axis == 0 else HEIGHT
+        room = size - 2 * (actor.r * 1.3 + MARGIN) - (ROUTINE_STEPS + 1) * pixels
         low = actor.r * 1.3 + MARGIN + float(rng.uniform(0, max(room, 0.0)))
-        actor.cx = low if direction == "right" else WIDTH - low
-        steps = [{"action": "moves", "direction": direction, "pixels": pixels}] * (ROUTINE_STEPS + 1)
-        cue = f"moves {_way(direction)} by the same distance after each pause"
+        place = low if towards in ("right", "down") else size - low
+        if axis == 0:
+            actor.cx = place
+        else:
+            actor.cy = place
+        steps = [{"action": "moves", "direction": towards, "pixels": pixels}] * (ROUTINE_STEPS + 1)
+        cue = f"moves {_way(towards)} by the same distance after each pause"
     elif kind == "alternate":
         pixels = float(rng.integers(12, 21) * SCALE)
-        first = str(_choice(rng, tuple(DIRECTIONS)))
-        steps = [{"action": "moves", "direction": first if j % 2 == 0 else OPPOSITE[first], "pixels": pixels}
-                 for j in range(ROUTINE_STEPS + 1)]
+        steps = [{"action": "moves", "direction": towards if j % 2 == ROUTINE_STEPS % 2 else OPPOSITE[towards],
+                  "pixels": pixels} for j in range(ROUTINE_STEPS + 1)]
         cue = "moves back and forth"
     elif kind == "turns":
         pixels = float(rng.integers(10, 17) * SCALE)
         turn = str(_choice(rng, ("clockwise", "counterclockwise")))
         order = CLOCKWISE if turn == "clockwise" else tuple(reversed(CLOCKWISE))
-        k0 = int(rng.integers(4))
+        k0 = order.index(towards) - ROUTINE_STEPS
         steps = [{"action": "moves", "direction": order[(k0 + j) % 4], "pixels": pixels}
                  for j in range(ROUTINE_STEPS + 1)]
         cue = f"moves round a square, turning {turn} after each side"
