@@ -16,6 +16,10 @@ rasteriser and painter (:mod:`sources.demo.render`) - and one to three of them a
 * ``{"frame": t, "object": A, "action": "collides with", "target": B}`` - A has moved until its pixels touch B's
   (adjacent, never overlapping) at frame ``t``; B then moves on in the same direction (it was pushed).
 
+A video with two or more shapes may stage an interaction (``meta["interaction"]``, :data:`OUTCOMES`) whose end
+its frames foretell, and its free shape keeps a routine (``meta["routine"]``, :data:`ROUTINES`) whose next step
+its frames foretell; the other shapes keep still until both are over. The predictive builder holds these out.
+
 Every sampled script is simulated and checked before it is rendered: shapes stay wholly inside the frame and
 never overlap (collisions touch), otherwise the script is re-drawn (deterministically). The script is also turned
 into what Mementos has people write for a real video: ``meta["description"]`` (sentences in time order),
