@@ -14,8 +14,10 @@ before the event starts where the shape is seen; ``after``: the first one at or 
 * grows / shrinks: the shape's pixel count changes by a factor of at least 1.25 the stated way (likewise);
 * rotates: the shape's pixels, centred on each other, differ in at least a tenth, and between consecutive frames
   given the script's angle changes by at most a third of the shape's symmetry step the stated way;
-* collides with: the mover is seen approaching (its centroid moves towards the other shape) and afterwards the
-  other shape is seen pushed on or the mover seen back off, by at least 12 pixels.
+* collides with: the mover is seen approaching (its centroid comes nearer the other shape's, by the last frame
+  before the touch or, with one frame before it, the first after) and afterwards the
+  other shape is seen pushed on or the mover seen back off, by at least 12 pixels (from the last frame before the
+  touch to the last frame, or between two consecutive frames after it).
 
 ``frame(t)`` gives the RGB pixels of frame ``t``: a build's sampled images for Mementos, decoded video frames for a
 prediction (whose event comes after the context). :func:`missing` checks the other way: every change the frames
@@ -153,16 +155,20 @@ class ShownChecker:
         mover, other, t = e["object"], e["target"], e["frame"]
         early = [i for i in self.indices if i <= t and self.seen(mover, i)]
         late = [i for i in self.indices if i > t and self.seen(mover, i) and self.seen(other, i)]
-        if len(early) < 2 or not late:
+        if not early or not late:
             return False
-        (ax, ay), (bx, by) = self.centroid(mover, early[0]), self.centroid(mover, early[-1])
-        ox, oy = self.centroid(other, early[-1])
-        approach = np.hypot(ox - bx, oy - by) + SHIFT <= np.hypot(ox - ax, oy - ay)
-        px, py = self.centroid(other, late[-1])
-        qx, qy = self.centroid(mover, late[-1])
-        pushed = np.hypot(px - ox, py - oy) >= SHIFT
-        bounced = np.hypot(qx - ox, qy - oy) >= np.hypot(bx - ox, by - oy) + SHIFT
-        return bool(approach and (pushed or bounced))
+        near = early[-1] if len(early) >= 2 else late[0]  # one frame before the touch: the approach seen after it
+        gap = lambda t: float(np.hypot(*np.subtract(self.centroid(mover, t), self.centroid(other, t))))  # noqa: E731
+        approach = gap(near) + SHIFT <= gap(early[0])
+        both = [i for i in self.indices if i >= early[-1] and self.seen(mover, i) and self.seen(other, i)]
+        for p, q in [(early[-1], late[-1])] + [(p, q) for p, q in zip(both, both[1:]) if q > t]:
+            (mx, my), (ox, oy) = self.centroid(mover, p), self.centroid(other, p)
+            (qx, qy), (px, py) = self.centroid(mover, q), self.centroid(other, q)
+            pushed = np.hypot(px - ox, py - oy) >= SHIFT
+            bounced = np.hypot(qx - ox, qy - oy) >= np.hypot(mx - ox, my - oy) + SHIFT
+            if approach and (pushed or bounced):
+                return True
+        return False
 
     def problems(self, reference: str, opening: bool = True) -> list[str]:
         """Sentences of ``reference`` that state no script event or an event these frames do not show (the
@@ -197,8 +203,8 @@ def missing(check: ShownChecker, reference: str) -> list[str]:
     for i, j in zip(check.indices, check.indices[1:]):
         for c in check.meta["cast"]:
             name = c["name"]
-            mine = [e for e in stated if e["object"] == name
-                    and e.get("start", e.get("frame")) < j and e.get("end", e.get("frame")) >= i]
+            mine = [e for e in stated if e["object"] == name  # a span [start, end] or a frame k in (i, j]
+                    and e.get("start", e.get("frame", 0) - 1) < j and e.get("end", e.get("frame")) > i]
             kinds = {e["action"] for e in mine}
             seen_i, seen_j = check.seen(name, i), check.seen(name, j)
             if seen_i != seen_j:
