@@ -112,7 +112,7 @@ def clip_items(config: PredictiveConfig, task_bar: Any, plan: Plan) -> None:
                               progress=task_bar("demo videos", config.demo_videos))
     clips, skipped = [], []
     if "human_activity" in config.tasks:
-        clips, skipped = activity_clips(videos, config.context_frames, config.seed)
+        clips, skipped = activity_clips(videos, config.context_frames)
     if "physical_interaction" in config.tasks:
         for rec in videos:
             clip = physics_clip(rec, config.context_frames)
@@ -138,6 +138,8 @@ def clip_items(config: PredictiveConfig, task_bar: Any, plan: Plan) -> None:
             "context_captions": clip.captions, "held_out_events": clip.held_out, "attributes": clip.attributes,
             "outcome_frames": outcome_frames(clip.record, clip.held_out[0]), "n_images": len(images),
         }
+        if clip.cue:
+            provenance["cue"] = clip.cue
         plan.items.append(make_item(benchmark=BENCHMARK, task=clip.task, question_type=QUESTION_TYPE,
                                     pressure=PRESSURE, images=images, question=question, options=(),
                                     answer=clip.reference, provenance=provenance))

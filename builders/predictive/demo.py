@@ -3,19 +3,19 @@
 Both tasks run with no data: the demo videos' event scripts are the ground truth, and what the frames show of
 them is decided by :mod:`sources.demo.shown` (pixel tests on each shape's rasterised mask).
 
-* **human activity** (here: what the shapes will do): the held-out event is one of the video's events (with any
-  event starting on the same frame); the context is ``context_frames`` evenly spaced frames from frame 0 to the
-  frame before it starts. This mirrors the paper's ActivityNet/Charades construction (Sec. 3.1.2, App. D.2: "the
-  starting timestamp of this annotated action as the cutoff point"). A video offers every event that starts late
-  enough for the context, shows after the cut (between the last context frame and the event's end: its
-  ``outcome_frames``), and leaves a context in which something moves (at least one shown event); across the
-  build the held-out kind of action is the one used least so far (ties: a seeded draw), so the references do
-  not all read "X disappears". The context captions are the shown events of the context frames.
-* **physical interaction**: videos whose script stages an interaction (:data:`sources.demo.video.OUTCOMES`: one
-  shape runs at another along a row or a column and pushes it on, bounces back off it, or stops short of it). The
-  context is evenly spaced frames from the start of the run to the frame before the touch (or the stop); the
-  reference says who collides with whom and what follows, or that nothing collides, and which shapes continue
-  unscathed (the CLEVRER query asks for both).
+* **human activity** (here: what the shapes will do): videos whose free shape keeps a routine
+  (:data:`sources.demo.video.ROUTINES`: the same move again, back and forth, round a square, shrinking steadily to
+  nothing, growing and shrinking in turn). The context is ``context_frames`` frames, one after each of the last
+  steps, and the held-out event is the step that follows (or the disappearance the shrinking runs into): its cue
+  is in the frames, and the item records it (``cue``). This mirrors the paper's ActivityNet/Charades construction
+  (Sec. 3.1.2, App. D.2: "the starting timestamp of this annotated action as the cutoff point"). The context
+  captions are the shown events of the context frames.
+* **physical interaction**: videos whose script stages an interaction (:data:`sources.demo.video.OUTCOMES`): one
+  shape runs at another and, as the frames before show, collides with it (constant speed on its line; then the
+  bigger shape pushes the smaller on, or the smaller bounces back), stops short (it visibly slows down) or passes
+  it (its line clears the other shape). The context is evenly spaced frames from the start of the run to the
+  frame before the touch (the stop, or the moment it comes level); the reference says what happens and which
+  other shapes continue unscathed (the CLEVRER query asks for both).
 
 A context in which most consecutive frames are the same is left out (the video is skipped with the reason).
 Frames are sampled through :func:`sources.video.sample_video` (cached by content) with a :class:`Window` policy.
@@ -24,13 +24,11 @@ Frames are sampled through :func:`sources.video.sample_video` (cached by content
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from builders.seeding import rng
 from sources.demo.shown import Shown, mostly_static
 from sources.demo.video import _sentence
 from sources.records import VideoRecord
@@ -69,6 +67,8 @@ class Clip:
     frames: tuple[str, ...] = ()
     indices: tuple[int, ...] = ()
     sha256: str = ""
+    cue: dict[str, str] = field(default_factory=dict)
+    """What in the frames the held-out event follows from (human activity: the routine's kind and its sentence)."""
 
 
 def _start(event: dict[str, Any]) -> int:
@@ -97,74 +97,68 @@ def _consequence(record: VideoRecord, hit: dict[str, Any]) -> dict[str, Any] | N
 
 
 def outcome_frames(record: VideoRecord, event: dict[str, Any]) -> list[int]:
-    """The frames after the cut in which a held-out event must show: the last context frame, the middle of the event
-    (a jump is seen there) and its end (a collision: the end of what follows it)."""
+    """The frames after the cut in which a held-out event shows: the last context frame, the middle of the event
+    and its end (a collision: the end of what follows it; a pass: the end of the run)."""
     cut = _start(event)
     if event["action"] == "stops short of":
         return [cut - 1, min(record.frame_count - 1, cut + 10)]
     if event["action"] == "collides with":
         then = _consequence(record, event)
         end = _end(then) if then else cut
+    elif event["action"] == "passes":
+        end = max(_end(e) for e in record.meta["events"] if e["object"] == event["object"] and e["action"] == "moves"
+                  and _start(e) < cut <= _end(e))
     else:
         end = _end(event)
     return sorted({cut - 1, (cut + end) // 2, end}) if end > cut else [cut - 1, cut]
 
 
-Memo = dict[str, Any]
-"""Shared by the :class:`Shown` of one video: its shapes are rebuilt and rasterised once per frame."""
+def activity_clip(record: VideoRecord, n_frames: int) -> Clip | str:
+    """The human-activity clip of a demo video: the last ``n_frames`` frames of its routine (one after each step,
+    :data:`sources.demo.video.ROUTINES`) and the step that follows, or why there is none. A video without a
+    routine has no item: its next event would have no cue in the frames."""
+    routine = record.meta.get("routine") or {}
+    if not routine:
+        return "no shape keeps a routine (its next event would have no cue)"
+    frames = routine["frames"]
+    if not 3 <= n_frames <= len(frames):
+        return f"a routine shows its cue in 3 to {len(frames)} context frames, not {n_frames}"
+    window = Window(frames[-n_frames], frames[-1], n_frames)
+    captions = Shown(record.meta, window.indices(record.frame_count)).description()
+    held = routine["next"]
+    clip = Clip("human_activity", record, window, captions, _sentence(held), [held], attributes=_cast(record))
+    clip.cue = {"kind": routine["kind"], "said": f"The {routine['object']} {routine['cue']}."}
+    return clip
 
 
-def shows_after_cut(record: VideoRecord, event: dict[str, Any], memo: Memo | None = None) -> bool:
-    """True when the held-out event shows in its :func:`outcome_frames` (for a collision: what follows it)."""
-    frames = outcome_frames(record, event)
-    if event["action"] == "collides with":
-        then = _consequence(record, event)
-        return then is not None and Shown(record.meta, frames, memo).event(then)
-    return Shown(record.meta, frames, memo).event(event)
-
-
-def activity_candidates(record: VideoRecord, n_frames: int, memo: Memo | None = None) -> list[dict[str, Any]] | str:
-    """The events of a video that can be held out (see the module docstring), or why there is none."""
-    events = [e for e in record.meta["events"] if not (e["action"] == "appears" and e["frame"] == 0)]
-    if not events:
-        return "nothing happens in the video"
-    late = [e for e in events if _start(e) >= n_frames]
-    if not late:
-        return f"no event starts after frame {n_frames - 1} (room for {n_frames} context frames)"
-    out = []
-    for e in late:
-        window = Window(0, _start(e) - 1, n_frames)
-        if shows_after_cut(record, e, memo) and Shown(record.meta, window.indices(record.frame_count), memo).events():
-            out.append(e)
-    return out or "no late event shows after its cut with something moving before it"
-
-
-def activity_clip(record: VideoRecord, n_frames: int, event: dict[str, Any], memo: Memo | None = None) -> Clip:
-    """The human-activity clip holding out ``event`` (and every event starting on its frame that shows)."""
-    cutoff = _start(event)
-    window = Window(0, cutoff - 1, n_frames)
-    held = [e for e in record.meta["events"]
-            if _start(e) == cutoff and (e is event or shows_after_cut(record, e, memo))]
-    shown = Shown(record.meta, window.indices(record.frame_count), memo)
-    return Clip("human_activity", record, window, shown.description(), " ".join(_sentence(e) for e in held),
-                held, attributes=_cast(record))
-
-
-def activity_clips(records: list[VideoRecord], n_frames: int, seed: int) -> tuple[list[Clip], list[dict[str, str]]]:
-    """One clip per video that has a candidate; the held-out kind of action is the one used least so far."""
-    used: Counter = Counter()
+def activity_clips(records: list[VideoRecord], n_frames: int) -> tuple[list[Clip], list[dict[str, str]]]:
+    """One clip per video with a routine."""
     clips, skipped = [], []
     for rec in records:
-        memo: Memo = {}
-        candidates = activity_candidates(rec, n_frames, memo)
-        if isinstance(candidates, str):
-            skipped.append({"task": "human_activity", "video": rec.id, "reason": candidates})
-            continue
-        order = rng(seed, f"predictive/demo/held-out/{rec.id}").permutation(len(candidates))
-        event = min((candidates[int(k)] for k in order), key=lambda e: used[e["action"]])
-        used[event["action"]] += 1
-        clips.append(activity_clip(rec, n_frames, event, memo))
+        clip = activity_clip(rec, n_frames)
+        if isinstance(clip, str):
+            skipped.append({"task": "human_activity", "video": rec.id, "reason": clip})
+        else:
+            clips.append(clip)
     return clips, skipped
+
+
+def physics_reference(staged: dict[str, Any], others: list[str]) -> str:
+    """What happens when the run ends, worded by its outcome (:data:`sources.demo.video.OUTCOMES`), and which other
+    shapes continue unscathed (the CLEVRER query asks for both)."""
+    mover, other, way = staged["object"], staged["target"], _way(staged["direction"])
+    if staged["outcome"] == "stops short":
+        text = f"The {mover} slows down moving {way} and stops before it reaches the {other}: they do not collide."
+    elif staged["outcome"] == "passes":
+        text = f"The {mover} passes {staged['side']} the {other} without touching it: they do not collide."
+    elif staged["outcome"] == "pushed":
+        text = f"The {mover} collides with the {other}. The {other} is pushed {way}."
+    else:
+        back = {"left": "right", "right": "left", "up": "down", "down": "up"}[staged["direction"]]
+        text = f"The {mover} collides with the {other} and bounces back {_way(back)}."
+    if others:
+        text += f" The {' and the '.join(others)} {'does' if len(others) == 1 else 'do'} not collide with anything."
+    return text
 
 
 def physics_clip(record: VideoRecord, n_frames: int) -> Clip | str:
@@ -173,28 +167,23 @@ def physics_clip(record: VideoRecord, n_frames: int) -> Clip | str:
     if not staged:
         return "no interaction staged in the video"
     t, mover, other = int(staged["frame"]), staged["object"], staged["target"]
-    run = [e for e in record.meta["events"] if e["object"] == mover and e["action"] == "moves" and e.get("end") == t]
+    run = [e for e in record.meta["events"] if e["object"] == mover and e["action"] == "moves"
+           and _start(e) < t <= _end(e)]
     first = int(run[0]["start"]) if run else 0
     if t - first < n_frames:
-        return f"the run ending at frame {t} leaves fewer than {n_frames} frames of approach"
-    if staged["outcome"] == "stops short":
-        held = [{"frame": t, "object": mover, "action": "stops short of", "target": other, "gap": staged["gap"]}]
-        reference = f"The {mover} stops before it reaches the {other}: they do not collide."
-    else:
+        return f"the run reaching its end at frame {t} leaves fewer than {n_frames} frames of approach"
+    held = {k: v for k, v in staged.items() if k not in ("outcome", "direction")}
+    if staged["outcome"] in ("pushed", "bounces back"):
         hit = next(e for e in record.meta["events"] if e["action"] == "collides with" and e["frame"] == t)
         then = _consequence(record, hit)
-        held = [hit] + ([then] if then else [])
-        if staged["outcome"] == "pushed":
-            reference = f"The {mover} collides with the {other}. The {other} is pushed {_way(staged['direction'])}."
-        else:
-            back = then["direction"] if then else staged["direction"]
-            reference = f"The {mover} collides with the {other} and bounces back {_way(back)}."
+        held_out = [hit] + ([then] if then else [])
+    else:
+        held_out = [held]
     others = [c["name"] for c in record.meta["cast"] if c["name"] not in (mover, other)]
-    if others:
-        reference += f" The {' and the '.join(others)} {'does' if len(others) == 1 else 'do'} not collide with anything."
     window = Window(first, t - 1, n_frames)
     captions = Shown(record.meta, window.indices(record.frame_count)).description()
-    return Clip("physical_interaction", record, window, captions, reference, held, attributes=_cast(record))
+    return Clip("physical_interaction", record, window, captions, physics_reference(staged, others), held_out,
+                attributes=_cast(record))
 
 
 def drop_static(clips: list[Clip]) -> tuple[list[Clip], list[dict[str, str]]]:

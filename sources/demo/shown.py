@@ -9,12 +9,13 @@ the event starts where the shape is drawn; ``after``: the first one at or after 
 
 * ``appears`` at ``k``: a frame given before ``k`` without the shape and one from ``k`` on with it;
   ``disappears``: the reverse;
-* ``moves``: from ``before`` to ``after`` the mask's centroid goes at least :data:`MIN_SHIFT` pixels the stated way,
-  more than across it;
+* ``moves``: from ``before`` to ``after``, or between two consecutive frames given in that span, the mask's centroid
+  goes at least :data:`MIN_SHIFT` pixels the stated way, more than across it (a move undone by the next one before
+  ``after`` was still seen);
 * ``jumps``: a frame given strictly inside the jump shows the centroid at least :data:`MIN_RISE` pixels above
   where it is at ``before`` and at ``after``;
 * ``grows`` / ``shrinks``: the mask's area at ``after`` is at least :data:`MIN_GROWTH` times (at most its inverse
-  times) the area at ``before``;
+  times) the area at ``before``, or so between two consecutive frames given in that span;
 * ``rotates``: the masks at ``before`` and ``after``, centred on each other, differ in at least
   :data:`MIN_TURN_CHANGE` of the shape's pixels, and between any two consecutive frames given the shape turns at
   most a third of its symmetry step the stated way (the other way round would be at least twice as far, so the
@@ -137,22 +138,35 @@ class Shown:
             return False
         a, b = self.at(name, before), self.at(name, after)
         assert a is not None and b is not None
+        pairs = self._pairs(name, before, after)
         if action == "moves":
             dx, dy = DIRECTIONS[e["direction"]]
-            along = (b.cx - a.cx) * dx + (b.cy - a.cy) * dy
-            across = abs((b.cx - a.cx) * dy) + abs((b.cy - a.cy) * dx)
-            return along >= MIN_SHIFT and along > across
+
+            def moved(p: Look, q: Look) -> bool:
+                along = (q.cx - p.cx) * dx + (q.cy - p.cy) * dy
+                return along >= MIN_SHIFT and along > abs((q.cx - p.cx) * dy) + abs((q.cy - p.cy) * dx)
+
+            return any(moved(p, q) for p, q in pairs)
         if action == "jumps":
             inside = [self.at(name, i) for i in self.indices if e["start"] < i < e["end"]]
             ground = min(a.cy, b.cy)
             return any(x is not None and ground - x.cy >= MIN_RISE for x in inside)
         if action == "grows":
-            return b.area >= MIN_GROWTH * a.area
+            return any(q.area >= MIN_GROWTH * p.area for p, q in pairs)
         if action == "shrinks":
-            return b.area * MIN_GROWTH <= a.area
+            return any(q.area * MIN_GROWTH <= p.area for p, q in pairs)
         if action == "rotates":
             return self._turn_shown(name, e, before, after, a, b)
         return False
+
+    def _pairs(self, name: str, before: int, after: int) -> list[tuple[Look, Look]]:
+        """The shape's looks at ``before`` and ``after``, and at each two consecutive frames given between them
+        where it is drawn: a change is visible between the endpoints or between any two consecutive frames (a move
+        undone by the next one before ``after`` was still seen)."""
+        drawn = [i for i in self.indices if before <= i <= after and self.at(name, i) is not None]
+        looks = [self.at(name, i) for i in drawn]
+        ends = (self.at(name, before), self.at(name, after))
+        return [ends] + list(zip(looks, looks[1:]))  # type: ignore[list-item]
 
     def _turn_shown(self, name: str, e: dict[str, Any], before: int, after: int, a: Look, b: Look) -> bool:
         step = SYMMETRY_STEP.get(self.actors[name].category, 360.0)

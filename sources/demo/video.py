@@ -9,11 +9,16 @@ rasteriser and painter (:mod:`sources.demo.render`) - and one to three of them a
 * ``{"frame": k, "object": "red circle", "action": "appears"}`` - drawn from frame ``k`` on (``k = 0``: there from
   the start); ``"disappears"``: not drawn from frame ``k`` on;
 * ``{"start": s, "end": e, "object": ..., "action": "moves", "direction": "left|right|up|down", "pixels": d}`` -
-  at frame ``s`` the shape is where it was, at ``e`` it is ``d`` pixels further, linearly in between;
+  at frame ``s`` the shape is where it was, at ``e`` it is ``d`` pixels further, linearly in between (with
+  ``"easing": "out"``: slowing down at a constant rate to a stop at ``e``);
 * ``"jumps"`` (``height``: up and back down on a parabola), ``"rotates"`` (``direction`` clockwise or
   counterclockwise, ``degrees``), ``"grows"`` / ``"shrinks"`` (``scale`` of the size at ``e`` over ``s``);
 * ``{"frame": t, "object": A, "action": "collides with", "target": B}`` - A has moved until its pixels touch B's
   (adjacent, never overlapping) at frame ``t``; B then moves on in the same direction (it was pushed).
+
+A video with two or more shapes may stage an interaction (``meta["interaction"]``, :data:`OUTCOMES`) whose end
+its frames foretell, and its free shape keeps a routine (``meta["routine"]``, :data:`ROUTINES`) whose next step
+its frames foretell; the other shapes keep still until both are over. The predictive builder holds these out.
 
 Every sampled script is simulated and checked before it is rendered: shapes stay wholly inside the frame and
 never overlap (collisions touch), otherwise the script is re-drawn (deterministically). The script is also turned
@@ -40,6 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import numpy as np
+from scipy.ndimage import binary_fill_holes
 
 from ..errors import ConfigError
 from ..records import VideoRecord
@@ -50,7 +56,7 @@ from .world import COLOURS, PATTERNS, PATTERN_WEIGHTS, THEMES, WORLD_VERSION, Sc
 
 __all__ = ["load_demo_videos", "VIDEO_VERSION", "WIDTH", "HEIGHT", "FPS", "BEHAVIOUR_LEMMAS", "object_name"]
 
-VIDEO_VERSION = 3
+VIDEO_VERSION = 4
 """Bump whenever the script sampler or the rendering of videos changes what a seed produces."""
 SOURCE = "demo"
 WIDTH, HEIGHT, FPS = 320, 240, 15.0
@@ -58,7 +64,7 @@ SCALE = 2
 """Lengths in pixels (radii, moves, jumps, pushes, margins) were first chosen for 160x120 frames; they are drawn
 the same way and multiplied by this, so a video shows the same script at a size a person can judge."""
 MIN_FRAMES, MAX_FRAMES = 60, 150
-OBJECT_COUNTS, OBJECT_WEIGHTS = (1, 2, 3), (0.3, 0.45, 0.25)
+OBJECT_COUNTS, OBJECT_WEIGHTS = (1, 2, 3), (0.2, 0.45, 0.35)
 MAX_ACTIONS = 5
 """A shape acts until its timeline is nearly full (at most this many actions), so no stretch of a video is still
 for long: sampled frames of a still video would show nothing to describe."""
@@ -66,12 +72,24 @@ GAP = (2, 7)
 """Still frames between two actions of a shape (drawn in this range)."""
 RADIUS = (9.0 * SCALE, 14.0 * SCALE)
 """Half side of a shape's box in pixels (the stills' "medium" sizes at this resolution)."""
-COLLISION_PROBABILITY = 0.7
+COLLISION_PROBABILITY = 0.8
 """Chance that a video with two or more shapes stages an interaction (afterwards its two shapes act in place
 only: moving again they would mostly bump into each other)."""
-OUTCOMES, OUTCOME_WEIGHTS = ("pushed", "bounces back", "stops short"), (0.4, 0.3, 0.3)
-"""How a staged interaction ends: the mover pushes the other shape on, bounces back off it, or stops before it
-(no collision). The mover starts on either side and runs along either axis."""
+OUTCOMES, OUTCOME_WEIGHTS = ("pushed", "bounces back", "stops short", "passes"), (0.25, 0.25, 0.25, 0.25)
+"""How a staged interaction ends, each following what the frames before it show: a mover running at constant
+speed along the other shape's row (or column) collides with it and then pushes it on when it is the bigger
+(:data:`PUSH_AREA_RATIO`) or bounces back off it when it is the smaller; a mover that visibly slows down (its
+steps shrink linearly: constant deceleration) stops short of it; a mover on a parallel line that clears the other
+shape passes it by. The mover starts on either side and runs along either axis."""
+PUSH_AREA_RATIO = 1.6
+"""Pixels of the mover over those of the other shape when it pushes it on (the inverse when it bounces back)."""
+ROUTINES = ("repeat", "alternate", "turns", "vanish", "pulse")
+"""What the routine of a video's free shape shows, step after step, so that its next step follows from the frames:
+the same move again (``repeat``), back and forth (``alternate``), round a square turning the same way
+(``turns``), shrinking by the same amount until nothing is left (``vanish``: the next event is its
+disappearance), growing and shrinking in turn (``pulse``). Videos take them in turn (from a seeded offset)."""
+ROUTINE_STEPS = 6
+"""Steps of a routine shown before the held-out one: a context of 3 to 7 frames, one after each step."""
 LATE_APPEARANCE_PROBABILITY = 0.25
 """Chance that a shape other than the first (and not one of a collision) appears after frame 0."""
 DISAPPEARANCE_PROBABILITY = 0.25
@@ -155,6 +173,8 @@ class _Actor:
             if t <= seg["start"]:
                 break
             u = min(1.0, (t - seg["start"]) / (seg["end"] - seg["start"]))
+            if seg.get("easing") == "out":  # slowing down at a constant rate to a stop at the end
+                u = 1 - (1 - u) ** 2
             action = seg["action"]
             if action == "moves":
                 dx, dy = DIRECTIONS[seg["direction"]]
@@ -184,6 +204,8 @@ class _Script:
     collisions: list[dict[str, Any]]
     interaction: dict[str, Any] = field(default_factory=dict)
     """The staged interaction of two shapes (``{}`` when none): who moves towards whom, when and how it ends."""
+    routine: dict[str, Any] = field(default_factory=dict)
+    """The routine of the free shape (``{}`` when none): :func:`_routine`."""
 
 
 def _choice(rng: np.random.Generator, options: tuple[Any, ...] | list[Any], weights: Any = None) -> Any:
@@ -194,7 +216,8 @@ def _choice(rng: np.random.Generator, options: tuple[Any, ...] | list[Any], weig
 
 
 def _sample_script(seed: int, index: int, attempt: int) -> _Script:
-    """Draw a script (not yet checked: :func:`_simulate` does that)."""
+    """Draw a script (not yet checked: :func:`_frames` does that; raises :class:`_Invalid` when a staged
+    interaction cannot show its cue)."""
     rng = named_rng(seed, f"demo/video/{index}" if attempt == 0 else f"demo/video/{index}/retry/{attempt}")
     theme = _choice(rng, THEMES)
     n_frames = int(rng.integers(MIN_FRAMES, MAX_FRAMES + 1))
@@ -221,30 +244,58 @@ def _sample_script(seed: int, index: int, attempt: int) -> _Script:
         interaction = _stage_interaction(rng, actors[0], actors[1], n_frames)
     collisions = [{k: interaction[k] for k in ("frame", "object", "action", "target")}] \
         if interaction.get("action") == "collides with" else []
+    pair = actors[:2] if collision else []
+    staged_end = max([s["end"] for x in pair for s in x.segments], default=0)
+    free = actors[2 if collision else 0] if len(actors) > (2 if collision else 0) else None
+    routine: dict[str, Any] = {}
+    if free is not None:
+        turn = named_rng(seed, "demo/video/routines").integers(len(ROUTINES), size=2)
+        kind = ROUTINES[(index + int(turn[0])) % len(ROUTINES)]
+        towards = CLOCKWISE[(index + int(turn[1])) % len(CLOCKWISE)]
+        routine = _routine(rng, free, staged_end + int(rng.integers(2, 8)), kind, towards)
+        n_frames = max(n_frames, routine["frames"][-1] + 3 * SCALE + 8)
+        if n_frames > MAX_FRAMES:
+            raise _Invalid(f"the routine of the {free.name} does not fit in {MAX_FRAMES} frames")
+    # other shapes keep still until the staged interaction and the routine are over: their frames show those alone
+    quiet = max([staged_end] + ([s["end"] for s in free.segments] if free is not None else []))
     for k, actor in enumerate(actors):
-        if k > 0 and not (collision and k < 2) and rng.random() < LATE_APPEARANCE_PROBABILITY:
-            actor.appear = int(rng.integers(5, n_frames // 3))
-        pair = collision and k < 2
-        _sample_actions(rng, actor, n_frames, still=pair,
-                        after=max(s["end"] for x in actors[:2] for s in x.segments) if pair else 0)
-        last = max([actor.appear] + [s["end"] for s in actor.segments])
+        if actor is free and routine.get("kind") == "vanish":
+            continue
+        if actor not in pair and actor is not free and rng.random() < LATE_APPEARANCE_PROBABILITY \
+                and quiet + 5 < n_frames // 2:
+            actor.appear = int(rng.integers(quiet + 1, n_frames // 2))
+        _sample_actions(rng, actor, n_frames, still=actor in pair, after=quiet)
+        last = max([actor.appear, quiet] + [s["end"] for s in actor.segments])
         if rng.random() < DISAPPEARANCE_PROBABILITY and last + 4 < n_frames - 4:
             actor.disappear = int(rng.integers(last + 4, n_frames - 4))
     return _Script(index, theme.name, theme.background, float(rng.uniform(0, 2 * math.pi)), n_frames, actors,
-                   collisions, interaction)
+                   collisions, interaction, routine)
 
 
 OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up"}
+SIDES = {0: ("above", "below"), 1: ("to the left of", "to the right of")}
+"""Where a mover passing the other shape runs, by the axis of its run: across a row it is above or below it."""
+
+
+def _area(actor: _Actor) -> int:
+    """Pixels of the shape's silhouette (a ring's hole counted in: a viewer judges sizes by outlines)."""
+    return int(binary_fill_holes(render.rasterise(actor.spec(0, 0)).mask).sum())
 
 
 def _stage_interaction(rng: np.random.Generator, a: _Actor, b: _Actor, n_frames: int) -> dict[str, Any]:
-    """Put ``a`` and ``b`` on one line (a row or a column), move ``a`` towards ``b`` and end as :data:`OUTCOMES`
-    draws: until its pixels touch ``b``'s, then ``b`` is pushed on or ``a`` bounces back; or ``a`` stops short."""
+    """Put ``a`` and ``b`` on one line (a row or a column), or for ``passes`` on two parallel lines that clear
+    each other, and move ``a`` towards ``b`` as :data:`OUTCOMES` draws, each with its cue in the frames."""
     a.rotation = b.rotation = 0.0
     direction = str(_choice(rng, tuple(DIRECTIONS)))
     outcome = str(_choice(rng, OUTCOMES, OUTCOME_WEIGHTS))
     dx, dy = DIRECTIONS[direction]
     axis, sign = (0, dx) if dx else (1, dy)
+    if outcome in ("pushed", "bounces back"):  # the bigger shape pushes, the smaller bounces back
+        small, big = (b, a) if outcome == "pushed" else (a, b)
+        small.r = RADIUS[0]
+        big.r = float(big.r * math.sqrt(PUSH_AREA_RATIO * _area(small) / _area(big)))
+        if big.r > RADIUS[1] * 1.4:
+            raise _Invalid(f"the {big.name} would be drawn {big.r:.0f} pixels wide to show the size cue")
     size = WIDTH if axis == 0 else HEIGHT
     near = float(round(rng.uniform(a.r * 1.3 + MARGIN, size * 0.3)))
     far = float(round(rng.uniform(size * 0.55, size * 0.7)))
@@ -256,23 +307,103 @@ def _stage_interaction(rng: np.random.Generator, a: _Actor, b: _Actor, n_frames:
     else:
         a.cy, b.cy = near, far
         a.cx = b.cx = float(round(rng.uniform(WIDTH * 0.3, WIDTH * 0.7)))
+    staged: dict[str, Any] = {"object": a.name, "target": b.name, "direction": direction, "outcome": outcome}
+    if outcome == "passes":  # a parallel line that clears b by 10..20 pixels, on either side
+        lo_a, hi_a = _extent(a.spec(0, 0), 1 - axis)
+        lo_b, hi_b = _extent(b.spec(0, 0), 1 - axis)
+        clear = int(rng.integers(5, 11)) * SCALE
+        side = int(rng.integers(2))
+        shift = (lo_b - clear - 1 - hi_a) if side == 0 else (hi_b + clear + 1 - lo_a)
+        if axis == 0:
+            a.cy += shift
+        else:
+            a.cx += shift
+        staged["side"] = SIDES[axis][side]
     lo_a, hi_a = _extent(a.spec(0, 0), axis)
     lo_b, hi_b = _extent(b.spec(0, 0), axis)
     touch = (lo_b - 1 - hi_a) if sign > 0 else (lo_a - 1 - hi_b)  # pixels a moves until it touches b
-    gap = int(rng.integers(8, 14)) * SCALE if outcome == "stops short" else 0
     start = int(rng.integers(2, 10))
     t = start + int(rng.integers(12, 28))
-    a.segments.append({"start": start, "end": t, "action": "moves", "direction": direction,
-                       "pixels": float(touch - gap)})
-    staged = {"frame": t, "object": a.name, "target": b.name, "direction": direction, "outcome": outcome}
+    run = {"start": start, "end": t, "action": "moves", "direction": direction}
     if outcome == "stops short":
-        return {**staged, "action": "stops short of", "gap": gap}
+        gap = int(rng.integers(12, 21)) * SCALE
+        a.segments.append({**run, "pixels": float(touch - gap), "easing": "out"})
+        return {**staged, "frame": t, "action": "stops short of", "gap": gap}
+    if outcome == "passes":  # at the same speed on until a has cleared b along the line
+        beyond = (hi_b - lo_b) + (hi_a - lo_a) + 2
+        end = start + int(math.ceil((t - start) * (touch + beyond) / touch))
+        a.segments.append({**run, "end": end, "pixels": float(touch + beyond)})
+        return {**staged, "frame": t, "action": "passes"}
+    a.segments.append({**run, "pixels": float(touch)})
     after = {"start": t, "end": t + int(rng.integers(8, 16)), "action": "moves"}
     if outcome == "pushed":
         b.segments.append({**after, "direction": direction, "pixels": float(rng.integers(10, 25) * SCALE)})
     else:
         a.segments.append({**after, "direction": OPPOSITE[direction], "pixels": float(rng.integers(8, 18) * SCALE)})
-    return {**staged, "action": "collides with"}
+    return {**staged, "frame": t, "action": "collides with"}
+
+
+CLOCKWISE = ("right", "down", "left", "up")
+
+
+def _routine(rng: np.random.Generator, actor: _Actor, start: int, kind: str, towards: str) -> dict[str, Any]:
+    """Give ``actor`` the :data:`ROUTINES` ``kind`` from frame ``start``: :data:`ROUTINE_STEPS` steps and the one
+    that follows them (a move ``towards`` that way, so that videos in turn hold out each way), one every
+    ``period`` frames, each over before the next sampling frame (``frames``: the frame before the first step and
+    after each step). Returns the routine's record (``next``: the held-out event)."""
+    period = int(rng.integers(8, 12))
+    frames = [start + j * period for j in range(ROUTINE_STEPS + 1)]
+    steps: list[dict[str, Any]] = []
+    if kind == "repeat":
+        axis = 0 if towards in ("left", "right") else 1
+        pixels = float(rng.integers(9, 13) * SCALE) if axis == 0 else float(rng.integers(7, 10) * SCALE)
+        size = WIDTH if axis == 0 else HEIGHT
+        room = size - 2 * (actor.r * 1.3 + MARGIN) - (ROUTINE_STEPS + 1) * pixels
+        low = actor.r * 1.3 + MARGIN + float(rng.uniform(0, max(room, 0.0)))
+        place = low if towards in ("right", "down") else size - low
+        if axis == 0:
+            actor.cx = place
+        else:
+            actor.cy = place
+        steps = [{"action": "moves", "direction": towards, "pixels": pixels}] * (ROUTINE_STEPS + 1)
+        cue = f"moves {_way(towards)} by the same distance after each pause"
+    elif kind == "alternate":
+        pixels = float(rng.integers(12, 21) * SCALE)
+        steps = [{"action": "moves", "direction": towards if j % 2 == ROUTINE_STEPS % 2 else OPPOSITE[towards],
+                  "pixels": pixels} for j in range(ROUTINE_STEPS + 1)]
+        cue = "moves back and forth"
+    elif kind == "turns":
+        pixels = float(rng.integers(10, 17) * SCALE)
+        turn = str(_choice(rng, ("clockwise", "counterclockwise")))
+        order = CLOCKWISE if turn == "clockwise" else tuple(reversed(CLOCKWISE))
+        k0 = order.index(towards) - ROUTINE_STEPS
+        steps = [{"action": "moves", "direction": order[(k0 + j) % 4], "pixels": pixels}
+                 for j in range(ROUTINE_STEPS + 1)]
+        cue = f"moves round a square, turning {turn} after each side"
+    elif kind == "vanish":
+        actor.r = float(rng.uniform(RADIUS[1], RADIUS[1] * 1.15))
+        n = ROUTINE_STEPS + 1
+        steps = [{"action": "shrinks", "scale": (n - j - 1) / (n - j)} for j in range(ROUTINE_STEPS)]
+        cue = "shrinks by the same amount after each pause"
+    else:
+        scale = float(_choice(rng, (1.4, 1.5)))
+        grows = bool(rng.integers(2))
+        actor.r = float(RADIUS[0] if grows else RADIUS[0] * scale)
+        steps = [{"action": "grows" if (j % 2 == 0) == grows else "shrinks",
+                  "scale": scale if (j % 2 == 0) == grows else 1 / scale} for j in range(ROUTINE_STEPS + 1)]
+        cue = "grows and shrinks in turn"
+    for j, step in enumerate(steps):
+        actor.segments.append({"start": frames[j] + 1, "end": frames[j] + period - 1, **step})
+    if kind == "vanish":
+        actor.disappear = frames[-1] + period // 2
+        held = {"frame": actor.disappear, "object": actor.name, "action": "disappears"}
+    else:
+        held = {"object": actor.name, **actor.segments[-1]}
+    return {"object": actor.name, "kind": kind, "cue": cue, "period": period, "frames": frames, "next": held}
+
+
+def _way(direction: str) -> str:
+    return f"to the {direction}" if direction in ("left", "right") else direction
 
 
 def _extent(spec: ShapeSpec, axis: int = 0) -> tuple[int, int]:
@@ -369,8 +500,8 @@ class _Invalid(Exception):
 def _valid_script(seed: int, index: int) -> tuple[_Script, list[np.ndarray]]:
     """The first sampled script that passes every check, with its frames."""
     for attempt in range(MAX_ATTEMPTS):
-        script = _sample_script(seed, index, attempt)
         try:
+            script = _sample_script(seed, index, attempt)
             return script, list(_frames(script))
         except _Invalid:
             continue
@@ -450,6 +581,7 @@ def _meta(script: _Script) -> dict[str, Any]:
         "cast": [{"name": a.name, "category": a.category, "colour": a.colour, "pattern": a.pattern,
                   "start": {"cx": a.cx, "cy": a.cy, "r": a.r, "rotation": a.rotation}} for a in script.actors],
         "interaction": script.interaction,
+        "routine": script.routine,
         "events": events,
         "description": _describe(script, events),
         "objects": objects,

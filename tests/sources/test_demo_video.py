@@ -66,14 +66,14 @@ def test_description_reads_the_script(videos):
         text = " ".join(video.meta["description"])
         mover, other, way = it["object"], it["target"], it["direction"]
         assert f"The {mover} moves {WAY[way]}. " in text
-        if it["outcome"] == "stops short":
+        if it["outcome"] in ("stops short", "passes"):
             assert "collides" not in text and "collide" not in video.meta["behaviours"]
             continue
         then = f"The {other} moves {WAY[way]}." if it["outcome"] == "pushed" else f"The {mover} moves {WAY[BACK[way]]}."
         assert f"The {mover} collides with the {other}. {then}" in text, text
         assert "collide" in video.meta["behaviours"]
     outcomes = {v.meta["interaction"]["outcome"] for v in staged}
-    assert len(outcomes) >= 2 and len({v.meta["interaction"]["direction"] for v in staged}) >= 2
+    assert len(outcomes) >= 3 and len({v.meta["interaction"]["direction"] for v in staged}) >= 2
 
 
 def test_deterministic_and_cached(videos, tmp_path, monkeypatch):
@@ -172,7 +172,8 @@ def test_scripts_agree_with_pixels(videos, decoded):
                 elif action == "grows":
                     assert area1 > 1.5 * area0, (video.id, event)
                 elif action == "shrinks":
-                    assert area1 < 0.75 * area0, (video.id, event)
+                    # a vanishing shape's first steps are its smallest: 6/7 of its size (a pattern's ink varies)
+                    assert area1 < max(0.75, event["scale"] ** 2 + 0.08) * area0, (video.id, event)
                 elif action == "rotates":
                     # turning about the box centre: the centroid of an asymmetric shape moves a little only (a
                     # crescent's, far from its box centre, most)

@@ -17,6 +17,7 @@ from PIL import Image, ImageDraw
 from builders import predictive
 from builders.items import read_items
 from sources.demo.video import load_demo_videos
+from tests.builders.predictive import clip_checker
 from tests.builders.predictive.checker import check_build, check_clips_against_scripts
 
 
@@ -67,37 +68,85 @@ def scripts(demo: Path) -> tuple[dict, Callable]:
     return {r.id: dict(r.meta) for r in records}, frames
 
 
-def test_clips_rederived_from_the_demo_scripts(demo: Path, scripts: tuple[dict, Callable], tmp_path: Path) -> None:
+def test_clips_rederived_from_the_demo_scripts(demo: Path, scripts: tuple[dict, Callable]) -> None:
     meta, frames = scripts
     assert check_clips_against_scripts(demo, meta, frames) == []
+    problems, counted = clip_checker.check(demo, {v: m["cast"] for v, m in meta.items()})
+    assert problems == [] and counted["human_activity"] >= 5 and counted["physical_interaction"] >= 5
     items = [json.loads(x) for x in (demo / "items.jsonl").read_text().splitlines()]
     physics = [i for i in items if i["task"] == "physical_interaction"]
     activity = [i for i in items if i["task"] == "human_activity"]
     assert "people" not in activity[0]["question"] and "shapes" in activity[0]["question"]
-    assert len({i["provenance"]["held_out_events"][0]["action"] for i in activity}) >= 4
+    assert len({i["provenance"]["cue"]["kind"] for i in activity}) >= 4
+    assert all(i["provenance"]["cue"]["said"].startswith("The ") for i in activity)
+    assert len({i["answer"].split(".")[0].split(" ", 3)[-1] for i in physics}) >= 3
+
+
+def _plant(demo: Path, tmp_path: Path, change: Callable[[dict], bool]) -> tuple[Path, str]:
+    """A copy of the build with ``change`` applied to the first item it accepts (returns True for)."""
     build = _copy(demo, tmp_path)
     lines = (build / "items.jsonl").read_text().splitlines()
-    planted = {}
     for n, line in enumerate(lines):
         item = json.loads(line)
-        if item["task"] == "physical_interaction" and "physics" not in planted:  # the shapes swapped
-            hit = item["provenance"]["held_out_events"][0]
-            item["answer"] = item["answer"].replace(hit["object"], "X").replace(hit["target"], hit["object"])
-            planted["physics"] = item["id"]
-        elif item["task"] == "human_activity" and "activity" not in planted:
-            # an event the context already showed, said as the prediction: it does not happen after the cut
-            seen = [s for s in item["provenance"]["context_captions"][1:] if not s.endswith("appears.")]
-            if not seen:
-                continue
-            item["answer"] = seen[-1]
-            planted["activity"] = item["id"]
-        lines[n] = json.dumps(item)
-    (build / "items.jsonl").write_text("\n".join(lines) + "\n")
-    found = check_clips_against_scripts(build, meta, frames)
-    assert any(planted["physics"] in p and "misses the interaction" in p for p in found)
-    assert any(planted["activity"] in p and ("does not show after the cut" in p or "is no event starting" in p)
-               for p in found)
-    assert physics and len({i["answer"].split(".")[0].split(" ", 3)[-1] for i in physics}) >= 2
+        if change(item):
+            lines[n] = json.dumps(item)
+            (build / "items.jsonl").write_text("\n".join(lines) + "\n")
+            return build, item["id"]
+    raise AssertionError("no item to plant a fault in")
+
+
+def _swap_shapes(item: dict) -> bool:
+    if item["task"] != "physical_interaction":
+        return False
+    hit = item["provenance"]["held_out_events"][0]
+    item["answer"] = item["answer"].replace(hit["object"], "X").replace(hit["target"], hit["object"]) \
+        .replace("X", hit["target"])
+    return True
+
+
+def _random_outcome(item: dict) -> bool:
+    """The outcome drawn at random, as the old builder did: a steady collision course said to stop short."""
+    if item["task"] != "physical_interaction" or "collides with" not in item["answer"]:
+        return False
+    hit = item["provenance"]["held_out_events"][0]
+    item["answer"] = (f"The {hit['object']} slows down moving {clip_checker.way(hit.get('direction', 'left'))} and "
+                      f"stops before it reaches the {hit['target']}: they do not collide.")
+    return True
+
+
+@pytest.mark.parametrize("fault", ["swapped shapes", "random outcome", "uncued next event", "seen event"])
+def test_planted_golds_are_caught(demo: Path, scripts: tuple[dict, Callable], tmp_path: Path, fault: str) -> None:
+    meta, _ = scripts
+    casts = {v: m["cast"] for v, m in meta.items()}
+
+    def uncued(item: dict) -> bool:
+        """A later scripted event with no cue in the context (a jump or a turn after the routine), said as next."""
+        if item["task"] != "human_activity":
+            return False
+        cut = item["provenance"]["frame_indices"][-1]
+        later = [e for e in meta[item["provenance"]["video_id"]]["events"]
+                 if e["action"] in ("jumps", "rotates") and e["start"] > cut]
+        if not later:
+            return False
+        e = later[0]
+        item["answer"] = f"The {e['object']} {e['action']}{' ' + e['direction'] if 'direction' in e else ''}."
+        return True
+
+    def seen(item: dict) -> bool:
+        """An event the context already showed, said as the prediction."""
+        if item["task"] != "human_activity":
+            return False
+        shown = [s for s in item["provenance"]["context_captions"][1:] if not s.endswith("appears.")]
+        if not shown or shown[-1] == item["answer"]:
+            return False
+        item["answer"] = shown[-1]
+        return True
+
+    change = {"swapped shapes": _swap_shapes, "random outcome": _random_outcome, "uncued next event": uncued,
+              "seen event": seen}[fault]
+    build, planted = _plant(demo, tmp_path, change)
+    problems, _ = clip_checker.check(build, casts)
+    assert [p for p in problems if p.startswith(planted)] and all(p.startswith(planted) for p in problems)
 
 
 def test_a_planted_invisible_prediction_is_caught(demo: Path, scripts: tuple[dict, Callable], tmp_path: Path) -> None:
