@@ -52,7 +52,7 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
     vqa_by_id = {}
     if config.uses_demo:
         makers = basic_makers(records, thresholds, config.seed)  # type: ignore[arg-type]
-        made, counts = sample(makers, scenes, config.n_basic, config.seed, "basic")
+        made, counts = sample(makers, scenes, config.n_basic, config.seed, "basic", pair=True)
         questions += made
         stats["basic"] = {"source": "demo", "made": counts}
     elif config.vqav2_questions:
