@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from builders.authorship import authors_sidecar
 from builders.cli import progress_bar
@@ -15,10 +15,11 @@ from builders.mmsap.authored import DEMO_SELECTOR, OBJECT, AuthoredRecord, Resol
 from builders.mmsap.config import BENCHMARK, MmsapConfig
 from builders.mmsap.layout import lint_promises, refusal_wording, to_items
 from builders.mmsap.llm_writer import fill_authored, reword_beyond, rewrite
-from builders.mmsap.questions import DEMO_BASIC_TYPES, Question
+from builders.mmsap.questions import DEMO_BASIC_TYPES, PAIRED_SUBSETS, Question
 from builders.mmsap.report import mmsap_quality
 from builders.mmsap.scenes import Scene, basic_makers, beyond_makers, referring_expression, sample, scenes_of
 from builders.mmsap.vqa import basic_questions, intern_corpus, type_map
+from builders.pairs import paired_share
 from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
 from filters.geometry import GeometryThresholds
@@ -111,10 +112,19 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
         input_hashes=dict(sorted(inputs.items())),
         generated=bool(records is not None and records.generated),
         sources=_sources(config, records),
+        pairs=pair_counts(items),
         quality=mmsap_quality(items, refusal_wording(), table, vqa_by_id, records) if items else {},
         seconds=round(time.perf_counter() - started, 2),
     )
     yield from items
+
+
+def pair_counts(items: Sequence[Item]) -> dict[str, Any]:
+    """How many closed items (BasicVisQA, KnowVisQA) are in pairs, overall and per subset, for build.json, the
+    summary and the card; an unpaired one is a question the source offered no partner for."""
+    closed = {s: [it for it in items if it.task == s] for s in PAIRED_SUBSETS}
+    return {"closed": paired_share([it for mine in closed.values() for it in mine]),
+            **{s: paired_share(mine) for s, mine in closed.items() if mine}}
 
 
 def _instances(config: MmsapConfig, task_bar) -> RecordSet | None:

@@ -169,12 +169,15 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int =
 
     ranks = BalancedCycle(list(range(len(COUNT_OPTIONS))), rng(seed, "mmsap/basic/counting/ranks"))
     rank_due: list[int] = []
+    dealt = {c: 0 for c in COUNT_OPTIONS}
 
     def counting(scene: Scene, g: np.random.Generator, like: Question | None = None) -> Question | None:
-        if like is not None:
+        if like is not None:  # a partner's count: one of the least dealt so far, so the ranks stay balanced
             category, n = like.provenance["grounding"]["category"], like.provenance["grounding"]["count"]
             found = scene.reading.count(category) if category in scene.by_category else None
-            if found in COUNT_OPTIONS and found != n:
+            fewest = min(dealt[c] for c in COUNT_OPTIONS if c != n)
+            if found in COUNT_OPTIONS and found != n and dealt[found] == fewest:
+                dealt[found] += 1
                 return partner(like, scene, str(found), category=category, count=found)
             return None
         if not rank_due:
@@ -184,6 +187,7 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int =
         if not countable:
             return None
         rank_due.clear()
+        dealt[n] += 1
         category = countable[g.integers(len(countable))]
         return base(scene, "counting", render(t["counting"]["question"], plural=plural(category)), str(n),
                     [str(w) for w in COUNT_OPTIONS if w != n], category=category, count=n)
