@@ -83,6 +83,9 @@ def test_closed_items_come_in_pairs_the_checker_agrees_with(demo_build, demo_che
     stats = json.loads((demo_build / "build.json").read_text())["stats"]["pairs"]
     assert stats["closed"]["paired"] == len(paired) and stats["closed"]["items"] == len(closed)
     assert stats["closed"]["unpaired"] == len(closed) - len(paired)
+    learner = json.loads((demo_build / "build.json").read_text())["lint"]["blind"]["paired"]
+    assert learner["pairs"] == len(paired) // 2  # the blind audit's learner scored on every pair
+    assert learner["group_accuracy"] < learner["question_accuracy"]
 
 
 def test_pair_checker_catches_a_partner_with_the_same_answer_or_question(demo_build):
