@@ -51,16 +51,21 @@ def pairs_of(entries: Iterable[tuple[Item, T]]) -> tuple[dict[str, tuple[T, T]],
     """Complete pairs (pair id -> (role a's value, role b's value)) and the values of the unpaired items.
 
     ``entries`` are (item, value) with any value a caller needs per item (a correctness flag, the item itself)."""
+    return pairs_by_key((pair_of(item), value) for item, value in entries)
+
+
+def pairs_by_key(entries: Iterable[tuple[tuple[str, str] | None, T]]) -> tuple[dict[str, tuple[T, T]], list[T]]:
+    """:func:`pairs_of` over ((pair id, role) or ``None``, value): for callers that hold the pair, not the item
+    (an lmms-eval metric value)."""
     halves: dict[str, dict[str, T]] = defaultdict(dict)
     unpaired: list[T] = []
-    for item, value in entries:
-        pair = pair_of(item)
+    for pair, value in entries:
         if pair is None:
             unpaired.append(value)
             continue
         pair_id, role = pair
         if role not in ROLES or role in halves[pair_id]:
-            raise ValueError(f"item {item.id}: pair {pair_id!r} has role {role!r} twice (or an unknown role)")
+            raise ValueError(f"pair {pair_id!r} has role {role!r} twice (or an unknown role)")
         halves[pair_id][role] = value
     complete: dict[str, tuple[T, T]] = {}
     for pair_id in sorted(halves):
@@ -75,7 +80,11 @@ def pairs_of(entries: Iterable[tuple[Item, T]]) -> tuple[dict[str, tuple[T, T]],
 def paired_metric(scored: Iterable[tuple[Item, bool]]) -> dict[str, Any]:
     """``{"question_accuracy", "group_accuracy", "pairs", "unpaired"}`` over (item, answered right?) of the
     scored items: see the module docstring for what counts."""
-    complete, unpaired = pairs_of(scored)
+    return group_metric(*pairs_of(scored))
+
+
+def group_metric(complete: Mapping[str, tuple[bool, bool]], unpaired: Sequence[Any]) -> dict[str, Any]:
+    """The paired metric of complete pairs (pair id -> (a right?, b right?)) and the unpaired items."""
     hits = [a + b for a, b in complete.values()]
     n = len(hits)
     return {
