@@ -19,6 +19,7 @@ from builders.items import OPTION_LETTERS, Item
 from builders.lint import markdown as lint_markdown
 from builders.lint.report import blind_markdown
 from builders.lint.base import is_mcq
+from builders.pairs import paired_share
 
 from .export import SPLIT, TaskShards
 from .features import COLUMNS, release_features
@@ -202,6 +203,8 @@ def compute_stats(
         "answers": _sorted_counter(Counter(answer_label(it) for it in items)),
         "review_status": _sorted_counter(Counter(status[it.id] for it in items)),
         "task_pressure": {t: dict(sorted(c.items())) for t, c in sorted(task_pressure.items())},
+        "pairs": {"all": paired_share(items),
+                  "tasks": {t: paired_share([it for it in items if it.task == t]) for t in sorted(task_pressure)}},
     }
 
 
@@ -661,6 +664,7 @@ def render_card(
         "skipped_text": skipped_text,
         "lint_text": lint_markdown(build.get("lint")),
         "blind_text": blind_markdown(build.get("lint")),
+        "pairs_text": _pairs_text(stats.get("pairs") or {}),
         "sources_table": sources_table,
         "annotation_process": annotation_process,
         "annotators": annotators,
@@ -670,6 +674,27 @@ def render_card(
     }
     body = Template(template_path.read_text(encoding="utf-8")).substitute(values)
     return str(DatasetCard(f"---\n{DatasetCardData(**meta).to_yaml()}\n---\n\n{body.rstrip()}\n"))
+
+
+def _pairs_text(pairs: Mapping[str, Any]) -> str:
+    """What the paired metric is and how many released items it covers (a pair whose partner was dropped in
+    review is no pair: its remaining item is released and counted unpaired)."""
+    every = pairs.get("all") or {}
+    if not every.get("pairs"):
+        return "_No item of this release has a partner: the paired metric does not apply._"
+    rows = [[t, v["items"], v["pairs"], v["unpaired"], f"{v['share']:.0%}"]
+            for t, v in pairs["tasks"].items() if v["items"]]
+    return (
+        "A closed question is asked of two images that give it different answers; both items carry "
+        "`provenance.pair` (`id`, `role` `a` / `b`). A model that does not look answers both the same way, so it "
+        "cannot get both right. Every scorer reports `paired` beside the paper's metrics (which count a pair's "
+        "items one by one): `group_accuracy`, the share of pairs with both items right, `question_accuracy` over "
+        "the same items, and the numbers of `pairs` and `unpaired` items; the lmms-eval tasks report "
+        "`group_accuracy` and the VLMEvalKit sheets carry `pair_id`. An item whose partner was dropped in review "
+        "stays in the release, unpaired.\n\n"
+        f"{every['paired']} of {every['items']} items ({every['share']:.0%}) are in {every['pairs']} complete "
+        f"pairs.\n\n" + md_table(["task", "items", "pairs", "unpaired", "paired"], rows)
+    )
 
 
 def unused_option_prefixes(build: Mapping[str, Any]) -> tuple[str, ...]:

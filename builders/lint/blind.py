@@ -56,6 +56,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item, canonical_json
 from builders.lint.base import is_mcq, is_yes_no, normalise
+from builders.lint.blind_pairs import learner_pairs
 from builders.lint.priors import mcq_prior, yes_no_prior
 from builders.quality import guess_chance
 
@@ -440,6 +441,7 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
         "open_items_not_audited": open_items,
         "margin": MARGIN,
         "learned_right": sorted(i for i, r in learned_right.items() if r == 1.0),
+        "paired": learner_pairs(items, learned_right),
     }
 
 

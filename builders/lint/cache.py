@@ -39,7 +39,7 @@ FORMAT = 1
 KEEP = 64
 """Entries kept (the most recently stored or reused ones): each is one build's section, tens of kilobytes."""
 
-CODE = ("builders/lint", "builders/items.py", "builders/quality.py", "templates", "filters/text.py")
+CODE = ("builders/lint", "builders/items.py", "builders/pairs.py", "builders/quality.py", "templates", "filters/text.py")
 """The code the lint runs (paths relative to the repository root)."""
 
 PACKAGES = ("numpy", "scipy", "scikit-learn", "spacy", "thinc", "pyspellchecker", "wordfreq", "en-core-web-sm",

@@ -168,6 +168,9 @@ def headline(name: str, check: Mapping[str, Any]) -> str:
         if audit.get("overall"):
             text += (f" (learner {pct(audit['overall']['accuracy'])}, chance "
                      f"{pct(audit['overall']['chance'])})")
+        paired = audit.get("paired") or {}
+        if paired.get("pairs"):
+            text += f"; learner's group accuracy {pct(paired['group_accuracy'])} on {paired['pairs']} pairs"
         if s.get("by_design_tasks"):
             text += "; by design: " + ", ".join(s["by_design_tasks"])
         if "text_only_model" in s:

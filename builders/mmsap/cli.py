@@ -30,6 +30,12 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
     rows = [[f"{SUBSET_NAMES[s]}/{t}", n] for (s, t), n in sorted(cells.items())]
     stdout.print(table(f"MM-SAP build: {len(first)} questions x {stats['shuffles']} order(s) = {len(items)} items -> "
                        f"{path}", ["subset/subtask", "questions"], rows))
+    pairs = stats.get("pairs", {})
+    if pairs.get("closed", {}).get("items"):
+        rows = [[SUBSET_NAMES.get(k, "closed items"), v["items"], v["pairs"], v["unpaired"], f"{v['share']:.0%}"]
+                for k, v in pairs.items()]
+        stdout.print(table("Pairs: one question on two images with different answers (no partner in the source: "
+                           "unpaired)", ["items", "n", "pairs", "unpaired", "paired"], rows))
     q = stats["quality"]
     rows = []
     for subset, s in q["subsets"].items():

@@ -11,7 +11,9 @@ else), so they cannot collide with lmms-eval's own tasks. Metrics per task: ``ac
 each pressure the release has (over the misleading items only where a pressure also has controls, items whose
 context is true: the paper's figure), ``acc_<pressure>_control`` for those controls (the gap is the difference of
 the two), ``unparsed_rate`` and, where the task has yes/no items, ``yes_ratio`` (the share of
-the model's yes/no answers that are "yes"). The group reports ``accuracy`` and ``unparsed_rate`` over all
+the model's yes/no answers that are "yes") and, where the task has pairs (one question asked of two images with
+different answers, :mod:`builders.pairs`), ``group_accuracy``: the share of its complete pairs with both items
+right, as ``paired.group_accuracy`` of ``python -m scoring``. The group reports ``accuracy`` and ``unparsed_rate`` over all
 tasks, each task weighted by the number of items it scores (see :mod:`scoring.harness.lmms_eval_utils`), which
 makes them the overall numbers of ``python -m scoring``.
 
@@ -29,6 +31,8 @@ from typing import Sequence
 from .rows import ReleaseTask
 
 MAX_NEW_TOKENS = 1024
+GROUP_METRIC = "group_accuracy"
+"""The share of a task's pairs (:mod:`builders.pairs`) with both items right; a metric of tasks that have pairs."""
 GROUP_FILE = "_group.yaml"
 
 UTILS_TEMPLATE = '''"""lmms-eval hooks of Mirage's {name} v{version} tasks (written by Mirage; do not edit).
@@ -42,6 +46,7 @@ try:
         doc_to_target,
         doc_to_text,
         doc_to_visual,
+        group_accuracy_of_values,
         make_process_results,
         mean_of_values,
     )
@@ -83,6 +88,8 @@ def task_yaml(task: ReleaseTask, *, release: str, repo_id: str, version: str, pr
                *(control_metric_name(p) for p in task.control_pressures), "unparsed_rate"]
     if any(str(r["answer"]).strip().lower() in ("yes", "no") for r in task.rows):
         metrics.append("yes_ratio")
+    if task.has_pairs:
+        metrics.append(GROUP_METRIC)
     lines = [
         f"# Mirage {release} v{version}, task {task.task!r} ({len(task.rows)} items). Written by Mirage.",
         f"task: {_q(lmms_name(release, task.slug))}",
@@ -105,9 +112,10 @@ def task_yaml(task: ReleaseTask, *, release: str, repo_id: str, version: str, pr
         "metric_list:",
     ]
     for m in metrics:
+        aggregation = "group_accuracy_of_values" if m == GROUP_METRIC else "mean_of_values"
         lines += [
             f"  - metric: {m}",
-            "    aggregation: !function utils.mean_of_values",
+            f"    aggregation: !function utils.{aggregation}",
             f"    higher_is_better: {'false' if m in ('unparsed_rate', 'yes_ratio') else 'true'}",
         ]
     lines += [

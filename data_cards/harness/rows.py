@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.items import Item
+from builders.pairs import pair_of
 from data_cards.export import SPLIT, task_slug
 from sources.errors import ConfigError
 
@@ -38,6 +39,12 @@ class ReleaseTask:
     def control_pressures(self) -> list[str]:
         """Pressures some of whose items are controls: a context that is true (``context_truth``, MIOH)."""
         return sorted({r["pressure"] for r in self.rows if context_truth(r) == "true"})
+
+
+    @property
+    def has_pairs(self) -> bool:
+        """Whether some item of the task has a partner (``provenance.pair``)."""
+        return any(pair_of(row_item(r)) is not None for r in self.rows)
 
 
 def context_truth(row: dict[str, Any]) -> str | None:

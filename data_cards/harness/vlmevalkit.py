@@ -9,7 +9,8 @@ the question). Hence three sheets per task, by answer form:
   ``category`` (= task), ``l2-category`` (= pressure; ``<pressure> (control)`` for an item whose context is true,
   so VLMEvalKit's per-category accuracy separates the paper's misleading items from their controls),
   ``context_truth`` (``false`` / ``true``; a column only where a release has contexts with a truth),
-  ``question_type``;
+  ``question_type``, ``pair_id`` and ``pair_role`` (``a`` / ``b``; columns only where a release has pairs: the
+  same question asked of two images with different answers, scored by group: both right);
 * ``<release>_<task>_YN.tsv``: yes/no items, ``answer`` ``Yes``/``No`` (capitalised, as VLMEvalKit's yes/no sets);
 * ``<release>_<task>_VQA.tsv``: open answers (reference text).
 
@@ -41,6 +42,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from builders.answers import INSTRUCTIONS, answer_format, is_refusal
 from builders.items import OPTION_LETTERS
+from builders.pairs import pair_of
 from sources.errors import ConfigError
 
 from .rows import ReleaseTask, context_truth, row_item
@@ -125,7 +127,15 @@ def _common(row: dict[str, Any], index: int) -> dict[str, Any]:
         "l2-category": row["pressure"] + (" (control)" if context_truth(row) == "true" else ""),
         "question_type": row["question_type"],
         **({"context_truth": context_truth(row)} if context_truth(row) else {}),
+        **_pair_cells(row),
     }
+
+
+def _pair_cells(row: dict[str, Any]) -> dict[str, str]:
+    """``pair_id`` and ``pair_role`` of an item with a partner (:mod:`builders.pairs`), so a result sheet can be
+    scored by group: both items of a pair right."""
+    pair = pair_of(row_item(row))
+    return {"pair_id": pair[0], "pair_role": pair[1]} if pair else {}
 
 
 def _with_context(row: dict[str, Any]) -> str:
@@ -161,7 +171,7 @@ def plain_records(rows: Sequence[dict[str, Any]], form: str) -> Iterator[dict[st
 
 
 LEADING = ("index", "id", "image", "image_path", "question", "hint")
-TRAILING = ("answer", "category", "l2-category", "context_truth", "question_type", "rotation")
+TRAILING = ("answer", "category", "l2-category", "context_truth", "question_type", "pair_id", "pair_role", "rotation")
 
 
 def write_tsv(path: Path, records: Sequence[dict[str, Any]]) -> Path:

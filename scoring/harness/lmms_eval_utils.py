@@ -22,7 +22,8 @@ from typing import Any, Callable, Sequence
 
 from builders.answers import INSTRUCTIONS, answer_format
 from builders.items import OPTION_LETTERS
-from data_cards.harness.lmms_eval import control_metric_name, metric_name
+from builders.pairs import group_metric, pair_of, pairs_by_key
+from data_cards.harness.lmms_eval import GROUP_METRIC, control_metric_name, metric_name
 from data_cards.harness.rows import row_item
 from scoring.extract import extract, is_correct
 from scoring.mioh import DECOMPOSED
@@ -94,10 +95,13 @@ def make_process_results(pressures: Sequence[str], controls: Sequence[str] = ()
             values[name] = correct if item.pressure == pressure and not control else None
         for pressure in controls:
             values[control_metric_name(pressure)] = correct if item.pressure == pressure and control else None
+        pair = pair_of(item)
+        values[GROUP_METRIC] = correct if pair is not None else None
         if closed and not control:  # last, and only for the items Table 1 scores: see the module docstring
             values["accuracy"] = correct
         shown = answer.value if closed else ""
-        return {name: {"id": item.id, "value": value, "answer": shown, "kind": answer.kind}
+        paired = {"pair": pair[0], "role": pair[1]} if pair else {}
+        return {name: {"id": item.id, "value": value, "answer": shown, "kind": answer.kind, **paired}
                 for name, value in values.items()}
 
     return process_results
@@ -107,3 +111,11 @@ def mean_of_values(values: list[dict[str, Any]]) -> float:
     """The mean of the values that apply (not None); NaN when none does."""
     applicable = [v["value"] for v in values if v["value"] is not None]
     return sum(applicable) / len(applicable) if applicable else float("nan")
+
+
+def group_accuracy_of_values(values: list[dict[str, Any]]) -> float:
+    """``group_accuracy`` (:func:`builders.pairs.paired_metric`): the share of complete pairs with both items right,
+    a pair with one item missing (dropped in review, not run) left out; NaN when no pair is complete."""
+    keyed = (((v["pair"], v["role"]), v["value"] == 1.0) for v in values if v["value"] is not None and v.get("pair"))
+    group = group_metric(*pairs_by_key(keyed))["group_accuracy"]
+    return float("nan") if group is None else group

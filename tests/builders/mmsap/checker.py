@@ -458,3 +458,34 @@ class Checker:
         category = self.coco.instance_category[g["instance"]]
         out = [] if shown[category] == 1 else [f"{category} is not shown exactly once"]
         return out + ([] if category in q else ["the question does not name the object"])
+
+
+# ------------------------------------------------------------------------------------------------ pairs
+
+
+def check_pairs(items: list[dict]) -> list[str]:
+    """Problems with the pairs of a build (each item is checked on its own by :meth:`Checker.check`): a pair is two
+    items, roles a and b, of one subset and subtask, asking the same question of two different images, whose
+    right answers (the text of the gold option) differ; BeyondVisQA is never paired (its gold is the refusal)."""
+    members: dict[str, list[dict]] = defaultdict(list)
+    for it in items:
+        pair = it["provenance"].get("pair")
+        if pair is not None:
+            members[pair["id"]].append(it)
+    out = []
+    for pair_id, pair in sorted(members.items()):
+        if sorted(it["provenance"]["pair"]["role"] for it in pair) != ["a", "b"]:
+            out.append(f"pair {pair_id}: roles {[it['provenance']['pair']['role'] for it in pair]}, not a and b")
+            continue
+        a, b = pair
+        if any(it["task"] == "beyond" for it in pair):
+            out.append(f"pair {pair_id}: a BeyondVisQA item is paired")
+        for key in ("task", "question_type", "question"):
+            if a[key] != b[key]:
+                out.append(f"pair {pair_id}: {key} differs ({a[key]!r} / {b[key]!r})")
+        if a["images"] == b["images"]:
+            out.append(f"pair {pair_id}: both ask of {a['images']}")
+        gold = [it["options"][LETTERS.index(it["answer"])].lower() for it in pair]
+        if gold[0] == gold[1]:
+            out.append(f"pair {pair_id}: both answered {gold[0]!r}")
+    return out

@@ -14,7 +14,7 @@ import pytest
 
 from builders.mmsap import main
 from tests.builders import viewer
-from tests.builders.mmsap.checker import REFER, Checker, CocoTruth, Demo, VqaTruth
+from tests.builders.mmsap.checker import DEMO_COLOURS, LETTERS, REFER, Checker, CocoTruth, Demo, VqaTruth, check_pairs
 from tests.builders.mmsap.fixtures import make_vqav2
 from tests.conftest import have, require
 from tests.fixtures.real_formats import make_coco
@@ -71,6 +71,33 @@ def test_demo_build_has_all_three_subsets_and_their_subtasks(demo_build):
 
 def test_checker_agrees_with_every_demo_item(demo_build, demo_checker):
     assert_checker_agrees(demo_checker, read_items(demo_build))
+
+
+def test_closed_items_come_in_pairs_the_checker_agrees_with(demo_build, demo_checker):
+    items = read_items(demo_build)
+    closed = [it for it in items if it["task"] in ("basic", "know")]
+    paired = [it for it in closed if "pair" in it["provenance"]]
+    assert len(paired) >= 0.9 * len(closed)
+    assert not any("pair" in it["provenance"] for it in items if it["task"] == "beyond")
+    assert check_pairs(items) == []  # and every item of every pair passes Checker.check (test above)
+    stats = json.loads((demo_build / "build.json").read_text())["stats"]["pairs"]
+    assert stats["closed"]["paired"] == len(paired) and stats["closed"]["items"] == len(closed)
+    assert stats["closed"]["unpaired"] == len(closed) - len(paired)
+    learner = json.loads((demo_build / "build.json").read_text())["lint"]["blind"]["paired"]
+    assert learner["pairs"] == len(paired) // 2  # the blind audit's learner scored on every pair
+    assert learner["group_accuracy"] < learner["question_accuracy"]
+
+
+def test_pair_checker_catches_a_partner_with_the_same_answer_or_question(demo_build):
+    items = read_items(demo_build)
+    pair = [it for it in items if it["provenance"].get("pair", {}).get("id") ==
+            next(it for it in items if it["task"] == "basic" and "pair" in it["provenance"])["provenance"]["pair"]["id"]]
+    a, b = pair
+    gold = a["options"][LETTERS.index(a["answer"])]
+    same = {**b, "options": [gold if k == LETTERS.index(b["answer"]) else o for k, o in enumerate(b["options"])]}
+    assert any("both answered" in p for p in check_pairs([a, same]))
+    assert any("question differs" in p for p in check_pairs([a, {**b, "question": b["question"] + " now"}]))
+    assert any("both ask" in p for p in check_pairs([a, {**b, "images": a["images"]}]))
 
 
 def test_checker_catches_planted_wrong_answers(demo_build, demo_checker):
@@ -174,7 +201,7 @@ def test_checker_catches_a_colour_word_that_is_not_what_is_drawn(demo_build, dem
     demo.images = copy.deepcopy(demo.images)
     im = demo.images[item["provenance"]["image_id"]]
     inst = next(o for o in im["instances"] if o["id"] == item["provenance"]["grounding"]["instance"])
-    said = next(c for c in ("red", "blue") if c != answer.lower() and c.capitalize() not in wrong)
+    said = next(c for c in DEMO_COLOURS if c != answer.lower() and c.capitalize() not in wrong)
     inst["attributes"] = sorted({*inst["attributes"]} - {answer.lower()} | {said})
     misread = Checker(demo=demo, authored=TEMPLATES / "demo_authored.yaml")
     planted = {**item, "options": [said.capitalize() if o == answer else o for o in item["options"]]}

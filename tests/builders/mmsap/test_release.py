@@ -64,3 +64,11 @@ def test_demo_release_answered_by_a_stand_in_and_scored(tmp_path: Path) -> None:
     assert results["subsets"]["beyond"]["score_AR"]["mean"] == pytest.approx(12 / 60)
     assert results["coverage"]["refusal_in_words"] == 2 * 33 and results["coverage"]["scored"] == 266
     assert (tmp_path / "out" / "kk_ku.png").is_file()
+    # pairs: BasicVisQA answered right on both images, KnowVisQA refused (not the correct option) on both
+    pairs = {s: len({it.provenance["pair"]["id"] for it in items if it.task == s and "pair" in it.provenance})
+             for s in ("basic", "know")}
+    assert results["paired"]["pairs"] == pairs["basic"] + pairs["know"] and pairs["basic"] > 0
+    assert results["paired"]["group_accuracy"] == pytest.approx(pairs["basic"] / (pairs["basic"] + pairs["know"]))
+    card = (released / "README.md").read_text()
+    assert "#### Pairs: one question, two images, two answers" in card
+    assert f"are in {pairs['basic'] + pairs['know']} complete pairs" in card
