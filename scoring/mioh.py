@@ -53,6 +53,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from builders.items import OPTION_LETTERS, Item
 from builders.llm import add_llm_arguments, make_client
+from builders.pairs import paired_metric, paired_summary
 from builders.quality import chi_square
 from scoring.extract import Answer, extract, is_correct
 from scoring.llm import llm_config
@@ -352,6 +353,7 @@ def score(items: Sequence[Item], outputs: Mapping[str, str], llm: Any = None) ->
         "letters": letter_distribution(scored),
         "decomposed": decomposed(scored, decomposed_scored),
         "coverage": coverage(main_items, scored),
+        "paired": paired_metric((s.item, s.correct) for s in scored),
         "extraction": dict(sorted(Counter(s.answer.kind for s in all_scored).items())),
         "llm_fallback": llm is not None,
         "items": [{"id": s.item.id, "task": s.item.task, "question_type": s.item.question_type,
@@ -442,6 +444,8 @@ def print_report(results: Mapping[str, Any]) -> None:
             for t, v in [*cov["by_task"].items(), ("all", cov["all"])]]
     stdout.print(table("Coverage (unparsed answers are scored wrong, never guessed)",
                        ["task", "items", "predicted", "missing", "unparsed", "refusal"], rows))
+    if "paired" in results:
+        stdout.print(paired_summary(results["paired"]))
 
 
 # ------------------------------------------------------------------------------------------------ plots

@@ -20,6 +20,10 @@ Choices where the paper is silent:
 * an item without a prediction is left out and reported as missing (a partial run stays visible);
 * shuffles (``provenance.shuffle``, Sec. 4.2): every metric is computed per shuffle round and reported as the mean
   and the population variance (``ddof=0``) over the rounds; a build without shuffles has one round, variance 0;
+* ``paired`` (:func:`builders.pairs.paired_metric`, beside the paper's metrics, which count a pair's items one by
+  one): over BasicVisQA and KnowVisQA (BeyondVisQA's gold is the fixed refusal, never paired), an item is right
+  when the correct option ``c`` is chosen (the refusal, aware in KnowVisQA, does not answer the question asked of
+  two pictures);
 * a metric whose denominator is empty (KK on BeyondVisQA, answer accuracy when everything is refused) is ``None``.
 
 The metrics are pure functions over :class:`Response` records; :func:`run` reads items and predictions into them.
@@ -35,6 +39,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builders.cli import stdout, table
 from builders.items import Item
+from builders.pairs import paired_metric, paired_summary
 from scoring.extract import extract_option
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import output_of
@@ -165,6 +170,7 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any],
         args: argparse.Namespace | None = None) -> dict[str, Any]:
     """``results.json`` content (``predictions``: id -> ``Prediction`` or the output string)."""
     responses: list[Response] = []
+    closed: list[tuple[Item, bool]] = []
     coverage = defaultdict(int)
     for it in items:
         if it.id not in predictions:
@@ -174,7 +180,10 @@ def run(items: Sequence[Item], predictions: Mapping[str, Any],
         r, how = response(it, output_of(pred))
         responses.append(r)
         coverage[how] += 1
-    return {**summarise(responses), "coverage": {"items": len(items), "scored": len(responses), **dict(coverage)}}
+        if r.correct is not None:
+            closed.append((it, r.choice == r.correct))
+    return {**summarise(responses), "coverage": {"items": len(items), "scored": len(responses), **dict(coverage)},
+            "paired": paired_metric(closed)}
 
 
 def _pct(cell: Mapping[str, Any]) -> str:
@@ -196,6 +205,8 @@ def print_report(results: Mapping[str, Any]) -> None:
     stdout.print(table("Subtasks (Fig. 4)", ["subset/subtask", "AR", "ans.rate", "n"], rows))
     c = results["coverage"]
     stdout.print(table("Coverage", ["", "n"], [[k, v] for k, v in sorted(c.items())]))
+    if "paired" in results:
+        stdout.print(paired_summary(results["paired"]))
 
 
 def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:

@@ -33,6 +33,7 @@ from typing import Any, Callable, Mapping, Sequence
 from builders.cli import stdout, table
 from builders.items import OPTION_LETTERS, Item
 from builders.llm import LLMRequest, add_llm_arguments, make_client
+from builders.pairs import paired_metric, paired_summary
 from scoring.extract import Answer, extract, is_correct, strip_thinking
 from scoring.llm import llm_config
 from scoring.nli import PAPER_MODEL, load_judge
@@ -44,6 +45,8 @@ BENCHMARK = "reefknot"
 SETS = ("yes_no", "mcq", "vqa")
 SET_NAMES = {"yes_no": "Y/N", "mcq": "MCQ", "vqa": "VQA"}
 CATEGORIES = ("perception", "cognition")
+CLOSED = ("yes_no", "mcq")
+"""The question sets with a gold a blind model could guess, which pairs make blind-proof."""
 VqaJudge = Callable[[Sequence[str], Sequence[str]], list[bool]]
 """(references, responses) -> equivalent?"""
 
@@ -237,6 +240,7 @@ def score(
         "yes_no_confusion": yes_no_confusion(scored),
         "mcq_letters": letter_preference(scored),
         "coverage": coverage(items, scored),
+        "paired": paired_metric((s.item, s.correct) for s in scored if s.item.question_type in CLOSED),
         "vqa_judge": judge_name,
     }
 
@@ -344,6 +348,8 @@ def print_report(results: Mapping[str, Any]) -> None:
         f"scored {c['scored']} of {c['items']} items (missing {c['missing']}, unparsed {c['unparsed']}, "
         f"refusals {c['refusals']})"
     )
+    if "paired" in results:
+        stdout.print(paired_summary(results["paired"]))
 
 
 def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:

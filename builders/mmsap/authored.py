@@ -24,6 +24,7 @@ makes every option the right answer for some picture: only looking tells which.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -33,7 +34,7 @@ import yaml
 from builders.authorship import question_key, read_authors
 from builders.mmsap.answers import AnswerTable
 from builders.mmsap.distractors import N_WRONG
-from builders.mmsap.questions import KNOW_DOMAINS, Question
+from builders.mmsap.questions import KNOW_DOMAINS, Question, paired
 from builders.seeding import rng
 from sources.errors import SourceError
 from sources.jsonio import JSONL_SUFFIXES, iter_jsonl, require_file
@@ -162,8 +163,9 @@ class Resolved:
     """What the pick rests on (the instance pointed at), for the item's provenance."""
 
 
-ImageResolver = Callable[[AuthoredRecord], Resolved]
-"""``record -> Resolved``; raises :class:`SourceError` when the image cannot be found."""
+ImageResolver = Callable[..., Resolved]
+"""``(record, pointing=None) -> Resolved``; raises :class:`SourceError` when the image cannot be found (or, with
+``pointing``, when no image of a ``demo:`` record's object lets the question point at it in those words)."""
 
 
 Generate = Callable[[str, str, Sequence[str], int], list[str]]
@@ -175,9 +177,10 @@ def authored_questions(path: str | Path, records: Sequence[AuthoredRecord], reso
     """Questions of the records; missing distractors come from ``generate`` (when given) and then from the answers
     of the other records of the same subset and type."""
     authors = read_authors(path)  # who wrote each record, when `annotation author pull` wrote the file
+    places, partners = _pair_records(records, resolve, table)
     out = []
-    for rec in records:
-        where = resolve(rec)
+    for k, rec in enumerate(records):
+        where = places[k]
         question = rec.question
         if OBJECT in question:
             if where.object is None:
@@ -197,7 +200,41 @@ def authored_questions(path: str | Path, records: Sequence[AuthoredRecord], reso
         if author:
             provenance["author"] = author
         out.append(Question(rec.subset, rec.type, where.file, question, rec.answer, tuple(wrong), provenance))
+    for a, b in partners:
+        out[a], out[b] = paired(out[a], out[b])
     return out
+
+
+def _pair_records(records: Sequence[AuthoredRecord], resolve: ImageResolver,
+                  table: AnswerTable) -> tuple[list[Resolved], list[tuple[int, int]]]:
+    """Where each record's image is, and the pairs of records (indices) that ask one question of two images with
+    two answers: same subset, type and words, answers with different keys, different image files. A ``demo:``
+    record's partner is picked where its object is pointed at in the same words, so the two questions read alike.
+    Records are paired greedily in file order; one left without a partner stays unpaired."""
+    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for k, rec in enumerate(records):
+        groups[(rec.subset, rec.type, rec.question)].append(k)
+    places: dict[int, Resolved] = {}
+    partners: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    for k, rec in enumerate(records):
+        if k in taken:
+            continue
+        places.setdefault(k, resolve(rec))
+        for j in groups[(rec.subset, rec.type, rec.question)]:
+            other = records[j]
+            if j <= k or j in taken or table.key(other.answer) == table.key(rec.answer):
+                continue
+            try:
+                place = resolve(other, places[k].object)
+            except SourceError:  # no image of the partner's object pointed at in the same words
+                continue
+            if place.file != places[k].file:
+                places[j] = place
+                partners.append((k, j))
+                taken |= {k, j}
+                break
+    return [places[k] if k in places else resolve(rec) for k, rec in enumerate(records)], partners
 
 
 def _fill(path: str | Path, rec: AuthoredRecord, records: Sequence[AuthoredRecord], table: AnswerTable, seed: int,

@@ -52,7 +52,7 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
     vqa_by_id = {}
     if config.uses_demo:
         makers = basic_makers(records, thresholds, config.seed)  # type: ignore[arg-type]
-        made, counts = sample(makers, scenes, config.n_basic, config.seed, "basic")
+        made, counts = sample(makers, scenes, config.n_basic, config.seed, "basic", pair=True)
         questions += made
         stats["basic"] = {"source": "demo", "made": counts}
     elif config.vqav2_questions:
@@ -148,12 +148,12 @@ def _resolver(authored: str, records: RecordSet | None, scenes: list[Scene], con
     folders = [Path(authored).parent] + ([Path(config.coco_images)] if config.coco_images else [])
     coco_ids = None
 
-    def resolve(rec: AuthoredRecord) -> Resolved:
+    def resolve(rec: AuthoredRecord, pointing: str | None = None) -> Resolved:
         nonlocal coco_ids
         if rec.image.startswith(DEMO_SELECTOR):
             if records is None or not records.generated:
                 raise SourceError(authored, rec.where, f"image {rec.image!r}: demo selectors need the demo world")
-            return _demo_image(authored, rec, scenes, config.seed)
+            return _demo_image(authored, rec, scenes, config.seed, pointing)
         if rec.image in by_id:
             return Resolved(by_id[rec.image], rec.image)
         for folder in folders:
@@ -171,20 +171,24 @@ def _resolver(authored: str, records: RecordSet | None, scenes: list[Scene], con
     return resolve
 
 
-def _demo_image(authored: str, rec: AuthoredRecord, scenes: list[Scene], seed: int) -> Resolved:
+def _demo_image(authored: str, rec: AuthoredRecord, scenes: list[Scene], seed: int,
+                words: str | None = None) -> Resolved:
     """A demo image that shows exactly one clear, legible instance of the selector's category (seeded pick); when
-    the question says ``{object}``, one where that instance can be pointed at without naming it."""
+    the question says ``{object}``, one where that instance can be pointed at without naming it (in the words
+    ``words`` when given: a partner's question reads like its pair's)."""
     category = rec.image[len(DEMO_SELECTOR):]
     pointing = OBJECT in rec.question
+    words = words if pointing else None
     fitting = []
     for scene in scenes:
         for inst in scene.clear():
             if inst.category == category:
                 refer = referring_expression(scene, inst) if pointing else None
-                if refer is not None or not pointing:
+                if (refer is not None or not pointing) and (words is None or refer == words):
                     fitting.append((scene, inst, refer))
     if not fitting:
-        how = " that can be pointed at by its pattern or size" if pointing else ""
+        how = f" pointed at as {words!r}" if words else \
+            " that can be pointed at by its pattern or size" if pointing else ""
         raise SourceError(authored, rec.where, f"no demo image shows one clear {category!r}{how}")
     scene, inst, refer = fitting[int(rng(seed, f"mmsap/authored-image/{rec.where}").integers(len(fitting)))]
     facts = {"instance": inst.id, **({"referring": refer} if refer else {})}

@@ -98,12 +98,16 @@ def _layout(q: Question, slots: tuple[int | None, int], refusal: str, n: int, se
 
 def _item(q: Question, options: Sequence[str], answer_slot: int, refusal_slot: int, group: str, k: int,
           shuffles: int) -> Item:
+    pair = q.provenance.get("pair")
+    if pair and shuffles > 1:  # one pair per shuffle round, as every metric is per round
+        pair = {**pair, "id": f"{pair['id']}/{k}"}
     aware = {"basic": [answer_slot], "know": sorted({answer_slot, refusal_slot}), "beyond": [refusal_slot]}[q.subset]
     return make_item(
         benchmark=BENCHMARK, task=q.subset, question_type=q.subtask, pressure=PRESSURE, images=[q.image],
         question=q.question, options=options, answer=letter(answer_slot),
         provenance={
-            **q.provenance, "subset": SUBSET_NAMES[q.subset], "group": group, "shuffle": k, "shuffles": shuffles,
+            **q.provenance, **({"pair": pair} if pair else {}), "subset": SUBSET_NAMES[q.subset], "group": group,
+            "shuffle": k, "shuffles": shuffles,
             "refusal": letter(refusal_slot), "aware": [letter(s) for s in aware], "answer_slots": len(options),
         },
     )

@@ -9,11 +9,12 @@ Sec. 4.2 share one decided question.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from builders.items import canonical_json
+from builders.pairs import pair_provenance
 
 SUBSETS: tuple[str, ...] = ("basic", "know", "beyond")
 """BasicVisQA (known-knowns), KnowVisQA (known-knowns or known-unknowns), BeyondVisQA (known-unknowns)."""
@@ -48,3 +49,15 @@ class Question:
 
     def sort_key(self) -> tuple[str, str, str]:
         return (self.subset, self.subtask, self.group_id())
+
+
+PAIRED_SUBSETS: tuple[str, ...] = ("basic", "know")
+"""The subsets whose questions get a partner (:func:`paired`); BeyondVisQA's gold is always the refusal."""
+
+
+def paired(a: Question, b: Question) -> tuple[Question, Question]:
+    """``a`` and its partner ``b`` (the same question on another image, with another answer), each marked with the
+    pair (:func:`builders.pairs.pair_provenance`; the id is ``a``'s group). A caller has checked the partner."""
+    pair_id = a.group_id()
+    return tuple(replace(q, provenance={**q.provenance, **pair_provenance(pair_id, role)})  # type: ignore[return-value]
+                 for q, role in ((a, "a"), (b, "b")))

@@ -30,7 +30,7 @@ import numpy as np
 from builders.mcq import BalancedCycle
 from builders.mmsap.answers import display
 from builders.mmsap.distractors import COUNT_OPTIONS
-from builders.mmsap.questions import Question
+from builders.mmsap.questions import Question, paired
 from builders.seeding import rng
 from filters.geometry import Difficulty, GeometryThresholds, classify_image
 from filters.legibility import ImageReading, LegibilityRules, clear_direction
@@ -123,7 +123,8 @@ def plural(category: str) -> str:
 # ------------------------------------------------------------------------------------------------ basic
 
 
-Maker = Callable[[Scene, np.random.Generator], "Question | None"]
+Maker = Callable[..., "Question | None"]
+"""``(scene, generator) -> question or None``; a BasicVisQA maker also takes ``like=`` (:func:`sample`)."""
 
 
 def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int = 0) -> dict[str, Maker]:
@@ -143,22 +144,39 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int =
         return Question("basic", subtask, scene.image.file, question, answer, tuple(wrong),
                         {"source": scene.image.source, "image_id": scene.image.id, "grounding": why})
 
-    def color(scene: Scene, g: np.random.Generator) -> Question | None:
+    def partner(like: Question, scene: Scene, answer: str, **why: Any) -> Question:
+        """``like``'s question on ``scene``, whose answer is one of ``like``'s wrong options: the two share their
+        options, so whichever option a model picks without looking is wrong for one of them."""
+        wrong = [o for o in (like.answer, *like.distractors) if o != answer]
+        return base(scene, like.subtask, like.question, answer, wrong, **why)
+
+    def color(scene: Scene, g: np.random.Generator, like: Question | None = None) -> Question | None:
         shown = [i for i in scene.clear() if scene.attribute(i, "colour")]
+        if like is not None:
+            shown = [i for i in shown if i.category == like.provenance["grounding"]["category"]
+                     and display(scene.attribute(i, "colour")) in like.distractors]
         if not shown or len(colours) < 4:
             return None
         inst = shown[g.integers(len(shown))]
         right = scene.attribute(inst, "colour")
+        if like is not None:
+            return partner(like, scene, display(right), instance=inst.id, category=inst.category, colour=right)
         nearby = sorted({scene.attribute(i, "colour") for i in scene.image.instances} - {right, None})
         others = [c for c in colours if c != right and c not in nearby]
         wrong = _prefer(nearby, others, 3, g)
         return base(scene, "color", render(t["color"]["question"], category=inst.category), display(right),
-                    [display(c) for c in wrong], instance=inst.id, colour=right)
+                    [display(c) for c in wrong], instance=inst.id, category=inst.category, colour=right)
 
     ranks = BalancedCycle(list(range(len(COUNT_OPTIONS))), rng(seed, "mmsap/basic/counting/ranks"))
     rank_due: list[int] = []
 
-    def counting(scene: Scene, g: np.random.Generator) -> Question | None:
+    def counting(scene: Scene, g: np.random.Generator, like: Question | None = None) -> Question | None:
+        if like is not None:
+            category, n = like.provenance["grounding"]["category"], like.provenance["grounding"]["count"]
+            found = scene.reading.count(category) if category in scene.by_category else None
+            if found in COUNT_OPTIONS and found != n:
+                return partner(like, scene, str(found), category=category, count=found)
+            return None
         if not rank_due:
             rank_due.append(ranks.next())
         n = COUNT_OPTIONS[rank_due[0]]
@@ -170,50 +188,69 @@ def basic_makers(records: RecordSet, thresholds: GeometryThresholds, seed: int =
         return base(scene, "counting", render(t["counting"]["question"], plural=plural(category)), str(n),
                     [str(w) for w in COUNT_OPTIONS if w != n], category=category, count=n)
 
-    def shape(scene: Scene, g: np.random.Generator) -> Question | None:
+    answer = t["shape"]["answer"]
+
+    def shape(scene: Scene, g: np.random.Generator, like: Question | None = None) -> Question | None:
         looks = defaultdict(list)
         for inst in scene.image.instances:
             looks[(scene.attribute(inst, "colour"), scene.attribute(inst, "pattern"))].append(inst)
         unique = [insts[0] for key, insts in looks.items() if None not in key and len(insts) == 1
                   and scene.level(insts[0]) == "easy" and scene.reading.legible(insts[0])]
+        if like is not None:
+            g_ = like.provenance["grounding"]
+            unique = [i for i in unique if (scene.attribute(i, "colour"), scene.attribute(i, "pattern")) ==
+                      (g_["colour"], g_["pattern"]) and shape_answer(i.category) in like.distractors]
         if not unique:
             return None
         inst = unique[g.integers(len(unique))]
         colour, pattern = scene.attribute(inst, "colour"), scene.attribute(inst, "pattern")
+        if like is not None:
+            return partner(like, scene, shape_answer(inst.category), instance=inst.id, category=inst.category,
+                           colour=colour, pattern=pattern)
         nearby = sorted(set(scene.by_category) - {inst.category})
         others = [c for c in categories if c != inst.category and c not in nearby]
         wrong = _prefer(nearby, others, 3, g)
-        answer = t["shape"]["answer"]
         return base(scene, "shape", render(t["shape"]["question"], colour=colour, pattern=pattern),
-                    render(answer, a_category=display(with_article(inst.category))),
-                    [render(answer, a_category=display(with_article(c))) for c in wrong],
-                    instance=inst.id, category=inst.category)
+                    shape_answer(inst.category), [shape_answer(c) for c in wrong],
+                    instance=inst.id, category=inst.category, colour=colour, pattern=pattern)
+
+    def shape_answer(category: str) -> str:
+        return render(answer, a_category=display(with_article(category)))
 
     predicates = list(t["position"][POSITION_PREDICATES_KEY])
     due = BalancedCycle(predicates, rng(seed, "mmsap/basic/position/directions"))
     pending: list[str] = []
 
-    def position(scene: Scene, g: np.random.Generator) -> Question | None:
-        if not pending:
+    def position(scene: Scene, g: np.random.Generator, like: Question | None = None) -> Question | None:
+        if not pending and like is None:
             pending.append(due.next())
         clear = {i.id: i for i in scene.clear()}
         holds: dict[tuple[str, str], list[str]] = defaultdict(list)
         for r in scene.image.relations:
             if r.subject in clear and r.object in clear and r.predicate in predicates:
                 holds[(r.subject, r.object)].append(r.predicate)
-        pairs = sorted(pair for pair, preds in holds.items() if preds == pending
-                       and clear_direction(clear[pair[0]].bbox, clear[pair[1]].bbox) == pending[0])
+        if like is not None:
+            g_ = like.provenance["grounding"]
+            pairs = sorted(pair for pair, preds in holds.items() if len(preds) == 1 and preds[0] != g_["predicate"]
+                           and [clear[pair[0]].category, clear[pair[1]].category] == g_["categories"]
+                           and clear_direction(clear[pair[0]].bbox, clear[pair[1]].bbox) == preds[0])
+        else:
+            pairs = sorted(pair for pair, preds in holds.items() if preds == pending
+                           and clear_direction(clear[pair[0]].bbox, clear[pair[1]].bbox) == pending[0])
         if not pairs:
             return None
-        pending.clear()
         subject, obj = pairs[g.integers(len(pairs))]
         a, b = clear[subject].category, clear[obj].category
         right = holds[(subject, obj)][0]
         answer, phrases = t["position"]["answer"], t["position"]["phrases"]
+        if like is not None:
+            return partner(like, scene, render(answer, phrase=phrases[right], object=b), subject=subject, object=obj,
+                           predicate=right, categories=[a, b])
+        pending.clear()
         return base(scene, "position", render(t["position"]["question"], subject=a, object=b),
                     render(answer, phrase=phrases[right], object=b),
                     [render(answer, phrase=phrases[p], object=b) for p in predicates if p != right],
-                    subject=subject, object=obj, predicate=right)
+                    subject=subject, object=obj, predicate=right, categories=[a, b])
 
     return {"color": color, "counting": counting, "shape": shape, "position": position}
 
@@ -292,22 +329,55 @@ def _beyond_maker(subtask: str, spec: Mapping[str, Any], lists: Mapping[str, Seq
 
 
 def sample(makers: Mapping[str, Maker], scenes: Sequence[Scene], per_subtask: int, seed: int,
-           subset: str) -> tuple[list[Question], dict[str, int]]:
+           subset: str, pair: bool = False) -> tuple[list[Question], dict[str, int]]:
     """Up to ``per_subtask`` questions per maker, at most one per image, images in a seeded order.
 
-    Returns the questions and, per subtask, how many were made (a shortfall means the source is too small)."""
+    With ``pair`` each question is followed by its partner where the images give one (the maker called with
+    ``like=question`` on the next unused image in the same order that asks the same question with another answer);
+    partners count in their subtask. A question without a partner is set aside for the next one, and taken, unpaired,
+    only when the images offer too few pairs (or one place is left of an odd count). Returns the
+    questions and, per subtask, how many were made (a shortfall means the source is too small)."""
     order = rng(seed, f"mmsap/{subset}/image-order").permutation(len(scenes))
     out: list[Question] = []
     made: dict[str, int] = {}
     for subtask, maker in makers.items():
-        count = 0
+        count, used, alone = 0, set[int](), list[tuple[int, Question]]()
         for index in order:
             if count >= per_subtask:
                 break
+            if index in used:
+                continue
             scene = scenes[index]
             q = maker(scene, rng(seed, f"mmsap/{subset}/{subtask}/{scene.image.id}"))
-            if q is not None:
+            if q is None:
+                continue
+            found = _partner(maker, q, scenes, order, used | {index}, seed, f"{subset}/{subtask}") \
+                if pair and count + 2 <= per_subtask else None
+            if found is None and pair and count + 2 <= per_subtask:
+                alone.append((int(index), q))  # used only if the images run out of questions with partners
+                continue
+            used.add(index)
+            if found is None:
                 out.append(q)
                 count += 1
-        made[subtask] = count
+            else:
+                used.add(found[0])
+                out += paired(q, found[1])
+                count += 2
+        extra = [q for index, q in alone if index not in used][:per_subtask - count]
+        out += extra
+        made[subtask] = count + len(extra)
     return out, made
+
+
+def _partner(maker: Maker, like: Question, scenes: Sequence[Scene], order: Sequence[int], used: set[int], seed: int,
+             where: str) -> tuple[int, Question] | None:
+    """The first unused image (in ``order``) on which ``maker`` asks ``like``'s question with another answer."""
+    for index in order:
+        if index in used:
+            continue
+        scene = scenes[index]
+        q = maker(scene, rng(seed, f"mmsap/{where}/partner/{scene.image.id}"), like=like)
+        if q is not None:
+            return int(index), q
+    return None
