@@ -10,8 +10,9 @@ from typing import Any
 SAME = ("benchmark", "task", "question_type", "pressure", "context", "question", "options")
 
 
-def pair_problems(items: list[dict[str, Any]]) -> list[str]:
-    """Problems with the pairs among ``items`` (an empty list means every pair is a pair)."""
+def pair_problems(items: list[dict[str, Any]], same: tuple[str, ...] = SAME) -> list[str]:
+    """Problems with the pairs among ``items`` (an empty list means every pair is a pair); ``same``: the fields
+    both items must share (Reefknot's Y/N pressure tells its "no" from its "yes", and differs in a pair)."""
     members: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for item in items:
         pair = item["provenance"].get("pair")
@@ -24,7 +25,7 @@ def pair_problems(items: list[dict[str, Any]]) -> list[str]:
             problems.append(f"pair {pair_id}: roles {roles}, not one 'a' and one 'b'")
             continue
         a, b = both
-        differ = [field for field in SAME if a.get(field) != b.get(field)]
+        differ = [field for field in same if a.get(field) != b.get(field)]
         if differ:
             problems.append(f"pair {pair_id}: the two items differ in {', '.join(differ)}")
         if a["answer"] == b["answer"]:
