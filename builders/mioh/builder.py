@@ -96,6 +96,8 @@ class MiohBuilder:
         """Ids of the items made so far; an item made again is rejected (a cell draws on)."""
         self.family_slots: dict[int, Counter] = defaultdict(Counter)
         """Family size -> answer position -> members of that size answered there (:meth:`_family_slot`)."""
+        self.last_slots: dict[int, int] = {}
+        """Family size -> answer position of the last family emitted (:meth:`_forget` gives them back)."""
         self.contexts: dict[str, tuple[Claim, str, str]] = {}
         """Item id -> (claim, context, template) of a linguistic item, which its partner repeats word for word."""
 
@@ -213,11 +215,14 @@ class MiohBuilder:
     def _want_makers(self, qtype: str, pressure: str, cell_rng: np.random.Generator):
         """Per variant: a function giving the next :class:`Want` from balanced schedulers."""
         makers = {}
+        self.nota_schedules: dict[str, ShareSchedule] = {}
+        """Per variant of the cell: its 'None of the above' schedule, which deals partners' answers too."""
         n, opts = self.config.n_images, self.config.n_options
         for variant in variants(self.task, qtype):
             if pressure == "hard_negative" and variant == "fewest":
                 continue
             nota = ShareSchedule(nota_share(self.config, variant) if nota_eligible(variant, pressure) else 0.0)
+            self.nota_schedules[variant] = nota
             if variant in IMAGE_SLOT_VARIANTS:
                 slots = BalancedCycle(range(n), cell_rng)
             elif variant in OPTION_SLOT_VARIANTS:
@@ -258,7 +263,10 @@ class MiohBuilder:
                 failures[f"not tried: its question form gave up {GIVE_UP_LIMIT} times in this cell"] += 1
                 continue
             want = makers[variant]()
-            made = None
+            paired = asked < cfg.n_questions  # the partner is one of the cell's questions
+            partner_nota = self.nota_schedules[variant].next() if paired else False
+            made = partner = None
+            pair_tries = 0
             for _ in range(cfg.max_attempts):
                 spec = self.sampler.sample(cell_rng, self.task, variant, visual, want)
                 if spec is None:
@@ -275,6 +283,14 @@ class MiohBuilder:
                 if made is None:
                     failures["context not false / duplicate / no smaller family member"] += 1
                     continue
+                if paired:
+                    partner = self._partner(spec, key, pressure, visual, cell_rng, made, partner_nota)
+                    if partner is None and pair_tries < PAIR_TRIES - 1:
+                        failures["no partner found: the question drawn again"] += 1
+                        pair_tries += 1
+                        self._forget(made)
+                        made = None
+                        continue
                 self.sampler.remember(spec, key)
                 break
             if made is None:
@@ -282,14 +298,18 @@ class MiohBuilder:
                 gave_up[variant] += 1
                 continue
             items.extend(made)
-            if asked < cfg.n_questions:  # the partner is one of the cell's questions
-                partner = self._partner(spec, key, pressure, visual, cell_rng, made)
-                if partner is None:
-                    failures["no partner found: the question stays unpaired"] += 1
-                    continue
+            if paired and partner is None:
+                failures["no partner found: the question stays unpaired"] += 1
+            elif paired:
                 asked += 1
                 items.extend(partner)
         return CellResult(items, cfg.n_questions, failures)
+
+    def _forget(self, made: list[Item]) -> None:
+        """Undo :meth:`_emit` for a question drawn again (no partner found): its ids and family positions."""
+        self.seen.difference_update(it.id for it in made)
+        for size, slot in self.last_slots.items():
+            self.family_slots[size][slot] -= 1
 
     def _answers(self, spec: Spec, pressure: str) -> list[Want]:
         """Every answer the cell may deal to ``spec``'s question form (:meth:`_want_makers`' schedules)."""
@@ -302,22 +322,24 @@ class MiohBuilder:
         return [Want(slot=s) for s in range(slots)] + ([Want(nota=True)] if nota else [])
 
     def _partner(self, spec: Spec, key: Key, pressure: str, visual: str, cell_rng: np.random.Generator,
-                 first: list[Item]) -> list[Item] | None:
+                 first: list[Item], nota: bool) -> list[Item] | None:
         """The partner of the question just made (``first``: its item, or its family's members): the same
         question and context over images drawn from the same pools by the same rules (:meth:`Sampler.sample`
-        with ``like``), for another answer dealt at random among the cell's others; ``None`` where
-        ``max_attempts`` draws find none. Both are marked with :func:`builders.pairs.pair_provenance`."""
+        with ``like``), for another answer: 'None of the above' where the cell's schedule dealt it (``nota``)
+        and the first is not, else one of the cell's other answers at random; ``None`` where
+        ``max_attempts / PAIR_TRIES`` draws find none. Both are marked with :func:`builders.pairs.pair_provenance`."""
         def same(want: Want) -> bool:
             if want.nota or key.state == "nota":
                 return want.nota and key.state == "nota"
             return want.state == key.state if want.state else want.slot == key.index
 
-        others = [w for w in self._answers(spec, pressure) if not same(w)]
+        nota = nota and key.state != "nota"
+        others = [w for w in self._answers(spec, pressure) if not same(w) and w.nota == nota]
         if not others:
             return None
         # The answers in a random order, each given its share of the attempts: an answer drawn anew at every
         # attempt would go to the easiest to draw ('None of the above': 27 % of the eligible items, not 20 %).
-        share = max(1, self.config.max_attempts // len(others))
+        share = max(1, self.config.max_attempts // PAIR_TRIES // len(others))
         for attempt in range(share * len(others)):
             if attempt % share == 0:
                 want = others.pop(int(cell_rng.integers(len(others))))
@@ -345,6 +367,7 @@ class MiohBuilder:
             if item is None or item.id in self.seen:
                 return None
             self.seen.add(item.id)
+            self.last_slots = {}
             return [item]
         sizes = [s for s in IMAGE_LADDER if s <= self.config.n_images]
         family = hashlib.sha256(repr((self.task, spec)).encode()).hexdigest()[:12]
@@ -365,6 +388,7 @@ class MiohBuilder:
                 return None
             members.append(item)
         self.seen.update(it.id for it in members)
+        self.last_slots = slots
         for size, slot in slots.items():
             self.family_slots[size][slot] += 1
         return members
@@ -382,6 +406,10 @@ class MiohBuilder:
 
 
 GIVE_UP_LIMIT = 3
+PAIR_TRIES = 3
+"""Questions drawn for one question slot until one has a partner (each partner search gets ``max_attempts /
+PAIR_TRIES`` draws); the last is kept unpaired when none had one. Kept at once, 10 % of an eight-image demo
+build's items were unpaired (families of the ``n_images`` cells, whose every member needs a partner, most)."""
 """A question form that gave up this many times in a cell (``max_attempts`` draws each) is not drawn again there.
 Where no draw can succeed - at paper scale no three attributes of the gold's kind are decided on all four images
 of a "which is in all" question - every later question of the form would only fail ``max_attempts`` more times
