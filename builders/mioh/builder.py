@@ -255,6 +255,7 @@ class MiohBuilder:
         items: list[Item] = []
         failures: Counter = Counter()
         gave_up: Counter = Counter()
+        unpartnered: Counter = Counter()
         asked = 0
         while asked < cfg.n_questions:
             asked += 1
@@ -264,6 +265,9 @@ class MiohBuilder:
                 continue
             want = makers[variant]()
             paired = asked < cfg.n_questions  # the partner is one of the cell's questions
+            if paired and unpartnered[variant] >= GIVE_UP_LIMIT:
+                failures[f"no partner sought: its question form found none {GIVE_UP_LIMIT} times in this cell"] += 1
+                paired = False
             partner_nota = self.nota_schedules[variant].next() if paired else False
             made = partner = None
             pair_tries = 0
@@ -300,6 +304,7 @@ class MiohBuilder:
             items.extend(made)
             if paired and partner is None:
                 failures["no partner found: the question stays unpaired"] += 1
+                unpartnered[variant] += 1
             elif paired:
                 asked += 1
                 items.extend(partner)
@@ -409,7 +414,11 @@ GIVE_UP_LIMIT = 3
 PAIR_TRIES = 3
 """Questions drawn for one question slot until one has a partner (each partner search gets ``max_attempts /
 PAIR_TRIES`` draws); the last is kept unpaired when none had one. Kept at once, 10 % of an eight-image demo
-build's items were unpaired (families of the ``n_images`` cells, whose every member needs a partner, most)."""
+build's items were unpaired (families of the ``n_images`` cells, whose every member needs a partner, most).
+A question form left unpaired :data:`GIVE_UP_LIMIT` times in a cell is not paired there again:
+on sources that do not list every absence, four fixed options are seldom all decided on two other images (a
+"which is in Image i but not in Image j" partner), and the failed searches were most of a paper-scale build's
+drawing time."""
 """A question form that gave up this many times in a cell (``max_attempts`` draws each) is not drawn again there.
 Where no draw can succeed - at paper scale no three attributes of the gold's kind are decided on all four images
 of a "which is in all" question - every later question of the form would only fail ``max_attempts`` more times
