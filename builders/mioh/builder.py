@@ -97,7 +97,7 @@ class MiohBuilder:
         self.family_slots: dict[int, Counter] = defaultdict(Counter)
         """Family size -> answer position -> members of that size answered there (:meth:`_family_slot`)."""
         self.last_slots: dict[int, int] = {}
-        """Family size -> answer position of the last family emitted (:meth:`_forget` gives them back)."""
+        """Family size -> answer position of the last family emitted (:meth:`_count` takes them back)."""
         self.contexts: dict[str, tuple[Claim, str, str]] = {}
         """Item id -> (claim, context, template) of a linguistic item, which its partner repeats word for word."""
 
@@ -268,8 +268,8 @@ class MiohBuilder:
             if paired and unpartnered[variant] >= GIVE_UP_LIMIT:
                 failures[f"no partner sought: its question form found none {GIVE_UP_LIMIT} times in this cell"] += 1
                 paired = False
-            partner_nota = self.nota_schedules[variant].next() if paired else False
-            made = partner = None
+            partner_nota = None  # dealt by the schedule once a question is made (a question never made takes none)
+            made = partner = fallback = None
             pair_tries = 0
             for _ in range(cfg.max_attempts):
                 spec = self.sampler.sample(cell_rng, self.task, variant, visual, want)
@@ -288,15 +288,22 @@ class MiohBuilder:
                     failures["context not false / duplicate / no smaller family member"] += 1
                     continue
                 if paired:
+                    if partner_nota is None:
+                        partner_nota = self.nota_schedules[variant].next()
                     partner = self._partner(spec, key, pressure, visual, cell_rng, made, partner_nota)
                     if partner is None and pair_tries < PAIR_TRIES - 1:
                         failures["no partner found: the question drawn again"] += 1
                         pair_tries += 1
-                        self._forget(made)
+                        fallback = fallback or (made, spec, key, self.last_slots)
+                        self._count(made, self.last_slots, -1)
                         made = None
                         continue
                 self.sampler.remember(spec, key)
                 break
+            if made is None and fallback is not None:  # no other question drawn: the first, unpaired
+                made, spec, key, slots = fallback
+                self._count(made, slots, +1)
+                self.sampler.remember(spec, key)
             if made is None:
                 failures[f"gave up after {cfg.max_attempts} attempts"] += 1
                 gave_up[variant] += 1
@@ -310,11 +317,15 @@ class MiohBuilder:
                 items.extend(partner)
         return CellResult(items, cfg.n_questions, failures)
 
-    def _forget(self, made: list[Item]) -> None:
-        """Undo :meth:`_emit` for a question drawn again (no partner found): its ids and family positions."""
-        self.seen.difference_update(it.id for it in made)
-        for size, slot in self.last_slots.items():
-            self.family_slots[size][slot] -= 1
+    def _count(self, made: list[Item], slots: dict[int, int], sign: int) -> None:
+        """Take back (``sign`` -1) what :meth:`_emit` counted of a question drawn again for want of a partner -
+        its ids and family answer positions - or count it again (+1) when it is kept after all."""
+        if sign < 0:
+            self.seen.difference_update(it.id for it in made)
+        else:
+            self.seen.update(it.id for it in made)
+        for size, slot in slots.items():
+            self.family_slots[size][slot] += sign
 
     def _answers(self, spec: Spec, pressure: str) -> list[Want]:
         """Every answer the cell may deal to ``spec``'s question form (:meth:`_want_makers`' schedules)."""
