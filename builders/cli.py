@@ -128,6 +128,12 @@ def builder_parser(benchmark: str, description: str, config_type: type,
     return parser
 
 
+def paired_row(pairs: Mapping[str, Any]) -> str:
+    """A summary's value for :func:`builders.pairs.paired_share`: how many items have their partner."""
+    share = "-" if pairs["share"] is None else f"{pairs['share']:.1%}"
+    return f"{pairs['paired']} of {pairs['items']} = {share} ({pairs['pairs']} pairs); {pairs['unpaired']} unpaired"
+
+
 def print_reason_counts(title: str, counts: Mapping[str, int], console: Console | None = None,
                         what: str = "videos") -> None:
     """A table of how many ``what`` were left out for each reason (nothing when none were): the

@@ -14,8 +14,9 @@ import numpy as np
 from builders import quality
 from builders.cli import EmptyBuildError, progress_bar, stderr
 from builders.items import Item, make_item
+from builders.pairs import pair_provenance, paired_share
 from builders.llm import make_client
-from builders.mcq import BalancedCycle, ShareSchedule, letter
+from builders.mcq import OPTION_LETTERS, BalancedCycle, ShareSchedule, letter
 from builders.mioh.clip import compute_signals
 from builders.mioh.config import BENCHMARK, TASK_SOURCE, MiohConfig
 from builders.mioh.labels import Label
@@ -41,6 +42,7 @@ from builders.mioh.questions import (
 from builders.mioh.reading import Measured, read_sources, source_tasks
 from builders.mioh.refusals import refusal_counts
 from builders.mioh.render import (
+    Claim,
     Wording,
     answer_letter,
     answer_slots,
@@ -94,6 +96,10 @@ class MiohBuilder:
         """Ids of the items made so far; an item made again is rejected (a cell draws on)."""
         self.family_slots: dict[int, Counter] = defaultdict(Counter)
         """Family size -> answer position -> members of that size answered there (:meth:`_family_slot`)."""
+        self.last_slots: dict[int, int] = {}
+        """Family size -> answer position of the last family emitted (:meth:`_count` takes them back)."""
+        self.contexts: dict[str, tuple[Claim, str, str]] = {}
+        """Item id -> (claim, context, template) of a linguistic item, which its partner repeats word for word."""
 
     # --------------------------------------------------------------------------------------- pressure check
 
@@ -150,24 +156,34 @@ class MiohBuilder:
             out.append({"option": letter(k), "probe": _jsonable_probe(probe), "images": cells})
         return out
 
-    def to_item(self, spec: Spec, key: Key, pressure: str, cell_rng: np.random.Generator, extra: dict[str, Any]) -> Item | None:
+    def to_item(self, spec: Spec, key: Key, pressure: str, cell_rng: np.random.Generator, extra: dict[str, Any],
+                like: Item | None = None) -> Item | None:
         """The item of ``spec``; ``None`` where a linguistic pressure's claim would be true. The claim is chosen
-        first (most rejected attempts end there), and nothing before it draws from ``cell_rng``."""
+        first (most rejected attempts end there), and nothing before it draws from ``cell_rng``.
+
+        ``like``: the item a partner is made for; its context is repeated word for word, and on the partner's
+        images it may be true (``context_truth`` says which; ``None`` where a label it rests on is undecidable)."""
         claim = None
-        if pressure in ("sycophantic", "instructional_override"):
+        if like is not None and like.id in self.contexts:
+            claim, context, variant = self.contexts[like.id]
+            truth = claim_truth(self.pools, spec, claim)
+            if truth is None:
+                return None
+            control = truth
+        elif pressure in ("sycophantic", "instructional_override"):
             control = bool(cell_rng.random() < control_share(spec, self.config.context_control_share))
             claim = choose_claim(cell_rng, self.pools, spec, key, control)
             if claim is None or claim_truth(self.pools, spec, claim) is not control:
                 return None
+            context, variant = context_text(cell_rng, self.wording, pressure, claim)
         question = self.wording.question(spec)
         options = self.wording.options(spec)
-        context = ""
         provenance: dict[str, Any] = {
             "source": self.pools.source,
             "template": f"mioh/{self.task}/{spec.qtype}/{spec.variant}",
             "probe": _jsonable_probe(spec.probe),
             "option_probes": [_jsonable_probe(p) for p in spec.options] if spec.variant in ("all", "differs") else [],
-            "pair": list(spec.pair) if spec.pair is not None else None,
+            "compared": list(spec.pair) if spec.pair is not None else None,
             "count": spec.count,
             "images": self.image_provenance(spec),
             "option_labels": self.option_provenance(spec),
@@ -179,26 +195,34 @@ class MiohBuilder:
             **extra,
         }
         if claim is not None:
-            context, variant = context_text(cell_rng, self.wording, pressure, claim)
             question = prioritize(self.wording, question)
             provenance["context"] = {"claim": claim.as_dict(), "template": variant, "writer": "template"}
             provenance["context_truth"] = "true" if control else "false"
         images = [self.pools.image_file(img) for img in spec.images]
-        return make_item(
+        item = make_item(
             benchmark=BENCHMARK, task=self.task, question_type=spec.qtype, pressure=pressure, images=images,
-            question=question, options=options, answer=answer_letter(key), context=context, provenance=provenance,
+            question=question, options=options, answer=answer_letter(key), context=context if claim else "",
+            provenance=provenance,
         )
+        if like is not None and (item.question, item.options, item.context) != (like.question, like.options, like.context):
+            return None  # not the same question: no partner
+        if claim is not None:
+            self.contexts[item.id] = (claim, context, variant)
+        return item
 
     # ---------------------------------------------------------------------------------------------- cells
 
     def _want_makers(self, qtype: str, pressure: str, cell_rng: np.random.Generator):
         """Per variant: a function giving the next :class:`Want` from balanced schedulers."""
         makers = {}
+        self.nota_schedules: dict[str, ShareSchedule] = {}
+        """Per variant of the cell: its 'None of the above' schedule, which deals partners' answers too."""
         n, opts = self.config.n_images, self.config.n_options
         for variant in variants(self.task, qtype):
             if pressure == "hard_negative" and variant == "fewest":
                 continue
             nota = ShareSchedule(nota_share(self.config, variant) if nota_eligible(variant, pressure) else 0.0)
+            self.nota_schedules[variant] = nota
             if variant in IMAGE_SLOT_VARIANTS:
                 slots = BalancedCycle(range(n), cell_rng)
             elif variant in OPTION_SLOT_VARIANTS:
@@ -231,13 +255,22 @@ class MiohBuilder:
         items: list[Item] = []
         failures: Counter = Counter()
         gave_up: Counter = Counter()
-        for number in range(cfg.n_questions):
+        unpartnered: Counter = Counter()
+        asked = 0
+        while asked < cfg.n_questions:
+            asked += 1
             variant = variant_cycle.next()
             if gave_up[variant] >= GIVE_UP_LIMIT:
                 failures[f"not tried: its question form gave up {GIVE_UP_LIMIT} times in this cell"] += 1
                 continue
             want = makers[variant]()
-            made = None
+            paired = asked < cfg.n_questions  # the partner is one of the cell's questions
+            if paired and unpartnered[variant] >= GIVE_UP_LIMIT:
+                failures[f"no partner sought: its question form found none {GIVE_UP_LIMIT} times in this cell"] += 1
+                paired = False
+            partner_nota = None  # dealt by the schedule once a question is made (a question never made takes none)
+            made = partner = fallback = None
+            pair_tries = 0
             for _ in range(cfg.max_attempts):
                 spec = self.sampler.sample(cell_rng, self.task, variant, visual, want)
                 if spec is None:
@@ -254,56 +287,149 @@ class MiohBuilder:
                 if made is None:
                     failures["context not false / duplicate / no smaller family member"] += 1
                     continue
+                if paired:
+                    if partner_nota is None:
+                        partner_nota = self.nota_schedules[variant].next()
+                    partner = self._partner(spec, key, pressure, visual, cell_rng, made, partner_nota)
+                    if partner is None and pair_tries < PAIR_TRIES - 1:
+                        failures["no partner found: the question drawn again"] += 1
+                        pair_tries += 1
+                        fallback = fallback or (made, spec, key, self.last_slots)
+                        self._count(made, self.last_slots, -1)
+                        made = None
+                        continue
                 self.sampler.remember(spec, key)
                 break
+            if made is None and fallback is not None:  # no other question drawn: the first, unpaired
+                made, spec, key, slots = fallback
+                self._count(made, slots, +1)
+                self.sampler.remember(spec, key)
             if made is None:
                 failures[f"gave up after {cfg.max_attempts} attempts"] += 1
                 gave_up[variant] += 1
                 continue
             items.extend(made)
+            if paired and partner is None:
+                failures["no partner found: the question stays unpaired"] += 1
+                unpartnered[variant] += 1
+            elif paired:
+                asked += 1
+                items.extend(partner)
         return CellResult(items, cfg.n_questions, failures)
 
-    def _emit(self, spec: Spec, key: Key, pressure: str, cell_rng: np.random.Generator) -> list[Item] | None:
+    def _count(self, made: list[Item], slots: dict[int, int], sign: int) -> None:
+        """Take back (``sign`` -1) what :meth:`_emit` counted of a question drawn again for want of a partner -
+        its ids and family answer positions - or count it again (+1) when it is kept after all."""
+        if sign < 0:
+            self.seen.difference_update(it.id for it in made)
+        else:
+            self.seen.update(it.id for it in made)
+        for size, slot in slots.items():
+            self.family_slots[size][slot] += sign
+
+    def _answers(self, spec: Spec, pressure: str) -> list[Want]:
+        """Every answer the cell may deal to ``spec``'s question form (:meth:`_want_makers`' schedules)."""
+        variant = spec.variant
+        if variant in ("any", "pair"):
+            default = PRESENCE_STATES if variant == "any" else PAIR_STATES
+            return [Want(state=s) for s in sorted(set(PRESSED_STATES[variant].get(pressure, default)))]
+        slots = len(spec.images) if variant in IMAGE_SLOT_VARIANTS else len(spec.options)
+        nota = nota_eligible(variant, pressure) and nota_share(self.config, variant) > 0
+        return [Want(slot=s) for s in range(slots)] + ([Want(nota=True)] if nota else [])
+
+    def _partner(self, spec: Spec, key: Key, pressure: str, visual: str, cell_rng: np.random.Generator,
+                 first: list[Item], nota: bool) -> list[Item] | None:
+        """The partner of the question just made (``first``: its item, or its family's members): the same
+        question and context over images drawn from the same pools by the same rules (:meth:`Sampler.sample`
+        with ``like``), for another answer: 'None of the above' where the cell's schedule dealt it (``nota``)
+        and the first is not, else one of the cell's other answers at random; ``None`` where
+        ``max_attempts / PAIR_TRIES`` draws find none. Both are marked with :func:`builders.pairs.pair_provenance`."""
+        def same(want: Want) -> bool:
+            if want.nota or key.state == "nota":
+                return want.nota and key.state == "nota"
+            return want.state == key.state if want.state else want.slot == key.index
+
+        nota = nota and key.state != "nota"
+        others = [w for w in self._answers(spec, pressure) if not same(w) and w.nota == nota]
+        if not others:
+            return None
+        # The answers in a random order, each given its share of the attempts: an answer drawn anew at every
+        # attempt would go to the easiest to draw ('None of the above': 27 % of the eligible items, not 20 %).
+        share = max(1, self.config.max_attempts // PAIR_TRIES // len(others))
+        for attempt in range(share * len(others)):
+            if attempt % share == 0:
+                want = others.pop(int(cell_rng.integers(len(others))))
+            partner = self.sampler.sample(cell_rng, self.task, spec.variant, visual, want, like=spec)
+            partner_key = evaluate(self.pools, partner) if partner is not None else None
+            if partner_key is None or partner_key.index == key.index or not self.pressure_met(partner, visual):
+                continue
+            made = self._emit(partner, partner_key, pressure, cell_rng, like=first)
+            if made is None:
+                continue
+            self.sampler.remember(partner, partner_key)
+            for a, b in zip(first, made):
+                pair_id = hashlib.sha256(f"{a.id}/{b.id}".encode()).hexdigest()[:16]
+                a.provenance.update(pair_provenance(pair_id, "a"))
+                b.provenance.update(pair_provenance(pair_id, "b"))
+            return made
+        return None
+
+    def _emit(self, spec: Spec, key: Key, pressure: str, cell_rng: np.random.Generator,
+              like: list[Item] | None = None) -> list[Item] | None:
+        """The items of a question (its family's members under ``n_images``); ``like``: those of the question
+        a partner is made for, member by member (each partner member has another answer than its own)."""
         if pressure != "n_images":
-            item = self.to_item(spec, key, pressure, cell_rng, {})
+            item = self.to_item(spec, key, pressure, cell_rng, {}, like[0] if like else None)
             if item is None or item.id in self.seen:
                 return None
             self.seen.add(item.id)
+            self.last_slots = {}
             return [item]
         sizes = [s for s in IMAGE_LADDER if s <= self.config.n_images]
         family = hashlib.sha256(repr((self.task, spec)).encode()).hexdigest()[:12]
         members = []
         slots = {}
-        for size in sizes:
+        for number, size in enumerate(sizes):
+            other = like[number] if like else None
             if spec.variant in IMAGE_SLOT_VARIANTS and key.state == "image":
-                slots[size] = self._family_slot(size, cell_rng)
+                slots[size] = self._family_slot(size, cell_rng, OPTION_LETTERS.index(other.answer) if other else None)
             member = spec if size == len(spec.images) and size not in slots else shrink(
                 cell_rng, self.pools, spec, size, self.config.n_options, slot=slots.get(size))
             member_key = evaluate(self.pools, member) if member is not None else None
             if member is None or member_key is None or not self.pressure_met(member, "easy"):
                 return None
             extra = {"family": family, "family_sizes": sizes, "group": family}  # group: one question to the lint
-            item = self.to_item(member, member_key, pressure, cell_rng, extra)
-            if item is None or item.id in self.seen:
+            item = self.to_item(member, member_key, pressure, cell_rng, extra, other)
+            if item is None or item.id in self.seen or (other is not None and item.answer == other.answer):
                 return None
             members.append(item)
         self.seen.update(it.id for it in members)
+        self.last_slots = slots
         for size, slot in slots.items():
             self.family_slots[size][slot] += 1
         return members
 
-    def _family_slot(self, size: int, cell_rng: np.random.Generator) -> int:
+    def _family_slot(self, size: int, cell_rng: np.random.Generator, avoid: int | None = None) -> int:
         """Where the answer image goes in the ``size``-image member of a family: a position that has been the
         answer least often so far among this task's ``size``-image members (ties at random), so that the answer
         position is uniform within each family size, the largest included (its cell deals positions over all its
-        questions, and a family's question takes the one of its first draw)."""
+        questions, and a family's question takes the one of its first draw). ``avoid``: the answer position of
+        the partner's member of that size, which this member must not share."""
         taken = self.family_slots[size]
-        least = min(taken[p] for p in range(size))
-        free = [p for p in range(size) if taken[p] == least]
+        least = min(taken[p] for p in range(size) if p != avoid)
+        free = [p for p in range(size) if taken[p] == least and p != avoid]
         return free[int(cell_rng.integers(len(free)))]
 
 
 GIVE_UP_LIMIT = 3
+PAIR_TRIES = 3
+"""Questions drawn for one question slot until one has a partner (each partner search gets ``max_attempts /
+PAIR_TRIES`` draws); the last is kept unpaired when none had one. Kept at once, 10 % of an eight-image demo
+build's items were unpaired (families of the ``n_images`` cells, whose every member needs a partner, most).
+A question form left unpaired :data:`GIVE_UP_LIMIT` times in a cell is not paired there again:
+on sources that do not list every absence, four fixed options are seldom all decided on two other images (a
+"which is in Image i but not in Image j" partner), and the failed searches were most of a paper-scale build's
+drawing time."""
 """A question form that gave up this many times in a cell (``max_attempts`` draws each) is not drawn again there.
 Where no draw can succeed - at paper scale no three attributes of the gold's kind are decided on all four images
 of a "which is in all" question - every later question of the form would only fail ``max_attempts`` more times
@@ -609,6 +735,7 @@ def _build(config: MiohConfig, stats: dict[str, Any], task_bar, executor: Any = 
                                    **refusal_counts(p, task)} for task, p in pools_by_task.items()},
         **({"verify_absence": verification} if verification else {}),
         items=len(all_items),
+        pairs=paired_share(all_items),
         skipped=skipped + [{"cell": s} for s in shortfalls],
         quality=mioh_quality(all_items, pools_by_task, config.seed) if all_items else {},
         nota=nota_report(all_items, config),

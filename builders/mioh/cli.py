@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from rich.console import Console
 
-from builders.cli import builder_parser, exit_on_error, run_builder, stderr, stdout, table
+from builders.cli import builder_parser, exit_on_error, paired_row, run_builder, stderr, stdout, table
 from builders.items import Item
 from builders.mioh import prepared
 from builders.mioh.builder import write_build
@@ -62,6 +62,7 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
         ["answer balance chi2 / dof / p", f"{bal['chi2']} / {bal['dof']} / {bal['p_value']}"],
         ["'None of the above' answers", f"{nota['answers']} = {nota['share']:.1%} of {nota['eligible']} eligible "
                                         f"(asked: {nota['requested']}, {nota['expected']:.1%})"],
+        ["paired items (same question, other images)", paired_row(stats["pairs"])],
         ["blind: chance / always-A", f"{base['chance']:.1%} / {base['always_A']:.1%}"],
         ["blind: most frequent / longest", f"{base['most_frequent_letter']:.1%} / {base['longest_option']:.1%}"],
         ["hard-neg P(obj|cue) chosen vs random", f"{hn['chosen_mean_p']} vs {hn['random_absent_mean_p']} (x{hn['lift']})"],

@@ -36,7 +36,8 @@ class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
         "seed_of": "every random choice", "build_name": "n<N>-seed<S>, -decomposed added with --decomposed"}
 
     n_images: int = option(4, choices=IMAGE_LADDER, help="images per question (default {default})")
-    n_questions: int = option(5, metavar="N", help="questions per (task, type, pressure) cell (default {default})")
+    n_questions: int = option(6, metavar="N", help="questions per (task, type, pressure) cell, a question's partner "
+                              "counted in it (an even N pairs them all; default {default})")
     tasks: list[str] = option(default_factory=lambda: list(TASKS), choices=TASKS, metavar="TASK",
                               help=f"tasks to build: {', '.join(TASKS)} (default all)")
     pressures: list[str] = option(default_factory=lambda: list(PRESSURES), choices=PRESSURES, metavar="PRESSURE",

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from builders.items import Item, make_item
 from builders.llm import LLMClient, LLMRequest
+from builders.pairs import pair_of
 from builders.mioh.render import Claim, Wording, claim_text
 from templates.loader import load_templates, render
 
@@ -76,12 +77,17 @@ def _messages(prompts: Mapping[str, Any], pressure: str, statement: str) -> list
 
 
 def rewrite_contexts(items: Sequence[Item], client: LLMClient) -> tuple[list[Item], dict[str, int]]:
-    """Items with LLM-written contexts where they pass the check; counts of what happened."""
+    """Items with LLM-written contexts where they pass the check; counts of what happened. The partner of a pair
+    (:mod:`builders.pairs`, role ``b``) takes its first item's outcome: one context, word for word, for both."""
     prompts = load_templates("mioh", "llm")
     targets = [i for i, it in enumerate(items) if it.context and "context" in it.provenance]
+    firsts = {pair[0]: i for i in targets if (pair := pair_of(items[i])) is not None and pair[1] == "a"}
+    source = {i: firsts.get(pair[0], i) if (pair := pair_of(items[i])) is not None else i for i in targets}
     wordings: dict[str, Wording] = {}
     plans = []
     for i in targets:
+        if source[i] != i:
+            continue
         it = items[i]
         wording = wordings.setdefault(it.task, Wording(it.task))
         claim = claim_from(it.provenance)
@@ -109,11 +115,11 @@ def rewrite_contexts(items: Sequence[Item], client: LLMClient) -> tuple[list[Ite
                     {"role": "user", "content": render(prompts["retry"], reason=reason)},
                 ]))
         pending = retry
-    for i, _, _, _ in plans:
+    for i in targets:
         it = items[i]
         ctx = dict(it.provenance["context"])
-        if i in accepted:
-            text, attempts = accepted[i]
+        if source[i] in accepted:
+            text, attempts = accepted[source[i]]
             counts["llm" if attempts == 1 else "llm_retry"] += 1
             ctx.update(writer="llm", attempts=attempts, template_text=it.context)
         else:

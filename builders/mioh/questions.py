@@ -428,17 +428,24 @@ class Sampler:
 
     # ------------------------------------------------------------------------------------- set-fact tasks
 
-    def sample(self, rng: np.random.Generator, task: str, variant: str, pressure: str, want: Want) -> Spec | None:
+    def sample(self, rng: np.random.Generator, task: str, variant: str, pressure: str, want: Want,
+               like: Spec | None = None) -> Spec | None:
+        """A spec of ``variant`` whose answer is what ``want`` asks, its images drawn for ``pressure``.
+
+        ``like``: a partner's draw (:mod:`builders.pairs`): the question of ``like`` is kept - its probe, option
+        probes or numbers, named pair of images and count - and only the images are drawn, by the same rules as
+        any question's, for the answer ``want`` asks (the caller asks for another answer than ``like``'s)."""
         qtype = next(q for q in QUESTION_TYPES if variant in variants(task, q))
         method = getattr(self, f"_sample_{variant}")
-        spec = method(rng, task, pressure, want)
+        spec = method(rng, task, pressure, want, like)
         return None if spec is None else replace(spec, qtype=qtype)
 
-    def _sample_all(self, rng, task, pressure, want) -> Spec | None:
+    def _sample_all(self, rng, task, pressure, want, like: Spec | None = None) -> Spec | None:
         n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
         used: set[int] = set()
         # Drawn among probes shown easily in N - 1 images (the distractors' population, and what NOTA needs).
-        target = self._probe(rng, task, min_positives=n - 1, balanced=not want.nota)
+        target = (self._probe(rng, task, min_positives=n - 1, balanced=not want.nota) if like is None
+                  else _option_wanted(rng, like, want))
         if target is None:
             return None
         if want.nota:
@@ -453,6 +460,8 @@ class Sampler:
             if images is None:
                 return None
         order = tuple(images[i] for i in rng.permutation(len(images)))
+        if like is not None:
+            return replace(like, images=order, probe=target)
 
         def not_in_all(pos: np.ndarray, hard: np.ndarray) -> np.ndarray:
             """Absent from some image; unless hard negatives are asked for, absent only where that is easy."""
@@ -473,9 +482,9 @@ class Sampler:
             options.insert(want.slot, target)
         return Spec(task, "", "all", order, probe=target, options=tuple(options))
 
-    def _sample_any(self, rng, task, pressure, want) -> Spec | None:
+    def _sample_any(self, rng, task, pressure, want, like: Spec | None = None) -> Spec | None:
         n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
-        target = self._probe(rng, task, min_positives=n)
+        target = self._probe(rng, task, min_positives=n) if like is None else like.probe
         if target is None:
             return None
         n_pos = {"all": n, "none": 0, "some": int(rng.integers(1, n))}[want.state]
@@ -498,19 +507,21 @@ class Sampler:
         """``k`` context images that do not decide the answer (comparative questions name two of N)."""
         return self._take(rng, range(self.pools.n_images), k, used)
 
-    def _place_pair(self, rng, img_i: int, img_j: int, used: set[int]) -> tuple[tuple[int, ...], tuple[int, int]] | None:
+    def _place_pair(self, rng, img_i: int, img_j: int, used: set[int], at: tuple[int, int] | None = None
+                    ) -> tuple[tuple[int, ...], tuple[int, int]] | None:
+        """The named pair at positions ``at`` (drawn when ``None``) among context images."""
         rest = self._fill(rng, used, self.n - 2)
         if rest is None:
             return None
-        i, j = self._pick_pair(rng)
+        i, j = at if at is not None else self._pick_pair(rng)
         images: list[int | None] = [None] * self.n
         images[i], images[j] = img_i, img_j
         it = iter(rest)
         return tuple(x if x is not None else next(it) for x in images), (i, j)  # type: ignore[misc]
 
-    def _sample_differs(self, rng, task, pressure, want) -> Spec | None:
+    def _sample_differs(self, rng, task, pressure, want, like: Spec | None = None) -> Spec | None:
         hp, hn = pressure == "hard_positive", pressure == "hard_negative"
-        target = self._probe(rng, task, balanced=not want.nota)
+        target = self._probe(rng, task, balanced=not want.nota) if like is None else _option_wanted(rng, like, want)
         if target is None:
             return None
         used: set[int] = set()
@@ -522,10 +533,12 @@ class Sampler:
             pair = None if img_i is None or img_j is None else img_i + img_j
         if pair is None:
             return None
-        placed = self._place_pair(rng, pair[0], pair[1], used)
+        placed = self._place_pair(rng, pair[0], pair[1], used, None if like is None else like.pair)
         if placed is None:
             return None
         images, (i, j) = placed
+        if like is not None:
+            return replace(like, images=images, probe=target)
 
         def wrong(pos: np.ndarray, hard: np.ndarray) -> np.ndarray:
             """Not "in Image i but not in Image j"; unless hard negatives are asked for, easy in both."""
@@ -541,13 +554,13 @@ class Sampler:
         options.insert(int(rng.integers(len(options) + 1)) if want.nota else want.slot, target)
         return Spec(task, "", "differs", images, probe=target, options=tuple(options), pair=(i, j))
 
-    def _sample_pair(self, rng, task, pressure, want) -> Spec | None:
+    def _sample_pair(self, rng, task, pressure, want, like: Spec | None = None) -> Spec | None:
         hp, hn = pressure == "hard_positive", pressure == "hard_negative"
         in_i = want.state in ("both", "first")
         in_j = want.state in ("both", "second")
         if (hp and not (in_i or in_j)) or (hn and in_i and in_j):
             return None
-        target = self._probe(rng, task, min_positives=2)
+        target = self._probe(rng, task, min_positives=2) if like is None else like.probe
         if target is None:
             return None
         # Which of the two named images carry the pressure: one deciding slot of the pressured kind, or both.
@@ -565,15 +578,15 @@ class Sampler:
             if got is None:
                 return None
             chosen += got
-        placed = self._place_pair(rng, chosen[0], chosen[1], used)
+        placed = self._place_pair(rng, chosen[0], chosen[1], used, None if like is None else like.pair)
         if placed is None:
             return None
         images, pair = placed
         return Spec(task, "", "pair", images, probe=target, pair=pair)
 
-    def _sample_which(self, rng, task, pressure, want) -> Spec | None:
+    def _sample_which(self, rng, task, pressure, want, like: Spec | None = None) -> Spec | None:
         n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
-        target = self._probe(rng, task)
+        target = self._probe(rng, task) if like is None else like.probe
         if target is None:
             return None
         used: set[int] = set()
@@ -588,8 +601,8 @@ class Sampler:
 
     # ------------------------------------------------------------------------------------------- counting
 
-    def _count_groups(self, rng, pressure: str) -> tuple[str, dict[int, list[int]]] | None:
-        category = self._probe(rng, "counting")
+    def _count_groups(self, rng, pressure: str, like: Spec | None = None) -> tuple[str, dict[int, list[int]]] | None:
+        category = self._probe(rng, "counting") if like is None else like.probe
         return None if category is None else (category, self.pools.count_images(category))
 
     def _counted(self, rng, category: str, count_ok, n: int, n_hard: int, used: set[int], hard_kind: str = "pos"):
@@ -605,9 +618,9 @@ class Sampler:
         got_e = self._take(rng, sorted(easy), n - n_hard, used) if got_h is not None else None
         return None if got_h is None or got_e is None else got_h + got_e
 
-    def _sample_total(self, rng, task, pressure, want) -> Spec | None:
+    def _sample_total(self, rng, task, pressure, want, like: Spec | None = None) -> Spec | None:
         n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
-        picked = self._count_groups(rng, pressure)
+        picked = self._count_groups(rng, pressure, like)
         if picked is None:
             return None
         category, _ = picked
@@ -616,28 +629,41 @@ class Sampler:
         zeros = self._counted(rng, category, lambda c: c == 0, n_zero, n_zero, used, "neg") if hn else []
         if zeros is None:
             return None
-        present = self._counted(rng, category, lambda c: c >= 1, n - n_zero, self._k(rng, n - n_zero) if hp else 0, used)
+        n_hard = self._k(rng, n - n_zero) if hp else 0
+        present = self._counted(rng, category, lambda c: c >= 1, n - n_zero - int(like is not None),
+                                min(n_hard, n - n_zero - int(like is not None)), used)
         if present is None:
             return None
+        if like is not None:  # the last present image makes the total the wanted option's (or none of them)
+            so_far = sum(self.pools.count(img, category) for img in present)  # type: ignore[misc]
+            wanted = None if want.nota else like.options[want.slot]
+            last = self._counted(rng, category, lambda c: c >= 1 and (
+                so_far + c == wanted if wanted is not None else so_far + c not in like.options),
+                1, n_hard - min(n_hard, n - n_zero - 1), used)
+            if last is None:
+                return None
+            present = present + last
         images = present + zeros
         images = [images[i] for i in rng.permutation(n)]
+        if like is not None:
+            return replace(like, images=tuple(images))
         total = sum(self.pools.count(img, category) for img in images)  # type: ignore[misc]
         options = number_options(rng, total, self.n_options, want)
         if options is None:
             return None
         return Spec("counting", "", "total", tuple(images), probe=category, options=options)
 
-    def _sample_most(self, rng, task, pressure, want) -> Spec | None:
-        return self._sample_extreme(rng, pressure, want, "most")
+    def _sample_most(self, rng, task, pressure, want, like: Spec | None = None) -> Spec | None:
+        return self._sample_extreme(rng, pressure, want, "most", like)
 
-    def _sample_fewest(self, rng, task, pressure, want) -> Spec | None:
-        return self._sample_extreme(rng, pressure, want, "fewest")
+    def _sample_fewest(self, rng, task, pressure, want, like: Spec | None = None) -> Spec | None:
+        return self._sample_extreme(rng, pressure, want, "fewest", like)
 
-    def _sample_extreme(self, rng, pressure: str, want: Want, extreme: str) -> Spec | None:
+    def _sample_extreme(self, rng, pressure: str, want: Want, extreme: str, like: Spec | None = None) -> Spec | None:
         n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
         if hn and extreme == "fewest":
             return None  # absent-object images would themselves be the fewest: use "most" for hard negatives
-        picked = self._count_groups(rng, pressure)
+        picked = self._count_groups(rng, pressure, like)
         if picked is None:
             return None
         category, groups = picked
@@ -657,16 +683,16 @@ class Sampler:
             return None
         return Spec("counting", "", extreme, self._arrange(rng, answer[0], zeros + others, want.slot), probe=category)
 
-    def _sample_exact(self, rng, task, pressure, want) -> Spec | None:
+    def _sample_exact(self, rng, task, pressure, want, like: Spec | None = None) -> Spec | None:
         n, hp, hn = self.n, pressure == "hard_positive", pressure == "hard_negative"
-        picked = self._count_groups(rng, pressure)
+        picked = self._count_groups(rng, pressure, like)
         if picked is None:
             return None
         category, groups = picked
         counts = sorted(c for c in groups if c >= 1)
         if not counts:
             return None
-        k = counts[int(rng.integers(len(counts)))]
+        k = counts[int(rng.integers(len(counts)))] if like is None else like.count
         used: set[int] = set()
         n_others = n if want.nota else n - 1
         n_zero = self._k(rng, n_others) if hn else 0
@@ -682,6 +708,12 @@ class Sampler:
         if answer is None:
             return None
         return Spec("counting", "", "exact", self._arrange(rng, answer[0], rest, want.slot), probe=category, count=k)
+
+
+def _option_wanted(rng: np.random.Generator, like: Spec, want: Want) -> Probe:
+    """A partner's target among ``like``'s option probes: the option ``want`` asks to be right, or under NOTA a
+    tempting one (any option, shown in all images but one / in both named images)."""
+    return like.options[int(rng.integers(len(like.options))) if want.nota else want.slot]
 
 
 def number_options(rng: np.random.Generator, total: int, n_options: int, want: Want) -> tuple[int, ...] | None:

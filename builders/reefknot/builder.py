@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 from builders.cli import progress_bar
 from builders.items import Item
 from builders.llm import make_client
+from builders.pairs import PAIR_KEY, pair_of, paired_share
 from builders.reefknot.categorize import categorize
 from builders.reefknot.config import BENCHMARK, CATEGORIES, ReefknotConfig
 from builders.reefknot.lexicon import lexicon
@@ -276,6 +277,7 @@ def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) ->
             },
         },
         items=len(items),
+        pairs=paired_share([it for it in items if it.question_type != "vqa"]),
         skipped=shortfalls,
         quality=validity(items) if items else {},
         seconds=round(time.perf_counter() - started, 2),
@@ -289,7 +291,7 @@ def _build(config: ReefknotConfig, stats: dict[str, Any], task_bar: Callable) ->
 def without_wording_faults(items: list[Item]) -> tuple[list[Item], dict[str, Any]]:
     """The items the wording lint (:mod:`builders.lint.wording`, the check every build's lint runs) does not flag,
     and what it flagged: a Y/N question goes with its pair (the other answer of the same triplet), so yes and no
-    stay 1:1. A raw Visual Genome predicate ("is on the", "cd is is in") is normalised before questions are made;
+    stay 1:1; a question whose partner (:mod:`builders.pairs`) was dropped stays, unpaired. A raw Visual Genome predicate ("is on the", "cd is is in") is normalised before questions are made;
     this is the last guard, so that no flagged wording is ever written."""
     from builders.lint import lint
 
@@ -298,6 +300,10 @@ def without_wording_faults(items: list[Item]) -> tuple[list[Item], dict[str, Any
              if it.question_type == "yes_no" else it.id for it in items]
     dropped_groups = {group[i] for i in flagged}
     kept = [it for it, g in zip(items, group) if g not in dropped_groups]
+    halves = Counter(pair[0] for it in kept if (pair := pair_of(it)) is not None)
+    for it in kept:  # an item whose partner was dropped is unpaired
+        if (pair := pair_of(it)) is not None and halves[pair[0]] < 2:
+            del it.provenance[PAIR_KEY]
     rules = Counter(reason.split(":", 1)[0] for reasons in flagged.values() for reason in reasons)
     return kept, {"items_flagged": len(flagged), "items_dropped": len(items) - len(kept),
                   "faults": dict(sorted(rules.items()))}

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any, Sequence
 
-from builders.cli import builder_parser, exit_on_error, run_builder, stdout, table
+from builders.cli import builder_parser, exit_on_error, paired_row, run_builder, stdout, table
 from builders.items import Item
 from builders.reefknot.builder import write_build
 from builders.reefknot.config import CATEGORIES, SETS, ReefknotConfig
@@ -53,6 +53,7 @@ def print_summary(path: Path, items: Sequence[Item], stats: dict[str, Any]) -> N
             for k, v in q["relation_balance"].items()
         ],
         ["MCQ letters chi2 p", q["answer_balance"]["p_value"]],
+        ["closed items paired (Y/N, MCQ)", paired_row(stats["pairs"])],
     ]
     if "yes_no" in base:
         y = base["yes_no"]

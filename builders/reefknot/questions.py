@@ -29,23 +29,38 @@ answer). Triplets are drawn round-robin over relations (shuffled, seeded; on an 
 relation contributes as evenly as its supply allows (A.2 "Data Bias"), capped at ``relation_cap`` per set when
 given.
 
+Pairs (issue 55, NaturalBench): a closed question is asked again, word for word, of another image of the same
+subject and object where its answer differs, drawn among the kept triplets of the same category:
+
+* **Y/N**: two triplets of one (subject, object) on two images, with relations R and R2 each false for the other
+  by the negatives' rules (:meth:`FalseRelations.negative`: the clear-direction rule, box rules, an exhaustive
+  source): "Is S R O?" is yes on the first image and no on the second, "Is S R2 O?" the reverse, and each image's
+  "no" is its adversarial negative as before (four items from two triplets, yes:no still 1:1);
+* **MCQ**: the same question and options on another image whose annotated relation is one of the distractors,
+  every other option false there by the distractors' rules (:meth:`FalseRelations.candidates`).
+
+A triplet with no such partner among the unused ones (the first :data:`PARTNER_LOOKAHEAD` of a seeded order)
+gives its questions unpaired, as before; both partners count in their (set, category). VQA is open: no pairs.
+
 Wording: names take the definite article ("the man"), the verb agrees with the subject ("Is the man ...",
 "Are the people ..."): grammatical number from the lists in ``filters.yaml`` and the regular ``-s`` plural.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from builders.items import Item, make_item
 from builders.mcq import BalancedCycle, letter
+from builders.pairs import pair_provenance
 from builders.reefknot.config import BENCHMARK
 from builders.reefknot.lexicon import Lexicon
-from builders.reefknot.negatives import FalseRelation, FalseRelations
+from builders.reefknot.negatives import UNANNOTATED, FalseRelation, FalseRelations
 from builders.reefknot.triplets import Corpus, Triplet
 from builders.seeding import rng
 from templates.loader import load_templates, render
@@ -53,6 +68,9 @@ from templates.loader import load_templates, render
 SET_ORDER = ("mcq", "vqa", "yes_no")
 OPTIONS = 4
 LOOKAHEAD = 32
+PARTNER_LOOKAHEAD = 64
+"""Unused triplets of the same subject and object (in a seeded order) tried as a question's partner: a common
+Visual Genome pair (man, shirt) has thousands, and each try works out the triplet's false relations."""
 
 
 class Wording:
@@ -97,6 +115,13 @@ class SetResult:
     """(set, category) -> relation -> triplets used."""
     dropped: Counter = field(default_factory=Counter)
     """reason -> triplets passed over while drawing."""
+
+
+def _pair_up(a: Item, b: Item) -> None:
+    """Mark two items, the same question with different answers, as a pair (:func:`builders.pairs.pair_provenance`)."""
+    pair_id = hashlib.sha256(f"{a.id}/{b.id}".encode()).hexdigest()[:16]
+    a.provenance.update(pair_provenance(pair_id, "a"))
+    b.provenance.update(pair_provenance(pair_id, "b"))
 
 
 def plan(wanted: dict[tuple[str, str], int], available: Counter) -> tuple[dict[tuple[str, str], int], float]:
@@ -150,8 +175,16 @@ class QuestionSets:
         """MCQ: how much each relation (and (subject, relation)) is owed a place as a wrong option: 3 per time it
         was the answer, minus 1 per time it was a wrong option (0 when it is the answer a quarter of the time)."""
         self.result = SetResult()
+        self.paired_only = False
+        """The first pass of a draw (:meth:`_draw`): triplets without a partner are passed over."""
+        self.room = 0
+        """Questions the current (set, category) still wants: a partner is drawn only where two fit."""
         self.waited: set[int] = set()
         """Triplets (by ``id``) an MCQ passed over for its relation's share of answers at least once."""
+        self.same_pair: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+        """(subject, object, category) -> the triplets' indices: where a question's partner is looked for."""
+        for i, t in enumerate(corpus.triplets):
+            self.same_pair[(t.subject, t.object, t.category)].append(i)
 
     def build(self, targets: dict[tuple[str, str], int]) -> SetResult:
         by_cat: dict[str, list[int]] = defaultdict(list)
@@ -174,7 +207,22 @@ class QuestionSets:
     # ------------------------------------------------------------------------------------------------ drawing
 
     def _draw(self, qset: str, cat: str, indices: list[int], count: int) -> None:
+        """Draw ``count`` questions of the set and category: those with a partner first (triplets without one
+        are passed over), then, where too few had one, any (unpaired). Only the last pass's reasons for passing
+        triplets over are counted: the first pass's are met again in the second."""
         r = rng(self.seed, f"reefknot/draw/{qset}/{cat}")
+        letters = BalancedCycle(list(range(OPTIONS)), rng(self.seed, f"reefknot/letters/{cat}"))
+        item_rng = rng(self.seed, f"reefknot/items/{qset}/{cat}")
+        made = 0
+        for self.paired_only in ((True, False) if qset != "vqa" else (False,)):
+            counted, self.result.dropped = self.result.dropped, (Counter() if self.paired_only else self.result.dropped)
+            made = self._draw_pass(qset, cat, indices, count, made, r, letters, item_rng)
+            self.result.dropped = counted
+        self.result.made[(qset, cat)] = made * (2 if qset == "yes_no" else 1)
+
+    def _draw_pass(self, qset: str, cat: str, indices: list[int], count: int, made: int, r: np.random.Generator,
+                   letters: BalancedCycle, item_rng: np.random.Generator) -> int:
+        """One round-robin pass over the unused triplets; returns the questions made so far."""
         queues: dict[tuple[str, ...], list[int]] = defaultdict(list)
         for i in indices:
             if i not in self.used:
@@ -185,9 +233,7 @@ class QuestionSets:
             queues[k] = [queues[k][j] for j in order]
         keys = [keys[j] for j in r.permutation(len(keys))]
         heads = {k: 0 for k in keys}
-        letters = BalancedCycle(list(range(OPTIONS)), rng(self.seed, f"reefknot/letters/{cat}"))
-        item_rng = rng(self.seed, f"reefknot/items/{qset}/{cat}")
-        made = 0
+        self.room = count
         active = list(keys)
         while made < count and active:
             still = []
@@ -203,22 +249,27 @@ class QuestionSets:
                     self._least_used_object_first(queues[k], heads[k], qset)
                     i = queues[k][heads[k]]
                     heads[k] += 1
+                    if i in self.used:  # taken as an earlier question's partner
+                        continue
+                    self.room = count - made
                     outcome = self._make(qset, self.corpus.triplets[i], item_rng, letters)
                     if outcome is None:  # its relation is owed wrong places first: the triplet waits a round
                         heads[k] -= 1
                         still.append(k)
                         break
                     if outcome:
-                        self.used.add(i)
-                        self.result.relations[(qset, cat)][p] += 1
-                        self.object_uses[(qset, self.corpus.triplets[i].object, p)] += 1
-                        made += 1
+                        for j in [i, *outcome[1:]]:
+                            self.used.add(j)
+                            served = self.corpus.triplets[j]
+                            self.result.relations[(qset, cat)][served.predicate] += 1
+                            self.object_uses[(qset, served.object, served.predicate)] += 1
+                        made += len(outcome)
                         still.append(k)
                         break
             if made == before:  # a round made nothing: only waiting triplets are left
                 break
             active = still
-        self.result.made[(qset, cat)] = made * (2 if qset == "yes_no" else 1)
+        return made
 
     def _least_used_object_first(self, queue: list[int], head: int, qset: str) -> None:
         """On an exhaustive source, move to ``head`` the triplet among the next :data:`LOOKAHEAD` whose object has
@@ -237,19 +288,21 @@ class QuestionSets:
         cannot be read off the subject's name (the demo's arrows are the only shapes that point)."""
         return (t.subject, t.predicate) if self.false.exhaustive else (t.predicate,)
 
-    def _make(self, qset: str, t: Triplet, r: np.random.Generator, letters: BalancedCycle) -> bool | None:
-        """Make the triplet's question(s): True when made, False when the triplet cannot serve the set, None when it
-        must wait (an MCQ whose relation is already the answer more than its share: once it has been a wrong option
-        elsewhere it may serve)."""
+    def _make(self, qset: str, t: Triplet, r: np.random.Generator, letters: BalancedCycle) -> list[int] | None:
+        """Make the triplet's question(s) and its partner's: ``[-1]`` (the triplet alone) or ``[-1, partner's
+        index]`` when made, ``[]`` when the triplet cannot serve the set, ``None`` when it must wait (an MCQ whose
+        relation is already the answer more than its share: once it has been a wrong option elsewhere it may
+        serve)."""
         pair = (t.image_id, t.subject, t.object)
+        partner: list[int] = []
         if qset in ("mcq", "vqa") and pair in self.asked_pairs[qset]:
             self.result.dropped[f"{qset}: pair already asked"] += 1
-            return False
+            return []
         if qset == "vqa":
             same = [a for a in t.annotated if self.categories.get(a, ("",))[0] == t.category]
             if len(same) != 1:
                 self.result.dropped["vqa: several relations of the category for the pair"] += 1
-                return False
+                return []
             items = [self._vqa(t)]
         elif qset == "mcq":
             if max(self.option_owed[t.predicate], self.option_owed[(t.subject, t.predicate)]) >= OPTIONS - 1:
@@ -258,36 +311,107 @@ class QuestionSets:
             chosen = self.false.distractors(t, r, need=lambda q: (self.option_owed[q], self.option_owed[(t.subject, q)]))
             if chosen is None:
                 self.result.dropped["mcq: fewer than 3 non-synonymous false relations"] += 1
-                return False
-            items = [self._mcq(t, chosen, letters.next())]
+                return []
+            slot = letters.next()
+            items = [self._mcq(t, chosen, slot)]
+            found = self._mcq_partner(t, [d.predicate for d in chosen], slot, r) if self.room >= 2 else None
+            if found is not None:
+                partner = [found[0]]
+                items.append(found[1])
+                _pair_up(items[0], items[1])
+            elif self.paired_only:
+                return []
         else:
             if self.yes_minus_no[(t.subject, t.predicate, t.object)] > 0:
                 self.result.dropped["yes_no: this question is already answered yes more often than no"] += 1
-                return False
-            negative = self.false.negative(t, r, self.asked_yes_no[pair], self._yes_no_need(t))
-            if negative is None:
-                self.result.dropped["yes_no: no false relation for a negative"] += 1
-                return False
-            items = self._yes_no(t, negative)
+                return []
+            swapped = self._yes_no_partner(t, r) if self.room >= 2 else None
+            if swapped is not None:
+                j, negative, back = swapped
+                partner = [j]
+                items = self._yes_no(t, negative) + self._yes_no(self.corpus.triplets[j], back)
+                _pair_up(items[0], items[3])  # "Is S R O?": yes here, no on the partner's image
+                _pair_up(items[2], items[1])  # "Is S R2 O?": yes on the partner's image, no here
+            elif self.paired_only:
+                return []
+            else:
+                negative = self.false.negative(t, r, self.asked_yes_no[pair], self._yes_no_need(t))
+                if negative is None:
+                    self.result.dropped["yes_no: no false relation for a negative"] += 1
+                    return []
+                items = self._yes_no(t, negative)
         keys = [(it.images[0], it.question) for it in items]
-        if any(k in self.asked_questions for k in keys):
+        if any(k in self.asked_questions for k in keys) or len(set(keys)) < len(keys):
             self.result.dropped[f"{qset}: question already asked"] += 1
-            return False
+            return []
         self.asked_questions.update(keys)
-        self.asked_pairs[qset].add(pair)
+        served = [t, *(self.corpus.triplets[j] for j in partner)]
+        for one in served:
+            self.asked_pairs[qset].add((one.image_id, one.subject, one.object))
         if qset == "yes_no":
-            negative_relation = items[1].provenance["asked_relation"]
-            self.asked_yes_no[pair].update((t.predicate, negative_relation))
-            for relation, sign in ((t.predicate, 1), (negative_relation, -1)):
-                for key in ((t.subject, relation, t.object), (t.subject, relation), relation):
-                    self.yes_minus_no[key] += sign
+            for one, yes_item, no_item in zip(served, items[0::2], items[1::2]):
+                negative_relation = no_item.provenance["asked_relation"]
+                self.asked_yes_no[(one.image_id, one.subject, one.object)].update((one.predicate, negative_relation))
+                for relation, sign in ((one.predicate, 1), (negative_relation, -1)):
+                    for key in ((one.subject, relation, one.object), (one.subject, relation), relation):
+                        self.yes_minus_no[key] += sign
         elif qset == "mcq":
-            wrong = len(chosen)
-            for relation, owed in ((t.predicate, wrong), *((d.predicate, -1) for d in chosen)):
-                self.option_owed[(t.subject, relation)] += owed
-                self.option_owed[relation] += owed
+            for item in items:
+                answer = item.options[ord(item.answer) - ord("A")]
+                wrong = len(item.options) - 1
+                for relation, owed in ((answer, wrong), *((q, -1) for q in item.options if q != answer)):
+                    self.option_owed[(t.subject, relation)] += owed
+                    self.option_owed[relation] += owed
         self.result.items.extend(items)
-        return True
+        return [-1, *partner]
+
+    # ------------------------------------------------------------------------------------------------ partners
+
+    def _partners(self, t: Triplet, r: np.random.Generator) -> Iterator[int]:
+        """Unused triplets of ``t``'s subject, object and category on other images, in a seeded order (the first
+        :data:`PARTNER_LOOKAHEAD`)."""
+        found = [j for j in self.same_pair[(t.subject, t.object, t.category)]
+                 if j not in self.used and self.corpus.triplets[j].image_id != t.image_id]
+        for k in r.permutation(len(found))[:PARTNER_LOOKAHEAD]:
+            yield found[int(k)]
+
+    def _yes_no_partner(self, t: Triplet, r: np.random.Generator) -> tuple[int, FalseRelation, FalseRelation] | None:
+        """A triplet (S, R2, O) of another image where ``t``'s relation R is false, R2 being false on ``t``'s
+        image, both by the rules of a "no" (:meth:`FalseRelations.negative`): ``(its index, R2 as t's negative,
+        R as its negative)``; ``None`` when none is found."""
+        mine = {f.predicate: f for f in self._negatives(t)}
+        taken = self.asked_yes_no[(t.image_id, t.subject, t.object)]
+        for j in self._partners(t, r):
+            other = self.corpus.triplets[j]
+            if other.predicate in taken or other.predicate not in mine:
+                continue
+            if (other.predicate in self.asked_yes_no[(other.image_id, other.subject, other.object)]
+                    or t.predicate in self.asked_yes_no[(other.image_id, other.subject, other.object)]):
+                continue
+            back = {f.predicate: f for f in self._negatives(other)}.get(t.predicate)
+            if back is not None:
+                return j, mine[other.predicate], back
+        return None
+
+    def _negatives(self, t: Triplet) -> list[FalseRelation]:
+        """The relations a "no" may ask of ``t``'s pair (false by a rule or an exhaustive source)."""
+        return [f for f in self.false.candidates(t) if f.rule != UNANNOTATED]
+
+    def _mcq_partner(self, t: Triplet, wrong: list[str], slot: int, r: np.random.Generator) -> tuple[int, Item] | None:
+        """A triplet of another image whose relation is one of ``t``'s distractors, every other option false
+        there by the distractors' rules (:meth:`FalseRelations.candidates`) and no near-synonym of its relation:
+        ``(its index, its item)`` with ``t``'s question and options, paired with ``t``'s; ``None`` if none."""
+        options = wrong[:slot] + [t.predicate] + wrong[slot:]
+        for j in self._partners(t, r):
+            other = self.corpus.triplets[j]
+            if other.predicate not in wrong or (other.image_id, other.subject, other.object) in self.asked_pairs["mcq"]:
+                continue
+            false = {f.predicate: f for f in self.false.candidates(other)}
+            rest = [q for q in options if q != other.predicate]
+            if all(q in false and not self.lex.similar(q, other.predicate) for q in rest):
+                item = self._mcq(other, [false[q] for q in rest], options.index(other.predicate))
+                return j, item
+        return None
 
     def _yes_no_need(self, t: Triplet):
         """How much a relation is owed a "no": by its question text (subject, relation, object) across images,

@@ -56,7 +56,7 @@ def test_a_rebuild_of_the_same_items_reuses_the_lint(tmp_path):
 
 
 DEMO_ITEMS_SHA256 = {
-    ("mioh", None): "eb51cd52167464799a08efb1549f7249d056de93184675289df75e89f98635a4",
+    ("mioh", None): "8d81c46aaf05792750f06d5443652d68e2ac1e8ea52aaddc1206796f55935631",
     ("mementos", "decord"): "c3c754032a36c7ef79a695912ee72fd36a3bd5ae537a4391734e59efc9c6ee5d",
 }
 """items.jsonl of the demo builds, by the video decoder the build used (Mementos' items name it in their

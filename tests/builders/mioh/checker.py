@@ -416,7 +416,7 @@ class Checker:
                 n_true = sum(f[0] for f in fs)
                 answer = 0 if n_true == len(fs) else (2 if n_true == 0 else 1)
             elif variant in ("differs", "pair"):
-                i, j = prov["pair"]
+                i, j = prov["compared"]
                 if f"Image {i + 1}" not in item["question"] or f"Image {j + 1}" not in item["question"]:
                     if len(ids) > 2 or variant == "differs":
                         problems.append("question does not name the pair")
@@ -478,7 +478,7 @@ class Checker:
         return problems
 
     def _pressure(self, item, task, variant, ids, probe, options) -> list[str]:
-        deciding = ids if item["provenance"]["pair"] is None else [ids[p] for p in item["provenance"]["pair"]]
+        deciding = ids if item["provenance"]["compared"] is None else [ids[p] for p in item["provenance"]["compared"]]
         probes = options if variant in ("all", "differs") else [probe]
         hp = hn = 0
         for iid in deciding:

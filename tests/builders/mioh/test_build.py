@@ -14,6 +14,7 @@ from builders import mioh
 from builders.mioh.builder import MiohBuilder
 from builders.mioh.questions import PRESSURES, QUESTION_TYPES, TASKS
 from tests.builders.mioh.checker import Checker, demo_truth
+from tests.builders.pair_check import pair_problems, paired_share
 from tests.fixtures.real_formats import make_coco, make_paco, make_svg
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -97,6 +98,35 @@ def test_ten_image_build_and_its_families(tmp_path, cache_dir, demo_checker):
     for (task, size), seen in slots.items():
         counts = [seen[k] for k in range(size)]
         assert max(counts) - min(counts) <= 1, (task, size, counts)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_images", [2, 4, 8])
+def test_default_builds_pair_their_questions(n_images, tmp_path, cache_dir, demo_checker):
+    """Issue 55: a default build (6 questions per cell) pairs at least 90 % of its items, each pair asks one
+    question and context of two image sets with different answers, and the checker agrees with both items."""
+    assert run("--n-images", str(n_images), "--out", str(tmp_path), "--cache-dir", str(cache_dir)) == 0
+    build = tmp_path / f"n{n_images}-seed0"
+    items = read_items(build)
+    assert paired_share(items) >= 0.9
+    assert pair_problems(items) == []
+    assert_checker_agrees(demo_checker, [it for it in items if "pair" in it["provenance"]])
+    pairs = json.loads((build / "build.json").read_text())["stats"]["pairs"]
+    assert pairs["items"] == len(items) and pairs["paired"] + pairs["unpaired"] == len(items)
+    truths = {(it["provenance"]["pair"]["id"], it["provenance"]["context_truth"]) for it in items
+              if it["provenance"].get("context_truth") and "pair" in it["provenance"]}
+    assert any(truth == "true" for _, truth in truths) and any(truth == "false" for _, truth in truths)
+
+
+def test_pair_check_catches_a_partner_with_the_same_answer(demo_build):
+    """The pair check is not a tautology: a partner given its pair's answer, or another question, is reported."""
+    items = read_items(demo_build)
+    a = next(it for it in items if it["provenance"].get("pair", {}).get("role") == "a")
+    b = next(it for it in items if it["provenance"].get("pair", {}).get("id") == a["provenance"]["pair"]["id"]
+             and it is not a)
+    assert pair_problems([a, b]) == []
+    assert any("both items answer" in p for p in pair_problems([a, dict(b, answer=a["answer"])]))
+    assert any("differ in question" in p for p in pair_problems([a, dict(b, question=b["question"] + " ")]))
 
 
 def test_checker_catches_a_wrong_answer(demo_build, demo_checker):

@@ -13,6 +13,7 @@ import pytest
 from builders import mioh
 from builders.mioh.clip import compute_signals
 from builders.mioh.llm_context import problems_with
+from tests.builders.pair_check import pair_problems
 from builders.mioh.pools import Pools
 from builders.mioh.render import Claim, Wording
 from filters.geometry import measure
@@ -168,7 +169,9 @@ def test_llm_writes_contexts_checked_against_the_truth(tmp_path, demo, monkeypat
             assert ctx["llm_rejected"] and ctx["attempts"] == 2
     build = json.loads((build_dir / "build.json").read_text())
     counts = build["stats"]["llm"]["contexts"]
-    assert counts["llm"] + counts["template_fallback"] == len(items) and requests >= len(items)
+    contexts = {it["provenance"].get("pair", {}).get("id", it["id"]) for it in items}  # one per pair (issue 55)
+    assert counts["llm"] + counts["template_fallback"] == len(items) and requests >= len(contexts)
+    assert len(contexts) < len(items) and pair_problems(items) == []  # both items of a pair: one context
     for path in build_dir.rglob("*"):
         if path.is_file() and path.suffix in (".json", ".jsonl"):
             assert "SECRET" not in path.read_text()

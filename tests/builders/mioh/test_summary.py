@@ -48,8 +48,9 @@ def test_readme_sample_is_the_summary_of_a_real_build(tmp_path: Path, monkeypatc
 
 def test_readme_comparison_can_fail() -> None:
     sample = readme_sample()
-    assert sample[0] == "MIOH build: 480 items -> builds/mioh/n8-seed0"
+    assert sample[0] == "MIOH build: 576 items -> builds/mioh/n8-seed0"
     assert any("'None of the above' answers" in line for line in sample)
+    assert any("paired items" in line for line in sample)  # issue 55
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from builders import reefknot
+from tests.builders.pair_check import SAME, pair_problems, paired_share
 from tests.builders.reefknot.checker import Checker, read_items
 from tests.builders.reefknot.vg_fixture import SCENES, make_vg
 from tests.conftest import have, require
@@ -44,6 +45,26 @@ def test_demo_build_passes_the_checker(demo_build, demo_checker):
     assert demo_checker.check(items) == []
     cells = {(it["question_type"], it["task"]) for it in items}
     assert cells == {(s, c) for s in ("yes_no", "mcq", "vqa") for c in ("perception", "cognition")}
+
+
+@pytest.mark.slow
+def test_default_demo_build_pairs_its_closed_questions(tmp_path):
+    """Issue 55: the default build pairs at least 90 % of its Y/N and MCQ items; each pair asks one question of
+    two images with different answers (a Y/N pair: yes on one, its "no" on the other), and the checker agrees
+    with both items of every pair."""
+    cache = tmp_path / "cache"
+    assert run("--out", str(tmp_path), "--cache-dir", str(cache)) == 0
+    items = read_items(tmp_path / "demo-seed0" / "items.jsonl")
+    closed = [it for it in items if it["question_type"] != "vqa"]
+    assert paired_share(closed) >= 0.9
+    assert json.loads((tmp_path / "demo-seed0" / "build.json").read_text())["stats"]["pairs"]["items"] == len(closed)
+    assert pair_problems(items, same=tuple(f for f in SAME if f != "pressure")) == []
+    yes_no = [it for it in closed if it["question_type"] == "yes_no" and "pair" in it["provenance"]]
+    assert yes_no and {it["answer"] for it in yes_no} == {"yes", "no"}
+    (folder,) = (cache / "reefknot-demo").iterdir()
+    checker = Checker(folder / "relationships.json", folder / "image_data.json", folder / "objects.json",
+                      exhaustive=True)
+    assert checker.check([it for it in closed if "pair" in it["provenance"]]) == []
 
 
 def test_checker_catches_a_flipped_answer(demo_build, demo_checker):
