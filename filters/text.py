@@ -91,6 +91,16 @@ class Keywords:
         return {"objects": list(self.objects), "behaviours": list(self.behaviours)}
 
 
+_ARTICLES = re.compile(r"\b(the|a|an)\b")
+
+
+def plain_sentence(text: str) -> str:
+    """Lower case, no articles or punctuation, single spaces: "The cat is on the laptop." -> "cat is on laptop"
+    (Reefknot's exact judge, and the open blind audit that scores with it)."""
+    text = _ARTICLES.sub(" ", text.lower())
+    return " ".join(re.sub(r"[^a-z0-9' ]+", " ", text).split())
+
+
 @dataclass(frozen=True)
 class ListScore:
     """One keyword list scored: set-based counts and their recall, precision, F1 (the paper's Sec. 2.2)."""

@@ -155,6 +155,12 @@ def image_set(item: Item) -> str:
     return canonical_json(sorted(p.rsplit("/", 1)[-1] for p in item.images))
 
 
+def video(item: Item) -> str:
+    """An open item's group in the folds (:mod:`builders.lint.blind_open`): its video, else its image set."""
+    source = item.provenance.get("video_id")
+    return image_set(item) if source is None else "video:" + canonical_json(source)
+
+
 def twins(items: Sequence[Item], members: Sequence[int]) -> dict[int, str]:
     """Item index -> its twin set's key, for the members that have a twin (the module docstring): the same text
     the learner reads, the same source image (``provenance.image_id``, else the image set), another answer."""
@@ -465,10 +471,10 @@ def _open_cells(items: Sequence[Item], cells: list[Cell]) -> int:
             tasks[(it.benchmark, it.task)].append(i)
     for (benchmark, task), members in sorted(tasks.items()):
         members.sort(key=lambda i: (items[i].id, i))
-        scored = open_scores(items, members)
-        if scored is None:
+        folds = folds_of(items, members, group=video)
+        if not folds:
             continue
-        right, floor = scored
+        right, floor = open_scores(items, members, folds)
         for cell_name, cell_members in cells_of(items, members, f"{benchmark}/{task}"):
             cell = make_cell(items, cell_name, cell_members, {STRATEGY: right}, {STRATEGY: set(right)}, None, floor)
             cell.open = True

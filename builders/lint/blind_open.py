@@ -4,12 +4,13 @@ An open item (a Mementos description, a predictive continuation, Reefknot's VQA 
 from, so the closed items' learner does not apply. Its text-only baseline **writes** the reference instead: the
 reference of the training item whose question and context are nearest by TF-IDF (cosine, scikit-learn's
 ``TfidfVectorizer`` and ``NearestNeighbors``), cross-validated with the closed audit's folds, grouped by video
-(``provenance.video_id``, else the image set) so that clips of one video are never on both sides of a split.
+(:func:`builders.lint.blind.video`) so that clips of one video are never on both sides of a split.
 
 It is scored with the benchmark's own metric (``score``): Mementos' keyword F1 (the mean of the object and the
-behaviour F1 over the stored reference keywords, :func:`filters.text.score_lists`); token F1 (SQuAD's,
-articles dropped) where the benchmark's metric is an LLM judge (predictive's three judges, Reefknot's GPT check,
-taking the best of the accepted answers). Its **chance floor** is the same metric with the references shuffled
+behaviour F1 over the stored reference keywords, :func:`filters.text.score_lists`); Reefknot's exact judge (the
+normalised sentence equals one of the accepted answers, :func:`filters.text.plain_sentence`), the written
+reference's relation put into the answer format the question gives (``in_format``: a writer who reads the
+question names its two objects; a shuffled reference naming other objects would put chance at zero); token F1 (SQuAD's, articles dropped) where only an LLM judge exists (predictive's three judges). Its **chance floor** is the same metric with the references shuffled
 within the task: each item scored against the reference of another item, ``SHUFFLES`` seeded permutations
 averaged. A cell is flagged by the closed cells' rule (:class:`builders.lint.blind.Cell`): a score in [0, 1]
 varies no more than a right/wrong answer with the same mean, so the closed cells' Wilson interval is a safe
@@ -18,23 +19,21 @@ varies no more than a right/wrong answer with the same mean, so the closed cells
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from typing import Callable, Sequence
+from typing import Sequence
 
-from builders.items import Item, canonical_json
-from filters.text import normalise_keyword, score_lists
+from builders.items import Item
+from filters.text import normalise_keyword, plain_sentence, score_lists
 
 STRATEGY = "nearest_reference"
 """The open baseline's name in a cell's strategies (one of :data:`builders.lint.blind.FLAGGING`)."""
 SHUFFLES = 5
 """Seeded permutations of a task's references averaged into each item's chance floor."""
-ARTICLES = frozenset({"a", "an", "the"})
 
 
 def _words(text: str) -> Counter:
-    from builders.lint.blind import words
-
-    return Counter(w for w in words(text) if w not in ARTICLES)
+    return Counter(plain_sentence(text).split())
 
 
 def token_f1(reference: str, written: str) -> float:
@@ -62,19 +61,29 @@ def _accepted(item: Item) -> list[str]:
     return [item.answer] + [str(a) for a in item.provenance.get("accepted_answers") or () if a != item.answer]
 
 
+_FORMAT = re.compile(r"following format:\s*(.*<relation>.*?)\s*$")
+
+
+def in_format(item: Item, other: Item) -> str:
+    """``other``'s answer written in the answer format ``item``'s question gives ("The star is <relation> the
+    hexagon."): ``other``'s relation between ``item``'s objects, as a writer who reads the question would put it
+    (``other``'s answer as it is where either question gives no format or the answer does not fit it)."""
+    mine, theirs = _FORMAT.search(item.question), _FORMAT.search(other.question)
+    if not (mine and theirs):
+        return other.answer
+    before, _, after = theirs.group(1).partition("<relation>")
+    found = re.fullmatch(re.escape(before.strip()) + r"\s*(.+?)\s*" + re.escape(after.strip()), other.answer.strip())
+    return mine.group(1).replace("<relation>", found.group(1)) if found else other.answer
+
+
 def score(item: Item, other: Item) -> float:
     """The benchmark's metric of ``other``'s reference given as the answer to ``item`` (see the docstring)."""
     if item.benchmark == "mementos":
         return keyword_f1(item, other)
+    if item.benchmark == "reefknot":
+        written = plain_sentence(in_format(item, other))
+        return float(any(plain_sentence(ref) == written for ref in _accepted(item)))
     return max(token_f1(ref, other.answer) for ref in _accepted(item))
-
-
-def video(item: Item) -> str:
-    """The item's group in the folds: its video, else its image set."""
-    from builders.lint.blind import image_set
-
-    source = item.provenance.get("video_id")
-    return image_set(item) if source is None else "video:" + canonical_json(source)
 
 
 def text(item: Item) -> str:
@@ -103,8 +112,7 @@ def nearest_reference(items: Sequence[Item], members: Sequence[int], folds: Sequ
     return out
 
 
-def shuffled_floor(items: Sequence[Item], members: Sequence[int], metric: Callable[[Item, Item], float] = score
-                   ) -> dict[int, float]:
+def shuffled_floor(items: Sequence[Item], members: Sequence[int]) -> dict[int, float]:
     """Item index -> its mean score against the references of ``SHUFFLES`` seeded permutations of the task (an
     item drawn onto itself takes its neighbour in the permutation's order)."""
     import numpy as np
@@ -116,17 +124,12 @@ def shuffled_floor(items: Sequence[Item], members: Sequence[int], metric: Callab
         order = rng.permutation(n)
         for at, k in enumerate(order):
             k = int(order[(at + 1) % n]) if k == at else int(k)
-            floor[members[at]] += metric(items[members[at]], items[members[k]]) / SHUFFLES
+            floor[members[at]] += score(items[members[at]], items[members[k]]) / SHUFFLES
     return floor
 
 
-def open_scores(items: Sequence[Item], members: Sequence[int]) -> tuple[dict[int, float], dict[int, float]] | None:
-    """The baseline's score and the chance floor of every member of one task (``None``: fewer than two videos)."""
-    from builders.lint.blind import folds_of
-
-    folds = folds_of(items, members, group=video)
-    if not folds:
-        return None
+def open_scores(items: Sequence[Item], members: Sequence[int], folds: Sequence[Sequence[int]]
+                ) -> tuple[dict[int, float], dict[int, float]]:
+    """The baseline's score and the chance floor of every member of one task (``folds``: grouped by video)."""
     picked = nearest_reference(items, members, folds)
     return {i: score(items[i], items[j]) for i, j in picked.items()}, shuffled_floor(items, members)
-

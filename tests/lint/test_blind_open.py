@@ -83,8 +83,7 @@ def test_the_metrics_by_hand():
 def test_clips_of_one_video_never_answer_each_other():
     """Two clips of each video share their question and reference: grouped by video, the nearest training item
     is never the sibling, so the copy a sibling would give is not counted as the text's doing."""
-    from builders.lint.blind import folds_of
-    from builders.lint.blind_open import video
+    from builders.lint.blind import folds_of, video
 
     items = [dataclasses.replace(it, images=tuple(name.replace("/", f"/{clip}-") for name in it.images))
              for clip in ("a", "b") for it in _predictive(leak=False, n=7)]  # other frames, one video
@@ -92,3 +91,19 @@ def test_clips_of_one_video_never_answer_each_other():
     picked = nearest_reference(items, members, folds_of(items, members, group=video))
     assert len(picked) == len(items)
     assert all(video(items[i]) != video(items[j]) for i, j in picked.items())
+
+
+def test_reefknot_answers_are_judged_exactly_in_the_questions_format():
+    """A written relation is put between the question's own objects, then judged as Reefknot's exact judge does."""
+    from builders.lint.blind_open import in_format, score
+
+    def vqa(subject, relation, obj):
+        return make_item(benchmark="reefknot", task="perception", question_type="vqa", pressure="none",
+                         images=[f"{subject}-{obj}.png"], options=(),
+                         question=f"What is the relation between the {subject} and the {obj} in this photo? Please "
+                                  f"answer in the following format: The {subject} is <relation> the {obj}.",
+                         answer=f"The {subject} is {relation} the {obj}.")
+
+    star, cross, other = vqa("star", "right of", "hexagon"), vqa("cross", "right of", "square"), vqa("cross", "on", "cup")
+    assert in_format(star, cross) == "The star is right of the hexagon."
+    assert score(star, cross) == 1.0 and score(star, other) == 0.0
