@@ -81,6 +81,9 @@ EPOCHS = 20
 """Passes of the learner's stochastic gradient descent over its training rows (averaged, so the weights settle)."""
 INSTALL = "pip install -e '.[lint]' (scikit-learn)"
 
+OPEN_SUFFIX = ":open"
+"""Open cells are named after their task with this suffix ("reefknot/cognition:open"): a task may hold closed
+and open items (Reefknot's Y/N, MCQ and VQA), and a cell's name says which items it holds."""
 YES_NO_CHOICES = ("yes", "no")
 _WORD = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
@@ -475,7 +478,7 @@ def _open_cells(items: Sequence[Item], cells: list[Cell]) -> int:
         if not folds:
             continue
         right, floor = open_scores(items, members, folds)
-        for cell_name, cell_members in cells_of(items, members, f"{benchmark}/{task}"):
+        for cell_name, cell_members in cells_of(items, members, f"{benchmark}/{task}{OPEN_SUFFIX}"):
             cell = make_cell(items, cell_name, cell_members, {STRATEGY: right}, {STRATEGY: set(right)}, None, floor)
             cell.open = True
             cells.append(cell)

@@ -107,3 +107,14 @@ def test_reefknot_answers_are_judged_exactly_in_the_questions_format():
     star, cross, other = vqa("star", "right of", "hexagon"), vqa("cross", "right of", "square"), vqa("cross", "on", "cup")
     assert in_format(star, cross) == "The star is right of the hexagon."
     assert score(star, cross) == 1.0 and score(star, other) == 0.0
+
+
+def test_a_task_with_closed_and_open_items_has_a_cell_for_each():
+    from builders.lint.blind import audit
+
+    open_items = _predictive(leak=True, n=30)
+    closed = [make_item(benchmark="predictive", task="physical_interaction", question_type="yes_no",
+                        pressure="none", images=[f"y{k}.jpg"], question=f"Is there a {OBJECTS[k % 10]}?",
+                        options=(), answer=("yes", "no")[k % 2]) for k in range(30)]
+    names = [c["cell"] for c in audit(open_items + closed)["cells"]]
+    assert names == ["predictive/physical_interaction", "predictive/physical_interaction:open"]
