@@ -92,23 +92,30 @@ def text(item: Item) -> str:
 
 def nearest_reference(items: Sequence[Item], members: Sequence[int], folds: Sequence[Sequence[int]]
                       ) -> dict[int, int]:
-    """Item index -> the training item whose text is nearest (out of fold; the first on a tie)."""
+    """Item index -> the training item whose text is nearest (out of fold; the first on a tie). Texts repeat
+    (templated questions), so each distinct text is vectorised and searched once."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.neighbors import NearestNeighbors
 
     out: dict[int, int] = {}
     for test in folds:
         test_set = set(test)
-        train = [i for i in members if i not in test_set]
+        first: dict[str, int] = {}  # training text -> its first item
+        for i in members:
+            if i not in test_set:
+                first.setdefault(text(items[i]), i)
+        asked = list(dict.fromkeys(text(items[i]) for i in test))
         vectoriser = TfidfVectorizer()
         try:
-            X = vectoriser.fit_transform([text(items[i]) for i in train])
+            X = vectoriser.fit_transform(list(first))
         except ValueError:  # no word at all in the training texts: every neighbour is as near
-            out.update({i: train[0] for i in test})
+            out.update({i: next(iter(first.values())) for i in test})
             continue
         finder = NearestNeighbors(n_neighbors=1, metric="cosine", algorithm="brute").fit(X)
-        nearest = finder.kneighbors(vectoriser.transform([text(items[i]) for i in test]), return_distance=False)
-        out.update({i: train[int(k[0])] for i, k in zip(test, nearest)})
+        nearest = finder.kneighbors(vectoriser.transform(asked), return_distance=False)
+        train = list(first.values())
+        found = {t: train[int(k[0])] for t, k in zip(asked, nearest)}
+        out.update({i: found[text(items[i])] for i in test})
     return out
 
 
