@@ -277,7 +277,7 @@ def blind_markdown(section: Mapping[str, Any] | None) -> str:
         text += (f"{audit.get('open_items', 0)} open answers were audited: a text-only baseline wrote each "
                  "reference as the reference of the training item whose question and context are nearest by TF-IDF "
                  "(cross-validated, grouped by video), scored by the benchmark's metric (Mementos' keyword F1, "
-                 "else token F1) against the same metric with the references shuffled within the task (its "
+                 "Reefknot's exact judge, else token F1) against the same metric with the references shuffled within the task (its "
                  "chance). ")
     text += (f"A cell is flagged when the text-only strategy's (the learner's, the baseline's or a text-only "
              f"LLM's) 95 % lower bound is above chance + {audit.get('margin', MARGIN):.0%}.")
