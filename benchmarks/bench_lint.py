@@ -13,7 +13,7 @@ What is timed, on one core (the lint is single-threaded Python):
   prints. On that sample both must find the same duplicate items (a check that the fast way misses nothing).
 
 - the blind audit (``builders.lint.blind.audit``: the text-only learner cross-validated in five folds, and the
-  rules) over the same items (the open ones are not audited), on one core (BLAS limited to one thread); its
+  rules, and the open items' nearest-reference baseline) over the same items, on one core (BLAS limited to one thread); its
   learner against the bare library way: the same hashed features fitted by scikit-learn's exact
   ``LogisticRegression`` (liblinear) at the hasher's full width (2**20 columns) instead of averaged SGD on the
   columns in use, timed on one fold of one task and set beside ours on that fold.

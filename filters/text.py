@@ -91,6 +91,38 @@ class Keywords:
         return {"objects": list(self.objects), "behaviours": list(self.behaviours)}
 
 
+_ARTICLES = re.compile(r"\b(the|a|an)\b")
+
+
+def plain_sentence(text: str) -> str:
+    """Lower case, no articles or punctuation, single spaces: "The cat is on the laptop." -> "cat is on laptop"
+    (Reefknot's exact judge, and the open blind audit that scores with it)."""
+    text = _ARTICLES.sub(" ", text.lower())
+    return " ".join(re.sub(r"[^a-z0-9' ]+", " ", text).split())
+
+
+@dataclass(frozen=True)
+class ListScore:
+    """One keyword list scored: set-based counts and their recall, precision, F1 (the paper's Sec. 2.2)."""
+
+    tp: int
+    fp: int
+    fn: int
+    recall: float
+    precision: float
+    f1: float
+
+
+def score_lists(reference: Iterable[str], predicted: Iterable[str]) -> ListScore:
+    """Set-based TP/FP/FN and recall, precision, F1 of one list (0 for an empty denominator)."""
+    ref, pred = set(reference), set(predicted)
+    tp, fp, fn = len(ref & pred), len(pred - ref), len(ref - pred)
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return ListScore(tp, fp, fn, recall, precision, f1)
+
+
 def normalise_keyword(text: str) -> str:
     """Lower case, inner whitespace collapsed, surrounding punctuation and quotes stripped: the form in which
     keywords are compared, stored in graphs and scored."""

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from builders.llm import add_llm_arguments, make_client
 from builders.mementos.keywords import KeywordExtractor
-from filters.text import Keywords, normalise_keyword
+from filters.text import Keywords, ListScore, normalise_keyword, score_lists
 from scoring.llm import llm_config
 from scoring.mementos_inputs import BENCHMARK, Reference, keyword_pairs, read_predictions, read_reference, reference_of
 from scoring.plotting import pyplot, save_png
@@ -52,16 +52,6 @@ PAIRS = {"objects": False, "behaviours": True}
 
 
 @dataclass(frozen=True)
-class ListScore:
-    tp: int
-    fp: int
-    fn: int
-    recall: float
-    precision: float
-    f1: float
-
-
-@dataclass(frozen=True)
 class SequenceScore:
     id: str
     domain: str
@@ -75,16 +65,6 @@ class SequenceScore:
 
 
 # ------------------------------------------------------------------------------------------------ metrics
-
-
-def score_lists(reference: Iterable[str], predicted: Iterable[str]) -> ListScore:
-    """Set-based TP/FP/FN and recall, precision, F1 of one list (0 for an empty denominator)."""
-    ref, pred = set(reference), set(predicted)
-    tp, fp, fn = len(ref & pred), len(pred - ref), len(ref - pred)
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return ListScore(tp, fp, fn, recall, precision, f1)
 
 
 def score_sequence(

@@ -39,6 +39,7 @@ from scoring.llm import llm_config
 from scoring.nli import PAPER_MODEL, load_judge
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
+from filters.text import plain_sentence
 from sources.errors import ConfigError
 
 BENCHMARK = "reefknot"
@@ -61,13 +62,10 @@ class Scored:
 # ------------------------------------------------------------------------------------------------ judging
 
 
-_ARTICLES = re.compile(r"\b(the|a|an)\b")
-
-
 def normalise_sentence(text: str) -> str:
-    """Lower case, no articles or punctuation, single spaces: "The cat is on the laptop." -> "cat is on laptop"."""
-    text = _ARTICLES.sub(" ", strip_thinking(text).lower())
-    return " ".join(re.sub(r"[^a-z0-9' ]+", " ", text).split())
+    """A response's sentence as the exact judge compares it (:func:`filters.text.plain_sentence`), without the
+    model's thinking."""
+    return plain_sentence(strip_thinking(text))
 
 
 def exact_judge(references: Sequence[str], responses: Sequence[str]) -> list[bool]:

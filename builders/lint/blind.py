@@ -42,6 +42,9 @@ has its twin outside the cell (POPEv2's ``normal`` and ``counterfactual``) is re
 text-only strategy gives both twins the same answer, so it is exactly at chance over each pair, and the cell's
 figure only tells which side its picks fall on.
 
+Open items (no choices) are audited beside them by a text-only baseline that writes the reference
+(:mod:`builders.lint.blind_open`), their cells flagged by the same rule.
+
 scikit-learn is the ``lint`` extra; without it the audit reports itself off and says what to install.
 """
 
@@ -56,17 +59,19 @@ from typing import Any, Callable, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item, canonical_json
 from builders.lint.base import is_mcq, is_yes_no, normalise
+from builders.lint.blind_open import STRATEGY, open_scores
 from builders.lint.blind_pairs import learner_pairs
 from builders.lint.priors import mcq_prior, yes_no_prior
 from builders.quality import guess_chance
 
 MARGIN = 0.05
 """How far above chance a blind learner's lower 95 % bound must be for its cell to be flagged."""
-FLAGGING = ("learned", "text_only_llm")
+FLAGGING = ("learned", "text_only_llm", STRATEGY)
 """The strategies whose verdict flags a cell: the learners. The hand rules are reported beside them (the learner
 has features for each: position, length rank, the choice's text, numeric rank), but not tested one by one: six
 rules in each of a task's ten cells are sixty tests, and one of them beats its bound by luck in a build with no
-shortcut at all (seen: "longest" at 40 % against 20 % over 35 random golds)."""
+shortcut at all (seen: "longest" at 40 % against 20 % over 35 random golds). Open items' cells are flagged by
+their text-only baseline (:mod:`builders.lint.blind_open`)."""
 LEVEL = 0.95
 FOLDS = 5
 HASH_FEATURES = 1 << 20
@@ -76,6 +81,9 @@ EPOCHS = 20
 """Passes of the learner's stochastic gradient descent over its training rows (averaged, so the weights settle)."""
 INSTALL = "pip install -e '.[lint]' (scikit-learn)"
 
+OPEN_SUFFIX = ":open"
+"""Open cells are named after their task with this suffix ("reefknot/cognition:open"): a task may hold closed
+and open items (Reefknot's Y/N, MCQ and VQA), and a cell's name says which items it holds."""
 YES_NO_CHOICES = ("yes", "no")
 _WORD = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
@@ -148,6 +156,12 @@ def choice_features(item: Item) -> list[list[str]]:
 def image_set(item: Item) -> str:
     """The group of an item in cross-validation: its set of images (names, order ignored)."""
     return canonical_json(sorted(p.rsplit("/", 1)[-1] for p in item.images))
+
+
+def video(item: Item) -> str:
+    """An open item's group in the folds (:mod:`builders.lint.blind_open`): its video, else its image set."""
+    source = item.provenance.get("video_id")
+    return image_set(item) if source is None else "video:" + canonical_json(source)
 
 
 def twins(items: Sequence[Item], members: Sequence[int]) -> dict[int, str]:
@@ -302,6 +316,8 @@ class Cell:
     by_design: str | None = None
     twinned: bool = False
     """Every item has its twin outside the cell (:func:`twins`): reported, never flagged."""
+    open: bool = False
+    """An open-answer cell: scored by :mod:`builders.lint.blind_open`'s baseline, its chance the shuffled floor."""
 
     @property
     def above(self) -> list[str]:
@@ -315,11 +331,11 @@ class Cell:
         return any(s in FLAGGING for s in self.above)
 
     def to_json(self) -> dict[str, Any]:
-        learner = "learned" if "learned" in self.accuracy else None
+        learner = next((s for s in ("learned", STRATEGY) if s in self.accuracy), None)
         low, high = self.interval.get(learner, (None, None)) if learner else (None, None)
         out: dict[str, Any] = {
             "cell": self.name, "n": self.questions, "items": len(self.members), "chance": round(self.chance, 4),
-            "accuracy": _round(self.accuracy.get("learned")), "low95": _round(low), "high95": _round(high),
+            "accuracy": _round(self.accuracy.get(learner)) if learner else None, "low95": _round(low), "high95": _round(high),
             "flagged": self.flagged, "above_chance": self.above,
             "strategies": {s: {"accuracy": _round(a), "low95": _round(self.interval[s][0])}
                            for s, a in self.accuracy.items()},
@@ -328,6 +344,8 @@ class Cell:
             out["by_design"] = self.by_design
         if self.twinned:
             out["twinned"] = True
+        if self.open:
+            out["open"] = True
         return out
 
 
@@ -350,16 +368,18 @@ def question_key(item: Item, index: int) -> Any:
     return index if group is None else canonical_json(group)
 
 
-def folds_of(items: Sequence[Item], members: Sequence[int], twin: Mapping[int, str] | None = None
-             ) -> list[list[int]]:
+def folds_of(items: Sequence[Item], members: Sequence[int], twin: Mapping[int, str] | None = None,
+             group: Callable[[Item], str] | None = None) -> list[list[int]]:
     """``FOLDS`` test folds over ``members``, grouped by image set (scikit-learn's GroupKFold), variants of one
     question (``provenance.group``: MM-SAP's shuffles, MIOH's question asked over 2, 4, 8 of its images) and
     twins (``twin``: :func:`twins`) kept together even where their image sets differ; fewer folds when there are
-    fewer groups, none when only one."""
+    fewer groups, none when only one. ``group``: an item's group in place of its image set (the open audit's
+    video)."""
     from sklearn.model_selection import GroupKFold
 
     twin = twin or {}
-    groups = ["twin:" + twin[i] if i in twin else image_set(items[i]) if items[i].provenance.get("group") is None
+    group = group or image_set
+    groups = ["twin:" + twin[i] if i in twin else group(items[i]) if items[i].provenance.get("group") is None
               else "group:" + canonical_json(items[i].provenance["group"]) for i in members]
     n = min(FOLDS, len(set(groups)))
     if n < 2:
@@ -390,7 +410,8 @@ def cell_members(items: Sequence[Item]) -> dict[str, list[int]]:
 
 def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = None,
           extra: Mapping[str, Mapping[int, bool]] | None = None) -> dict[str, Any]:
-    """The audit of every closed item: ``{"cells": [...], "flagged": [...], ...}`` (build.json ``lint.blind``).
+    """The audit of every item, closed and open (:mod:`builders.lint.blind_open`): ``{"cells": [...], "flagged":
+    [...], ...}`` (build.json ``lint.blind``).
 
     ``fixed``: (benchmark, task) -> the answer fixed by design (its cells are reported apart, never flagged);
     ``extra``: more strategies already run, name -> {item index: right?} (the text-only LLM)."""
@@ -403,7 +424,6 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
     for i, it in enumerate(items):
         if is_closed(it):
             tasks[(it.benchmark, it.task)].append(i)
-    open_items = len(items) - sum(len(m) for m in tasks.values())
     cells: list[Cell] = []
     right_by: dict[str, dict[int, float]] = {}
     spoke: dict[str, set[int]] = {}  # strategy -> the items it picked a choice for (not left at chance)
@@ -431,6 +451,7 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
             cell = make_cell(items, cell_name, cell_members, right_by, spoke, fixed.get((benchmark, task)))
             cell.twinned = _twinned_outside(cell_members, twin, sizes)
             cells.append(cell)
+    open_items = _open_cells(items, cells)
     flagged = [c.name for c in cells if c.flagged]
     learned_right = right_by.get("learned", {})
     return {
@@ -438,11 +459,30 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
         "flagged": flagged,
         "by_design": sorted({c.name.split(" ")[0] for c in cells if c.by_design is not None}),
         "overall": _overall(items, learned_right),
-        "open_items_not_audited": open_items,
+        "open_items": open_items,
         "margin": MARGIN,
         "learned_right": sorted(i for i, r in learned_right.items() if r == 1.0),
         "paired": learner_pairs(items, learned_right),
     }
+
+
+def _open_cells(items: Sequence[Item], cells: list[Cell]) -> int:
+    """Append the open items' cells (:mod:`builders.lint.blind_open`) to ``cells``; the number of open items."""
+    tasks: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, it in enumerate(items):
+        if not is_closed(it):
+            tasks[(it.benchmark, it.task)].append(i)
+    for (benchmark, task), members in sorted(tasks.items()):
+        members.sort(key=lambda i: (items[i].id, i))
+        folds = folds_of(items, members, group=video)
+        if not folds:
+            continue
+        right, floor = open_scores(items, members, folds)
+        for cell_name, cell_members in cells_of(items, members, f"{benchmark}/{task}{OPEN_SUFFIX}"):
+            cell = make_cell(items, cell_name, cell_members, {STRATEGY: right}, {STRATEGY: set(right)}, None, floor)
+            cell.open = True
+            cells.append(cell)
+    return sum(len(m) for m in tasks.values())
 
 
 def _twinned_outside(members: Sequence[int], twin: Mapping[int, str], sizes: Mapping[str, int]) -> bool:
@@ -455,14 +495,17 @@ def _twinned_outside(members: Sequence[int], twin: Mapping[int, str], sizes: Map
 
 
 def make_cell(items: Sequence[Item], name: str, members: list[int], right_by: Mapping[str, Mapping[int, float]],
-              spoke: Mapping[str, set[int]], by_design: str | None) -> Cell:
+              spoke: Mapping[str, set[int]], by_design: str | None, chance: Mapping[int, float] | None = None
+              ) -> Cell:
     """A cell's figures for every strategy that picked a choice for at least one of its items (a rule with
-    nothing to say anywhere in the cell, "always refuse" where no option refuses, is left out)."""
+    nothing to say anywhere in the cell, "always refuse" where no option refuses, is left out). ``chance``: each
+    item's chance score where it is not a guess among its choices (open items' shuffled floor)."""
     questions: dict[Any, list[int]] = defaultdict(list)
     for i in members:
         questions[question_key(items[i], i)].append(i)
     n = len(questions)
-    chance = sum(guess_chance(items[i], len(choices(items[i]))) for i in members) / len(members)
+    chance = sum(chance[i] if chance is not None else guess_chance(items[i], len(choices(items[i])))
+                 for i in members) / len(members)
     cell = Cell(name, members, n, chance, by_design=by_design)
     for strategy, right in right_by.items():
         if not all(i in right for i in members) or spoke.get(strategy, set()).isdisjoint(members):

@@ -13,6 +13,7 @@ from builders.items import Item, canonical_json
 from builders.lint import balance, choices, contradictions, duplicates, independence, wording
 from builders.lint.base import BUILD_KEYS, CheckResult, LintContext
 from builders.lint.blind import MARGIN, pct
+from builders.lint.blind_open import STRATEGY as OPEN_BASELINE
 from builders.lint.dictionary import LazyAllowList, load_dictionary
 from sources.executors import ProcessExecutor, usable_cores
 
@@ -208,7 +209,8 @@ def blind_rows(audit: Mapping[str, Any], every_cell: bool = True) -> list[list[s
         whole = " " not in cell["cell"]
         if not (every_cell or whole or cell["flagged"]):
             continue
-        rules = {k: v for k, v in cell["strategies"].items() if k != "learned" and v["accuracy"] is not None}
+        rules = {k: v for k, v in cell["strategies"].items() if k not in ("learned", OPEN_BASELINE)
+                 and v["accuracy"] is not None}
         best = max(rules, key=lambda k: (rules[k]["low95"], rules[k]["accuracy"]), default=None)
         learner = (f"{_points(cell['accuracy'])} ({_points(cell['low95'])}-{_points(cell['high95'])})"
                    if cell["accuracy"] is not None else "-")
@@ -246,8 +248,9 @@ def blind_caption(audit: Mapping[str, Any]) -> str:
     if any(cell.get("twinned") for cell in audit.get("cells", [])):
         text += ("; twins: each item has a twin outside the cell (same text and image, another answer), which "
                  "a text-only learner cannot tell apart: never flagged")
-    if audit.get("open_items_not_audited"):
-        text += f"; {audit['open_items_not_audited']} open-answer items not audited"
+    if any(cell.get("open") for cell in audit.get("cells", [])):
+        text += ("; open answers: the learner writes the nearest training reference by TF-IDF (its mean score by "
+                 "the benchmark's metric), chance: the references shuffled within the task")
     return text
 
 
@@ -260,15 +263,24 @@ def blind_markdown(section: Mapping[str, Any] | None) -> str:
     if audit.get("off"):
         return f"_The blind audit did not run: {audit['off']}._"
     if not audit["cells"]:
-        return "_No closed-form (multiple-choice or yes/no) items: nothing a text-only learner could pick._"
-    overall = audit.get("overall") or {}
-    text = (f"A text-only learner (logistic regression over the context, question and options, cross-validated "
-            f"so that items over the same images are never on both sides of a split) and hand rules (answer "
-            f"letter, longest option, most frequent answer text, rank among numbers, always yes, always refuse) "
-            f"tried to answer every multiple-choice and yes/no item without its images. Overall the learner was "
-            f"right on {pct(overall.get('accuracy'))} of {overall.get('n', 0)} items against "
-            f"{pct(overall.get('chance'))} by chance. A cell is flagged when the learner's (or a text-only "
-            f"LLM's) 95 % lower bound is above chance + {audit.get('margin', MARGIN):.0%}.")
+        return "_Too few items or videos per task to cross-validate a text-only learner._"
+    overall = audit.get("overall")
+    text = ""
+    if overall:
+        text = (f"A text-only learner (logistic regression over the context, question and options, cross-validated "
+                f"so that items over the same images are never on both sides of a split) and hand rules (answer "
+                f"letter, longest option, most frequent answer text, rank among numbers, always yes, always refuse) "
+                f"tried to answer every multiple-choice and yes/no item without its images. Overall the learner was "
+                f"right on {pct(overall['accuracy'])} of {overall['n']} items against {pct(overall['chance'])} by "
+                f"chance. ")
+    if any(c.get("open") for c in audit["cells"]):
+        text += (f"{audit.get('open_items', 0)} open answers were audited: a text-only baseline wrote each "
+                 "reference as the reference of the training item whose question and context are nearest by TF-IDF "
+                 "(cross-validated, grouped by video), scored by the benchmark's metric (Mementos' keyword F1, "
+                 "Reefknot's exact judge, else token F1) against the same metric with the references shuffled within the task (its "
+                 "chance). ")
+    text += (f"A cell is flagged when the text-only strategy's (the learner's, the baseline's or a text-only "
+             f"LLM's) 95 % lower bound is above chance + {audit.get('margin', MARGIN):.0%}.")
     shown = [c for c in audit["cells"] if c["flagged"] or "by_design" in c]
     if not shown:
         return text + f" **No cell of {len(audit['cells'])} is flagged.**"
