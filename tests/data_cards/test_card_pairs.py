@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from builders.items import make_item
 from builders.pairs import pair_provenance
-from data_cards.card import _pairs_text, compute_stats
+from tests.conftest import require_release_extra
+
+require_release_extra()  # data_cards.card writes the card with huggingface_hub
+
+from data_cards.card import _pairs_text, compute_stats  # noqa: E402
 
 
 def test_a_dropped_item_leaves_its_partner_released_and_unpaired():
