@@ -12,8 +12,10 @@ each pressure the release has (over the misleading items only where a pressure a
 context is true: the paper's figure), ``acc_<pressure>_control`` for those controls (the gap is the difference of
 the two), ``unparsed_rate`` and, where the task has yes/no items, ``yes_ratio`` (the share of
 the model's yes/no answers that are "yes") and, where the task has pairs (one question asked of two images with
-different answers, :mod:`builders.pairs`), ``group_accuracy``: the share of its complete pairs with both items
-right, as ``paired.group_accuracy`` of ``python -m scoring``. The group reports ``accuracy`` and ``unparsed_rate`` over all
+different answers, :mod:`builders.pairs`), ``group_acc``: the share of its complete pairs with both items
+right, as ``paired.group_accuracy`` of ``python -m scoring`` (not named ``group_accuracy``: lmms-eval pools a
+group's metrics by substring, so the group's ``accuracy`` rule would take a task metric whose name holds
+"accuracy", and the run fails). The group reports ``accuracy`` and ``unparsed_rate`` over all
 tasks, each task weighted by the number of items it scores (see :mod:`scoring.harness.lmms_eval_utils`), which
 makes them the overall numbers of ``python -m scoring``.
 
@@ -31,7 +33,7 @@ from typing import Sequence
 from .rows import ReleaseTask
 
 MAX_NEW_TOKENS = 1024
-GROUP_METRIC = "group_accuracy"
+GROUP_METRIC = "group_acc"
 """The share of a task's pairs (:mod:`builders.pairs`) with both items right; a metric of tasks that have pairs."""
 GROUP_FILE = "_group.yaml"
 

@@ -1,4 +1,4 @@
-"""Pairs in the harness exports: lmms-eval tasks with pairs carry ``group_accuracy`` (a constant answer scores 0,
+"""Pairs in the harness exports: lmms-eval tasks with pairs carry ``group_acc`` (a constant answer scores 0,
 a half pair is left out) and VLMEvalKit sheets carry the pair id and role."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 
 import yaml
 
-from data_cards.harness.lmms_eval import task_yaml
+from data_cards.harness.lmms_eval import GROUP_METRIC, task_yaml
 from data_cards.harness.rows import ReleaseTask
 from data_cards.harness.vlmevalkit import mcq_records
 from scoring.harness.lmms_eval_utils import group_accuracy_of_values, make_process_results
@@ -31,7 +31,7 @@ def _rows() -> list[dict]:
 
 def _group(rows: list[dict], outputs: dict[str, str]) -> float:
     process = make_process_results(("none",))
-    return group_accuracy_of_values([process(r, [outputs[r["id"]]])["group_accuracy"] for r in rows])
+    return group_accuracy_of_values([process(r, [outputs[r["id"]]])[GROUP_METRIC] for r in rows])
 
 
 def test_lmms_eval_tasks_with_pairs_report_group_accuracy():
@@ -40,7 +40,7 @@ def test_lmms_eval_tasks_with_pairs_report_group_accuracy():
     config = yaml.safe_load(task_yaml(task, release="mmsap", repo_id="o/mmsap", version="1.0.0", pressures=["none"])
                             .replace("!function ", ""))
     metrics = {m["metric"]: m["aggregation"] for m in config["metric_list"]}
-    assert metrics["group_accuracy"] == "utils.group_accuracy_of_values"
+    assert metrics[GROUP_METRIC] == "utils.group_accuracy_of_values"
     for letter in "ABCD":
         assert _group(rows, {r["id"]: letter for r in rows}) == 0
     truthful = {r["id"]: r["answer"] for r in rows}
