@@ -21,11 +21,10 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import quote
 
 from builders.items import OPTION_LETTERS, Item
+from builders.registry import ITEM_KINDS
 from builders.review import ISSUE_TAGS, VERDICTS
 
-MCQ = "mcq"
-YES_NO = "yes_no"
-VQA = "vqa"
+MCQ, YES_NO, VQA = ITEM_KINDS
 KIND_NAMES = {MCQ: "multiple choice", YES_NO: "yes/no", VQA: "open answer"}
 
 # control names in the labeling config: pull reads annotations by these names
