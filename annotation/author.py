@@ -29,9 +29,12 @@ from typing import Any, Callable, Sequence
 from annotation.client import LabelStudioClient
 from annotation.config import DM_HIDDEN_META, config_interface, local_files_url
 from annotation.errors import AnnotationError
+from annotation.pull import write_shared
 from annotation.push import STORAGE_TITLE
+from annotation.resolve import reviewer_name
 from annotation.serving import check_files_root, link_images, serving_folder
 from builders.authoring import Answer, AuthoringHook, Field, Form, Inputs, Output, Subject
+from builders.authorship import authors_json, authors_sidecar
 from builders.registry import load, specs
 
 AUTHOR_ID_FIELD = "mirage_author_id"
@@ -181,8 +184,6 @@ def latest_answer(task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[
 
 def answers(client: LabelStudioClient, flow: AuthoringHook, project: str) -> list[Answer]:
     """The latest submitted answer of every task of ``project``, in task order, with its author's e-mail."""
-    from annotation.resolve import reviewer_name
-
     proj = client.find_project(project)
     if proj is None:
         raise AnnotationError(f"no project {project!r} on {client.url}: run `annotation author push --kind "
@@ -203,9 +204,6 @@ def answers(client: LabelStudioClient, flow: AuthoringHook, project: str) -> lis
 def write_outputs(outputs: Sequence[Output]) -> dict[str, list[str]]:
     """Write each output and its authors' sidecar; ``{written, unchanged, problems}``. A kept file that exists is
     left alone: the same text is unchanged (its sidecar written if missing), another text a problem."""
-    from annotation.pull import write_shared
-    from builders.authorship import authors_json, authors_sidecar
-
     report: dict[str, list[str]] = {"written": [], "unchanged": [], "problems": []}
     for out in outputs:
         sidecar = authors_sidecar(out.path)

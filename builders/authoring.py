@@ -19,9 +19,14 @@ The hooks know nothing of Label Studio; the flow knows nothing of any benchmark.
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
+
+from sources.errors import ConfigError, SourceError
 
 Inputs = Mapping[str, Any]
 """The options ``annotation author`` was given, by name (``images``, ``out``, ``cache_dir``, ...): each hook reads
@@ -122,8 +127,6 @@ class AuthoringHook:
 
     def need(self, inputs: Inputs, name: str, what: str) -> Any:
         """``inputs[name]``, or a one-line error naming the option and what it must be."""
-        from sources.errors import ConfigError
-
         value = inputs.get(name)
         if value is None:
             raise ConfigError(f"author {self.kind} needs --{name.replace('_', '-')} {what}")
@@ -132,8 +135,6 @@ class AuthoringHook:
 
 def jsonl(records: Sequence[Mapping[str, Any]]) -> bytes:
     """Records as the JSONL the builders read: one sorted-key object per line, UTF-8."""
-    import json
-
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode()
 
 
@@ -145,11 +146,6 @@ def image_files(folder: Path) -> list[Path]:
 def reader_problem(record: Mapping[str, Any], read: Any, folder: Path | None = None) -> str | None:
     """Why the builder's own reader ``read(path)`` rejects ``record`` (written alone as a JSONL file in
     ``folder``, where its relative paths resolve), or ``None``: the reader is the validator."""
-    import os
-    import tempfile
-
-    from sources.errors import SourceError
-
     with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", dir=folder, delete=False) as fh:
         fh.write(jsonl([record]))
     try:

@@ -16,6 +16,9 @@ from typing import Any, Sequence
 
 from builders.authoring import Answer, AuthoringHook, Field, Form, Inputs, Output, Subject
 from builders.authorship import description_file
+from sources.comics import read_comics
+from sources.robot import read_robot_episodes
+from sources.video import sample_video
 
 DESCRIPTION = "description"
 MIN_WORDS = 8
@@ -46,9 +49,6 @@ def validate_description(text: str, min_words: int = MIN_WORDS) -> str | None:
 
 def _sequence_records(robot: Path | None, comics: Path | None) -> list[tuple[str, Any]]:
     """``(source, record)`` of every robot episode and comic, read by the readers the builder uses."""
-    from sources.comics import read_comics
-    from sources.robot import read_robot_episodes
-
     out = []
     for source, root, reader in (("robot", robot, read_robot_episodes), ("comics", comics, read_comics)):
         if root is not None:
@@ -57,8 +57,6 @@ def _sequence_records(robot: Path | None, comics: Path | None) -> list[tuple[str
 
 
 def _frames_of(record: Any, source: str, cache_dir: Path | None) -> tuple[tuple[Path, ...], tuple[str, ...]]:
-    from sources.video import sample_video
-
     if source == "comics":
         panels = tuple(Path(p) for p in record.meta["panels"])
         return panels, tuple(f"Panel {k}" for k in range(1, len(panels) + 1))

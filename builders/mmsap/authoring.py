@@ -14,15 +14,17 @@ from builders.authoring import (
     Answer, AuthoringHook, Field, Form, Inputs, Output, Subject, image_files, jsonl, reader_problem,
 )
 from builders.authorship import question_key
+from builders.mmsap.answers import answer_table
+from builders.mmsap.authored import read_authored
+from builders.mmsap.layout import refusal_wording
+from builders.mmsap.questions import DEMO_BASIC_TYPES, KNOW_DOMAINS
+from builders.mmsap.vqa import type_map
 
 QUESTION, ANSWER, SUBSET, TYPE, DISTRACTORS = "question", "answer", "subset", "type", "distractors"
 
 
 def question_types() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(know types, basic types)`` exactly as ``builders.mmsap`` validates an authored record's ``type``."""
-    from builders.mmsap.questions import DEMO_BASIC_TYPES, KNOW_DOMAINS
-    from builders.mmsap.vqa import type_map
-
     return tuple(KNOW_DOMAINS), tuple(dict.fromkeys((*type_map().names, *DEMO_BASIC_TYPES)))
 
 
@@ -50,10 +52,6 @@ class Questions(AuthoringHook):
         return [Subject(p.name, (p,), (p.name,), f"write a question about {p.name}") for p in image_files(folder)]
 
     def outputs(self, answers: Sequence[Answer], inputs: Inputs) -> tuple[list[Output], list[str]]:
-        from builders.mmsap.answers import answer_table
-        from builders.mmsap.authored import read_authored
-        from builders.mmsap.layout import refusal_wording
-
         out = self.need(inputs, "out", "FILE.jsonl (the questions file to write)")
         read = partial(read_authored, basic_types=question_types()[1], refusal=refusal_wording(),
                        table=answer_table())

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Sequence
 
 from builders.authoring import Answer, AuthoringHook, Field, Form, Inputs, Output, Subject, jsonl, reader_problem
+from builders.predictive.authored import MAX_IMAGES, MIN_IMAGES, read_authored
+from builders.predictive.patterns.base import DIMENSIONS
+from sources.video import frame_images, natural_key
 
 PATTERN, PRED, DIMENSION = "pattern", "pred", "dimension"
 
 
 def pattern_sequences(root: Path) -> list[tuple[str, tuple[Path, ...]]]:
     """``(id, images in natural order)`` for each sub-folder of ``root`` holding 3 to 5 images."""
-    from builders.predictive.authored import MAX_IMAGES, MIN_IMAGES
-    from sources.video import frame_images, natural_key
-
     out = []
     for folder in sorted((p for p in Path(root).iterdir() if p.is_dir()), key=lambda p: natural_key(p.name)):
         frames = tuple(Path(f) for f in frame_images(folder))
@@ -38,8 +38,6 @@ class Patterns(AuthoringHook):
                "builders.predictive --authored reads)")
 
     def form(self, inputs: Inputs) -> Form:
-        from builders.predictive.patterns.base import DIMENSIONS
-
         return Form("Write the rule the images follow (the pattern) and what the next image will show (the "
                     "prediction), as in the predictive-reasoning paper's authored entries.", (
             Field(PATTERN, "Pattern: what changes from image to image", rows=3),
@@ -62,8 +60,6 @@ class Patterns(AuthoringHook):
                 for key, frames in pattern_sequences(root)]
 
     def outputs(self, answers: Sequence[Answer], inputs: Inputs) -> tuple[list[Output], list[str]]:
-        from builders.predictive.authored import read_authored
-
         out = Path(self.need(inputs, "out", "FILE.jsonl (the entries file to write)")).resolve()
         root = self._root(inputs)
         entries, authors, problems = [], {}, []
