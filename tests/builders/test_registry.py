@@ -103,3 +103,13 @@ def test_an_installed_package_joins_through_its_entry_point(tmp_path, monkeypatc
         monkeypatch.undo()
         registry.reload()
     assert "sixth" not in registry.names()
+
+
+def test_every_builtin_benchmark_package_is_in_the_independence_contract():
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (independent,) = [c["modules"] for c in contracts if c["id"] == "benchmarks"]
+    packages = {s.config.split(".config:")[0] for s in registry.specs()
+                if s.config and s.config.startswith("builders.")}
+    assert packages == set(independent)
