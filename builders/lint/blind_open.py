@@ -6,9 +6,9 @@ reference of the training item whose question and context are nearest by TF-IDF 
 ``TfidfVectorizer`` and ``NearestNeighbors``), cross-validated with the closed audit's folds, grouped by video
 (:func:`builders.lint.blind.video`) so that clips of one video are never on both sides of a split.
 
-It is scored with the metric the benchmark's spec names (``score``, ``open_metric``): Mementos' keyword F1 (the mean of the object and the
-behaviour F1 over the stored reference keywords, :func:`filters.text.score_lists`); Reefknot's exact judge (the
-normalised sentence equals one of the accepted answers, :func:`filters.text.plain_sentence`), the written
+It is scored with the metric the benchmark's spec names (``score``, ``open_metric``): Mementos' keyword F1 (the
+mean of the object and the behaviour F1 over the stored reference keywords, :func:`filters.text.score_lists`);
+Reefknot's exact judge (the normalised sentence equals one of the accepted answers, :func:`filters.text.plain_sentence`), the written
 reference's relation put into the answer format the question gives (``in_format``: a writer who reads the
 question names its two objects; a shuffled reference naming other objects would put chance at zero); token F1 (SQuAD's, articles dropped) where only an LLM judge exists (predictive's three judges). Its **chance floor** is the same metric with the references shuffled
 within the task: each item scored against the reference of another item, ``SHUFFLES`` seeded permutations
