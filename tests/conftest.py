@@ -67,7 +67,7 @@ def spacy_model() -> None:
         require(False, "spaCy with an English model", "bash .ci/install-nlp.sh")
 
 
-RELEASE_EXTRA = ("datasets", "huggingface_hub", "pyarrow", "matplotlib", "statsmodels")
+RELEASE_EXTRA = ("datasets", "huggingface_hub", "jinja2", "pyarrow", "matplotlib", "statsmodels")
 
 
 def require_release_extra() -> None:
