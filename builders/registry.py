@@ -33,8 +33,14 @@ BUILTIN: tuple[str, ...] = (
 )
 """The specs of the benchmarks shipped with Mirage (a benchmark Mirage only imports, POPE, has one too)."""
 
-DEMO_LICENCE = ("cc0-1.0", "generated procedurally by Mirage and dedicated to the public domain (CC0 1.0)")
-"""The demo world's licence: every benchmark that builds on it lists it under ``demo``."""
+SOURCE_LICENCES: dict[str, tuple[str, str]] = {
+    "demo": ("cc0-1.0", "generated procedurally by Mirage and dedicated to the public domain (CC0 1.0)"),
+    "coco": ("cc-by-4.0", "COCO annotations are CC BY 4.0; the images follow the Flickr terms of use"),
+    "visual_genome": ("cc-by-4.0", "Visual Genome is CC BY 4.0"),
+    "vqav2": ("cc-by-4.0", "VQA v2 annotations are CC BY 4.0; the images are COCO's"),
+}
+"""Source name -> (Hub licence id, note) of the sources whose terms Mirage knows; a spec lists those it reads
+(:func:`licences`)."""
 
 ITEM_KINDS = ("mcq", "yes_no", "vqa")
 """What a review room can show: multiple choice, yes/no, an open answer (``annotation.config`` renders each)."""
@@ -114,6 +120,11 @@ class BenchmarkSpec:
                               f"known: {', '.join(ITEM_KINDS)}")
         if self.twin and not (self.config and self.build):
             raise ConfigError(f"benchmark {self.name!r}: a twin needs a config and a build")
+
+
+def licences(*sources: str) -> dict[str, tuple[str, str]]:
+    """The known licences of ``sources`` (:data:`SOURCE_LICENCES`), for a spec's ``licences``."""
+    return {name: SOURCE_LICENCES[name] for name in sources}
 
 
 def load(path: str) -> Any:

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Sequence
 
 from builders.items import Item, make_item
-from builders.registry import BenchmarkSpec, Paper
+from builders.registry import BenchmarkSpec, Paper, licences
 from sources.errors import ConfigError
 from sources.pope import PopeQuestion, parquet_images, read_pope
 
@@ -56,7 +56,7 @@ SPEC = BenchmarkSpec(
     scorer="scoring.pope",
     review_kinds=("yes_no",),
     imports={"pope": "builders.imports.pope"},
-    licences={"coco": ("cc-by-4.0", "COCO annotations are CC BY 4.0; the images follow the Flickr terms of use")},
+    licences=licences("coco"),
     twin=False,
 )
 """POPE is imported, never built: the registry knows it for its paper, scorer and importer."""

@@ -1,6 +1,6 @@
 """Mementos as the registry knows it (:mod:`builders.registry`)."""
 
-from builders.registry import DEMO_LICENCE, BenchmarkSpec, Paper
+from builders.registry import BenchmarkSpec, Paper, licences
 
 SPEC = BenchmarkSpec(
     name="mementos",
@@ -23,7 +23,7 @@ SPEC = BenchmarkSpec(
     review_kinds=("vqa",),
     authoring=("builders.mementos.authoring:DESCRIPTIONS",),
     imports={"mementos-csv": "builders.imports.mementos_csv"},
-    licences={"demo": DEMO_LICENCE},
+    licences=licences("demo"),
     source_options={"nextqa": "nextqa"},
     open_metric="keyword_f1",
 )

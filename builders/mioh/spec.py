@@ -1,6 +1,6 @@
 """MIOH as the registry knows it (:mod:`builders.registry`)."""
 
-from builders.registry import DEMO_LICENCE, BenchmarkSpec, Paper
+from builders.registry import BenchmarkSpec, Paper, licences
 
 SPEC = BenchmarkSpec(
     name="mioh",
@@ -24,8 +24,7 @@ SPEC = BenchmarkSpec(
     cli="builders.mioh.cli:main",
     scorer="scoring.mioh",
     review_kinds=("mcq", "yes_no"),
-    licences={"demo": DEMO_LICENCE,
-              "coco": ("cc-by-4.0", "COCO annotations are CC BY 4.0; the images follow the Flickr terms of use")},
+    licences=licences("demo", "coco"),
     source_options={"coco_rem": "coco_rem", "paco": "paco", "svg": "svg"},
     scored_apart=("decomposed",),
     uses_clip=True,

@@ -1,6 +1,6 @@
 """MM-SAP as the registry knows it (:mod:`builders.registry`)."""
 
-from builders.registry import DEMO_LICENCE, BenchmarkSpec, Paper
+from builders.registry import BenchmarkSpec, Paper, licences
 
 SPEC = BenchmarkSpec(
     name="mmsap",
@@ -20,8 +20,6 @@ SPEC = BenchmarkSpec(
     scorer="scoring.mmsap",
     review_kinds=("mcq",),
     authoring=("builders.mmsap.authoring:QUESTIONS",),
-    licences={"demo": DEMO_LICENCE,
-              "coco": ("cc-by-4.0", "COCO annotations are CC BY 4.0; the images follow the Flickr terms of use"),
-              "vqav2": ("cc-by-4.0", "VQA v2 annotations are CC BY 4.0; the images are COCO's"),
-              "visual_genome": ("cc-by-4.0", "Visual Genome is CC BY 4.0")},
+    licences=licences("demo", "coco", "vqav2", "visual_genome"),
+    source_options={"coco": "coco", "vqav2": "vqav2"},
 )

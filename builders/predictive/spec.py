@@ -1,6 +1,6 @@
 """Predictive reasoning as the registry knows it (:mod:`builders.registry`)."""
 
-from builders.registry import DEMO_LICENCE, BenchmarkSpec, Paper
+from builders.registry import BenchmarkSpec, Paper, licences
 
 SPEC = BenchmarkSpec(
     name="predictive",
@@ -19,6 +19,6 @@ SPEC = BenchmarkSpec(
     scorer="scoring.predictive",
     review_kinds=("vqa",),
     authoring=("builders.predictive.authoring:PATTERNS",),
-    licences={"demo": DEMO_LICENCE},
+    licences=licences("demo"),
     source_options={"activitynet": "activitynet", "charades": "charades", "clevrer": "clevrer"},
 )

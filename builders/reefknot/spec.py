@@ -1,6 +1,6 @@
 """Reefknot as the registry knows it (:mod:`builders.registry`)."""
 
-from builders.registry import DEMO_LICENCE, BenchmarkSpec, Paper
+from builders.registry import BenchmarkSpec, Paper, licences
 
 SPEC = BenchmarkSpec(
     name="reefknot",
@@ -20,7 +20,7 @@ SPEC = BenchmarkSpec(
     cli="builders.reefknot.cli:main",
     scorer="scoring.reefknot",
     imports={"reefknot": "builders.imports.reefknot"},
-    licences={"demo": DEMO_LICENCE, "visual_genome": ("cc-by-4.0", "Visual Genome is CC BY 4.0")},
+    licences=licences("demo", "visual_genome"),
     source_options={"svg": "svg", "visual_genome": "visual_genome"},
     lint_promises={"yes_no_pairs": ("triplet",)},
     open_metric="relation_sentence",

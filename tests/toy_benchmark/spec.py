@@ -1,6 +1,6 @@
 """The toy benchmark's spec: everything Mirage's stages read about it."""
 
-from builders.registry import DEMO_LICENCE, BenchmarkSpec, Paper
+from builders.registry import BenchmarkSpec, Paper, licences
 
 SPEC = BenchmarkSpec(
     name="toy",
@@ -13,5 +13,5 @@ SPEC = BenchmarkSpec(
     cli="tests.toy_benchmark.builder:main",
     scorer="tests.toy_benchmark.scorer",
     review_kinds=("mcq",),
-    licences={"demo": DEMO_LICENCE},
+    licences=licences("demo"),
 )
