@@ -38,9 +38,10 @@ _REFUSAL = re.compile(
     r")",
     re.I,
 )
-_NONE_OF_THE_ABOVE = re.compile(r"^\s*none\s+of\s+(?:the\s+)?(?:above|these|them|the\s+options)\b", re.I)
+_OF_THE_OPTIONS = r"\s+of\s+(?:the\s+)?(?:above|these|them|the\s+options)\b"
+_NONE_OF_THE_ABOVE = re.compile(r"^\s*none" + _OF_THE_OPTIONS, re.I)
+_COLLECTIVE = re.compile(r"^\s*(?:all|neither)" + _OF_THE_OPTIONS, re.I)
 _DONT_KNOW = re.compile(r"^\s*i\s+(?:do\s*n[o'’]?t|dont)\s+know\s*[.!]?\s*$", re.I)
-_COLLECTIVE = re.compile(r"^\s*(?:all|neither)\s+of\s+(?:the\s+)?(?:above|these|them|the\s+options)\b", re.I)
 
 
 def is_refusal(text: str) -> bool:
