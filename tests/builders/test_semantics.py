@@ -243,3 +243,29 @@ def test_the_module_stands_on_sources_alone() -> None:
     for path in sorted((ROOT / "builders" / "semantics").glob("*.py")):
         ours = {m for m in _imports(path) if m.split(".")[0] in project}
         assert all(m.startswith(("sources", "builders.semantics")) for m in ours), (path.name, ours)
+
+
+def test_the_lints_text_only_model_is_read_by_the_scorers_extractor(monkeypatch) -> None:
+    """"I think B" is B to every scorer; the lint's own reader took the first capital, "I", and found no answer."""
+    from types import SimpleNamespace
+
+    import builders.llm
+    from builders.lint.base import LintContext
+    from builders.lint.independence import ask_text_only
+
+    replies = {"Which? (0)": "I think B.", "Which? (1)": "Sorry, I cannot tell.", "Q?": "No, I don't think so."}
+
+    class Client:
+        def complete_many(self, requests):
+            return [SimpleNamespace(text=replies[r.messages[-1]["content"].split("\n")[0]]) for r in requests]
+
+        def usage(self):
+            return {}
+
+    monkeypatch.setattr(builders.llm, "make_client", lambda config: Client())
+    items = [item(question=f"Which? ({k})", options=["cat", "dog", "cow", "pig", "None of the above"], answer="B")
+             for k in range(2)] + [item(answer="no")]
+    summary, right = ask_text_only(items, LintContext(llm=SimpleNamespace(model="stub", enabled=True)))
+    assert right == {0: True, 1: False, 2: True}
+    assert summary["tasks"]["b/t"] == {"items": 3, "right": 2, "unparsed": 1, "accuracy": 0.6667,
+                                       "chance": round((0.2 + 0.2 + 0.5) / 3, 4)}
