@@ -39,9 +39,14 @@ class ItemLike(Protocol):
     provenance: Mapping[str, Any]
 
 
+def declared_open(item: ItemLike) -> bool:
+    """Whether the builder declares the question open (:data:`OPEN_QUESTION_TYPES`)."""
+    return item.question_type.lower() in OPEN_QUESTION_TYPES
+
+
 def answer_format(item: ItemLike) -> str:
     """``open``, ``yes_no`` or ``option`` (see the module docstring)."""
-    if item.question_type.lower() in OPEN_QUESTION_TYPES:
+    if declared_open(item):
         return "open"
     if item.answer.strip().lower() in YES_NO:
         return "yes_no"
@@ -59,8 +64,9 @@ def letter_index(answer: str, options: Sequence[str]) -> int | None:
 
 
 def is_multiple_choice(item: ItemLike) -> bool:
-    """An item shown with options whose answer is the letter of one of them."""
-    return answer_format(item) == "option" and letter_index(item.answer, item.options) is not None
+    """An item shown with options whose answer is the letter of one of them (a letter is never "yes"/"no", so
+    such an item's format is ``option`` unless the question is declared open)."""
+    return letter_index(item.answer, item.options) is not None and not declared_open(item)
 
 
 def is_yes_no(item: ItemLike) -> bool:
@@ -83,8 +89,8 @@ def yes_no_answer(item: ItemLike) -> str:
 
 def answer_text(item: ItemLike) -> str:
     """The text of the right option of a multiple-choice item, else the answer as written (never raises)."""
-    index = letter_index(item.answer, item.options) if answer_format(item) == "option" else None
-    return item.answer if index is None else item.options[index]
+    index = letter_index(item.answer, item.options)
+    return item.answer if index is None or declared_open(item) else item.options[index]
 
 
 def choices(item: ItemLike) -> tuple[str, ...]:
