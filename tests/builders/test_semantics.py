@@ -181,7 +181,7 @@ def test_the_consumers_agree_with_the_module_where_they_used_to_differ() -> None
     with options and a yes answer neither yes/no nor MCQ)."""
     from annotation.config import KINDS, correction_choices, item_kind
     from builders.quality import blind_baselines
-    from data_cards.card import answer_label
+    from data_cards.statistics import answer_label
     from data_cards.harness.vlmevalkit import FORMS, rotations
     from scoring.harness.lmms_eval_utils import prompt_text as harness_prompt
 
@@ -214,7 +214,7 @@ def test_the_lint_counts_the_items_the_module_calls_closed() -> None:
 CONSUMERS = {
     "builders/items.py", "builders/quality.py", "builders/lint/base.py", "builders/lint/balance.py",
     "builders/lint/blind.py", "builders/lint/choices.py", "builders/lint/independence.py",
-    "builders/lint/contradictions.py", "builders/mioh/builder.py", "data_cards/card.py",
+    "builders/lint/contradictions.py", "builders/mioh/builder.py", "data_cards/statistics.py",
     "data_cards/harness/vlmevalkit.py", "data_cards/harness/lmms_eval.py", "annotation/config.py",
     "scoring/mioh.py", "scoring/health.py", "scoring/harness/lmms_eval_utils.py", "scoring/harness/circular.py",
 }
