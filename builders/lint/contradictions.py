@@ -18,7 +18,8 @@ from collections import defaultdict
 from typing import Sequence
 
 from builders.items import Item, canonical_json
-from builders.lint.base import CheckResult, LintContext, answer_text, image_names, is_yes_no, normalise
+from builders.lint.base import CheckResult, LintContext, image_names, normalise
+from builders.semantics.format import answer_text, is_yes_no
 
 PAIRED_YES_NO: dict[str, tuple[str, ...]] = {"reefknot": ("triplet",)}
 """Benchmark -> provenance keys of its promised yes/no pairs. Reefknot (``builders/reefknot/questions.py``): each

@@ -8,17 +8,9 @@ import pytest
 
 from builders.items import make_item
 from builders.llm import LLMConfig, TemplateBackend
-from scoring.extract import (
-    Answer,
-    answer_format,
-    extract,
-    extract_option,
-    extract_yes_no,
-    is_correct,
-    is_refusal,
-    refusal_letters,
-    strip_thinking,
-)
+from builders.semantics.extract import Answer, extract, extract_option, extract_yes_no, is_correct, strip_thinking
+from builders.semantics.format import answer_format
+from builders.semantics.options import is_refusal, refusal_letters
 
 FIVE = ("cat", "dog", "red cross", "cross", "None of the above")
 IMAGES = ("Image 1", "Image 2", "Image 3", "Image 4", "None of the above")
