@@ -6,30 +6,24 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from builders.items import OPTION_LETTERS, Item
-from builders.lint.base import is_mcq
+from builders.items import Item
 from builders.pairs import paired_share
+from builders.semantics.format import is_multiple_choice, is_yes_no, yes_no_answer
+from builders.semantics.options import is_none_of_the_above
 
 
 def answer_label(item: Item) -> str:
     """How an answer is counted in the answer distribution: a letter, yes/no, or ``(open answer)``."""
-    if item.options and len(item.answer) == 1 and item.answer in OPTION_LETTERS:
+    if is_multiple_choice(item):
         return item.answer
-    if item.answer.strip().lower() in ("yes", "no"):
-        return item.answer.strip().lower()
+    if is_yes_no(item):
+        return yes_no_answer(item)
     return "(open answer)"
 
 
 def _sorted_counter(counter: Counter, *, numeric: bool = False) -> dict[str, int]:
     keys = sorted(counter, key=(lambda k: int(k)) if numeric else (lambda k: str(k)))
     return {str(k): counter[k] for k in keys}
-
-
-NOTA = "none of the above"
-
-
-def _is_nota_answer(it: Item) -> bool:
-    return is_mcq(it) and it.answer_text.strip().lower() == NOTA
 
 
 def _image_sizes(paths: Iterable[Path]) -> dict[str, int]:
@@ -51,7 +45,7 @@ def _answers_by_options(items: Sequence[Item]) -> dict[str, dict[str, int]]:
     questions have different chance levels, so pooling them hides any imbalance)."""
     groups: dict[int, Counter] = {}
     for it in items:
-        if it.options:
+        if is_multiple_choice(it):
             groups.setdefault(len(it.options), Counter())[it.answer] += 1
     return {str(n): _sorted_counter(c) for n, c in sorted(groups.items())}
 
@@ -96,8 +90,8 @@ def compute_stats(
         "answers_by_options": _answers_by_options(items),
         "several_accepted": sum(1 for it in items if len(it.provenance.get("accepted_answers") or ()) > 1),
         "nota": {
-            "offered": sum(1 for it in items if any(o.strip().lower() == NOTA for o in it.options)),
-            "correct": sum(1 for it in items if it.options and _is_nota_answer(it)),
+            "offered": sum(1 for it in items if any(map(is_none_of_the_above, it.options))),
+            "correct": sum(1 for it in items if is_multiple_choice(it) and is_none_of_the_above(it.answer_text)),
         },
         "fixed_options": _fixed_options(items),
         "templates": _sorted_counter(Counter(str(it.provenance.get("template")) for it in items

@@ -18,8 +18,9 @@ from collections import defaultdict
 from typing import Sequence
 
 from builders.items import Item, canonical_json
+from builders.lint.base import CheckResult, LintContext, image_names, normalise
 from builders.registry import find
-from builders.lint.base import CheckResult, LintContext, answer_text, image_names, is_yes_no, normalise
+from builders.semantics.format import answer_text, is_yes_no
 
 def pair_keys(benchmark: str, context: LintContext) -> tuple[str, ...] | None:
     """The provenance keys of the yes/no pairing promised for ``benchmark`` (``None``: no promise): build.json's
