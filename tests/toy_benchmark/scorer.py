@@ -6,7 +6,7 @@ import argparse
 from typing import Any, Mapping, Sequence
 
 from builders.cli import stdout, table
-from scoring.extract import extract, is_correct
+from builders.semantics.extract import extract, is_correct
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
