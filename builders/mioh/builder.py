@@ -438,9 +438,9 @@ of a "which is in all" question - every later question of the form would only fa
 MIN_QUESTIONS = 5_000
 """Below this many questions in a build, starting worker processes costs more than they save."""
 DRAW_ORDER = ("position", "attribute", "counting", "existence")
-"""The tasks from the longest draw to the shortest at paper scale (docs/scale.md): every distractor search of
-position shuffles and reads a scene graph's tens of thousands of triples, and counting's cells also deal counts.
-Started longest first, the workers end together."""
+"""The tasks from the longest draw to the shortest at paper scale (``benchmarks/bench_mioh_scale.py``): every
+distractor search of position shuffles and reads a scene graph's tens of thousands of triples, and counting's cells
+also deal counts. Started longest first, the workers end together."""
 
 
 def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], stats: dict[str, Any],
