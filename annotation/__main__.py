@@ -151,19 +151,20 @@ def build_parser() -> argparse.ArgumentParser:
                    "the models' answer shown beside the proposed one, to a project of their own; pull them with "
                    "the same --recheck (default none: push the whole build)")
 
+    from annotation.author import hooks
+
+    flows = hooks()
     a = sub.add_parser(
         "author",
-        help="people write what a builder cannot derive: Mementos descriptions, MM-SAP questions",
-        description="push: every robot episode (--robot) or comic (--comics) without a description becomes a task "
-        "showing its frames (as the Mementos builder samples them) with a text box; pull: each submitted description "
-        "is validated and written where the reader looks for it (<folder>/description.txt, <video>.txt), never "
-        "over an existing file. Then build Mementos and review the build as usual.",
+        help="people write what a builder cannot derive (" + ", ".join(sorted(flows)) + ")",
+        description="push: what a benchmark's builder cannot derive (a description, a question, an entry) becomes "
+        "a task showing its images with the form the --kind needs; pull: each submitted answer is validated by the "
+        "builder's own reader and written where the builder reads it, with its author beside it. Then build and "
+        "review the build as usual.",
     )
     a.add_argument("action", choices=("push", "pull"), metavar="ACTION", help="push or pull")
-    a.add_argument("--kind", choices=("descriptions", "questions", "patterns"), default="descriptions",
-                   help="descriptions of robot episodes / comics (Mementos); MM-SAP questions about images (the "
-                   "JSONL builders.mmsap --authored reads); or predictive pattern entries for folders of 3-5 "
-                   "images (the JSONL builders.predictive --authored reads) (default descriptions)")
+    a.add_argument("--kind", choices=sorted(flows), default="descriptions",
+                   help="; ".join(f"{k}: {f.summary}" for k, f in sorted(flows.items())) + " (default descriptions)")
     a.add_argument("--images", type=Path, default=None, metavar="DIR",
                    help="questions push: the images to write questions about; patterns push and pull: a folder of "
                    "sequence folders, 3 to 5 images each (default none; patterns pull: the folder of --out)")
@@ -320,38 +321,26 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_author(args: argparse.Namespace) -> int:
-    from annotation.author import pull_descriptions, push_descriptions, sequences_to_describe
+    from annotation.author import hook, pull, push
     from annotation.push import default_files_root
 
     clients = _clients(args)
     client = clients[0]
     if args.min_words < 1:
         raise AnnotationError("--min-words must be at least 1")
+    flow = hook(args.kind)
+    inputs = {"images": args.images, "out": args.out, "robot": args.robot, "comics": args.comics,
+              "cache_dir": args.cache_dir, "min_words": args.min_words}
     if args.action == "push":
         _say_where_authors_work(args.project, client.url, len(clients))
-    if args.kind == "questions":
-        return _author_questions(args, client)
-    if args.kind == "patterns":
-        return _author_patterns(args, client)
-    if args.action == "push":
-        if not (args.robot or args.comics):
-            raise AnnotationError("author push needs --robot DIR and/or --comics DIR")
-        seqs = sequences_to_describe(args.robot, args.comics, args.cache_dir)
-        imported, there = push_descriptions(client, seqs, args.project, args.files_root or default_files_root(),
-                                            min_words=args.min_words)
-        print(f"{len(seqs)} sequence(s) without a description: {imported} imported, {there} already in {args.project!r}")
+        imported, there = push(client, flow, inputs, args.project, args.files_root or default_files_root())
+        print(f"{imported + there} to write ({args.kind}): {imported} imported, {there} already in {args.project!r}")
         return 0
-    from annotation.author import description_targets
-
-    if not (args.robot or args.comics):
-        raise AnnotationError("author pull needs the --robot DIR and/or --comics DIR given to author push (the "
-                              "descriptions are written beside the sequences)")
-    report = pull_descriptions(client, args.project, targets=description_targets(args.robot, args.comics),
-                               min_words=args.min_words, log=lambda line: print(f"  {line}", file=sys.stderr))
-    print(f"{len(report['written'])} description(s) written, {len(report['unchanged'])} unchanged, "
-          f"{len(report['problems'])} problem(s)")
-    for path in report["written"]:
-        print(f"  {path}")
+    report = pull(client, flow, inputs, args.project, log=lambda line: print(f"  {line}", file=sys.stderr))
+    print(f"{len(report['written'])} {flow.noun} written, {len(report['unchanged'])} unchanged, "
+          f"{len(report['problems'])} left out")
+    for what in report["written"]:
+        print(f"  {what}")
     return 0
 
 
@@ -362,46 +351,6 @@ def _say_where_authors_work(project: str, url: str, rooms: int) -> None:
     if rooms > 1:
         print("  when the build comes back for review, an author's vote on their own item is not counted: the other "
               "rooms decide it, or it waits for your adjudication (pull says which)", file=sys.stderr)
-
-
-def _author_questions(args: argparse.Namespace, client) -> int:
-    from annotation.author import pull_questions, push_question_images
-    from annotation.push import default_files_root
-
-    if args.action == "push":
-        if args.images is None or not args.images.is_dir():
-            raise AnnotationError("author push --kind questions needs --images DIR (a folder of images)")
-        images = sorted(p for p in args.images.iterdir() if p.suffix.lower() in (".png", ".jpg", ".jpeg", ".webp"))
-        n = push_question_images(client, images, args.project, args.files_root or default_files_root())
-        print(f"{n} image(s) imported into {args.project!r} ({len(images) - n} already there)")
-        return 0
-    return _author_pull_entries(args, client, pull_questions, "question(s)")
-
-
-def _author_patterns(args: argparse.Namespace, client) -> int:
-    from annotation.author import pull_patterns, push_patterns
-    from annotation.push import default_files_root
-
-    if args.action == "push":
-        if args.images is None or not args.images.is_dir():
-            raise AnnotationError("author push --kind patterns needs --images DIR (a folder of sequence folders)")
-        n = push_patterns(client, args.images, args.project, args.files_root or default_files_root())
-        print(f"{n} sequence(s) imported into {args.project!r}")
-        return 0
-    return _author_pull_entries(args, client, pull_patterns, "entr(y/ies)")
-
-
-def _author_pull_entries(args: argparse.Namespace, client, pull_entries, noun: str) -> int:
-    """`author pull` for the kinds that write one JSONL file (questions, patterns): the same --out check,
-    problems on stderr and one summary line, whichever puller `pull_entries` writes the entries."""
-    if args.out is None:
-        raise AnnotationError(f"author pull --kind {args.kind} needs --out FILE.jsonl")
-    extra = {"images": args.images} if args.kind == "patterns" and args.images is not None else {}
-    report = pull_entries(client, args.project, args.out, **extra)
-    for line in report["problems"]:
-        print(f"  {line}", file=sys.stderr)
-    print(f"{len(report['written'])} {noun} written to {args.out}, {len(report['problems'])} left out")
-    return 0
 
 
 def cmd_pull(args: argparse.Namespace) -> int:

@@ -21,13 +21,12 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import quote
 
 from builders.items import OPTION_LETTERS, Item
+from builders.registry import ITEM_KINDS
 from builders.review import ISSUE_TAGS, VERDICTS
 from builders.semantics.format import answer_format, letter_index
 from builders.semantics.prompt import lettered
 
-MCQ = "mcq"
-YES_NO = "yes_no"
-VQA = "vqa"
+MCQ, YES_NO, VQA = ITEM_KINDS
 KIND_NAMES = {MCQ: "multiple choice", YES_NO: "yes/no", VQA: "open answer"}
 KINDS = {"option": MCQ, "yes_no": YES_NO, "open": VQA}
 """The review kind of each answer format (:func:`builders.semantics.format.answer_format`)."""

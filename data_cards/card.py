@@ -16,13 +16,14 @@ import jinja2
 import jinja2.meta
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from builders.registry import BenchmarkSpec, find
+
 from .card_creation import creation_values
 from .card_limitations import derived_limitations
 from .card_review import review_values
 from .card_structure import structure_values
 from .licences import resolve_license
 from .metadata import card_metadata
-from .papers import BENCHMARKS
 
 TEMPLATE_PATH = Path(__file__).with_name("card_template.md")
 
@@ -46,10 +47,7 @@ def render_card(
 ) -> str:
     """The full README.md: YAML header + the prose template filled with generated numbers and tables."""
     benchmark = str(build["benchmark"])
-    info = BENCHMARKS.get(
-        benchmark,
-        {"pretty": benchmark, "title": f"the {benchmark} benchmark", "authors": "see the paper", "description": ""},
-    )
+    info = paper_info(find(benchmark), benchmark)
     pretty_name = f"Mirage {info['pretty']} ({name})" if name != benchmark else f"Mirage {info['pretty']}"
     curated_by = maintainers or "the Mirage maintainers"
     lic = resolve_license(build, license_override)
@@ -90,6 +88,17 @@ def render_card(
     return str(card).rstrip("\n") + "\n"  # Jinja drops the template's last newline; a README ends with one
 
 
+def paper_info(spec: BenchmarkSpec | None, benchmark: str) -> dict[str, str]:
+    """What the card says of the benchmark and its paper, from the benchmark's spec (:mod:`builders.registry`);
+    a benchmark the registry does not know is named as it is and its paper left to the reader."""
+    if spec is None:
+        return {"pretty": benchmark, "title": f"the {benchmark} benchmark", "authors": "see the paper",
+                "venue": "", "description": ""}
+    paper = spec.paper
+    return {"pretty": spec.pretty, "title": paper.title, "authors": paper.surnames,
+            "venue": ", ".join((paper.venue, *paper.identifiers)), "description": spec.description}
+
+
 def _placeholders(template: str) -> set[str]:
     """The variables a Jinja template reads (``from_template`` renders a missing one as an empty string)."""
     return jinja2.meta.find_undeclared_variables(jinja2.Environment().parse(template))
@@ -105,7 +114,8 @@ def _citation(
         f"@misc{{{benchmark}_method,\n"
         f"  title  = {{{info['title']}}},\n"
         f"  author = {{{info['authors']}}},\n"
-        f"  note   = {{the construction this release follows}}\n}}\n\n"
+        + (f"  howpublished = {{{info['venue']}}},\n" if info["venue"] else "")
+        + f"  note   = {{the construction this release follows}}\n}}\n\n"
         f"@misc{{{release_key},\n"
         f"  title  = {{{pretty_name}, version {version}}},\n"
         f"  author = {{{curated_by}}},\n"

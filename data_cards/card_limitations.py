@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from builders.registry import find
+
 from .card_creation import clip_ran
 
 
@@ -48,6 +50,7 @@ def derived_limitations(stats: Mapping[str, Any], build: Mapping[str, Any]) -> s
     if templates and max(templates.values()) > 0.5 * stats["num_items"] and len(templates) > 1:
         top, n = max(templates.items(), key=lambda kv: kv[1])
         lines.append(f"- One template (`{top}`) writes {n} of {stats['num_items']} items: its wording artefacts weigh.")
-    if not clip_ran(build) and build.get("benchmark") == "mioh":
+    spec = find(str(build.get("benchmark")))
+    if not clip_ran(build) and spec is not None and spec.uses_clip:
         lines.append("- The CLIP stage did not run: hard positives and negatives were chosen without CLIP scores.")
     return "\n".join(lines)

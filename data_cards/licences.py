@@ -8,27 +8,24 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-KNOWN_SOURCE_LICENSES: dict[str, tuple[str, str]] = {
-    # source name -> (Hub licence id, note)
-    "demo": ("cc0-1.0", "generated procedurally by Mirage and dedicated to the public domain (CC0 1.0)"),
-    "coco": ("cc-by-4.0", "COCO annotations are CC BY 4.0; the images follow the Flickr terms of use"),
-    "visual_genome": ("cc-by-4.0", "Visual Genome is CC BY 4.0"),
-    "vqav2": ("cc-by-4.0", "VQA v2 annotations are CC BY 4.0; the images are COCO's"),
-}
+from builders.registry import specs
+from sources.errors import ConfigError
 
-SOURCE_OPTIONS = {
-    # build config option -> source name, for builders whose build.json has no `sources`
-    "coco_rem": "coco_rem",
-    "coco": "coco",
-    "paco": "paco",
-    "svg": "svg",
-    "visual_genome": "visual_genome",
-    "vqav2": "vqav2",
-    "nextqa": "nextqa",
-    "activitynet": "activitynet",
-    "charades": "charades",
-    "clevrer": "clevrer",
-}
+def known_licences() -> dict[str, tuple[str, str]]:
+    """Source name -> (Hub licence id, note) of every source a known benchmark declares it reads (its spec's
+    ``licences``); two benchmarks giving one source different licences is an error, not a silent choice."""
+    out: dict[str, tuple[str, str]] = {}
+    for spec in specs():
+        for name, licence in spec.licences.items():
+            if out.setdefault(name, licence) != licence:
+                raise ConfigError(f"source {name!r}: benchmarks declare different licences ({out[name][0]}, "
+                                  f"{licence[0]}); {spec.name}'s spec is one")
+    return out
+
+
+def source_options() -> dict[str, str]:
+    """Build config option -> source name, over every known benchmark's spec, for builds that list no ``sources``."""
+    return {option: source for spec in specs() for option, source in spec.source_options.items()}
 
 
 def source_entries(build: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -62,10 +59,11 @@ def source_entries(build: Mapping[str, Any]) -> list[dict[str, str]]:
         # options (paths to a dataset's files) that were given.
         stats = build.get("stats") or {}
         names = [str(n) for n in stats.get("generated_sources") or [] if n]
-        names += [k for k, v in config.items() if v and k in SOURCE_OPTIONS]
+        options = source_options()
+        names += [k for k, v in config.items() if v and k in options]
         seen: set[str] = set()
         for n in names:
-            n = SOURCE_OPTIONS.get(n, n)
+            n = options.get(n, n)
             if n not in seen:
                 seen.add(n)
                 entries.append({"name": n})
@@ -83,13 +81,14 @@ def source_entries(build: Mapping[str, Any]) -> list[dict[str, str]]:
 def resolve_license(build: Mapping[str, Any], override: str | None = None) -> dict[str, Any]:
     """The card's licence: ``--license`` if given, else the sources' licences, else ``unknown`` (said clearly)."""
     sources = source_entries(build)
+    known = known_licences()
     rows = []
     found: list[str] = []
     missing: list[str] = []
     for e in sources:
         lic, note = e.get("license"), "recorded in build.json"
-        if not lic and e["name"].lower() in KNOWN_SOURCE_LICENSES:
-            lic, note = KNOWN_SOURCE_LICENSES[e["name"].lower()]
+        if not lic and e["name"].lower() in known:
+            lic, note = known[e["name"].lower()]
         if lic:
             found.append(lic.lower())
         else:

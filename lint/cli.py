@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from builders.cli import ArgumentParser, count, exit_on_error, print_blind, stderr, stdout, table
-from builders.imports import FORMATS, read_published
+from builders.imports import formats, read_published
 from builders.items import Item
 from builders.lint import CHECKS, lint, summary_rows
 from builders.lint.dictionary import read_allow_file
@@ -35,7 +35,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="a build dir, an items.jsonl, a release dir, owner/name@vX.Y.Z on the Hub, or (with "
                         "--format) a published benchmark's files")
-    p.add_argument("--format", choices=sorted(FORMATS), default=None,
+    p.add_argument("--format", choices=sorted(formats()), default=None,
                    help="read PATH as a published benchmark's own files instead of Mirage items (default "
                         "Mirage items)")
     p.add_argument("--images", metavar="DIR",

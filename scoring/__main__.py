@@ -20,7 +20,7 @@ from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error
 from scoring.predictions import FORMATS, guess_format, read_any_predictions  # noqa: F401 - guess_format re-exported
-from scoring.registry import SCORERS, scorer
+from scoring.registry import scorer, scorers
 from scoring.releases import load_items
 from scoring.results import write_json_atomic
 from sources.errors import ConfigError
@@ -38,8 +38,8 @@ def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
                     "models) and `python -m scoring twin RELEASE TWIN ...` (a release against its twin); each "
                     "has its own --help.",
     )
-    p.add_argument("benchmark", metavar="BENCHMARK", choices=sorted(SCORERS),
-                   help=f"which benchmark's metrics ({', '.join(sorted(SCORERS))})")
+    p.add_argument("benchmark", metavar="BENCHMARK", choices=sorted(scorers()),
+                   help=f"which benchmark's metrics ({', '.join(sorted(scorers()))})")
     p.add_argument("--release", required=True, metavar="PATH",
                    help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
     p.add_argument("--revision", metavar="TAG", help="Hub revision when --release is a repo id (default the @tag)")
@@ -64,7 +64,7 @@ def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
 def _benchmark_of(argv: Sequence[str]) -> str | None:
     for a in argv:
         if not a.startswith("-"):
-            return a if a in SCORERS else None
+            return a if a in scorers() else None
     return None
 
 

@@ -21,14 +21,18 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from builders.pairs import group_metric, pair_of, pairs_by_key
+from builders.registry import find
 from builders.semantics.extract import extract, is_correct
 from builders.semantics.prompt import prompt_text
 from data_cards.harness.lmms_eval import GROUP_METRIC, control_metric_name, metric_name
 from data_cards.harness.rows import row_item
-from scoring.mioh import DECOMPOSED
 
-SCORED_APART = (DECOMPOSED,)
-"""Question types that stay out of ``accuracy``, ``acc_<pressure>`` and ``unparsed_rate`` (as in their scorer)."""
+
+def scored_apart(item: Any) -> bool:
+    """Whether the item's question type stays out of ``accuracy``, ``acc_<pressure>`` and ``unparsed_rate``, as
+    in its scorer (``scored_apart`` of its benchmark's spec: MIOH's decomposed questions)."""
+    spec = find(item.benchmark)
+    return spec is not None and item.question_type in spec.scored_apart
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
@@ -64,7 +68,7 @@ def make_process_results(pressures: Sequence[str], controls: Sequence[str] = ()
         answer = extract(output, item)
         # as python -m scoring: open answers are their benchmark's to judge, and single-image questions that
         # decompose a multi-image item (MIOH's ablation) are kept out of the accuracy tables
-        closed = answer.kind != "open" and item.question_type not in SCORED_APART
+        closed = answer.kind != "open" and not scored_apart(item)
         correct = float(is_correct(answer, item)) if closed else None
         values: dict[str, Any] = {
             "unparsed_rate": float(answer.kind == "unparsed") if closed else None,

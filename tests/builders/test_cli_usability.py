@@ -37,7 +37,7 @@ def parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     out["scoring twin"] = importlib.import_module("scoring.twins").parser
     out["builders.twin"] = importlib.import_module("builders.twin").parser
     scoring_parser = out["scoring"]
-    for benchmark in importlib.import_module("scoring.registry").SCORERS:
+    for benchmark in importlib.import_module("scoring.registry").scorers():
         out[f"scoring {benchmark}"] = lambda b=benchmark: scoring_parser(b)
     return out
 

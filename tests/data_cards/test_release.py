@@ -415,7 +415,8 @@ def test_card_shows_adjudications_issue_tags_citation_and_large_plots(tmp_path, 
     assert "| wording | 3 | 2 | 1 | 0 |" in body and "| ambiguous | 1 | 1 | 0 | 0 |" in body
     assert "**including the items they dropped**, which are not in this release" in body
     assert "author = {A. One and B. Two}" in body and "url    = {https://example.org/mirage}" in body
-    assert "title  = {Towards Robust Benchmark of Object Hallucination on Multiple Images}" in body
+    assert "title  = {Fine-Grained Multi Image Object Hallucination Benchmark}" in body  # the published paper
+    assert "author = {Min, Kim, Choi, Kim, Kim, Jo and Lee}" in body and "howpublished = {CVPR 2026, https:" in body
     assert "**Curated by:** A. One and B. Two" in body
     for png in (rel / "plots").glob("*.png"):
         assert Image.open(png).width >= 1200, png
