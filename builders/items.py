@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
+from json.encoder import encode_basestring
 from typing import Any, Iterable, Mapping
 
 from builders.semantics import format as semantics
@@ -51,6 +52,22 @@ class Item:
             object.__setattr__(self, "_json", text)
         return text
 
+    def with_images(self, images: Iterable[str]) -> "Item":
+        """This item with other paths to its images (the same files: the id, which hashes their names, stays).
+
+        A text already made is kept with only its ``images`` array rewritten: a build's process writes image
+        paths relative to the build folder after MIOH's draw workers made every item's text, and making them
+        again cost as much as writing them. The array is found as the first ``"images":`` key followed by the
+        old array: the keys before it in sorted order hold strings, in which a quote is escaped."""
+        moved = replace(self, images=tuple(images))
+        text = self.__dict__.get("_json")
+        old = '"images":' + _string_array(self.images)
+        at = text.find(old) if text is not None else -1
+        if at >= 0:
+            new = '"images":' + _string_array(moved.images)
+            object.__setattr__(moved, "_json", text[:at] + new + text[at + len(old):])  # type: ignore[index]
+        return moved
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Item":
         """Inverse of :meth:`to_json` after ``json.loads``."""
@@ -78,6 +95,11 @@ class Item:
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no insignificant whitespace, so equal values give equal bytes."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _string_array(strings: Iterable[str]) -> str:
+    """:func:`canonical_json` of a list of strings, without the encoder's set-up for each list."""
+    return "[" + ",".join(map(encode_basestring, strings)) + "]"
 
 
 def item_id(

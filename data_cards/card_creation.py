@@ -87,8 +87,8 @@ def pairs_text(pairs: Mapping[str, Any]) -> str:
         "`provenance.pair` (`id`, `role` `a` / `b`). A model that does not look answers both the same way, so it "
         "cannot get both right. Every scorer reports `paired` beside the paper's metrics (which count a pair's "
         "items one by one): `group_accuracy`, the share of pairs with both items right, `question_accuracy` over "
-        "the same items, and the numbers of `pairs` and `unpaired` items; the lmms-eval tasks report "
-        "`group_accuracy` and the VLMEvalKit sheets carry `pair_id`. An item whose partner was dropped in review "
+        "the same items, and the numbers of `pairs` and `unpaired` items; the lmms-eval tasks report it as "
+        "`group_acc` and the VLMEvalKit sheets carry `pair_id`. An item whose partner was dropped in review "
         "stays in the release, unpaired.\n\n"
         f"{every['paired']} of {every['items']} items ({every['share']:.0%}) are in {every['pairs']} complete "
         f"pairs.\n\n" + md_table(["task", "items", "pairs", "unpaired", "paired"], rows)

@@ -7,6 +7,13 @@ slots among five - so within every round both the answer letter and the refusal 
 each block of 20 questions (BeyondVisQA, whose answer *is* the refusal, deals the five refusal slots). The wrong
 options fill the free slots in a seeded order.
 
+The two questions of a pair (:mod:`builders.pairs`) are laid out together: their own cycles deal the first
+question's (answer slot, refusal slot), balanced as above, and the partner's answer slot among the three others
+(a balanced cycle over their ranks), so the two never answer with the same letter (a model that always picks one
+letter gets no pair right) and share the refusal slot. Where the two share their options (the partner's answer is one of the first's wrong options: demo and
+VQAv2 BasicVisQA) they show the very same options in the same order; otherwise (authored KnowVisQA) each is laid
+out with its own wrong options around its answer slot.
+
 ``shuffles=K`` emits K variants of each question (the paper asks each model five times with the options
 shuffled and reports mean and variance), linked by ``provenance.group``; round ``k`` is balanced on its own, and a
 variant never repeats an earlier variant's exact order (so every item id is distinct).
@@ -14,6 +21,8 @@ variant never repeats an earlier variant's exact order (so every item id is dist
 
 from __future__ import annotations
 
+from collections import defaultdict
+from dataclasses import replace
 from itertools import permutations
 from typing import Any, Iterable, Sequence
 
@@ -57,6 +66,10 @@ def to_items(questions: Iterable[Question], shuffles: int, seed: int) -> list[It
     """The items of ``questions``: ``shuffles`` variants each, positions dealt per subset and round."""
     refusal, n = refusal_wording(), n_options()
     ordered = sorted(questions, key=Question.sort_key)
+    members: dict[str, dict[str, Question]] = defaultdict(dict)
+    for q in ordered:
+        if "pair" in q.provenance:
+            members[q.provenance["pair"]["id"]][q.provenance["pair"]["role"]] = q
     items: list[Item] = []
     for subset in SUBSETS:
         batch = [q for q in ordered if q.subset == subset]
@@ -65,7 +78,15 @@ def to_items(questions: Iterable[Question], shuffles: int, seed: int) -> list[It
                           rng(seed, f"mmsap/positions/{subset}/{k}"))
             for k in range(shuffles)
         ]
+        pair_cycles = [(BalancedCycle(slot_pairs(n), rng(seed, f"mmsap/positions/{subset}/pairs/{k}")),
+                        BalancedCycle(range(n - 2), rng(seed, f"mmsap/positions/{subset}/partners/{k}")))
+                       for k in range(shuffles)]
         for q in batch:
+            both = members.get(q.provenance["pair"]["id"], {}) if "pair" in q.provenance else {}
+            if len(both) == 2:
+                if q is both["a"]:
+                    items += _pair_items(both["a"], both["b"], pair_cycles, refusal, n, seed, shuffles)
+                continue
             group = q.group_id()
             seen: set[tuple[str, ...]] = set()
             for k in range(shuffles):
@@ -74,18 +95,49 @@ def to_items(questions: Iterable[Question], shuffles: int, seed: int) -> list[It
     return items
 
 
+def _pair_items(a: Question, b: Question, cycles: Sequence[tuple[BalancedCycle, BalancedCycle]], refusal: str,
+                n: int, seed: int, shuffles: int) -> list[Item]:
+    """The items of a pair, round by round: the first's answer and refusal slots, then the partner's answer slot
+    among the others, each from its round's cycle; two questions that share their options show them in one order
+    (the module docstring)."""
+    groups = (a.group_id(), b.group_id())
+    shared = {a.answer, *a.distractors} == {b.answer, *b.distractors}
+    seen: tuple[set[tuple[str, ...]], set[tuple[str, ...]]] = (set(), set())
+    out = []
+    for k in range(shuffles):
+        slot_a, refusal_slot = cycles[k][0].next()
+        slot_b = [s for s in range(n) if s not in (slot_a, refusal_slot)][cycles[k][1].next()]
+        if shared:
+            wrong = tuple(d for d in a.distractors if d != b.answer)
+            both = replace(a, distractors=wrong)
+            options, _, _ = _layout(both, (slot_a, refusal_slot), refusal, n - 1, seed, groups[0], k, seen[0],
+                                    taken=(slot_b, b.answer))
+            laid = ((options, slot_a), (options, slot_b))
+        else:
+            laid = tuple((_layout(q, (slot, refusal_slot), refusal, n, seed, group, k, done)[0], slot)
+                         for q, slot, group, done in zip((a, b), (slot_a, slot_b), groups, seen))
+        out += [_item(q, options, slot, refusal_slot, group, k, shuffles)
+                for q, (options, slot), group in zip((a, b), laid, groups)]
+    return out
+
+
 def _layout(q: Question, slots: tuple[int | None, int], refusal: str, n: int, seed: int, group: str, k: int,
-            seen: set[tuple[str, ...]]) -> tuple[tuple[str, ...], int, int]:
+            seen: set[tuple[str, ...]], taken: tuple[int, str] | None = None) -> tuple[tuple[str, ...], int, int]:
+    """Options of ``q`` with its answer and the refusal at ``slots`` and its wrong options in a seeded order not in
+    ``seen``; ``taken``: (slot, option) placed first (a partner's answer), ``n`` then counting the other slots."""
     answer_slot, refusal_slot = slots
     expected = n - 1 if q.answer is None else n - 2
     if len(q.distractors) != expected:
         raise ValueError(f"{q.subset} question needs {expected} wrong options, got {len(q.distractors)}")
-    free = [s for s in range(n) if s not in (answer_slot, refusal_slot)]
+    width = n + (taken is not None)
+    free = [s for s in range(width) if s not in (answer_slot, refusal_slot) and (taken is None or s != taken[0])]
     orders = list(permutations(q.distractors))
     generator = rng(seed, f"mmsap/distractor-order/{group}/{k}")
     for index in generator.permutation(len(orders)):
-        options: list[str] = [""] * n
+        options: list[str] = [""] * width
         options[refusal_slot] = refusal
+        if taken is not None:
+            options[taken[0]] = taken[1]
         if answer_slot is not None:
             options[answer_slot] = q.answer  # type: ignore[assignment]
         for slot, text in zip(free, orders[index]):

@@ -1,13 +1,13 @@
 """What an LLM (``--llm-model``) may write for MM-SAP, always checked: wrong options, and BeyondVisQA wording.
 
 **Wrong options.**
-For BasicVisQA questions from VQAv2 and authored records that lack distractors, the LLM is asked for wrong
-options of the same kind (``templates/mmsap/llm.yaml``). A proposal is kept only when its key differs from the
-right answer's, every human answer's and the refusal's (:mod:`builders.mmsap.answers`), it is short, and it is of
-the type's kind (a listed colour for colours). With fewer than needed valid proposals the offline options stay;
-provenance says which writer each question's options came from. Counts are never written by the LLM: their
-offline draw places the right count at a uniform rank among the four numbers, and an LLM's "nearby" counts would
-make it the second or third smallest again (issue 40).
+For BasicVisQA questions from VQAv2 and authored records that lack distractors, the LLM is asked for wrong options
+of the same kind (``templates/mmsap/llm.yaml``); not for a VQAv2 pair, whose two questions share their options. A
+proposal is kept only when its key differs from the right answer's, every human answer's and the refusal's
+(:mod:`builders.mmsap.answers`), it is short, and it is of the type's kind (a listed colour for colours). With fewer
+than needed valid proposals the offline options stay; provenance says which writer each question's options came
+from. Counts are never written by the LLM: their offline draw places the right count at a uniform rank among the
+four numbers, and an LLM's "nearby" counts would make it the second or third smallest again (issue 40).
 
 **BeyondVisQA wording.** Each template question may be reworded (``rewrite_beyond`` in the same file). A rewrite
 is kept only when it is one question (ends with "?", at most :data:`MAX_QUESTION_WORDS` words) that still names
@@ -61,10 +61,11 @@ def request(question: str, answer: str, kind: str, avoid: Sequence[str], n: int)
 
 def rewrite(questions: Sequence[Question], client: LLMClient, table: AnswerTable,
             refusal: str) -> tuple[list[Question], dict[str, int]]:
-    """Questions whose options an LLM may write (VQAv2 ones but counts), with LLM options where they pass the
-    checks."""
+    """Questions whose options an LLM may write (VQAv2 ones but counts and pairs, whose two questions share their
+    options: an LLM writes each question its own), with LLM options where they pass the checks."""
     targets = [k for k, q in enumerate(questions)
-               if q.provenance.get("source") == "vqav2" and q.provenance.get("distractor_kind") != "number"]
+               if q.provenance.get("source") == "vqav2" and q.provenance.get("distractor_kind") != "number"
+               and "pair" not in q.provenance]
     asks = [request(q.question, q.answer or "", q.provenance.get("distractor_kind", "answers"),
                     [q.answer or "", *q.provenance.get("human_answers", ())], 3)
             for q in (questions[k] for k in targets)]

@@ -67,6 +67,34 @@ def test_an_items_json_is_made_once_and_travels_with_it():
     assert json.loads(other.to_json())["answer"] == "B" and json.loads(item.to_json())["answer"] == "A"
 
 
+@pytest.mark.parametrize("context", ["", 'says "images":["/a/x.png"] here', "é \u2028 \\ \n"])
+def test_an_item_moved_to_other_image_paths_keeps_its_text_right(context):
+    """``with_images`` rewrites the text a worker made; it must equal the text made afresh, even where the context
+    or the provenance spell the images array too."""
+    from dataclasses import replace
+
+    item = make_item(benchmark="t", task="x", question_type="q", pressure="easy", images=["/a/x.png", "/b/é y.png"],
+                     question="q?", options=("a", "b"), answer="A", context=context,
+                     provenance={"images": ["/a/x.png", "/b/é y.png"], "note": '"images":["/a/x.png","/b/é y.png"]'})
+    item.to_json()
+    moved = item.with_images(["../a/x.png", "../../b/é y.png"])
+    assert moved.__dict__.get("_json") is not None  # kept, not made again
+    assert moved.to_json() == replace(item, images=("../a/x.png", "../../b/é y.png")).to_json()
+    assert moved.id == item.id and json.loads(moved.to_json())["provenance"] == item.provenance
+
+
+@pytest.mark.parametrize("path", ["/w/b/img.png", "/w/img.png", "/x.png", "/w/b/c/d.png", "/w/../w/b/i.png",
+                                  "/w//b/i.png", "/w/b/", "/w/b/..", "/w/b/.", "/a b/é.png"])
+def test_relative_image_paths_are_what_relpath_says(path):
+    import os
+    from pathlib import Path
+
+    from builders.run import _relative_path
+
+    for base in ("/w/b", "/", "/w", "/q/r"):
+        assert _relative_path(path, base) == Path(os.path.relpath(path, base)).as_posix()
+
+
 def test_balanced_cycle_is_exactly_uniform_per_block_and_seeded():
     cycle = BalancedCycle(range(5), rng(0, "t"))
     draws = [cycle.next() for _ in range(50)]

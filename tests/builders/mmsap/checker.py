@@ -463,10 +463,13 @@ class Checker:
 # ------------------------------------------------------------------------------------------------ pairs
 
 
-def check_pairs(items: list[dict]) -> list[str]:
+def check_pairs(items: list[dict], vqa: VqaTruth | None = None) -> list[str]:
     """Problems with the pairs of a build (each item is checked on its own by :meth:`Checker.check`): a pair is two
     items, roles a and b, of one subset and subtask, asking the same question of two different images, whose
-    right answers (the text of the gold option) differ; BeyondVisQA is never paired (its gold is the refusal)."""
+    right answers (the text of the gold option) and answer letters differ; BeyondVisQA is never paired (its gold is
+    the refusal). A BasicVisQA pair (demo or VQAv2) offers the same options in the same order, and with the raw
+    files (``vqa``) a VQAv2 pair's two records ask the same words with the same ``question_type`` and have
+    majority answers of different keys."""
     members: dict[str, list[dict]] = defaultdict(list)
     for it in items:
         pair = it["provenance"].get("pair")
@@ -488,4 +491,29 @@ def check_pairs(items: list[dict]) -> list[str]:
         gold = [it["options"][LETTERS.index(it["answer"])].lower() for it in pair]
         if gold[0] == gold[1]:
             out.append(f"pair {pair_id}: both answered {gold[0]!r}")
+        if a["answer"] == b["answer"]:
+            out.append(f"pair {pair_id}: both answer {a['answer']} (always answering it gets the pair right)")
+        if a["task"] == "basic" and a["options"] != b["options"]:
+            out.append(f"pair {pair_id}: the two items offer different options")
+        sources = {it["provenance"].get("source") for it in pair}
+        if "vqav2" in sources:
+            out += [f"pair {pair_id}: {p}" for p in _vqa_pair(a, b, sources, vqa)]
+    return out
+
+
+def _vqa_pair(a: dict, b: dict, sources: set, vqa: VqaTruth | None) -> list[str]:
+    if sources != {"vqav2"}:
+        return [f"a VQAv2 item is paired with a {sorted(sources - {'vqav2'})} one"]
+    out: list[str] = []
+    if vqa is None:
+        return out
+    first, second = (vqa.records[it["provenance"]["question_id"]] for it in (a, b))
+    if first["question_id"] == second["question_id"]:
+        return out + ["both items are one VQAv2 record"]
+    if (first["question"], first["question_type"]) != (second["question"], second["question_type"]):
+        out.append("the raw records ask different words or question types")
+    if Answers().key(first["multiple_choice_answer"]) == Answers().key(second["multiple_choice_answer"]):
+        out.append("the raw records' majority answers are the same")
+    if first["image_id"] == second["image_id"]:
+        out.append("the raw records are about one image")
     return out

@@ -3,6 +3,8 @@
 Every type of the MM-SAP type map gets questions with varied majority answers (so the corpus has answer
 statistics), human answers that disagree a little (a neighbour answer the distractors must avoid), spelled-out
 numbers and synonyms; some questions agree too little, some are yes/no or "why" questions and must be left out.
+As in VQAv2 ("What color is the dog?" is asked of many images), each question's words are asked of two images with
+different majority answers (:data:`ASKED_TWICE`), so questions have partners (issue 55).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ SPECS: dict[str, tuple[str, str, str, list[tuple[str, str]]]] = {
                ("round", "circular"), ("rectangle", "square")]),
 }
 THINGS = ("dog", "cup", "bowl", "chair", "cat", "person")
+ASKED_TWICE = 3
+"""The k-th question of a type asks about ``THINGS[k % ASKED_TWICE]``: questions k and k + 3 share their words."""
 
 
 def make_vqav2(directory: Path, image_ids: list[int]) -> tuple[Path, Path, dict[str, Any]]:
@@ -63,7 +67,7 @@ def make_vqav2(directory: Path, image_ids: list[int]) -> tuple[Path, Path, dict[
 
     for template, qtype, atype, pairs in SPECS.values():
         for k, (majority, neighbour) in enumerate(pairs):
-            text = template.format(x=THINGS[k % len(THINGS)])
+            text = template.format(x=THINGS[k % ASKED_TWICE])
             answers = [majority] * 8 + [neighbour] + [majority.upper() if k % 2 else majority]
             truth["kept"].append(add(text, qtype, atype, answers, majority))
         majority, neighbour = pairs[1]  # pairs[0] of counting is ("2", "two"): the same answer, full agreement

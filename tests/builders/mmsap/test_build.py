@@ -88,6 +88,18 @@ def test_closed_items_come_in_pairs_the_checker_agrees_with(demo_build, demo_che
     assert learner["group_accuracy"] < learner["question_accuracy"]
 
 
+@pytest.mark.parametrize("letter", list(LETTERS))
+def test_a_model_that_always_picks_one_letter_gets_no_pair_right(demo_build, real_vqa_build, letter):
+    """Issue 55's blind check on the builds themselves: a pair's two items never answer with the same letter."""
+    from builders.items import read_items as read_item_objects
+    from scoring import mmsap as scorer
+
+    for build in (demo_build, real_vqa_build):
+        items = read_item_objects(build / "items.jsonl")
+        paired = scorer.run(items, {it.id: letter for it in items})["paired"]
+        assert paired["pairs"] > 0 and paired["group_accuracy"] == 0
+
+
 def test_pair_checker_catches_a_partner_with_the_same_answer_or_question(demo_build):
     items = read_items(demo_build)
     pair = [it for it in items if it["provenance"].get("pair", {}).get("id") ==
@@ -163,7 +175,7 @@ def test_checker_catches_count_options_off_the_balanced_scale(demo_build, demo_c
     item = _first_round(demo_build, "basic", "counting")
     answer, wrong = demo_checker._text(item)
     n = int(answer)
-    near = [str(n + d) for d in (1, 2, 3)]  # always the smallest: the rank a blind model would learn
+    near = [str(n + d) for d in (4, 5, 6)]  # always the smallest (the rank a blind model would learn), off 1-4
     planted = {**item, "options": [answer if o == answer else near.pop() if o in wrong else o
                                    for o in item["options"]]}
     assert any("count options" in p for p in demo_checker.check(planted))
@@ -440,6 +452,62 @@ def test_build_from_vqav2_coco_and_an_authored_file(tmp_path, real):
                                                                                     "violations": 0}
 
 
+@pytest.fixture(scope="module")
+def real_vqa_build(tmp_path_factory, real):
+    out = tmp_path_factory.mktemp("mmsap-real-vqa")
+    assert main([*real["argv"], "--out", str(out)]) == 0
+    return out / "real-seed0"
+
+
+def test_vqav2_questions_come_in_pairs_the_checker_agrees_with(real_vqa_build, real):
+    """Issue 55: a VQAv2 question's partner asks the same words of another image, with another majority answer,
+    and offers the same options; the fixture asks each question of two images."""
+    items = read_items(real_vqa_build)
+    vqa = [it for it in items if it["provenance"].get("source") == "vqav2"]
+    paired = [it for it in vqa if "pair" in it["provenance"]]
+    assert len(vqa) == 32 and len(paired) == len(vqa)  # 4 per type: two pairs each
+    truth = VqaTruth(real["questions"], real["annotations"], Checker().answers)
+    assert_checker_agrees(Checker(vqa=truth, coco=CocoTruth(real["coco"].annotations)), items)
+    assert check_pairs(items, truth) == []
+    stats = json.loads((real_vqa_build / "build.json").read_text())["stats"]
+    assert stats["pairs"]["basic"] == {"items": 32, "paired": 32, "pairs": 16, "unpaired": 0, "share": 1.0}
+    assert all(v["pairs"] == 2 and v["unpaired"] == 0 for v in stats["basic"]["per_type"].values())
+
+
+def test_vqav2_questions_without_a_partner_stay_unpaired_and_counted(tmp_path, real):
+    """Five per type: two pairs and one question the corpus's other questions of its words do not pair."""
+    argv = [a if a != "4" else "5" for a in real["argv"]]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    items = read_items(tmp_path / "real-seed0")
+    vqa = [it for it in items if it["provenance"].get("source") == "vqav2"]
+    alone = [it for it in vqa if "pair" not in it["provenance"]]
+    assert len(vqa) == 40 and len(alone) == 8
+    stats = json.loads((tmp_path / "real-seed0" / "build.json").read_text())["stats"]
+    assert stats["pairs"]["basic"]["unpaired"] == 8 and stats["pairs"]["basic"]["pairs"] == 16
+    assert all(v["unpaired"] == 1 for v in stats["basic"]["per_type"].values())
+    truth = VqaTruth(real["questions"], real["annotations"], Checker().answers)
+    assert_checker_agrees(Checker(vqa=truth), vqa)
+    assert check_pairs(items, truth) == []
+
+
+def test_pair_checker_catches_a_planted_wrong_vqav2_partner(real_vqa_build, real):
+    """The checker's pair rules can fail: a partner with other words, one with other options, and one that is the
+    first's own record."""
+    items = [it for it in read_items(real_vqa_build) if it["provenance"].get("source") == "vqav2"]
+    truth = VqaTruth(real["questions"], real["annotations"], Checker().answers)
+    a, b = (it for it in items if it["provenance"]["pair"]["id"] == items[0]["provenance"]["pair"]["id"])
+    other = next(it for it in items if it["question"] != a["question"] and it["question_type"] == a["question_type"])
+    planted = {**other, "provenance": {**other["provenance"], "pair": b["provenance"]["pair"]}}
+    assert any("question differs" in p for p in check_pairs([a, planted], truth))
+    assert any("raw records ask different words" in p for p in check_pairs([a, planted], truth))
+    slot = next(k for k, L in enumerate(LETTERS) if L not in (b["answer"], b["provenance"]["refusal"]))
+    elsewhere = {**b, "options": [o if k != slot else "Zebra" for k, o in enumerate(b["options"])]}
+    assert any("different options" in p for p in check_pairs([a, elsewhere], truth))
+    itself = {**b, "provenance": {**b["provenance"], "question_id": a["provenance"]["question_id"]}}
+    assert any("one VQAv2 record" in p for p in check_pairs([a, itself], truth))
+    assert check_pairs([a, b], truth) == []
+
+
 def test_an_authored_question_naming_its_entity_is_reported_and_caught(tmp_path, real):
     """A person's question that names what the photo is to show ("this chair", entity "chair") is answered
     without looking: the build's validity report lists its record and the checker flags it."""
@@ -592,13 +660,16 @@ def test_llm_written_options_are_checked_like_the_offline_ones(tmp_path, real, m
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with StubOpenAI(responder=responder) as stub:
-        assert main([*real["argv"], "--authored", str(real["authored"]), "--out", str(tmp_path), "--llm-base-url",
+        argv = [a if a != "4" else "5" for a in real["argv"]]  # five per type: two pairs and one unpaired
+        assert main([*argv, "--authored", str(real["authored"]), "--out", str(tmp_path), "--llm-base-url",
                      stub.base_url, "--llm-model", "stub-model", "--cache-dir", str(tmp_path / "cache")]) == 0
     items = read_items(tmp_path / "real-seed0")
     vqa = [it for it in items if it["provenance"].get("source") == "vqav2"]
-    writers = {it["question_type"]: it["provenance"]["distractor_writer"] for it in vqa}
+    writers = {it["question_type"]: it["provenance"]["distractor_writer"] for it in vqa if "pair" not in it["provenance"]}
     assert writers.pop("counting") == "statistics"  # counts keep their rank-uniform draw
     assert vqa and set(writers.values()) == {"llm"}
+    # a pair keeps the options its two questions share (the LLM would write each its own)
+    assert {it["provenance"]["distractor_writer"] for it in vqa if "pair" in it["provenance"]} == {"statistics"}
     checker = Checker(vqa=VqaTruth(real["questions"], real["annotations"], Checker().answers))
     assert_checker_agrees(checker, vqa)
     know = [it for it in items if it["task"] == "know"]
@@ -640,7 +711,8 @@ def _without_images(real, tmp_path: Path, drop: int) -> tuple[list[str], list[in
 
 def test_vqav2_questions_without_their_image_are_passed_over_and_listed(tmp_path, real):
     """Issue 38: MM-SAP's VQAv2 path stopped at the first chosen question whose COCO image was missing. By default
-    it takes the next one; a question whose image is at hand is chosen as with the full image set."""
+    it takes the next one; a pair whose two images are at hand is chosen as with the full image set (a question
+    whose partner's image is missing may be paired otherwise, issue 55)."""
     full = tmp_path / "full"
     assert main([*real["argv"], "--out", str(full)]) == 0
     argv, gone = _without_images(real, tmp_path, 2)
@@ -652,12 +724,16 @@ def test_vqav2_questions_without_their_image_are_passed_over_and_listed(tmp_path
     vqa = [it for it in read_items(tmp_path / "partial" / "real-seed0") if it["provenance"].get("source") == "vqav2"]
     assert vqa and not {it["provenance"]["image_id"] for it in vqa} & set(gone)
     assert not {it["provenance"]["question_id"] for it in vqa} & set(missing["question_ids"])
-    chosen_in_full = {it["provenance"]["question_id"] for it in read_items(full / "real-seed0")
-                      if it["provenance"].get("source") == "vqav2"}
-    kept = {it["provenance"]["question_id"] for it in vqa if it["provenance"]["image_id"] not in gone}
-    assert chosen_in_full - set(missing["question_ids"]) <= kept  # the others are the full set's choices
-    checker = Checker(vqa=VqaTruth(real["questions"], real["annotations"], Checker().answers))
-    assert_checker_agrees(checker, vqa)
+    in_full = [it for it in read_items(full / "real-seed0") if it["provenance"].get("source") == "vqav2"]
+    by_pair = defaultdict(set)
+    for it in in_full:
+        by_pair[it["provenance"]["pair"]["id"]].add((it["provenance"]["question_id"], it["provenance"]["image_id"]))
+    whole = {qid for both in by_pair.values() if not {image for _, image in both} & set(gone) for qid, _ in both}
+    kept = {it["provenance"]["question_id"] for it in vqa}
+    assert whole and whole <= kept  # the full set's pairs whose images are all at hand are chosen again
+    truth = VqaTruth(real["questions"], real["annotations"], Checker().answers)
+    assert_checker_agrees(Checker(vqa=truth), vqa)
+    assert check_pairs(vqa, truth) == []
 
 
 def test_a_missing_vqav2_image_fails_in_one_line_on_request(tmp_path, real, capsys):
