@@ -1,4 +1,4 @@
-"""Options declared once on dataclass fields (``sources.options``): what argparse gets from a declaration."""
+"""Options declared once on dataclass fields (``commandline.options``): what argparse gets from a declaration."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import pytest
 
-from sources.options import add_options, option, option_names
+from commandline.options import add_options, option, option_names
 
 
 @dataclass
