@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from commandline.parsing import prog
 from builders.items import read_items
 from sources.atomic import write_atomic
 from sources.errors import ConfigError
@@ -120,7 +121,7 @@ def cells(build_dir: Path) -> Counter[tuple[str, str, str]]:
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(
-        prog="python -m builders.twin",
+        prog=prog("python -m builders.twin"),
         description="Build a twin of a build: its recorded config (cells, pressures, difficulty rules, sources) "
                     "from a seed derived from the original's, so every cell holds fresh items made the same way. "
                     "Release it beside the original and compare models with python -m scoring twin.",

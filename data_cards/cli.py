@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from commandline.parsing import prog
 from sources.errors import MirageError
 
 from .publish import plan_operations, publish
@@ -30,7 +31,7 @@ as one commit and one tag (vX.Y.Z).
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m data_cards", description=DESCRIPTION)
+    parser = ArgumentParser(prog=prog("python -m data_cards"), description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     rel = sub.add_parser(

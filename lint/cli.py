@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from builders.cli import ArgumentParser, count, exit_on_error, print_blind, stderr, stdout, table
+from commandline.parsing import prog
 from builders.imports import FORMATS, read_published
 from builders.items import Item
 from builders.lint import CHECKS, lint, summary_rows
@@ -26,7 +27,7 @@ from sources.errors import ConfigError
 
 def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
-        prog="python -m lint",
+        prog=prog("python -m lint"),
         description="Lint a build dir, an items.jsonl, a release dir, a Hub repo@tag, or a published benchmark's "
                     "own files: contradictions, duplicates, wording, options, balance, image independence. Never "
                     "changes the data.",

@@ -67,12 +67,13 @@ def benchmark_names() -> list[str]:
 
 
 def summary_of(benchmark: str) -> str:
-    """The first line of a benchmark package's docstring, read without importing it (no numpy, no torch)."""
+    """What a benchmark package's docstring calls it (up to its first parenthesis), read without importing the
+    package (no numpy, no torch)."""
     import ast
 
     init = Path(builders.__file__).parent / benchmark / "__init__.py"
     text = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
-    return " ".join(text.split("\n\n")[0].split())
+    return " ".join(text.split("\n\n")[0].split()).split(" (")[0]
 
 
 def parser() -> ArgumentParser:

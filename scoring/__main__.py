@@ -12,13 +12,13 @@ benchmark's scorer (:mod:`scoring.registry`), prints its tables and writes ``res
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from importlib import import_module
 from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error
+from commandline.parsing import prog
 from scoring.predictions import FORMATS, guess_format, read_any_predictions  # noqa: F401 - guess_format re-exported
 from scoring.registry import SCORERS, scorer
 from scoring.releases import load_items
@@ -32,7 +32,7 @@ COMMANDS = {"health": "scoring.health_report", "twin": "scoring.twins"}
 def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
     """The command line; with a benchmark, its scorer's own options are added."""
     p = ArgumentParser(
-        prog="python -m scoring",
+        prog=prog("python -m scoring"),
         description="Score a model's predictions on a Mirage benchmark: tables on stdout, results.json and plots. "
                     "Also: `python -m scoring health RELEASE --predictions A B ...` (item health over several "
                     "models) and `python -m scoring twin RELEASE TWIN ...` (a release against its twin); each "
@@ -75,8 +75,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in COMMANDS:
         return import_module(COMMANDS[argv[0]]).run(argv[1:])
     args = parser(_benchmark_of(argv)).parse_args(argv)
-    if args.cache_dir:
-        os.environ["MIRAGE_CACHE_DIR"] = args.cache_dir
     module = scorer(args.benchmark)
     items = [it for it in load_items(args.release, args.revision, args.cache_dir) if it.benchmark == args.benchmark]
     if not items:

@@ -11,13 +11,13 @@ writes the rest.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from builders.cli import ArgumentParser, stdout, table
+from commandline.parsing import prog
 from scoring.health import DEFAULT_THRESHOLD, FLAGS, health_json, item_health
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import FORMATS, Prediction, read_any_predictions
@@ -31,7 +31,7 @@ SHOWN_SUSPECTS = 20
 def parser() -> argparse.ArgumentParser:
     """The command line of ``python -m scoring health``."""
     p = ArgumentParser(
-        prog="python -m scoring health",
+        prog=prog("python -m scoring health"),
         description="What several models' answers say about the items of a release: per item the accuracy "
                     "across models, its discrimination (corrected item-total correlation), the option the models "
                     "agree on when it is not the gold, and flags for suspected label errors (the posterior of a "
@@ -146,8 +146,6 @@ def plot(report: Mapping[str, Any], path: Path) -> Path:
 def run(argv: Sequence[str] | None = None) -> int:
     """``python -m scoring health`` (errors are turned into one line by the caller's ``exit_on_error``)."""
     args = parser().parse_args(argv)
-    if args.cache_dir:
-        os.environ["MIRAGE_CACHE_DIR"] = args.cache_dir
     if not 0 < args.threshold < 1:
         raise ConfigError(f"--threshold {args.threshold}: a probability between 0 and 1")
     if len(args.predictions) < 2:

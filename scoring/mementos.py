@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from commandline.parsing import prog
 from builders.llm import add_llm_arguments, make_client
 from builders.mementos.keywords import KeywordExtractor
 from filters.text import Keywords, ListScore, normalise_keyword, score_lists
@@ -238,7 +239,7 @@ def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m scoring.mementos", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog=prog("python -m scoring.mementos"), description=__doc__.split("\n\n")[0])
     p.add_argument("--items", required=True, metavar="PATH",
                    help="build dir, items.jsonl or release dir with the Mementos items")
     p.add_argument("--predictions", required=True, metavar="FILE",

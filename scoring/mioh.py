@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from commandline.parsing import prog
 from builders.items import OPTION_LETTERS, Item
 from builders.llm import add_llm_arguments, make_client
 from builders.pairs import paired_metric, paired_summary
@@ -543,7 +544,7 @@ def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
 
 def compare_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m scoring.mioh``."""
-    p = ArgumentParser(prog="python -m scoring.mioh",
+    p = ArgumentParser(prog=prog("python -m scoring.mioh"),
                        description="Fig. 4 (accuracy-robustness) over several runs' results.json")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     c = sub.add_parser("compare", help="one accuracy-robustness plot for several results.json files",

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
+from commandline.parsing import prog
 from builders.items import Item
 from builders.llm import LLMConfig, LLMError, add_llm_arguments, make_client, redact_url
 from scoring.harness.lmms_eval_utils import prompt_text
@@ -99,7 +100,7 @@ def _endpoint(client: Any) -> str | None:
 
 def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
-        prog="python -m scoring.run",
+        prog=prog("python -m scoring.run"),
         description="Ask an OpenAI-compatible vision model every item of a release and write its predictions "
                     "(JSONL: id, output, model, params) for python -m scoring.",
     )

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from builders.cli import ArgumentParser
+from commandline.parsing import prog
 from filters.text import has_vectors, lemma_of_phrase, load_nlp, normalise_keyword
 from scoring.mementos_inputs import predicted_keywords, read_predictions, read_reference
 from sources.errors import ConfigError, MirageError
@@ -500,7 +501,7 @@ def _cmd_propose(ns: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m scoring.synonyms", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog=prog("python -m scoring.synonyms"), description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     imp = sub.add_parser("import-pickle", help="convert the Mementos authors' graph pickles (restricted unpickler)")
     imp.add_argument("pickles", nargs="+", metavar="FILE", help="e.g. dl_action_graph_v1.pkl robo_object_graph_v1.pkl")

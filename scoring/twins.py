@@ -18,7 +18,6 @@ The median gap of the models is printed with them: if every model drops on the t
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 from collections import Counter
@@ -29,6 +28,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from builders.cli import ArgumentParser, stdout, table
+from commandline.parsing import prog
 from builders.items import Item
 from scoring.extract import extract, is_correct
 from scoring.health import choices_of
@@ -109,7 +109,7 @@ def cell_counts(items: Sequence[Item]) -> Counter[tuple[str, str, str]]:
 def parser() -> argparse.ArgumentParser:
     """The command line of ``python -m scoring twin``."""
     p = ArgumentParser(
-        prog="python -m scoring twin",
+        prog=prog("python -m scoring twin"),
         description="Compare each model's accuracy on a release and on its twin (the same cells built from "
                     "another seed, python -m builders.twin): the gap, its confidence interval (Newcombe) and "
                     "whether it is larger than chance, as a model that saw the release in training would show.",
@@ -144,8 +144,6 @@ def print_report(gaps: Sequence[Gap], confidence: float) -> None:
 def run(argv: Sequence[str] | None = None) -> int:
     """``python -m scoring twin`` (one-line errors come from the caller's ``exit_on_error``)."""
     args = parser().parse_args(argv)
-    if args.cache_dir:
-        os.environ["MIRAGE_CACHE_DIR"] = args.cache_dir
     if not 0 < args.confidence < 1:
         raise ConfigError(f"--confidence {args.confidence}: a level between 0 and 1 (e.g. 0.95)")
     if len(args.predictions) != len(args.twin_predictions):

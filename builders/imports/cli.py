@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, print_lint, stderr, stdout
+from commandline.parsing import prog
 from builders.imports import FORMATS, images_to_copy, read_published
 from builders.run import code_version, file_sha256, open_build
 from sources.errors import ConfigError
 
 
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m builders.imports", description=__doc__)
+    p = ArgumentParser(prog=prog("python -m builders.imports"), description=__doc__)
     p.add_argument("format", choices=sorted(FORMATS), help="the published layout of FILE")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="the benchmark's own files (JSON lines, JSON, CSV; POPEv2's test.parquet)")

@@ -26,13 +26,14 @@ from collections import Counter
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stderr, stdout, table
+from commandline.parsing import prog
 from builders.imports.reefknot import BENCHMARK, import_release, split_options  # noqa: F401 - re-exported
 from builders.reefknot.validity import validity
 from builders.run import code_version, file_sha256, open_build
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(
-        prog="python -m builders.reefknot.importer",
+        prog=prog("python -m builders.reefknot.importer"),
         description="Import the official Reefknot release (JSON lines) as a Mirage build.",
     )
     p.add_argument("release", metavar="FILE", help="the release's JSON lines file")

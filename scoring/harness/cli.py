@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
+from commandline.parsing import prog
 from data_cards.harness import write_harness_exports
 from data_cards.release import MANIFEST, parse_version
 from scoring.results import write_json_atomic
@@ -35,7 +36,7 @@ circular variant of each multiple-choice sheet).
 
 
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m scoring.harness", description=DESCRIPTION)
+    p = ArgumentParser(prog=prog("python -m scoring.harness"), description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     e = sub.add_parser("export", help="write the lmms-eval and VLMEvalKit exports of a release dir",
                        description="Write RELEASE_DIR's harness exports to --out (replaced if it exists).")
