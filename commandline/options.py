@@ -167,7 +167,7 @@ def _value_kwargs(config_type: type, name: str, hint: Any, declared: Option, def
         kwargs["type"] = value_type  # int, float, Path
     if many:
         kwargs["nargs"] = "+"
-    if declared.positional:
+    if declared.positional and kwargs["choices"] is None:
         kwargs["metavar"] = kwargs["metavar"] or name.upper()
     return kwargs
 
