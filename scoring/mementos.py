@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from commandline.options import add_options, option
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from commandline.parsing import prog
 from builders.llm import add_llm_arguments, make_client
@@ -214,10 +215,15 @@ def plot_recall_by_episode(report: Report, path: str | Path, model: str = "") ->
 # ------------------------------------------------------------------------------------------------ front end
 
 
+@dataclass(kw_only=True)
+class MementosScoreOptions:
+    graphs: str | None = option(None, metavar="DIR", help="synonym graph directory (<domain>_<kind>.json) (default "
+                                                          "none: exact matches only)")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Mementos' own options for ``python -m scoring mementos``: synonym graphs and the keyword LLM."""
-    parser.add_argument("--graphs", metavar="DIR",
-                        help="synonym graph directory (<domain>_<kind>.json) (default none: exact matches only)")
+    """Mementos' own options for ``mirage score mementos``: synonym graphs and the keyword LLM."""
+    add_options(parser, MementosScoreOptions)
     add_llm_arguments(parser, "keyword LLM (optional; default spaCy and the stored reference keywords)",
                       "model that lists both descriptions' keywords with the paper's prompt")
 
