@@ -42,8 +42,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import tenacity
 
-from sources.errors import ConfigError, MirageError
 from commandline.options import add_options, option
+from sources.errors import ConfigError, MirageError
 
 log = logging.getLogger("mirage.llm")
 

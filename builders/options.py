@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from builders.llm import LLMConfig, LLMOptions
-from sources.demo import default_cache_dir
 from commandline.options import option
+from sources.demo import default_cache_dir
 
 
 @dataclass

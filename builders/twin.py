@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from builders.items import read_items
 from commandline.options import add_options, config_of, option
 from commandline.parsing import prog
-from builders.items import read_items
 from sources.atomic import write_atomic
 from sources.errors import ConfigError
 from sources.hashing import file_sha256

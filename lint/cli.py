@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 from builders.cli import ArgumentParser, count, exit_on_error, print_blind, stderr, stdout, table
-from commandline.options import add_options, config_of, option
-from commandline.parsing import prog
 from builders.imports import FORMATS, read_published
 from builders.items import Item
 from builders.lint import CHECKS, lint, summary_rows
 from builders.lint.dictionary import read_allow_file
 from builders.llm import LLMConfig, add_llm_arguments
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
 from sources.errors import ConfigError
 
 

@@ -21,8 +21,8 @@ from builders.cli import ArgumentParser, stdout, table
 from commandline.options import add_options, config_of, option
 from commandline.parsing import prog
 from scoring.health import DEFAULT_THRESHOLD, FLAGS, health_json, item_health
-from scoring.plotting import pyplot, save_png
 from scoring.options import PredictionsOptions
+from scoring.plotting import pyplot, save_png
 from scoring.predictions import Prediction, read_any_predictions
 from scoring.releases import load_items
 from scoring.results import write_json_atomic

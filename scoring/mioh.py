@@ -50,13 +50,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from commandline.options import add_command, add_options, option, run_command
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
-from commandline.parsing import prog
 from builders.items import OPTION_LETTERS, Item
 from builders.llm import add_llm_arguments, make_client
 from builders.pairs import paired_metric, paired_summary
 from builders.quality import chi_square
+from commandline.options import add_command, add_options, option, run_command
+from commandline.parsing import prog
 from scoring.extract import Answer, extract, is_correct
 from scoring.llm import llm_config
 from scoring.plotting import pyplot, save_png

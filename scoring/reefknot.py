@@ -30,17 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from commandline.options import add_options, option
 from builders.cli import stdout, table
 from builders.items import OPTION_LETTERS, Item
 from builders.llm import LLMRequest, add_llm_arguments, make_client
 from builders.pairs import paired_metric, paired_summary
+from commandline.options import add_options, option
+from filters.text import plain_sentence
 from scoring.extract import Answer, extract, is_correct, strip_thinking
 from scoring.llm import llm_config
 from scoring.nli import PAPER_MODEL, load_judge
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
-from filters.text import plain_sentence
 from sources.errors import ConfigError
 
 BENCHMARK = "reefknot"

@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
-from commandline.options import add_options, config_of, option
-from commandline.parsing import prog
 from builders.items import Item
 from builders.llm import LLMConfig, LLMError, add_llm_arguments, make_client, redact_url
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
 from scoring.harness.lmms_eval_utils import prompt_text
-from scoring.predictions import Prediction, write_predictions
 from scoring.options import CacheDirOption
+from scoring.predictions import Prediction, write_predictions
 from scoring.releases import load_items
 from sources.demo import default_cache_dir
 from sources.errors import ConfigError

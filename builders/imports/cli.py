@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, print_lint, stderr, stdout
-from commandline.options import add_options, config_of, option
-from commandline.parsing import prog
 from builders.imports import FORMATS, images_to_copy, read_published
 from builders.run import code_version, file_sha256, open_build
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
 from sources.errors import ConfigError
 
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from builders.options import BuildOptions
+from commandline.options import option
 from sources.errors import ConfigError
 from sources.executors import CLIP_ACTOR_OPTIONS, ExecutorOptions
-from commandline.options import option
 from sources.records import VideoRecord
 from sources.video import BACKENDS, policy_by_name, policy_names
 

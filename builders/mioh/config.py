@@ -12,12 +12,12 @@ from builders.mioh.questions import (
     TASKS,
 )
 from builders.options import BuildOptions
+from commandline.options import option
 from filters.clip import ClipOptions
 from filters.cooccurrence import HardNegativeThresholds
 from filters.geometry import GeometryThresholds
 from sources.errors import ConfigError
 from sources.executors import ExecutorOptions
-from commandline.options import option
 
 BENCHMARK = "mioh"
 TASK_SOURCE = {"existence": "coco_rem", "counting": "coco_rem", "attribute": "paco", "position": "svg"}

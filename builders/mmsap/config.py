@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from builders.options import BuildOptions
-from sources.errors import ConfigError
 from commandline.options import option
+from sources.errors import ConfigError
 
 BENCHMARK = "mmsap"
 MAX_SHUFFLES = 10

@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 from builders.llm import LLM_OPTIONS
 from builders.options import BuildOptions
+from commandline.options import option
 from filters.clip import ClipOptions
 from sources.errors import ConfigError
-from commandline.options import option
 from sources.video import BACKENDS
 
 BENCHMARK = "predictive"

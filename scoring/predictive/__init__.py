@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from commandline.options import add_options, option
 from builders.cli import stdout, table
 from builders.items import Item
 from builders.llm import add_llm_arguments, make_client
+from commandline.options import add_options, option
 from scoring.llm import llm_config
 from scoring.predictions import output_of
 from scoring.predictive.judges import (

@@ -27,7 +27,6 @@ def parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     out["scoring"] = importlib.import_module("scoring.__main__").parser
     out["scoring.run"] = importlib.import_module("scoring.run").parser
     out["scoring.harness"] = importlib.import_module("scoring.harness.cli").parser
-    out["scoring.mementos"] = importlib.import_module("scoring.mementos").parser
     out["scoring.synonyms"] = importlib.import_module("scoring.synonyms").parser
     out["annotation"] = importlib.import_module("annotation.cli").build_parser
     out["data_cards"] = importlib.import_module("data_cards.cli").build_parser
@@ -97,7 +96,7 @@ def _main(module: str) -> Callable[[list[str]], int]:
     ("builders.mementos", "python -m builders.mementos", ["--on-error", "ignore"], "(choose from 'skip', 'fail')"),
     ("scoring.__main__", "python -m scoring", ["mioh", "--release", "r", "--predictions", "p", "--format", "csv"],
      "(choose from 'mirage', 'lmms-eval', 'vlmevalkit')"),
-    ("scoring.mementos", "python -m scoring.mementos", ["--items", "x"], "required: --predictions"),
+    ("scoring.__main__", "python -m scoring", ["mementos", "--release", "x"], "required: --predictions"),
     ("scoring.synonyms", "python -m scoring.synonyms import-pickle", ["import-pickle", "a.pkl", "--out", "d",
                                                                       "--kind", "verbs"], "choose from 'objects'"),
     ("annotation.cli", "python -m annotation", ["pul"], "(choose from 'serve', 'restart-room', 'push', 'author', 'pull')"),
