@@ -25,12 +25,17 @@ class Command:
     summary: str
     module: str
     function: str = "main"
+    """``run`` for the commands ``python -m scoring`` dispatches to (``health``, ``twin``)."""
     subcommand: str | None = None
-    """The module's own subcommand that is this job (``data_cards release``): ``mirage release ...`` runs the
-    module with it prepended, and its ``--help`` reads ``mirage release``."""
+    """The module's own subcommand that is this job (``data_cards release``): ``mirage release
+    ...`` runs the module with it prepended, and its ``--help`` reads ``mirage release``; ``None``: the command is
+    the whole module (``mirage review`` is ``python -m annotation``)."""
 
     def run(self, name: str, argv: Sequence[str]) -> int:
-        entry: Callable[[Sequence[str]], int] = getattr(importlib.import_module(self.module), self.function)
+        from builders.cli import exit_on_error  # one-line errors for the scoring commands' ``run`` too
+
+        entry: Callable[[Sequence[str]], int] = exit_on_error(getattr(importlib.import_module(self.module),
+                                                                      self.function))
         if self.subcommand is None:
             with invoked_as(f"mirage {name}"):
                 return entry(list(argv))
