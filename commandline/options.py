@@ -4,14 +4,14 @@ A config (a builder's ``XConfig``, or a part every builder shares: ``BuildOption
 ``ClipOptions``, ``ExecutorOptions``) declares each option as a field whose default :func:`option` wraps with its
 help, metavar and choices. :func:`add_options` makes the argparse options from those fields, so the command line,
 a ``--config`` YAML file (field names) and ``--help`` all come from the one declaration: the flag is the field's
-name with hyphens, the type its annotation (``int``, ``float``, ``str``, ``Path``, ``X | None``; ``list[X]`` takes one or
-more values; ``bool`` is a switch; a ``Literal`` of values or an ``Enum`` takes one of them, and ``--help`` names
-them), the default its default. A field without a default is a required option; ``positional=True`` makes it an
+name with hyphens, the type its annotation (``int``, ``float``, ``str``, ``Path``, ``X | None``; ``list[X]`` takes
+one or more values; ``bool`` is a switch; a ``Literal`` of values or an ``Enum`` takes one of them, and ``--help``
+names them), the default its default. A field without a default is a required option; ``positional=True`` makes it an
 argument without a flag (``BUILD_DIR``; ``list[X]``: one or more).
 
 Why not jsonargparse, simple-parsing or tyro: each brings its own help layout (``(type: int, default: 4)``,
 panels), its own boolean flags (``--decomposed true``) and its own error output, where Mirage's command lines
-keep their options, help texts and one-line errors (:class:`builders.cli.ArgumentParser`); what is needed of them
+keep their options, help texts and one-line errors (:class:`commandline.parsing.ArgumentParser`); what is needed of them
 here is a loop over ``dataclasses.fields`` and standard argparse.
 
 Help texts are ``str.format`` templates: ``{default}`` (``{default:g}``) is the field's default, other names come
@@ -32,7 +32,6 @@ import enum
 import types
 import typing
 from dataclasses import MISSING
-from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence, TypeVar
 
 C = TypeVar("C")

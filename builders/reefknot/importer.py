@@ -37,7 +37,7 @@ class ImporterOptions:
     release: str = option(metavar="FILE", positional=True, help="the release's JSON lines file")
     images: str | None = option(None, metavar="DIR",
                                 help="directory of the Visual Genome images (also searched: VG_100K/, VG_100K_2/); "
-                                     "images not there are counted and their items name the bare file (default: "
+                                     "images not there are counted and their items name the bare file (default "
                                      "none looked for)")
     out: str = option("builds/reefknot", metavar="DIR", help="parent directory of the build (default {default})")
     name: str = option("official-release", metavar="NAME", help="build name (default {default})")

@@ -35,6 +35,9 @@ def parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     out["scoring health"] = importlib.import_module("scoring.health_report").parser
     out["scoring twin"] = importlib.import_module("scoring.twins").parser
     out["builders.twin"] = importlib.import_module("builders.twin").parser
+    out["builders.reefknot.importer"] = importlib.import_module("builders.reefknot.importer").parser
+    mirage = importlib.import_module("mirage.cli")
+    out["mirage"], out["mirage list"], out["mirage build"] = mirage.parser, mirage.list_parser, mirage.build_parser
     scoring_parser = out["scoring"]
     for benchmark in importlib.import_module("scoring.registry").SCORERS:
         out[f"scoring {benchmark}"] = lambda b=benchmark: scoring_parser(b)
