@@ -44,7 +44,8 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {
-    "import": Command("a published benchmark's files as a build", "builders.imports.cli"),
+    "import": Command("a published benchmark's files as a build (pope, mementos-csv, reefknot)",
+                      "builders.imports.cli"),
     "twin": Command("a twin of a build: its config from a derived seed", "builders.twin"),
     "lint": Command("lint builds, releases or published files", "lint.cli"),
     "review": Command("three-reviewer validation in Label Studio (serve, push, pull, author, restart-room)",
@@ -122,6 +123,18 @@ def build(argv: Sequence[str]) -> int:
         return importlib.import_module(f"builders.{argv[0]}.cli").main(list(argv[1:]))
 
 
+def import_published(argv: Sequence[str]) -> int:
+    """``mirage import FORMAT ...``: ``python -m builders.imports``, or for a format a benchmark imports itself
+    (:func:`builders.imports.importer_of`: Reefknot's release) that benchmark's importer, so each format has one
+    command."""
+    from builders.imports import FORMATS, importer_of
+
+    if argv and argv[0] in FORMATS and importer_of(argv[0]):
+        with invoked_as(f"mirage import {argv[0]}"):
+            return importlib.import_module(importer_of(argv[0])).main(list(argv[1:]))
+    return COMMANDS["import"].run("import", argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mirage`` console script (and of ``python -m mirage``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -132,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return list_benchmarks(rest)
     if name == "build":
         return build(rest)
+    if name == "import":
+        return import_published(rest)
     if name not in COMMANDS:
         parser().parse_args([name])  # one line naming the commands, exit status 2
     return COMMANDS[name].run(name, rest)

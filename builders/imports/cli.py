@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, print_lint, stderr, stdout
-from builders.imports import FORMATS, images_to_copy, read_published
+from builders.imports import FORMATS, images_to_copy, importer_of, read_published
 from builders.run import code_version, file_sha256, open_build
 from commandline.options import add_options, config_of, option
 from commandline.parsing import prog
@@ -18,7 +18,8 @@ from sources.errors import ConfigError
 
 @dataclass(kw_only=True)
 class ImportOptions:
-    format: str = option(positional=True, choices=sorted(FORMATS), help="the published layout of FILE")
+    format: str = option(positional=True, choices=sorted(FORMATS), help="the published layout of FILE (reefknot: "
+                                                                        "mirage import reefknot, its own importer)")
     files: list[str] = option(metavar="FILE", positional=True,
                               help="the benchmark's own files (JSON lines, JSON, CSV; POPEv2's test.parquet)")
     images: str | None = option(None, metavar="DIR",
@@ -38,6 +39,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m builders.imports``."""
     args = config_of(ImportOptions, parser().parse_args(argv))
+    if importer_of(args.format):
+        raise ConfigError(f"{args.format}: imported by mirage import {args.format} (python -m "
+                          f"{importer_of(args.format)}), which adds the benchmark's own checks")
     paths = [Path(f) for f in args.files]
     for p in paths:
         if not p.is_file():

@@ -23,7 +23,7 @@ SUBCOMMANDS = {"review": ["serve", "restart-room", "push", "pull", "author"], "r
 
 
 def every_help() -> list[list[str]]:
-    argvs = [["list"], ["build"]] + [["build", name] for name in benchmark_names()]
+    argvs = [["list"], ["build"], ["import", "reefknot"]] + [["build", name] for name in benchmark_names()]
     for name in COMMANDS:
         argvs += [[name, *(s for s in [sub] if s)] for sub in SUBCOMMANDS.get(name, [None])]
     return argvs
@@ -58,6 +58,7 @@ def test_mirage_alone_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> 
     (["build", "mioh", "--n-images", "3"], "mirage build mioh: error: argument --n-images: invalid choice: 3"),
     (["review", "pull", "b"], "mirage review pull: error: the following arguments are required: --project"),
     (["release", "b"], "mirage release: error: the following arguments are required: --version"),
+    (["import", "reefknot"], "mirage import reefknot: error: the following arguments are required: FILE"),
 ])
 def test_a_bad_command_line_is_one_line_exit_2(argv: list[str], expected: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,6 +66,16 @@ def test_a_bad_command_line_is_one_line_exit_2(argv: list[str], expected: str,
         main(argv)
     err = capsys.readouterr().err
     assert info.value.code == 2 and err.count("\n") == 1 and err.startswith(expected), err
+
+
+def test_each_published_format_has_one_import_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Reefknot's release is imported by its builder's importer (which adds the validity figures); the generic
+    importer points there instead of writing a second, poorer build of it."""
+    from builders.imports.cli import main as generic
+
+    assert generic(["reefknot", str(tmp_path / "r.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "imported by mirage import reefknot" in err
 
 
 def test_list_names_every_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
