@@ -35,8 +35,13 @@ def build_parser() -> ArgumentParser:
                 help="restart one room of a running serve, without stopping the others")
     add_command(sub, "push", PushOptions, cmd_push, description=PUSH_DESCRIPTION,
                 help="create or reuse a project and import the build's items it lacks")
+    from annotation.author import hooks
+
+    flows = hooks()
     add_command(sub, "author", AuthorOptions, cmd_author, description=AUTHOR_DESCRIPTION,
-                help="people write what a builder cannot derive: Mementos descriptions, MM-SAP questions")
+                help="people write what a builder cannot derive (" + ", ".join(sorted(flows)) + ")",
+                choices={"kind": sorted(flows)},
+                help_values={"kinds": "; ".join(f"{k}: {f.summary}" for k, f in sorted(flows.items()))})
     add_command(sub, "pull", PullOptions, cmd_pull, description=PULL_DESCRIPTION,
                 help="export the annotations, resolve each item, write review.json and reviewed.jsonl")
     return parser

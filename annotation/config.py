@@ -21,12 +21,15 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import quote
 
 from builders.items import OPTION_LETTERS, Item
+from builders.registry import ITEM_KINDS
 from builders.review import ISSUE_TAGS, VERDICTS
+from builders.semantics.format import answer_format, letter_index
+from builders.semantics.prompt import lettered
 
-MCQ = "mcq"
-YES_NO = "yes_no"
-VQA = "vqa"
+MCQ, YES_NO, VQA = ITEM_KINDS
 KIND_NAMES = {MCQ: "multiple choice", YES_NO: "yes/no", VQA: "open answer"}
+KINDS = {"option": MCQ, "yes_no": YES_NO, "open": VQA}
+"""The review kind of each answer format (:func:`builders.semantics.format.answer_format`)."""
 
 # control names in the labeling config: pull reads annotations by these names
 VERDICT = "verdict"
@@ -47,17 +50,9 @@ MAX_IMAGES = 32
 
 
 def item_kind(item: Item) -> str:
-    """``mcq``, ``yes_no`` or ``vqa`` (open answer)."""
-    options = tuple(o.strip().lower() for o in item.options)
-    if item.question_type.lower() in ("vqa", "open", "open_ended"):
-        return VQA
-    if options == ("yes", "no"):
-        return YES_NO
-    if options:
-        return MCQ
-    if item.answer.strip().lower() in ("yes", "no"):
-        return YES_NO
-    return VQA
+    """``mcq``, ``yes_no`` or ``vqa`` (open answer): the item's answer format, so a reviewer judges the question
+    the model is asked (an MCQ whose answer names no option is an MCQ here, and the reviewer picks its option)."""
+    return KINDS[answer_format(item)]
 
 
 def correction_choices(item: Item) -> dict[str, str]:
@@ -67,7 +62,7 @@ def correction_choices(item: Item) -> dict[str, str]:
     """
     kind = item_kind(item)
     if kind == MCQ:
-        return {f"{OPTION_LETTERS[i]}. {text}": OPTION_LETTERS[i] for i, text in enumerate(item.options)}
+        return {shown: OPTION_LETTERS[i] for i, shown in enumerate(lettered(item.options))}
     if kind == YES_NO:
         return {"yes": "yes", "no": "no"}
     return {}
@@ -76,11 +71,8 @@ def correction_choices(item: Item) -> dict[str, str]:
 def answer_label(item: Item, answer: str | None = None) -> str:
     """How an answer is shown to reviewers: ``"B. dog"`` for an MCQ letter, the answer itself otherwise."""
     answer = item.answer if answer is None else answer
-    if item_kind(item) == MCQ and len(answer) == 1 and answer in OPTION_LETTERS:
-        i = OPTION_LETTERS.index(answer)
-        if i < len(item.options):
-            return f"{answer}. {item.options[i]}"
-    return answer
+    index = letter_index(answer, item.options) if item_kind(item) == MCQ else None
+    return answer if index is None else lettered(item.options)[index]
 
 
 def resolve_image(build_dir: Path, image: str) -> Path:
@@ -159,7 +151,7 @@ def item_html(item: Item, models_answer: str | None = None) -> str:
         # explicit letters: Label Studio's CSS removes list markers
         many = " mirage-many" if len(item.options) > 6 else ""  # two columns: the verdict stays in view
         parts.append(f'<div class="mirage-options{many}">')
-        parts.extend(f"<div>{OPTION_LETTERS[i]}. {e(o)}</div>" for i, o in enumerate(item.options))
+        parts.extend(f"<div>{e(shown)}</div>" for shown in lettered(item.options))
         parts.append("</div>")
     elif kind == YES_NO:
         parts.append('<p class="mirage-options"><i>Answer: yes or no</i></p>')

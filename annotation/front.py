@@ -31,7 +31,7 @@ connections. aiohttp is maintained, asynchronous (a slow or huge client holds on
 thread of the supervisor or another room's capacity), streams bodies both ways, caps request lines and headers in
 its parser, and one package gives both the server and the pooled client (the ASGI alternative needs uvicorn,
 starlette and httpx). Each front runs its own event loop in a thread of ``serve``, so one room's load never
-blocks another's. ``benchmarks/front_load.py`` measures it (figures in ``docs/scale.md``).
+blocks another's. ``benchmarks/bench_front.py`` measures it.
 """
 
 from __future__ import annotations

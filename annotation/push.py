@@ -32,6 +32,7 @@ from annotation.config import (
     config_interface,
     INSTRUCTIONS,
     ITEM_ID_FIELD,
+    KIND_NAMES,
     MCQ,
     VQA,
     item_kind,
@@ -42,6 +43,7 @@ from annotation.config import (
 from annotation.errors import AnnotationError
 from annotation.recheck import MODELS_FIELD
 from annotation.serving import check_files_root, link_images, serving_folder
+from builders.registry import find
 
 DEFAULT_BATCH = 250
 STORAGE_TITLE = "Mirage images (serving only; do not sync)"
@@ -146,6 +148,18 @@ def _batches(seq: Sequence, size: int):
         yield seq[i : i + size]
 
 
+def check_kinds(build: Build) -> None:
+    """Refuse an item of a kind its benchmark's spec does not declare (``review_kinds``): a reviewer would judge
+    it on a screen made for another kind. Items of a benchmark the registry does not know are not checked."""
+    for it in build.items:
+        spec = find(it.benchmark)
+        kind = item_kind(it)
+        if spec is not None and kind not in spec.review_kinds:
+            declared = ", ".join(KIND_NAMES[k] for k in spec.review_kinds)
+            raise AnnotationError(f"{build.path / 'items.jsonl'}: item {it.id} is {KIND_NAMES[kind]}, which "
+                                  f"{spec.name} items never are ({declared}); not pushed")
+
+
 def push(
     client: LabelStudioClient,
     build: Build,
@@ -171,6 +185,7 @@ def push(
     folder = serving_folder(build.path, files_root)
     links = link_images(item_images(build), folder)
     kinds = {item_kind(it) for it in build.items}
+    check_kinds(build)
 
     existing = client.find_project(project)
     created = False

@@ -12,8 +12,7 @@ cookie and connection, each making requests one after the other for ``--seconds`
 - 20 % refused by the front (owner-only routes in encoded spellings, repeated keys, ``completed_by``).
 
 Then, with the load over, one client claims a 400 MB body and another sends a 4 MB one to a member route: both are
-refused (413), and the front's resident memory before and after is printed. Figures are printed, never asserted;
-the ones measured go to docs/scale.md.
+refused (413), and the front's resident memory before and after is printed. Figures are printed, never asserted.
 """
 
 from __future__ import annotations

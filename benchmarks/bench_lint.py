@@ -39,6 +39,7 @@ from builders.items import image_name  # noqa: E402
 from builders.lint import blind  # noqa: E402
 from builders.lint.base import LintContext, collapse, image_names, normalise  # noqa: E402
 from builders.lint.dictionary import allow_list, load_dictionary  # noqa: E402
+from builders.semantics.format import gold_index, is_closed  # noqa: E402
 from builders.lint.report import CHECKS  # noqa: E402
 
 AUDIT_TARGET_S = 60.0
@@ -106,7 +107,7 @@ def learner_vs_bare_library(items: list[Item]) -> tuple[float, float]:
     from sklearn.feature_extraction import FeatureHasher
     from sklearn.linear_model import LogisticRegression
 
-    closed = [i for i, it in enumerate(items) if blind.is_closed(it)]
+    closed = [i for i, it in enumerate(items) if is_closed(it)]
     tasks: dict[str, list[int]] = {}
     for i in closed:
         tasks.setdefault(items[i].task, []).append(i)
@@ -117,7 +118,7 @@ def learner_vs_bare_library(items: list[Item]) -> tuple[float, float]:
         feats = blind.choice_features(items[i])
         train += [i not in test] * len(feats)
         rows += feats
-        target += [int(k == blind.gold(items[i])) for k in range(len(feats))]
+        target += [int(k == gold_index(items[i])) for k in range(len(feats))]
     full = FeatureHasher(blind.HASH_FEATURES, input_type="string", alternate_sign=False).transform(rows).tocsr()
     y, mask = np.asarray(target), np.asarray(train)
     out = []

@@ -15,7 +15,7 @@ workers run N actors (GPU actors, ``--gpus-per-actor``, leave the CPUs to decode
 best of ``--repeat`` runs (the machine is shared). Ray's overhead per item is ``(Ray seconds - local seconds) /
 items`` at the full size; the "1st unit" columns time the stage over one batch or one video, i.e. what it costs
 before it is under way. On a machine with a GPU and 16 cores run ``--workers 1 4 16 --gpus-per-actor 0.25`` for
-the scaling curve (docs/scale.md says what was measured).
+the scaling curve.
 
     python benchmarks/bench_ray.py [--images 256] [--videos 12] [--batch-size 32] [--workers 1 2] [--repeat 2]
 

@@ -4,8 +4,8 @@
    (five options with "None of the above", 10 % single-image yes/no questions) get outputs in a mix of real
    styles, each written for a known intended answer: bare letters, ``(B)``, "The correct answer is (B)",
    reasoning before the answer, thinking blocks, the option's text, "yes." / "No, there is none", refusals
-   and answers that choose nothing. Timed: ``scoring.extract.extract`` alone, and ``scoring.mioh.score`` (extraction
-   plus every table). Side by side, the plain-regex approach of the harnesses: the first capital A-E anywhere
+   and answers that choose nothing. Timed: ``builders.semantics.extract.extract`` alone, and
+   ``scoring.mioh.score`` (extraction plus every table). Side by side, the plain-regex approach of the harnesses: the first capital A-E anywhere
    for multiple choice, ``"yes" in output.lower()`` for yes/no, a random letter when nothing matches. Both are
    also checked against the intended answers (how often each reads the answer the output meant). Wall and
    CPU time are both printed: on a shared machine the CPU time is the one-core figure.
@@ -95,7 +95,7 @@ def naive_extract(output: str, item, rng: random.Random) -> str:
 
 
 def bench_extraction(n: int) -> list[list[str]]:
-    from scoring.extract import extract
+    from builders.semantics.extract import extract
     from scoring.mioh import score
 
     items, outputs, meant = make_data(n)

@@ -15,10 +15,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from builders.semantics import format as semantics
+from builders.semantics.format import OPTION_LETTERS  # noqa: F401 - the letters, where builders have read them
 from sources.errors import SourceError
 from sources.jsonio import decode_problem, parse_json
-
-OPTION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,9 @@ class Item:
 
     @property
     def answer_text(self) -> str:
-        """The text of the correct option (the answer itself for yes/no and open items)."""
-        if self.options and len(self.answer) == 1 and self.answer in OPTION_LETTERS:
-            return self.options[OPTION_LETTERS.index(self.answer)]
-        return self.answer
+        """The text of the correct option (the answer itself for yes/no and open items, and for an answer that
+        names none of the options): :func:`builders.semantics.format.answer_text`."""
+        return semantics.answer_text(self)
 
 
 def canonical_json(value: Any) -> str:

@@ -19,8 +19,8 @@ import numpy as np
 from scipy.special import chdtrc
 
 from builders.items import Item, OPTION_LETTERS
-
-NOTA = "None of the above"
+from builders.semantics.format import is_multiple_choice
+from builders.semantics.options import ALWAYS_A, is_none_of_the_above, longest_option_index
 
 
 class ChiSquare(NamedTuple):
@@ -53,7 +53,7 @@ def chi_square(observed: Sequence[float], expected: Sequence[float]) -> ChiSquar
 
 
 def _mcq(items: Iterable[Item]) -> list[Item]:
-    return [it for it in items if it.options and len(it.answer) == 1 and it.answer in OPTION_LETTERS]
+    return [it for it in items if is_multiple_choice(it)]
 
 
 def answer_balance(items: Sequence[Item]) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def answer_balance(items: Sequence[Item]) -> dict[str, Any]:
     observed: Counter[int] = Counter()
     expected: Counter[int] = Counter()
     for it in _mcq(items):
-        if it.answer_text == NOTA:
+        if is_none_of_the_above(it.answer_text):
             continue
         slots = int(it.provenance.get("answer_slots", len(it.options)))
         observed[OPTION_LETTERS.index(it.answer)] += 1
@@ -79,15 +79,14 @@ def answer_balance(items: Sequence[Item]) -> dict[str, Any]:
 
 
 def nota_share(items: Sequence[Item]) -> dict[str, Any]:
-    offered = [it for it in _mcq(items) if NOTA in it.options]
-    correct = sum(1 for it in offered if it.answer_text == NOTA)
+    offered = [it for it in _mcq(items) if any(map(is_none_of_the_above, it.options))]
+    correct = sum(1 for it in offered if is_none_of_the_above(it.answer_text))
     return {"offered": len(offered), "correct": correct, "share": round(correct / len(offered), 4) if offered else 0.0}
 
 
 def longest_option(item: Item) -> str:
     """The letter of the item's longest option (the first one on a tie): the blind "longest option" guess."""
-    lengths = [len(o) for o in item.options]
-    return OPTION_LETTERS[lengths.index(max(lengths))]
+    return OPTION_LETTERS[longest_option_index(item.options)]
 
 
 def guess_chance(item: Item, choices: int | None = None) -> float:
@@ -108,7 +107,7 @@ def blind_baselines(items: Sequence[Item]) -> dict[str, float]:
     letters = Counter(it.answer for it in mcq)
     return {
         "chance": round(sum(guess_chance(it) for it in mcq) / n, 4),
-        "always_A": round(letters["A"] / n, 4),
+        "always_A": round(letters[OPTION_LETTERS[ALWAYS_A]] / n, 4),
         "most_frequent_letter": round(letters.most_common(1)[0][1] / n, 4),
         "longest_option": round(sum(longest_option(it) == it.answer for it in mcq) / n, 4),
     }

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 import hashlib
-import importlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from builders.items import read_items
+from builders.registry import BenchmarkSpec, find, load
 from commandline.options import add_options, config_of, option
 from commandline.parsing import prog
 from sources.atomic import write_atomic
@@ -61,15 +61,14 @@ def read_build_json(build_dir: Path) -> dict[str, Any]:
     return data
 
 
-def twin_config(record: dict[str, Any], seed: int, name: str, out: str) -> Any:
+def twin_config(record: dict[str, Any], seed: int, name: str, out: str) -> tuple[BenchmarkSpec, Any]:
     """The builder's config from a ``build.json``: the recorded options, another seed, name and folder."""
     benchmark = str(record["benchmark"])
-    try:
-        package = importlib.import_module(f"builders.{benchmark}")
-    except ModuleNotFoundError:
+    spec = find(benchmark)
+    if spec is None or not spec.twin:
         raise ConfigError(f"build.json: benchmark {benchmark!r} has no builder here (an imported benchmark "
-                          "cannot be rebuilt)") from None
-    config_type = next(getattr(package, n) for n in package.__all__ if n.endswith("Config"))
+                          "cannot be rebuilt)")
+    config_type = load(spec.config)
     names = {f.name for f in dataclasses.fields(config_type)}
     unknown = sorted(set(record["config"]) - names - {"progress"})
     if unknown:
@@ -77,7 +76,7 @@ def twin_config(record: dict[str, Any], seed: int, name: str, out: str) -> Any:
                           "(a build of other code?)")
     values = {k: v for k, v in record["config"].items() if k in names and k not in KEEP_OUT}
     try:
-        return package, config_type(**values, seed=seed, name=name, out=out, progress=False)
+        return spec, config_type(**values, seed=seed, name=name, out=out, progress=False)
     except TypeError as exc:
         raise ConfigError(f"build.json: its config does not make a {benchmark} config ({exc})") from None
 
@@ -89,8 +88,8 @@ def make_twin(build_dir: str | Path, k: int = 1, seed: int | None = None, out: s
     record = read_build_json(build_dir)
     seed = twin_seed(int(record.get("seed") or 0), k) if seed is None else seed
     name = name or f"{record.get('name') or build_dir.name}-twin{k}"
-    package, config = twin_config(record, seed, name, str(out or build_dir.parent))
-    path, _, _ = package.write_build(config)
+    spec, config = twin_config(record, seed, name, str(out or build_dir.parent))
+    path, _, _ = load(spec.build)(config)
     twin = json.loads((Path(path) / "build.json").read_text(encoding="utf-8"))
     twin["twin_of"] = {"name": record.get("name"), "seed": record.get("seed"), "twin": k,
                        "code_version": record.get("code_version"), "items": record.get("items"),

@@ -112,13 +112,15 @@ def inherited_help_values(config_type: type) -> dict[str, str]:
 
 
 def add_options(parser: argparse.ArgumentParser, config_type: type, *, help_values: Mapping[str, str] | None = None,
-                title: str | None = None, helps: Mapping[str, str] | None = None) -> list[str]:
+                title: str | None = None, helps: Mapping[str, str] | None = None,
+                choices: Mapping[str, Sequence[Any]] | None = None) -> list[str]:
     """Add an option to ``parser`` for every option field of ``config_type``; returns their names.
 
     A parser made with ``argument_default=argparse.SUPPRESS`` leaves the options not given out of the namespace
     (what :func:`builders.cli.parse_config` merges over a config file); any other parser gets the fields'
     defaults. ``title`` replaces the group title of every option, ``helps`` the help of the fields it names
-    (a command that reuses ``LLMOptions`` for the model it evaluates words them its own way)."""
+    (a command that reuses ``LLMOptions`` for the model it evaluates words them its own way), ``choices`` the
+    choices of the fields it names (known only when the parser is made: the benchmarks' authoring flows)."""
     values = {**inherited_help_values(config_type), **(help_values or {})}
     hints = typing.get_type_hints(config_type)
     groups: dict[str | None, Any] = {None: parser}
@@ -134,6 +136,8 @@ def add_options(parser: argparse.ArgumentParser, config_type: type, *, help_valu
         shown = default.value if isinstance(default, enum.Enum) else default
         kwargs: dict[str, Any] = {"help": _render(config_type, name, text, shown, values)}
         kwargs.update(_value_kwargs(config_type, name, hints[name], declared, default))
+        if name in (choices or {}):
+            kwargs.update(choices=tuple(choices[name]), metavar=declared.metavar)  # help lists them, as argparse does
         if declared.positional:
             if default is not MISSING:
                 kwargs.update(nargs="*" if kwargs.get("nargs") == "+" else "?", default=default)
@@ -190,11 +194,13 @@ def config_of(config_type: type[C], namespace: argparse.Namespace) -> C:
 
 
 def add_command(subparsers: Any, name: str, config_type: type, handler: Callable[[Any], int], *, help: str,
-                description: str | None = None, help_values: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
-    """Subcommand ``name`` of a command: its options are the fields of ``config_type``; :func:`run_command` calls
-    ``handler(config)`` when it is chosen."""
+                description: str | None = None, help_values: Mapping[str, str] | None = None,
+                choices: Mapping[str, Sequence[Any]] | None = None) -> argparse.ArgumentParser:
+    """Subcommand ``name`` of a command: its options are the fields of ``config_type`` (``help_values`` and
+    ``choices`` as :func:`add_options` takes them); :func:`run_command` calls ``handler(config)`` when it is
+    chosen."""
     sub = subparsers.add_parser(name, help=help, description=description or help[:1].upper() + help[1:] + ".")
-    add_options(sub, config_type, help_values=help_values)
+    add_options(sub, config_type, help_values=help_values, choices=choices)
     sub.set_defaults(command_config=config_type, command_handler=handler)
     return sub
 

@@ -12,7 +12,7 @@ from typing import Any
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "Stable item id: the first 16 hex digits of the SHA-256 of what a model is shown."),
-    ("benchmark", "The Mirage benchmark the item belongs to (mioh, mementos, predictive, reefknot, mmsap)."),
+    ("benchmark", "The Mirage benchmark the item belongs to, by its name in the benchmark registry."),
     ("task", "The task, e.g. `existence`, `counting`, `relation`."),
     ("question_type", "How the question is asked, e.g. `yes_no`, `comparative`, `selective`, `vqa`."),
     ("pressure", "The adversarial pressure applied, e.g. `easy`, `hard_negative`, `sycophantic`."),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 
 def bar_chart(
@@ -38,3 +38,30 @@ def bar_chart(
         fig.savefig(path, format="png", metadata={"Software": None})
     finally:
         plt.close(fig)
+
+
+PLOTS = {
+    "tasks": ("tasks", "Items per task", "task"),
+    "pressures": ("pressures", "Items per pressure", "pressure"),
+    "n_images": ("n_images", "Number of images per item", "images"),
+    "answers": ("answers", "Answer distribution", "answer"),
+}
+
+
+def plot_specs(stats: Mapping[str, Any]) -> list[tuple[str, Mapping[str, int], dict[str, Any]]]:
+    """``(path relative to the release, counts, bar_chart options)`` of every plot of the card."""
+    specs = [(f"plots/{fname}.png", stats[key], {"title": title, "xlabel": xlabel})
+             for fname, (key, title, xlabel) in PLOTS.items()]
+    for n, counts in (stats.get("answers_by_options") or {}).items():
+        specs.append((f"plots/answers-{n}-options.png", counts,
+                      {"title": f"Answer letters of {n}-option questions", "xlabel": "answer",
+                       "reference": sum(counts.values()) / int(n)}))
+    return specs
+
+
+def write_plots(out_dir: Path, stats: Mapping[str, Any]) -> list[str]:
+    """The card's PNG plots under ``plots/`` (:func:`plot_specs`); returns their paths relative to ``out_dir``."""
+    specs = plot_specs(stats)
+    for rel, counts, options in specs:
+        bar_chart(out_dir / rel, counts, **options)
+    return [rel for rel, _, _ in specs]

@@ -29,7 +29,10 @@ from sources.hashing import file_sha256
 from .export import DEFAULT_MAX_SHARD_BYTES, plan_shards, read_columns, write_shards
 from .harness import write_harness_exports
 from .inputs import PSEUDONYMS_FILE, ReleaseInputs, load_inputs, read_pseudonyms, write_pseudonyms
+from .metadata import config_entries
+from .plots import plot_specs, write_plots
 from .rechecks import recheck_lines
+from .statistics import compute_stats
 
 SEMVER_RE = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)"
@@ -119,9 +122,9 @@ def release(
                 max_shard_bytes=max_shard_bytes or DEFAULT_MAX_SHARD_BYTES,
                 progress=progress,
             )
-            stats = cards.compute_stats(inputs.items, inputs.status, inputs.build_dir)
-            configs = cards.config_entries(shards)
-            cards.write_plots(partial, stats)
+            stats = compute_stats(inputs.items, inputs.status, inputs.build_dir)
+            configs = config_entries(shards)
+            write_plots(partial, stats)
             # lmms-eval task folder + VLMEvalKit TSVs under harness/ (listed in the manifest like every file)
             write_harness_exports(partial, release=name, version=version, repo_id=repo_id)
             card = cards.render_card(
@@ -235,12 +238,12 @@ def plan_release(
     """Every check :func:`release` makes before it writes, and the files it would write; writes nothing (the
     images are not encoded, so shard sizes are estimates: image bytes plus text)."""
     name, inputs, _ = _prepare(build_dir, version, name, include_unreviewed, out)
-    cards = _card_module()
-    stats = cards.compute_stats(inputs.items, inputs.status, inputs.build_dir)
+    _card_module()  # a plan fails where the release would: without the release extra
+    stats = compute_stats(inputs.items, inputs.status, inputs.build_dir)
     files = [(path, f"{len(shard)} item(s), ~{_megabytes(size)}")
              for plan in plan_shards(inputs.items, inputs.build_dir, max_shard_bytes or DEFAULT_MAX_SHARD_BYTES)
              for path, shard, size in zip(plan.files, plan.shards, plan.sizes)]
-    files += [(path, "plot") for path, _, _ in cards.plot_specs(stats)]
+    files += [(path, "plot") for path, _, _ in plot_specs(stats)]
     files += [("harness/lmms_eval/", "lmms-eval tasks"), ("harness/vlmevalkit/", "VLMEvalKit TSVs"),
               ("harness/README.md", "how to run them"), ("README.md", "the data card"),
               ("CHANGELOG.md", "this version's entry"), (MANIFEST, "sources, sha256 of files")]

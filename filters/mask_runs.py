@@ -16,7 +16,7 @@ decoded pixels). The method:
   union's length being a walk in start order.
 
 The per-interval work runs in loops compiled by numba (numpy array passes over the same intervals take several
-times as long: see docs/scale.md), compiled on first use and cached next to this file (``cache=True``).
+times as long), compiled on first use and cached next to this file (``cache=True``).
 """
 
 from __future__ import annotations

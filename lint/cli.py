@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 from builders.cli import ArgumentParser, count, exit_on_error, print_blind, stderr, stdout, table
-from builders.imports import FORMATS, read_published
+from builders.imports import formats, read_published
 from builders.items import Item
 from builders.lint import CHECKS, lint, summary_rows
 from builders.lint.dictionary import read_allow_file
@@ -36,7 +36,7 @@ class LintOptions:
     paths: list[str] = option(metavar="PATH", positional=True,
                               help="a build dir, an items.jsonl, a release dir, owner/name@vX.Y.Z on the Hub, or "
                                    "(with --format) a published benchmark's files")
-    format: str | None = option(None, choices=sorted(FORMATS),
+    format: str | None = option(None,
                                 help="read PATH as a published benchmark's own files instead of Mirage items "
                                      "(default Mirage items)")
     images: str | None = option(None, metavar="DIR",
@@ -64,7 +64,7 @@ def parser() -> argparse.ArgumentParser:
                     "changes the data.",
         epilog="With --llm-model NAME a text-only model answers every yes/no and MCQ item without its images "
                "(cached under --cache-dir); the items it gets right are flagged.")
-    add_options(p, LintOptions)
+    add_options(p, LintOptions, choices={"format": sorted(formats())})
     add_llm_arguments(p, "text-only model (optional; default none)", "model that answers each item without its images")
     return p
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import importlib
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Sequence
 
-import builders
+from builders.registry import load, spec, specs
 from commandline.parsing import ArgumentParser, invoked_as
 
 
@@ -66,20 +65,15 @@ COMMANDS: dict[str, Command] = {
 
 
 def benchmark_names() -> list[str]:
-    """The benchmarks ``mirage build`` builds: the packages of ``builders/`` with a command line (``cli.py``),
-    but for the importer of published files (``mirage import``)."""
-    root = Path(builders.__file__).parent
-    return sorted(p.parent.name for p in root.glob("*/cli.py") if p.parent.name != "imports")
+    """The benchmarks ``mirage build`` builds: those whose spec (:mod:`builders.registry`) has a command line."""
+    return [spec.name for spec in specs() if spec.cli]
 
 
 def summary_of(benchmark: str) -> str:
-    """What a benchmark package's docstring calls it (up to its first parenthesis), read without importing the
-    package (no numpy, no torch)."""
-    import ast
-
-    init = Path(builders.__file__).parent / benchmark / "__init__.py"
-    text = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
-    return " ".join(text.split("\n\n")[0].split()).split(" (")[0]
+    """What ``mirage list`` says of a benchmark: its name as its paper writes it and the paper's venue (the title
+    is on its data card)."""
+    found = spec(benchmark)
+    return f"{found.pretty} ({found.paper.venue})"
 
 
 def parser() -> ArgumentParser:
@@ -96,8 +90,8 @@ def parser() -> ArgumentParser:
 
 
 def list_parser() -> ArgumentParser:
-    return ArgumentParser(prog="mirage list", description="The benchmarks this Mirage builds, one a line with its "
-                          "paper; `mirage build NAME --help` gives a builder's options.")
+    return ArgumentParser(prog="mirage list", description="The benchmarks this Mirage builds (builders/registry.py), "
+                          "one a line with its paper's venue; `mirage build NAME --help` gives a builder's options.")
 
 
 def build_parser() -> ArgumentParser:
@@ -120,16 +114,16 @@ def build(argv: Sequence[str]) -> int:
         build_parser().parse_args(argv[:1] or ["--help"])
     build_parser().parse_args(argv[:1])  # an unknown benchmark: one line, exit status 2
     with invoked_as(f"mirage build {argv[0]}"):
-        return importlib.import_module(f"builders.{argv[0]}.cli").main(list(argv[1:]))
+        return load(spec(argv[0]).cli)(list(argv[1:]))
 
 
 def import_published(argv: Sequence[str]) -> int:
     """``mirage import FORMAT ...``: ``python -m builders.imports``, or for a format a benchmark imports itself
     (:func:`builders.imports.importer_of`: Reefknot's release) that benchmark's importer, so each format has one
     command."""
-    from builders.imports import FORMATS, importer_of
+    from builders.imports import formats, importer_of
 
-    if argv and argv[0] in FORMATS and importer_of(argv[0]):
+    if argv and argv[0] in formats() and importer_of(argv[0]):
         with invoked_as(f"mirage import {argv[0]}"):
             return importlib.import_module(importer_of(argv[0])).main(list(argv[1:]))
     return COMMANDS["import"].run("import", argv)

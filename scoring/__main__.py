@@ -23,7 +23,7 @@ from commandline.options import add_options, config_of, option
 from commandline.parsing import prog
 from scoring.options import PredictionsOptions
 from scoring.predictions import guess_format, read_any_predictions  # noqa: F401 - guess_format re-exported
-from scoring.registry import SCORERS, scorer
+from scoring.registry import scorer, scorers
 from scoring.releases import load_items
 from scoring.results import write_json_atomic
 from sources.errors import ConfigError
@@ -37,11 +37,10 @@ class ScoreOptions(PredictionsOptions):
     """What the front end reads and writes, whichever benchmark; a scorer adds its own options
     (:mod:`scoring.registry`)."""
 
-    OPTION_HELP: ClassVar[dict[str, str]] = {"scorers": ", ".join(sorted(SCORERS)),
-                                             "cached": "release images, LLM answers"}
+    OPTION_HELP: ClassVar[dict[str, str]] = {"cached": "release images, LLM answers"}
 
-    benchmark: str = option(metavar="BENCHMARK", positional=True, choices=sorted(SCORERS),
-                            help="which benchmark's metrics ({scorers})")
+    benchmark: str = option(metavar="BENCHMARK", positional=True, help="which benchmark's metrics ({scorers})")
+    """Its choices are the benchmarks whose spec names a scorer (:func:`scoring.registry.scorers`)."""
     release: str = option(metavar="PATH", help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
     revision: str | None = option(None, metavar="TAG", help="Hub revision when --release is a repo id (default the "
                                                             "@tag)")
@@ -63,7 +62,8 @@ def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
                     "Also: `mirage health RELEASE --predictions A B ...` (item health over several models) and "
                     "`mirage twin-gap RELEASE TWIN ...` (a release against its twin); each has its own --help.",
     )
-    add_options(p, ScoreOptions)
+    known = sorted(scorers())
+    add_options(p, ScoreOptions, choices={"benchmark": known}, help_values={"scorers": ", ".join(known)})
     if benchmark is not None:
         scorer(benchmark).add_arguments(p)
     return p
@@ -72,7 +72,7 @@ def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
 def _benchmark_of(argv: Sequence[str]) -> str | None:
     for a in argv:
         if not a.startswith("-"):
-            return a if a in SCORERS else None
+            return a if a in scorers() else None
     return None
 
 

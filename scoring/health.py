@@ -1,6 +1,6 @@
 """Item health: what several models' answers say about the items of a release (issue 44).
 
-Every model's raw output is read with :mod:`scoring.extract`, the extractor every scorer uses, so an item is
+Every model's raw output is read with :mod:`builders.semantics.extract`, the extractor every scorer uses, so an item is
 "right" here exactly when ``python -m scoring BENCHMARK`` counts it right. Per item:
 
 * **accuracy**: the share of the models that answered it right (an unparsed answer or a refusal is wrong, as in
@@ -39,9 +39,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from builders.answers import answer_format
 from builders.items import OPTION_LETTERS, Item
-from scoring.extract import extract, is_correct
+from builders.semantics.extract import extract, is_correct
+from builders.semantics.format import YES_NO, answer_format, yes_no_answer
 from scoring.predictions import Prediction
 
 FLAGS = ("suspected_label_error", "answered_by_every_model", "negative_discrimination")
@@ -66,7 +66,7 @@ def choices_of(item: Item) -> Choices | None:
     """The item's choices (option letters, or yes/no) and its gold; ``None`` for an open answer."""
     fmt = answer_format(item)
     if fmt == "yes_no":
-        return Choices(("yes", "no"), item.answer.strip().lower())
+        return Choices(YES_NO, yes_no_answer(item))
     if fmt == "option":
         return Choices(tuple(OPTION_LETTERS[: len(item.options)]), item.answer)
     return None

@@ -3,7 +3,7 @@ ablation (Sec. 5.5).
 
 ``python -m scoring mioh --release RELEASE --predictions preds.jsonl [--out DIR]``
 
-Every output is read by :mod:`scoring.extract` (an option letter; yes/no for the decomposed questions); an
+Every output is read by :mod:`builders.semantics.extract` (an option letter; yes/no for the decomposed questions); an
 output that names no option, or several, is *unparsed*: counted, reported, and scored wrong (as a model that
 answered nothing is wrong), never replaced by a guess. A refusal in words is wrong too unless the item's answer is
 the refusal option ("I don't know"), which the extractor maps it to.
@@ -55,9 +55,10 @@ from builders.items import OPTION_LETTERS, Item
 from builders.llm import add_llm_arguments, make_client
 from builders.pairs import paired_metric, paired_summary
 from builders.quality import chi_square
+from builders.semantics.extract import Answer, extract, is_correct
+from builders.semantics.options import is_dont_know, is_none_of_the_above
 from commandline.options import add_command, add_options, option, run_command
 from commandline.parsing import prog
-from scoring.extract import Answer, extract, is_correct
 from scoring.llm import llm_config
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
@@ -69,7 +70,8 @@ PRESSURE_COLUMNS = (("easy", "Easy"), ("hard_negative", "HN"), ("hard_positive",
 TASK_ORDER = ("existence", "counting", "attribute", "position")
 QTYPE_ORDER = ("comprehensive", "comparative", "selective")
 DECOMPOSED = "decomposed"
-ABSTAIN_OPTIONS = ("None of the above", "I don't know")
+ABSTAIN_OPTIONS = {"None of the above": is_none_of_the_above, "I don't know": is_dont_know}
+"""The abstention options MIOH offers, as the report names them, and the predicate that recognises each."""
 
 
 @dataclass(frozen=True)
@@ -208,8 +210,14 @@ def robustness(t1: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 @lru_cache(maxsize=4096)
 def _abstain_letters(options: tuple[str, ...]) -> dict[str, str]:
-    """``{abstention option text: its letter}`` for the abstention options an option list offers."""
-    return {o: OPTION_LETTERS[i] for i, o in enumerate(options[: len(OPTION_LETTERS)]) if o in ABSTAIN_OPTIONS}
+    """``{abstention option name: its letter}`` for the abstention options an option list offers (the first of
+    each kind)."""
+    found: dict[str, str] = {}
+    for i, o in enumerate(options[: len(OPTION_LETTERS)]):
+        for name, matches in ABSTAIN_OPTIONS.items():
+            if matches(o):
+                found.setdefault(name, OPTION_LETTERS[i])
+    return found
 
 
 def abstentions(scored: Sequence[Scored]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ model chose:
 Choices where the paper is silent:
 
 * a refusal written in words ("I cannot tell from the image") counts as choosing the refusal option (the
-  extractor maps it, :func:`scoring.extract.extract_option`);
+  extractor maps it, :func:`builders.semantics.extract.extract_option`);
 * an output that names no option (unparsed) counts as an answer that is wrong: not aware, not refused;
 * an item without a prediction is left out and reported as missing (a partial run stays visible);
 * shuffles (``provenance.shuffle``, Sec. 4.2): every metric is computed per shuffle round and reported as the mean
@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from builders.cli import stdout, table
 from builders.items import Item
 from builders.pairs import paired_metric, paired_summary
-from scoring.extract import extract_option
+from builders.semantics.extract import extract_option
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import output_of
 

@@ -10,7 +10,7 @@ Two readings of an output, both reported:
 * ``settings``, POPE's own rule, so that numbers compare with the paper's: the first sentence, commas dropped, is
   "no" when it holds the word "no", "No" or "not", and "yes" otherwise. Every output counts, and some are read
   against their words: "NO", "Nope" and "I don't know." count as "yes", "Yes, there is a cup, not a dog." as "no";
-* ``strict``, Mirage's one extractor (:func:`scoring.extract.extract_yes_no`, the reading of every other
+* ``strict``, Mirage's one extractor (:func:`builders.semantics.extract.extract_yes_no`, the reading of every other
   benchmark): a refusal or an output it cannot read is neither answer, counted in ``unparsed`` and wrong.
 
 Items without a prediction are left out and counted.
@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from builders.cli import stdout, table
 from builders.items import Item
-from scoring.extract import extract_yes_no
+from builders.semantics.extract import extract_yes_no
 from scoring.predictions import output_of
 
 READINGS = {"settings": "POPE's evaluate.py (no/No/not in the first sentence -> no, else yes)",

@@ -5,7 +5,7 @@ Mirage's file (written by ``python -m scoring.run``) has one JSON object per lin
     {"id": "00c5c24e3c1f287c", "output": "The answer is (B).", "model": "qwen2-vl-7b", "params": {...}}
 
 ``output`` is the raw model output (thinking blocks and all): extraction happens at scoring time
-(:mod:`scoring.extract`), so a better extractor re-scores old runs without re-asking the model. For files
+(:mod:`builders.semantics.extract`), so a better extractor re-scores old runs without re-asking the model. For files
 written before this format, ``prediction`` is read as ``output`` (Mementos' earlier scorer read that key).
 
 Harness outputs:

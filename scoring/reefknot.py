@@ -3,9 +3,9 @@
 ``python -m scoring reefknot --release RELEASE --predictions preds.jsonl [--vqa-judge nli|llm|exact]``
 
 * **Halr**, the hallucination rate, per question set (Y/N, MCQ, VQA) and category (perception, cognition) as in
-  Table 3: the share of scored items answered wrongly. Y/N and MCQ outputs are read by :mod:`scoring.extract`; an
-  unparsed answer or a refusal counts as a hallucination (the model did not give the true relation). Items
-  without a prediction are not scored (listed under coverage).
+  Table 3: the share of scored items answered wrongly. Y/N and MCQ outputs are read by
+  :mod:`builders.semantics.extract`; an unparsed answer or a refusal counts as a hallucination (the model did not
+  give the true relation). Items without a prediction are not scored (listed under coverage).
 * **VQA** correctness by bidirectional entailment between the reference and the output (App. A.7, Fig. 15;
   :mod:`scoring.nli`, the paper's ``microsoft/deberta-v2-xlarge-mnli``), or by an LLM judge (``--vqa-judge
   llm``, the A.6 GPT-assisted check), or by normalised exact match (``--vqa-judge exact``, for tests and quick
@@ -34,9 +34,9 @@ from builders.cli import stdout, table
 from builders.items import OPTION_LETTERS, Item
 from builders.llm import LLMRequest, add_llm_arguments, make_client
 from builders.pairs import paired_metric, paired_summary
+from builders.semantics.extract import Answer, extract, is_correct, strip_thinking
 from commandline.options import add_options, option
 from filters.text import plain_sentence
-from scoring.extract import Answer, extract, is_correct, strip_thinking
 from scoring.llm import llm_config
 from scoring.nli import PAPER_MODEL, load_judge
 from scoring.plotting import pyplot, save_png

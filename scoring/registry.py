@@ -1,4 +1,4 @@
-"""Which module scores which benchmark. A new benchmark adds one line here and one module ``scoring/<name>.py``.
+"""Which module scores which benchmark: the ``scorer`` of each benchmark's spec (:mod:`builders.registry`).
 
 Each scorer module exposes:
 
@@ -14,20 +14,18 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from builders.registry import specs
 from sources.errors import ConfigError
 
-SCORERS: dict[str, str] = {
-    "mioh": "scoring.mioh",
-    "mementos": "scoring.mementos",
-    "mmsap": "scoring.mmsap",
-    "predictive": "scoring.predictive",
-    "reefknot": "scoring.reefknot",
-    "pope": "scoring.pope",
-}
+
+def scorers() -> dict[str, str]:
+    """Benchmark name -> its scorer module, for every known benchmark that has one."""
+    return {s.name: s.scorer for s in specs() if s.scorer}
 
 
 def scorer(benchmark: str) -> ModuleType:
     """The scorer module of ``benchmark``; a one-line error for an unknown name."""
-    if benchmark not in SCORERS:
-        raise ConfigError(f"no scorer for benchmark {benchmark!r}; known: {', '.join(sorted(SCORERS))}")
-    return importlib.import_module(SCORERS[benchmark])
+    known = scorers()
+    if benchmark not in known:
+        raise ConfigError(f"no scorer for benchmark {benchmark!r}; known: {', '.join(sorted(known))}")
+    return importlib.import_module(known[benchmark])

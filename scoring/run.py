@@ -3,7 +3,7 @@
 Any OpenAI-compatible ``/chat/completions`` endpoint (vLLM, ollama, llama.cpp server, OpenAI) gets one request
 per item: a single user message whose content is, in order, ``"Image 1:"`` and the first image as a base64 data
 URL, ``"Image 2:"`` and the second ..., then the text lmms-eval is given too
-(:func:`scoring.harness.lmms_eval_utils.prompt_text`: context, question, lettered options, answer instruction),
+(:func:`builders.semantics.prompt.prompt_text`: context, question, lettered options, answer instruction),
 so both routes ask the same question. Temperature 0.
 
 The requests go through :mod:`builders.llm` (bounded concurrency, retries with backoff, ``Retry-After``, the key
@@ -30,9 +30,9 @@ from typing import Any, ClassVar, Sequence
 from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
 from builders.items import Item
 from builders.llm import LLMConfig, LLMError, add_llm_arguments, make_client, redact_url
+from builders.semantics.prompt import prompt_text
 from commandline.options import add_options, config_of, option
 from commandline.parsing import prog
-from scoring.harness.lmms_eval_utils import prompt_text
 from scoring.options import CacheDirOption
 from scoring.predictions import Prediction, write_predictions
 from scoring.releases import load_items

@@ -5,7 +5,7 @@ A twin (``python -m builders.twin BUILD``) is the same build's config run from a
 (task, question type, pressure, counts) and difficulty rules, other draws (other images where the source has
 them). A model that saw the release in training is right on it more often than on its twin; one that did not is
 right about equally often on both. Per model: the accuracy on each (closed items, read by
-:mod:`scoring.extract` as every scorer reads them), the gap, and its confidence interval by Newcombe's hybrid
+:mod:`builders.semantics.extract` as every scorer reads them), the gap, and its confidence interval by Newcombe's hybrid
 score method for the difference of two independent proportions
 (:func:`statsmodels.stats.proportion.confint_proportions_2indep`, ``method="newcomb"``), with the score test's
 p-value. The gap is **larger than chance** when the interval lies wholly above zero. The two sets' items are
@@ -29,9 +29,9 @@ import numpy as np
 
 from builders.cli import ArgumentParser, stdout, table
 from builders.items import Item
+from builders.semantics.extract import extract, is_correct
 from commandline.options import add_options, config_of, option
 from commandline.parsing import prog
-from scoring.extract import extract, is_correct
 from scoring.health import choices_of
 from scoring.health_report import read_runs
 from scoring.options import PredictionsOptions

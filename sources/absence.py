@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from sources import coco, jsonio, tables
+from sources import coco, tables, validate
 from sources.errors import SourceError
 from sources.records import RecordSet
 
@@ -99,32 +99,32 @@ def read_coco_presence(annotations: str | Path) -> CocoPresence:
     sections = dict(zip(coco.SECTIONS, coco.load_sections(path, polygons=False)[1]))
     names: dict[Any, str] = {}
     for i, cat in enumerate(sections["categories"]):
-        rec = jsonio.label("categories", i)
-        jsonio.expect_dict(cat, path, rec)
-        cid = jsonio.check_id(jsonio.require_key(cat, "id", path, rec), path, rec)
-        names[cid] = jsonio.check_name(jsonio.require_key(cat, "name", path, rec), path, rec)
+        rec = validate.label("categories", i)
+        validate.expect_dict(cat, path, rec)
+        cid = validate.check_id(validate.require_key(cat, "id", path, rec), path, rec)
+        names[cid] = validate.check_name(validate.require_key(cat, "name", path, rec), path, rec)
     files: dict[Any, str] = {}
     seen: dict[Any, str] = {}
     for i, img in enumerate(sections["images"]):
-        rec = jsonio.label("images", i)
-        jsonio.expect_dict(img, path, rec)
-        iid = jsonio.check_id(jsonio.require_key(img, "id", path, rec), path, rec)
-        jsonio.claim_id(seen, iid, path, rec, "image id")
+        rec = validate.label("images", i)
+        validate.expect_dict(img, path, rec)
+        iid = validate.check_id(validate.require_key(img, "id", path, rec), path, rec)
+        validate.claim_id(seen, iid, path, rec, "image id")
         name = img.get("file_name") or (posixpath.basename(img["coco_url"]) if isinstance(img.get("coco_url"), str) else None)
-        files[iid] = posixpath.basename(jsonio.check_name(name, path, rec, "file_name"))
+        files[iid] = posixpath.basename(validate.check_name(name, path, rec, "file_name"))
     shown: dict[Any, set[str]] = {iid: set() for iid in files}
     anns = sections["annotations"]
     # the checks below, called once per annotation, take seconds on a COCO-train-sized file: asked of whole columns
     # first, and one by one only to report the first bad annotation
     if _all_pass(anns, shown, names):
-        for iid, cid in zip(jsonio.column_of(anns, "image_id"), jsonio.column_of(anns, "category_id")):
+        for iid, cid in zip(validate.column_of(anns, "image_id"), validate.column_of(anns, "category_id")):
             shown[iid].add(names[cid])
         return _presence(path, names, files, shown)
     for i, ann in enumerate(anns):
-        rec = jsonio.label("annotations", i)
-        jsonio.expect_dict(ann, path, rec)
-        iid = jsonio.check_id(jsonio.require_key(ann, "image_id", path, rec), path, rec, "image_id")
-        cid = jsonio.check_id(jsonio.require_key(ann, "category_id", path, rec), path, rec, "category_id")
+        rec = validate.label("annotations", i)
+        validate.expect_dict(ann, path, rec)
+        iid = validate.check_id(validate.require_key(ann, "image_id", path, rec), path, rec, "image_id")
+        cid = validate.check_id(validate.require_key(ann, "category_id", path, rec), path, rec, "category_id")
         if iid not in shown:
             raise SourceError(path, rec, f"unknown image id {iid!r} (not in 'images')")
         if cid not in names:
@@ -139,7 +139,7 @@ def _all_pass(anns: list[Any], shown: dict[Any, set[str]], names: dict[Any, str]
     if set(map(type, anns)) - {dict}:
         return False
     for key, known in (("image_id", shown), ("category_id", names)):
-        values = jsonio.column_of(anns, key)
+        values = validate.column_of(anns, key)
         if set(map(type, values)) - {int, str} or "" in values or not set(values) <= known.keys():
             return False
     return True

@@ -18,7 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import SourceError
-from .jsonio import expect_dict, expect_list, is_number, load_json, require_key
+from .jsonio import load_json
+from .validate import expect_dict, expect_list, is_number, require_key
 from .records import VideoRecord
 from .video import natural_key
 from .video_backends import video_files_by_stem

@@ -1,7 +1,7 @@
 """Reader of COCO instances JSON (COCO 2017, COCO-ReM) and the COCO-style core PACO shares.
 
 COCO-ReM (Singh et al. 2024, refined COCO masks) is plain COCO instances JSON, so one reader serves both. The
-file is validated while it is read (see :mod:`sources.jsonio`) into columns (:mod:`sources.tables`); masks are
+file is validated while it is read (see :mod:`sources.validate`) into columns (:mod:`sources.tables`); masks are
 kept as the file gives them and converted to compressed RLE only when read, and image files are checked
 against their declared sizes from their headers only.
 
@@ -22,8 +22,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from sources import jsonio, tables
+from sources import image_files, jsonio, tables, validate
 from sources.errors import SourceError
+from sources.masks import PolygonRLE, areas, polygons_valid, segmentation_mask
 from sources.records import BBox, RecordSet
 
 DEFAULT_LICENSE = "CC BY 4.0 (annotations); Flickr terms (images)"
@@ -37,7 +38,7 @@ HEADER_BLOCK = 2048
 
 CACHED_HEADER_SECONDS = 25e-6
 """A block of headers read faster than this per header came from the page cache (a cached header takes a few
-microseconds, one that waits on the disk tens: docs/scale.md)."""
+microseconds, one that waits on the disk tens)."""
 
 
 @dataclass(frozen=True)
@@ -72,11 +73,11 @@ class CocoStyle:
 
     def record(self, k: int) -> str:
         """Annotation ``k``'s name in error messages."""
-        return jsonio.label("annotations", k, self.ids[k])
+        return validate.label("annotations", k, self.ids[k])
 
     def sorted_images(self) -> list[int]:
         """Positions of the images sorted by id (the order of the record set)."""
-        return sorted(range(len(self.images)), key=lambda i: jsonio.id_sort_key(self.images[i].id))
+        return sorted(range(len(self.images)), key=lambda i: validate.id_sort_key(self.images[i].id))
 
     def grouped(self, rows: np.ndarray) -> np.ndarray:
         """Annotations ``rows`` grouped by image, images sorted by id, in the file's order within an image."""
@@ -94,8 +95,8 @@ def load_sections(path: Path, polygons: bool = True) -> tuple[dict[str, Any], li
     three arrays is a :class:`SourceError` (shared by :func:`load_coco_style` and :mod:`sources.absence`).
     ``polygons=False`` reads polygon segmentations as ``null`` (:func:`sources.jsonio.load_json_without_polygons`)."""
     load = jsonio.load_json if polygons else jsonio.load_json_without_polygons
-    data = jsonio.expect_dict(load(path), path, "", "top level")
-    return data, [jsonio.expect_list(jsonio.require_key(data, key, path, ""), path, "", f"'{key}'") for key in SECTIONS]
+    data = validate.expect_dict(load(path), path, "", "top level")
+    return data, [validate.expect_list(validate.require_key(data, key, path, ""), path, "", f"'{key}'") for key in SECTIONS]
 
 
 def load_coco_style(annotations: str | Path, images_dir: str | Path) -> CocoStyle:
@@ -135,34 +136,34 @@ def _categories(raw_cats: list[Any], path: Path) -> dict[int | str, str]:
     categories: dict[int | str, str] = {}
     seen: dict[int | str, str] = {}
     for i, cat in enumerate(raw_cats):
-        rec = jsonio.label("categories", i, cat.get("id") if isinstance(cat, dict) else None)
-        jsonio.expect_dict(cat, path, rec)
-        cid = jsonio.check_id(jsonio.require_key(cat, "id", path, rec), path, rec)
-        jsonio.claim_id(seen, cid, path, rec, "category id")
-        categories[cid] = jsonio.check_name(jsonio.require_key(cat, "name", path, rec), path, rec)
+        rec = validate.label("categories", i, cat.get("id") if isinstance(cat, dict) else None)
+        validate.expect_dict(cat, path, rec)
+        cid = validate.check_id(validate.require_key(cat, "id", path, rec), path, rec)
+        validate.claim_id(seen, cid, path, rec, "category id")
+        categories[cid] = validate.check_name(validate.require_key(cat, "name", path, rec), path, rec)
     return categories
 
 
 def _images(raw_images: list[Any], images_dir: str | Path, path: Path) -> list[CocoImage]:
     """The validated ``images`` entries, in file order (their files are checked by the caller)."""
     images: list[CocoImage] = []
-    image_path = jsonio.image_paths(images_dir)
+    image_path = image_files.image_paths(images_dir)
     seen: dict[int | str, str] = {}
     try:
         for i, img in enumerate(raw_images):
-            rec = jsonio.label("images", i, img.get("id") if isinstance(img, dict) else None)
-            jsonio.expect_dict(img, path, rec)
-            iid = jsonio.check_id(jsonio.require_key(img, "id", path, rec), path, rec)
-            jsonio.claim_id(seen, iid, path, rec, "image id")
-            width, height = jsonio.check_size(
-                jsonio.require_key(img, "width", path, rec), jsonio.require_key(img, "height", path, rec), path, rec
+            rec = validate.label("images", i, img.get("id") if isinstance(img, dict) else None)
+            validate.expect_dict(img, path, rec)
+            iid = validate.check_id(validate.require_key(img, "id", path, rec), path, rec)
+            validate.claim_id(seen, iid, path, rec, "image id")
+            width, height = validate.check_size(
+                validate.require_key(img, "width", path, rec), validate.require_key(img, "height", path, rec), path, rec
             )
             name = img.get("file_name")
             if name is None and isinstance(img.get("coco_url"), str):  # LVIS images carry a URL only
                 name = posixpath.basename(img["coco_url"])
             if name is None:
                 raise SourceError(path, rec, "missing required key 'file_name'")
-            name = jsonio.check_name(name, path, rec, "file_name")
+            name = validate.check_name(name, path, rec, "file_name")
             images.append(CocoImage(iid, rec, image_path(name), width, height, name))
     except SourceError as error:
         raise _BadImage(error, images) from None
@@ -190,11 +191,11 @@ def _screen(
     """The columns of :func:`_annotations` when every annotation passes every check, else ``None``.
 
     Why: a COCO-train-sized file has 860,000 annotations, and a dozen checks called per annotation took longer
-    than parsing the file; asked of whole columns (types as sets, numbers as arrays) they take a fraction of it
-    (docs/scale.md). Each test here passes exactly the annotations :func:`_one_by_one` passes."""
+    than parsing the file; asked of whole columns (types as sets, numbers as arrays) they take a fraction of it.
+    Each test here passes exactly the annotations :func:`_one_by_one` passes."""
     if set(map(type, raw_anns)) - {dict}:
         return None
-    ids, image_ids, category_ids, boxes = (jsonio.column_of(raw_anns, key)
+    ids, image_ids, category_ids, boxes = (validate.column_of(raw_anns, key)
                                            for key in ("id", "image_id", "category_id", "bbox"))
     for values in (ids, image_ids, category_ids):
         if set(map(type, values)) - _IDS or "" in values:
@@ -212,7 +213,7 @@ def _screen(
     width = np.array([im.width for im in images], dtype=np.float64)[rows]
     height = np.array([im.height for im in images], dtype=np.float64)[rows]
     x, y, w, h = box.T
-    tolerance = jsonio.BOX_TOLERANCE
+    tolerance = validate.BOX_TOLERANCE
     good = (np.isfinite(box.sum(axis=1)) & (w > 0) & (h > 0) & (x >= -tolerance) & (y >= -tolerance)
             & (x + w <= width + tolerance) & (y + h <= height + tolerance))
     return (ids, rows, category_ids, box) if good.all() else None
@@ -229,19 +230,19 @@ def _one_by_one(
     boxes: list[BBox] = []
     seen: dict[int | str, str] = {}
     for i, ann in enumerate(raw_anns):
-        rec = jsonio.label("annotations", i, ann.get("id") if isinstance(ann, dict) else None)
-        jsonio.expect_dict(ann, path, rec)
-        aid = jsonio.check_id(jsonio.require_key(ann, "id", path, rec), path, rec)
-        jsonio.claim_id(seen, aid, path, rec, "annotation id")
-        iid = jsonio.check_id(jsonio.require_key(ann, "image_id", path, rec), path, rec, "image_id")
+        rec = validate.label("annotations", i, ann.get("id") if isinstance(ann, dict) else None)
+        validate.expect_dict(ann, path, rec)
+        aid = validate.check_id(validate.require_key(ann, "id", path, rec), path, rec)
+        validate.claim_id(seen, aid, path, rec, "annotation id")
+        iid = validate.check_id(validate.require_key(ann, "image_id", path, rec), path, rec, "image_id")
         k = position.get(iid)
         if k is None:
             raise SourceError(path, rec, f"unknown image id {iid!r} (not in 'images')")
-        cid = jsonio.check_id(jsonio.require_key(ann, "category_id", path, rec), path, rec, "category_id")
+        cid = validate.check_id(validate.require_key(ann, "category_id", path, rec), path, rec, "category_id")
         if cid not in categories:
             raise SourceError(path, rec, f"unknown category id {cid!r} (not in 'categories')")
         img = images[k]
-        boxes.append(jsonio.check_bbox(jsonio.require_key(ann, "bbox", path, rec), img.width, img.height, path, rec))
+        boxes.append(validate.check_bbox(validate.require_key(ann, "bbox", path, rec), img.width, img.height, path, rec))
         ids.append(aid)
         image_of.append(k)
         category_ids.append(cid)
@@ -252,17 +253,17 @@ def _raise_bad_file(path: Path, images: Sequence[CocoImage]) -> None:
     """Raise the error of the first of ``images`` whose file is missing or not of its declared size, if any.
 
     The files whose header does not match (:func:`_unmatched_headers`) are checked again here, in file order
-    (:func:`sources.jsonio.check_image`), so the error is the one a check of each file in turn would raise."""
+    (:func:`sources.image_files.check_image`), so the error is the one a check of each file in turn would raise."""
     for k in _unmatched_headers(images):
         image = images[k]
-        jsonio.check_image(image.file, image.width, image.height, path, image.record)
+        image_files.check_image(image.file, image.width, image.height, path, image.record)
 
 
 def _unmatched_headers(images: Sequence[CocoImage]) -> list[int]:
     """Positions of the images whose file does not open or whose header does not give the declared size.
 
     Why two ways: a COCO-train-sized file names 118,000 images. Headers in the page cache take a few
-    microseconds each in one thread, and threads would only contend for the interpreter lock (docs/scale.md);
+    microseconds each in one thread, and threads would only contend for the interpreter lock;
     an uncached header is a small random read that waits on the disk, and threads overlap those waits.
     So blocks of :data:`HEADER_BLOCK` are read here while each comes from the cache
     (:data:`CACHED_HEADER_SECONDS`), and the rest, from the first block that did not, by :data:`HEADER_READERS`
@@ -288,7 +289,7 @@ def _unmatched_headers(images: Sequence[CocoImage]) -> list[int]:
 
 def _mismatched(images: Sequence[CocoImage]) -> list[int]:
     """Positions in ``images`` of those whose header does not give their declared size (or does not open)."""
-    return [k for k, im in enumerate(images) if not jsonio.header_matches(im.file, im.width, im.height)]
+    return [k for k, im in enumerate(images) if not image_files.header_matches(im.file, im.width, im.height)]
 
 
 def instance_columns(
@@ -309,7 +310,7 @@ def instance_columns(
         "image": rank[style.image_of[rows]], "id": [str(style.ids[k]) for k in picked],
         "category": [index[style.category_ids[k]] for k in picked], **dict(zip("xywh", boxes.T)),
         "iscrowd": _crowd_flags(style, picked, raws),
-        "area": jsonio.areas(jsonio.column_of(raws, "area"), masks, boxes),
+        "area": areas(validate.column_of(raws, "area"), masks, boxes),
     }
     if attributes is not None:
         columns["attributes"] = [attributes(raw, k) for raw, k in zip(raws, picked)]
@@ -317,23 +318,23 @@ def instance_columns(
 
 
 def _masks(style: CocoStyle, rows: list[int], raws: list[dict[str, Any]]) -> list[Any]:
-    """Each annotation's mask (:func:`sources.jsonio.segmentation_mask`); polygons checked all at once where
+    """Each annotation's mask (:func:`sources.masks.segmentation_mask`); polygons checked all at once where
     every polygon of the file is well formed (most of a COCO-style file is polygons)."""
-    segmentations = jsonio.column_of(raws, "segmentation")
+    segmentations = validate.column_of(raws, "segmentation")
     of = style.image_of[rows]
     sizes = zip(np.array([im.height for im in style.images])[of].tolist(),
                 np.array([im.width for im in style.images])[of].tolist())
-    if jsonio.polygons_valid([seg for seg in segmentations if type(seg) is list]):
-        return [None if seg is None or seg == [] else jsonio.PolygonRLE(seg, h, w) if type(seg) is list
-                else jsonio.segmentation_mask(seg, h, w, style.path, lambda k=k: style.record(k))  # type: ignore[misc]
+    if polygons_valid([seg for seg in segmentations if type(seg) is list]):
+        return [None if seg is None or seg == [] else PolygonRLE(seg, h, w) if type(seg) is list
+                else segmentation_mask(seg, h, w, style.path, lambda k=k: style.record(k))  # type: ignore[misc]
                 for seg, (h, w), k in zip(segmentations, sizes, rows)]
-    return [jsonio.segmentation_mask(seg, h, w, style.path, lambda k=k: style.record(k))
+    return [segmentation_mask(seg, h, w, style.path, lambda k=k: style.record(k))
             for seg, (h, w), k in zip(segmentations, sizes, rows)]
 
 
 def _crowd_flags(style: CocoStyle, rows: list[int], raws: list[dict[str, Any]]) -> list[bool]:
     """Each annotation's ``iscrowd`` (0 or 1, default 0) as a flag; anything else is an error."""
-    flags = jsonio.column_of(raws, "iscrowd")
+    flags = validate.column_of(raws, "iscrowd")
     if set(map(type, flags)) - {int, bool, type(None)} or set(flags) - {0, 1, None}:
         for k, flag in zip(rows, flags):
             if flag is not None and (flag not in (0, 1) or type(flag) is float):

@@ -153,7 +153,7 @@ class ProcessExecutor:
     Why: the tasks build millions of objects that live until the task returns and sit in no reference cycle (an
     annotation file parsed into columns, a build's items, unpickled here as they arrive), and the collector,
     which runs every 700 new objects and scans the older generations as they grow, walks them again and again
-    for nothing (docs/scale.md: a paper-scale build's reading and drawing). Reference counting still frees
+    for nothing (a paper-scale build's reading and drawing). Reference counting still frees
     whatever a task drops; a worker lives for one :meth:`map`, and what cycles its tasks leave go with it."""
 
     name = "processes"

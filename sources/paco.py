@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from sources import jsonio, tables
+from sources import tables, validate
 from sources.coco import CocoStyle, image_columns, instance_columns, license_of, load_coco_style
 from sources.errors import SourceError
 from sources.records import RecordSet
@@ -93,27 +93,27 @@ def _attribute_vocabulary(data: dict[str, Any], path: Path) -> tuple[dict[Any, s
     by_index: dict[Any, str] = {}
     table = data.get("attr_type_to_attr_idxs")
     if table is not None:
-        jsonio.expect_dict(table, path, "attr_type_to_attr_idxs", "'attr_type_to_attr_idxs'")
+        validate.expect_dict(table, path, "attr_type_to_attr_idxs", "'attr_type_to_attr_idxs'")
         for kind, ids in table.items():
-            norm = _TYPE_SPELLINGS.get(jsonio.normalise_text(kind).replace(" ", "_"))
+            norm = _TYPE_SPELLINGS.get(validate.normalise_text(kind).replace(" ", "_"))
             if norm is None:
                 raise SourceError(path, "attr_type_to_attr_idxs", f"unknown attribute type {kind!r}")
-            for attr_id in jsonio.expect_list(ids, path, f"attr_type_to_attr_idxs[{kind!r}]", "the id list"):
+            for attr_id in validate.expect_list(ids, path, f"attr_type_to_attr_idxs[{kind!r}]", "the id list"):
                 by_index[attr_id] = norm
 
     names: dict[Any, str] = {}
     types: dict[str, str] = {}
     seen: dict[Any, str] = {}
-    raw = jsonio.expect_list(data.get("attributes", []), path, "", "'attributes'")
+    raw = validate.expect_list(data.get("attributes", []), path, "", "'attributes'")
     for i, entry in enumerate(raw):
-        rec = jsonio.label("attributes", i, entry.get("id") if isinstance(entry, dict) else None)
-        jsonio.expect_dict(entry, path, rec)
-        aid = jsonio.check_id(jsonio.require_key(entry, "id", path, rec), path, rec)
-        jsonio.claim_id(seen, aid, path, rec, "attribute id")
-        name = jsonio.check_name(jsonio.require_key(entry, "name", path, rec), path, rec)
+        rec = validate.label("attributes", i, entry.get("id") if isinstance(entry, dict) else None)
+        validate.expect_dict(entry, path, rec)
+        aid = validate.check_id(validate.require_key(entry, "id", path, rec), path, rec)
+        validate.claim_id(seen, aid, path, rec, "attribute id")
+        name = validate.check_name(validate.require_key(entry, "name", path, rec), path, rec)
         given = entry.get("type")
         if given is not None:
-            kind = _TYPE_SPELLINGS.get(jsonio.normalise_text(str(given)).replace(" ", "_"))
+            kind = _TYPE_SPELLINGS.get(validate.normalise_text(str(given)).replace(" ", "_"))
             if kind is None:
                 raise SourceError(path, rec, f"unknown attribute type {given!r} (expected one of {ATTRIBUTE_TYPES})")
         else:
@@ -135,11 +135,11 @@ def _joint_attribute_objects(data: dict[str, Any], path: Path) -> dict[Any, Any]
     if joint is None:
         return None
     out = {}
-    for i, entry in enumerate(jsonio.expect_list(joint, path, "", "'joint_obj_attribute_categories'")):
-        rec = jsonio.label("joint_obj_attribute_categories", i)
-        jsonio.expect_dict(entry, path, rec)
-        out[jsonio.check_id(jsonio.require_key(entry, "obj-attr", path, rec), path, rec, "obj-attr")] = (
-            jsonio.check_id(jsonio.require_key(entry, "obj", path, rec), path, rec, "obj")
+    for i, entry in enumerate(validate.expect_list(joint, path, "", "'joint_obj_attribute_categories'")):
+        rec = validate.label("joint_obj_attribute_categories", i)
+        validate.expect_dict(entry, path, rec)
+        out[validate.check_id(validate.require_key(entry, "obj-attr", path, rec), path, rec, "obj-attr")] = (
+            validate.check_id(validate.require_key(entry, "obj", path, rec), path, rec, "obj")
         )
     return out
 
@@ -151,7 +151,7 @@ def _federated_lists(
     :class:`~sources.records.ImageRecord` field."""
     out = {}
     for key, field_name in FEDERATED_LISTS.items():
-        ids = [jsonio.check_id(i, path, record, key) for i in jsonio.expect_list(raw_image.get(key, []), path, record, f"'{key}'")]
+        ids = [validate.check_id(i, path, record, key) for i in validate.expect_list(raw_image.get(key, []), path, record, f"'{key}'")]
         if joint is not None and key.endswith("_attrs"):
             ids = [joint[i] for i in ids if i in joint] if key.startswith("not_") else []
         out[field_name] = list(dict.fromkeys(objects[i] for i in ids if i in objects))
@@ -197,7 +197,7 @@ def paco_tables(annotations: str | Path, images_dir: str | Path) -> tables.Sourc
     for k, raw in enumerate(style.annotations):
         ids = raw.get("attribute_ids", [])
         if type(ids) is not list or not attr_names.keys() >= set(ids):
-            jsonio.expect_list(ids, path, style.record(k), "'attribute_ids'")
+            validate.expect_list(ids, path, style.record(k), "'attribute_ids'")
             unknown = next(attr_id for attr_id in ids if attr_id not in attr_names)
             raise SourceError(path, style.record(k), f"unknown attribute id {unknown!r} (not in 'attributes')")
         if parts[k]:

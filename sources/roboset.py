@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SourceError
-from .jsonio import check_name, expect_dict, expect_list, load_json, require_key
+from .jsonio import load_json
+from .validate import check_name, expect_dict, expect_list, require_key
 from .video import frame_images, is_video_file, natural_key
 
 SOURCE = "roboset"

@@ -32,8 +32,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from sources import jsonio, tables
+from sources import image_files, jsonio, tables, validate
 from sources.errors import SourceError
+from sources.masks import areas, segmentation_mask
 from sources.records import RecordSet
 
 SOURCE = "svg"
@@ -68,7 +69,7 @@ def _rows(path: Path) -> Iterator[tuple[Path, str, Any]]:
     elif isinstance(data, dict):
         yield path, "image", data
     else:
-        raise SourceError(path, "", f"top level must be an array of images or an image object, got {jsonio.type_name(data)}")
+        raise SourceError(path, "", f"top level must be an array of images or an image object, got {validate.type_name(data)}")
 
 
 def _size(row: dict, file: Path, rec: str, image_file: str) -> tuple[int, int]:
@@ -80,8 +81,8 @@ def _size(row: dict, file: Path, rec: str, image_file: str) -> tuple[int, int]:
     elif "metadata/width" in row or "metadata/height" in row:
         w, h = row.get("metadata/width"), row.get("metadata/height")
     else:
-        return jsonio.image_size_from_file(image_file, file, rec)
-    return jsonio.check_size(w, h, file, rec)
+        return image_files.image_size_from_file(image_file, file, rec)
+    return validate.check_size(w, h, file, rec)
 
 
 def _file_name(row: dict, image_id: int | str) -> str:
@@ -93,7 +94,7 @@ def _file_name(row: dict, image_id: int | str) -> str:
 
 
 def _region_name(region: dict, names: list | None, j: int, file: Path, rec: str) -> str:
-    key = jsonio.first_key(region, _NAME_KEYS)
+    key = validate.first_key(region, _NAME_KEYS)
     if key is not None:
         value = region[key]
         if key == "names" and isinstance(value, list) and value:
@@ -101,19 +102,19 @@ def _region_name(region: dict, names: list | None, j: int, file: Path, rec: str)
     elif names is not None:
         value = names[j]
         if isinstance(value, dict):
-            value = jsonio.require_key(value, "name", file, f"{rec} (scene_graph.objects[{j}])")
+            value = validate.require_key(value, "name", file, f"{rec} (scene_graph.objects[{j}])")
     else:
         raise SourceError(file, rec, "region has no object name ('name' or scene_graph 'objects')")
-    return _normalised(jsonio.check_name(value, file, rec, key or "objects"))
+    return _normalised(validate.check_name(value, file, rec, key or "objects"))
 
 
 def _region_box(region: dict, width: int, height: int, file: Path, rec: str):
     if "bbox" in region:
-        return jsonio.check_bbox(region["bbox"], width, height, file, rec)
+        return validate.check_bbox(region["bbox"], width, height, file, rec)
     if "x" in region and "y" in region:
-        w = jsonio.require_any(region, ("w", "width"), file, rec)
-        h = jsonio.require_any(region, ("h", "height"), file, rec)
-        return jsonio.check_bbox([region["x"], region["y"], w, h], width, height, file, rec, key="x, y, w, h")
+        w = validate.require_any(region, ("w", "width"), file, rec)
+        h = validate.require_any(region, ("h", "height"), file, rec)
+        return validate.check_bbox([region["x"], region["y"], w, h], width, height, file, rec, key="x, y, w, h")
     raise SourceError(file, rec, "missing required key 'bbox' (or 'x', 'y', 'w', 'h')")
 
 
@@ -121,9 +122,9 @@ def _relation(rel: Any, n: int, file: Path, rec: str) -> tuple[int, int, str]:
     if isinstance(rel, (list, tuple)) and len(rel) >= 3:
         s, o, p = rel[0], rel[1], rel[2]
     elif isinstance(rel, dict):
-        s = jsonio.require_any(rel, _SUBJECT_KEYS, file, rec)
-        o = jsonio.require_any(rel, _OBJECT_KEYS, file, rec)
-        p = jsonio.require_any(rel, _PREDICATE_KEYS, file, rec)
+        s = validate.require_any(rel, _SUBJECT_KEYS, file, rec)
+        o = validate.require_any(rel, _OBJECT_KEYS, file, rec)
+        p = validate.require_any(rel, _PREDICATE_KEYS, file, rec)
     else:
         raise SourceError(file, rec, f"relation must be [subject_idx, object_idx, predicate], got {rel!r}")
     for role, idx in (("subject", s), ("object", o)):
@@ -131,38 +132,38 @@ def _relation(rel: Any, n: int, file: Path, rec: str) -> tuple[int, int, str]:
             raise SourceError(file, rec, f"{role} index must be an integer, got {idx!r}")
         if not 0 <= idx < n:
             raise SourceError(file, rec, f"{role} index {idx} out of range (image has {n} regions)")
-    return s, o, _normalised(jsonio.check_name(p, file, rec, "predicate"))
+    return s, o, _normalised(validate.check_name(p, file, rec, "predicate"))
 
 
 def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> tuple[str, dict[str, Any]]:
     """One validated image row: its record label and its columns (instances and relations as lists, relations
     by region index)."""
-    jsonio.expect_dict(row, file, rec, "image row")
-    image_id = jsonio.check_id(jsonio.require_any(row, ("image_id", "id", "image"), file, rec), file, rec, "image_id")
+    validate.expect_dict(row, file, rec, "image row")
+    image_id = validate.check_id(validate.require_any(row, ("image_id", "id", "image"), file, rec), file, rec, "image_id")
     rec = f"{rec} (image_id={image_id!r})"
-    image_file = jsonio.check_image_file(jsonio.image_path(images_dir, _file_name(row, image_id)), file, rec)
+    image_file = image_files.check_image_file(image_files.image_path(images_dir, _file_name(row, image_id)), file, rec)
     width, height = _size(row, file, rec, image_file)
 
     graph: Any = row.get("scene_graph", row)
     if isinstance(graph, str):
         graph = jsonio.parse_embedded_json(graph, file, rec, "scene_graph")
-    jsonio.expect_dict(graph, file, rec, "'scene_graph'")
-    regions = jsonio.expect_list(
-        row["regions"] if "regions" in row else jsonio.require_key(graph, "regions", file, rec), file, rec, "'regions'"
+    validate.expect_dict(graph, file, rec, "'scene_graph'")
+    regions = validate.expect_list(
+        row["regions"] if "regions" in row else validate.require_key(graph, "regions", file, rec), file, rec, "'regions'"
     )
     names = graph.get("objects")
     if names is not None:
-        jsonio.expect_list(names, file, rec, "scene_graph 'objects'")
+        validate.expect_list(names, file, rec, "scene_graph 'objects'")
         if len(names) != len(regions):
             raise SourceError(file, rec, f"scene_graph 'objects' has {len(names)} names for {len(regions)} regions")
 
     boxes, labels, masks, given_areas, attrs = [], [], [], [], []
     for j, region in enumerate(regions):
         try:  # the region's record label is made only for an error (a scene-graph file has millions of regions)
-            jsonio.expect_dict(region, file, _HERE, "region")
+            validate.expect_dict(region, file, _HERE, "region")
             labels.append(_region_name(region, names, j, file, _HERE))
             boxes.append(_region_box(region, width, height, file, _HERE))
-            masks.append(jsonio.segmentation_mask(region.get("segmentation"), height, width, file, lambda: _HERE))
+            masks.append(segmentation_mask(region.get("segmentation"), height, width, file, lambda: _HERE))
         except SourceError as error:
             raise _placed(error, f"{rec}.regions[{j}]") from None
         given_areas.append(region.get("area"))
@@ -170,7 +171,7 @@ def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> tuple[str,
         attrs.append(sorted({_normalised(a) for a in raw_attrs if isinstance(a, str) and a.strip()}))
 
     raw_rels = graph.get("relations", row.get("relations", []))
-    jsonio.expect_list(raw_rels, file, rec, "'relations'")
+    validate.expect_list(raw_rels, file, rec, "'relations'")
     relations = []
     for k, rel in enumerate(raw_rels):
         try:
@@ -179,7 +180,7 @@ def _image(file: Path, rec: str, row: Any, images_dir: str | Path) -> tuple[str,
             raise _placed(error, f"{rec}.relations[{k}]") from None
     return rec, {"id": str(image_id), "file": image_file, "width": width, "height": height,
                  "coco_id": _coco_id(row, file, rec), "labels": labels, "boxes": boxes, "masks": masks,
-                 "areas": jsonio.areas(given_areas, masks, boxes), "attributes": attrs, "relations": relations}
+                 "areas": areas(given_areas, masks, boxes), "attributes": attrs, "relations": relations}
 
 
 _HERE = "\x00"
@@ -195,11 +196,11 @@ _NORMALISED: dict[str, str] = {}
 
 
 def _normalised(text: str) -> str:
-    """:func:`sources.jsonio.normalise_text`, remembered (a scene-graph file repeats a few thousand names and
+    """:func:`sources.validate.normalise_text`, remembered (a scene-graph file repeats a few thousand names and
     predicates millions of times)."""
     found = _NORMALISED.get(text)
     if found is None:
-        found = _NORMALISED[text] = jsonio.normalise_text(text)
+        found = _NORMALISED[text] = validate.normalise_text(text)
     return found
 
 
@@ -207,7 +208,7 @@ def _coco_id(row: dict, file: Path, rec: str) -> str | None:
     """The row's ``coco_id`` (or ``metadata.coco_id``), when the image is a COCO image; ``None`` otherwise."""
     meta = row.get("metadata")
     value = row.get("coco_id", meta.get("coco_id") if isinstance(meta, dict) else None)
-    return None if value is None else str(jsonio.check_id(value, file, rec, "coco_id"))
+    return None if value is None else str(validate.check_id(value, file, rec, "coco_id"))
 
 
 def read_svg(path: str | Path, images_dir: str | Path) -> RecordSet:
@@ -230,9 +231,9 @@ def svg_tables(path: str | Path, images_dir: str | Path) -> tables.SourceTables:
     seen: dict[str, str] = {}
     for file, rec, row in _rows(p):
         rec, image = _image(file, rec, row, images_dir)
-        jsonio.claim_id(seen, image["id"], file, rec if file == p else f"{file}: {rec}", "image id")
+        validate.claim_id(seen, image["id"], file, rec if file == p else f"{file}: {rec}", "image id")
         rows.append(image)
-    rows.sort(key=lambda im: jsonio.id_sort_key(int(im["id"]) if im["id"].isdigit() else im["id"]))
+    rows.sort(key=lambda im: validate.id_sort_key(int(im["id"]) if im["id"].isdigit() else im["id"]))
     names = tuple(sorted({label for im in rows for label in im["labels"]}))
     index = {name: k for k, name in enumerate(names)}
     images: dict[str, list] = {key: [im[key] for im in rows] for key in ("id", "file", "width", "height", "coco_id")}

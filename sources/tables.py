@@ -54,7 +54,7 @@ LIST_SCHEMA = pa.schema([("image", pa.int32()), ("category", pa.int32()), ("list
 
 class Masks:
     """Every instance's visible mask as its file gave it: a compressed RLE (``{"size", "counts": str}``), a
-    :class:`~sources.jsonio.PolygonRLE` (polygons or uncompressed counts, converted when read) or ``None``.
+    :class:`~sources.masks.PolygonRLE` (polygons or uncompressed counts, converted when read) or ``None``.
 
     Why not a column: a mask is read only where instances overlap (the occlusion proxy), and converting every
     polygon of a COCO-train-sized file to run lengths would cost a minute for masks nobody reads."""

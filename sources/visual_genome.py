@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from sources import jsonio
+from sources import image_files, validate
 from sources.errors import SourceError
 from sources.jsonstream import iter_json_array
 from sources.records import ImageRecord, Instance, RecordSet, Relation
@@ -91,12 +91,12 @@ def _image_data(path: str | Path) -> dict[int | str, tuple[str, dict]]:
     out: dict[int | str, tuple[str, dict]] = {}
     seen: dict[int | str, str] = {}
     for i, entry in iter_json_array(p, what="image data file"):
-        rec = jsonio.label("", i)
-        jsonio.expect_dict(entry, p, rec)
-        iid = jsonio.check_id(jsonio.require_any(entry, ("image_id", "id"), p, rec), p, rec, "image_id")
-        rec = jsonio.label("", i, iid, "image_id")
-        jsonio.claim_id(seen, iid, p, rec, "image id")
-        jsonio.check_size(jsonio.require_key(entry, "width", p, rec), jsonio.require_key(entry, "height", p, rec), p, rec)
+        rec = validate.label("", i)
+        validate.expect_dict(entry, p, rec)
+        iid = validate.check_id(validate.require_any(entry, ("image_id", "id"), p, rec), p, rec, "image_id")
+        rec = validate.label("", i, iid, "image_id")
+        validate.claim_id(seen, iid, p, rec, "image id")
+        validate.check_size(validate.require_key(entry, "width", p, rec), validate.require_key(entry, "height", p, rec), p, rec)
         out[iid] = (rec, {k: entry[k] for k in ("width", "height", "url", "coco_id") if k in entry})
     return out
 
@@ -107,7 +107,7 @@ def find_image(images_dir: str | Path, name: str, image_id: str | int | None = N
     names = [name] + ([f"{image_id}.jpg"] if image_id is not None and f"{image_id}.jpg" != name else [])
     for candidate_name in names:
         for sub in IMAGE_SUBFOLDERS:
-            candidate = jsonio.image_path(Path(images_dir, sub) if sub else images_dir, candidate_name)
+            candidate = image_files.image_path(Path(images_dir, sub) if sub else images_dir, candidate_name)
             if os.path.isfile(candidate):
                 return candidate
     return None
@@ -116,7 +116,7 @@ def find_image(images_dir: str | Path, name: str, image_id: str | int | None = N
 def _find_image(images_dir: str | Path, name: str, image_id: str | int, file: Path, rec: str) -> str:
     """:func:`find_image`, where a missing image is an error naming the first place looked."""
     found = find_image(images_dir, name, image_id)
-    return found if found is not None else jsonio.check_image_file(jsonio.image_path(images_dir, name), file, rec)
+    return found if found is not None else image_files.check_image_file(image_files.image_path(images_dir, name), file, rec)
 
 
 def _fast_object(obj: Any, width: int, height: int) -> tuple[str, Instance] | None:
@@ -152,30 +152,30 @@ def _object(
     fast = _fast_object(obj, width, height) if type(obj) is dict else None
     if fast is not None:
         return fast
-    jsonio.expect_dict(obj, file, rec)
-    oid = jsonio.check_id(jsonio.require_any(obj, ("object_id", "id"), file, rec), file, rec, "object_id")
+    validate.expect_dict(obj, file, rec)
+    oid = validate.check_id(validate.require_any(obj, ("object_id", "id"), file, rec), file, rec, "object_id")
     if "name" in obj:
-        name = jsonio.check_name(obj["name"], file, rec)
+        name = validate.check_name(obj["name"], file, rec)
     else:
-        names = jsonio.expect_list(jsonio.require_any(obj, ("name", "names"), file, rec), file, rec, "'names'")
+        names = validate.expect_list(validate.require_any(obj, ("name", "names"), file, rec), file, rec, "'names'")
         if not names:
             raise SourceError(file, rec, "'names' is empty")
-        name = jsonio.check_name(names[0], file, rec, "names")
-    box = [jsonio.require_key(obj, k, file, rec) for k in ("x", "y", "w", "h")]
+        name = validate.check_name(names[0], file, rec, "names")
+    box = [validate.require_key(obj, k, file, rec) for k in ("x", "y", "w", "h")]
     if clip:
         box = _clipped(box, width, height, file, rec, stats)
-    bbox = jsonio.check_bbox(box, width, height, file, rec, key="x, y, w, h")
+    bbox = validate.check_bbox(box, width, height, file, rec, key="x, y, w, h")
     attrs = obj.get("attributes") or ()
-    attributes = tuple(sorted({jsonio.normalise_text(a) for a in attrs if isinstance(a, str) and a.strip()}))
+    attributes = tuple(sorted({validate.normalise_text(a) for a in attrs if isinstance(a, str) and a.strip()}))
     inst = Instance(
-        id=str(oid), category=jsonio.normalise_text(name), bbox=bbox, area=bbox[2] * bbox[3], attributes=attributes
+        id=str(oid), category=validate.normalise_text(name), bbox=bbox, area=bbox[2] * bbox[3], attributes=attributes
     )
     return str(oid), inst
 
 
 def _clipped(box: list, width: int, height: int, file: Path, rec: str, stats: ReadStats | None) -> list:
     """A box sticking out of its image cut to the image (VG boxes often do); malformed boxes are left to fail."""
-    if not all(jsonio.is_number(v) for v in box) or box[2] <= 0 or box[3] <= 0:
+    if not all(validate.is_number(v) for v in box) or box[2] <= 0 or box[3] <= 0:
         return box
     x0, y0 = max(0.0, float(box[0])), max(0.0, float(box[1]))
     x1, y1 = min(float(width), float(box[0] + box[2])), min(float(height), float(box[1] + box[3]))
@@ -205,10 +205,10 @@ class _ObjectsStream:
             except StopIteration:
                 self.done = True
                 break
-            rec = jsonio.label("", i)
-            jsonio.expect_dict(entry, self.path, rec, "image entry")
-            oid = jsonio.check_id(jsonio.require_any(entry, ("image_id", "id"), self.path, rec), self.path, rec, "image_id")
-            rec = jsonio.label("", i, oid, "image_id")
+            rec = validate.label("", i)
+            validate.expect_dict(entry, self.path, rec, "image entry")
+            oid = validate.check_id(validate.require_any(entry, ("image_id", "id"), self.path, rec), self.path, rec, "image_id")
+            rec = validate.label("", i, oid, "image_id")
             if oid == iid:
                 return rec, entry
             self.pending[oid] = (rec, entry)
@@ -225,7 +225,7 @@ def _objects_of(
         stats.images_without_objects_entry += 1
         return instances, aliases
     rec, entry = found
-    objs = jsonio.expect_list(jsonio.require_key(entry, "objects", objects_path, rec), objects_path, rec, "'objects'")
+    objs = validate.expect_list(validate.require_key(entry, "objects", objects_path, rec), objects_path, rec, "'objects'")
     by_box: dict[tuple[str, tuple[float, ...]], str] = {}
     for k, obj in enumerate(objs):
         orec = f"{rec}.objects[{k}]"
@@ -285,11 +285,11 @@ def iter_visual_genome(
     predicates: dict[str, str] = {}
     """raw predicate -> normalised (a few thousand phrases repeat over millions of relationships)"""
     for i, entry in iter_json_array(path):
-        rec = jsonio.label("", i)
-        jsonio.expect_dict(entry, path, rec, "image entry")
-        iid = jsonio.check_id(jsonio.require_any(entry, ("image_id", "id"), path, rec), path, rec, "image_id")
-        rec = jsonio.label("", i, iid, "image_id")
-        jsonio.claim_id(seen, iid, path, rec, "image id")
+        rec = validate.label("", i)
+        validate.expect_dict(entry, path, rec, "image entry")
+        iid = validate.check_id(validate.require_any(entry, ("image_id", "id"), path, rec), path, rec, "image_id")
+        rec = validate.label("", i, iid, "image_id")
+        validate.claim_id(seen, iid, path, rec, "image id")
         info: dict = {}
         if meta is not None:
             if iid not in meta:
@@ -310,7 +310,7 @@ def iter_visual_genome(
         if "width" in info:
             width, height = int(info["width"]), int(info["height"])
         else:
-            width, height = jsonio.image_size_from_file(file, path, rec)
+            width, height = image_files.image_size_from_file(file, path, rec)
 
         instances: dict[str, Instance] = {}
         aliases: dict[str, str] = {}
@@ -320,19 +320,19 @@ def iter_visual_genome(
             known = len(instances)
         by_box = {(inst.category, inst.bbox): oid for oid, inst in instances.items()}
         relations = []
-        rels = jsonio.expect_list(jsonio.require_key(entry, "relationships", path, rec), path, rec, "'relationships'")
+        rels = validate.expect_list(validate.require_key(entry, "relationships", path, rec), path, rec, "'relationships'")
         for k, rel in enumerate(rels):
             try:
                 raw_predicate = rel["predicate"]
                 ends = (rel["subject"], rel["object"])
             except (KeyError, TypeError):
                 rrec = f"{rec}.relationships[{k}]"
-                jsonio.expect_dict(rel, path, rrec, "relationship")
-                raw_predicate = jsonio.require_key(rel, "predicate", path, rrec)
-                ends = (jsonio.require_key(rel, "subject", path, rrec), jsonio.require_key(rel, "object", path, rrec))
+                validate.expect_dict(rel, path, rrec, "relationship")
+                raw_predicate = validate.require_key(rel, "predicate", path, rrec)
+                ends = (validate.require_key(rel, "subject", path, rrec), validate.require_key(rel, "object", path, rrec))
             predicate = predicates.get(raw_predicate) if type(raw_predicate) is str else None
             if predicate is None:
-                jsonio.check_name(raw_predicate, path, f"{rec}.relationships[{k}]", "predicate")
+                validate.check_name(raw_predicate, path, f"{rec}.relationships[{k}]", "predicate")
                 predicate = predicates[raw_predicate] = normalise_predicate(raw_predicate)
             ids = []
             for role, end in zip(("subject", "object"), ends):
@@ -362,7 +362,7 @@ def iter_visual_genome(
         stats.relationships += len(relations)
         coco_id = info.get("coco_id")
         if coco_id is not None:
-            coco_id = str(jsonio.check_id(coco_id, Path(image_data), meta[iid][0], "coco_id"))  # type: ignore[arg-type,index]
+            coco_id = str(validate.check_id(coco_id, Path(image_data), meta[iid][0], "coco_id"))  # type: ignore[arg-type,index]
         yield ImageRecord(
             id=str(iid), source=SOURCE, file=file, width=width, height=height,
             instances=tuple(instances.values()), relations=tuple(relations), coco_id=coco_id,
@@ -383,7 +383,7 @@ def read_visual_genome(
     including an image missing from ``image_data``.
     """
     images = list(iter_visual_genome(relationships, images_dir, image_data, objects))
-    ordered = sorted(images, key=lambda im: jsonio.id_sort_key(int(im.id) if im.id.isdigit() else im.id))
+    ordered = sorted(images, key=lambda im: validate.id_sort_key(int(im.id) if im.id.isdigit() else im.id))
     categories = sorted({inst.category for im in ordered for inst in im.instances})
     return RecordSet(
         source=SOURCE,

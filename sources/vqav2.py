@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Iterator
 
 from sources.errors import SourceError
-from sources.jsonio import check_name, claim_id, expect_dict, expect_list, label, load_json, require_key, type_name
+from sources.jsonio import load_json
+from sources.validate import check_name, claim_id, expect_dict, expect_list, label, require_key, type_name
 
 LICENSE = "CC BY 4.0 (VQA annotations); Flickr terms (COCO images)"
 ANSWER_CONFIDENCES = ("yes", "maybe", "no")
@@ -104,7 +105,7 @@ def _read_questions(path: str | Path) -> dict[int, tuple[int, str]]:
 
 
 def _string(raw: dict, key: str, file: str | Path, rec: str) -> str:
-    """``raw[key]`` as a non-empty string (jsonio's :func:`~sources.jsonio.check_name` check)."""
+    """``raw[key]`` as a non-empty string (:func:`~sources.validate.check_name`'s check)."""
     return check_name(require_key(raw, key, file, rec), file, rec, key)
 
 

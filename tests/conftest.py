@@ -1,7 +1,9 @@
 """Test-wide settings: offline Hugging Face, caches in temporary directories, and CI strictness.
 
-In CI (``CI=true``) a test that would skip because an integration dependency is missing fails instead: the CI
-script installs them all, so a skip there would mean an install step silently broke.
+In CI (``CI=true``) a test that would skip fails instead: the CI script installs every integration dependency,
+so a skip there would mean an install step silently broke (:func:`skip_or_fail`, and
+:func:`pytest_runtest_makereport` for any other skip). The exceptions are declared by marker in
+:data:`CI_MAY_SKIP`, and the run's summary says in one line which of them did not run and why.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+from typing import Iterator, NoReturn
 
 import pytest
 
@@ -46,14 +49,71 @@ def venv_imports(python: "os.PathLike[str]", *modules: str) -> bool:
     return subprocess.run([os.fspath(python), "-c", code], capture_output=True, timeout=300).returncode == 0
 
 
+def in_ci() -> bool:
+    """Whether this run is CI's (``CI`` set to 1, true or yes)."""
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def skip_or_fail(why: str) -> NoReturn:
+    """Skip (locally) or fail (in CI) a test that cannot run here, saying ``why``."""
+    if in_ci():
+        pytest.fail(f"CI must run this test: {why}")
+    pytest.skip(why, allow_module_level=True)
+
+
 def require(available: bool, what: str, hint: str = "bash .ci/install") -> None:
     """Skip (locally) or fail (in CI) a test whose integration dependency is missing."""
-    if available:
-        return
-    message = f"{what} is not installed (run: {hint})"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"CI must run this test: {message}")
-    pytest.skip(message, allow_module_level=True)
+    if not available:
+        skip_or_fail(f"{what} is not installed (run: {hint})")
+
+
+CI_MAY_SKIP = {
+    "gpu": "the GPU decode path (nvJPEG, fp16 autocast: the production path on a GPU) did not run here: "
+           "no CUDA GPU on this machine; it runs only on a GPU machine",
+    "real_hub": "the real-Hub test did not run here: it needs MIRAGE_HF_TOKEN and MIRAGE_HF_SCRATCH_REPO (a write "
+                "token and a scratch repo)",
+}
+"""The skips CI allows, by marker: what cannot run on a CI machine at all, with the summary's line for each."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for marker, line in CI_MAY_SKIP.items():
+        config.addinivalue_line("markers", f"{marker}: may skip in CI too, where the summary says: {line}")
+
+
+def cuda_available() -> bool:
+    """Whether torch is installed and sees a CUDA GPU (torch imported only when a ``gpu`` test asks)."""
+    if not have("torch"):
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("gpu") is not None and not cuda_available():
+        pytest.skip(CI_MAY_SKIP["gpu"])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """In CI, a skip fails its test unless the test carries a marker of :data:`CI_MAY_SKIP`."""
+    report = yield
+    if (report.skipped and in_ci() and not hasattr(report, "wasxfail")
+            and not any(item.get_closest_marker(m) for m in CI_MAY_SKIP)):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"CI must run this test, but it skipped: {reason}"
+    return report
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """One line per declared exception of :data:`CI_MAY_SKIP` whose tests skipped in this run."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    for marker, line in CI_MAY_SKIP.items():
+        names = sorted({r.nodeid for r in skipped if marker in r.keywords})
+        if names:
+            terminalreporter.write_line(f"{marker}: {line} ({len(names)} test(s): {', '.join(names)})")
 
 
 @pytest.fixture
@@ -67,7 +127,7 @@ def spacy_model() -> None:
         require(False, "spaCy with an English model", "bash .ci/install-nlp.sh")
 
 
-RELEASE_EXTRA = ("datasets", "huggingface_hub", "pyarrow", "matplotlib", "statsmodels")
+RELEASE_EXTRA = ("datasets", "huggingface_hub", "jinja2", "pyarrow", "matplotlib", "statsmodels")
 
 
 def require_release_extra() -> None:

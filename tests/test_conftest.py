@@ -74,3 +74,55 @@ def test_the_import_scan_sees_an_unguarded_one(tmp_path: Path) -> None:
     assert unguarded_optional_imports(module, tmp_path) == ["test_probe.py:2: requests"]
     module.write_text("from tests.conftest import require\nrequire(False, 'x')\nimport requests\n")
     assert unguarded_optional_imports(module, tmp_path) == []
+
+
+PROBE = '''
+import pytest
+from tests.conftest import skip_or_fail
+
+
+def test_plain_skip():
+    pytest.skip("no reason given")
+
+
+@pytest.mark.skipif(True, reason="marked skip")
+def test_marked_skip():
+    pass
+
+
+def test_routed_skip():
+    skip_or_fail("not here")
+
+
+@pytest.mark.gpu
+def test_on_the_gpu():
+    pass
+'''
+
+
+def _probe_run(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
+    """The :data:`PROBE` tests in a child pytest with this conftest as a plugin, ``CI`` set to ``ci``."""
+    (tmp_path / "test_probe.py").write_text(PROBE)
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | ({"CI": ci} if ci is not None else {})
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["CUDA_VISIBLE_DEVICES"] = ""  # the gpu probe skips even on a GPU machine
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider",
+                           "-p", "tests.conftest", "--rootdir", str(tmp_path), "-c", os.devnull,
+                           str(tmp_path / "test_probe.py")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_in_ci_every_skip_fails_but_the_declared_gpu_one(tmp_path: Path) -> None:
+    run = _probe_run(tmp_path, "true")
+    failed = set(re.findall(r"^(?:FAILED|ERROR) \S+::(\w+)", run.stdout, re.MULTILINE))  # a setup skip: ERROR
+    assert failed == {"test_plain_skip", "test_marked_skip", "test_routed_skip"}, run.stdout + run.stderr
+    assert "1 skipped" in run.stdout and "CI must run this test" in run.stdout
+    assert "Unknown pytest.mark" not in run.stdout  # the declared markers are registered
+    (line,) = [s for s in run.stdout.splitlines() if s.startswith("gpu: ")]
+    assert "GPU decode path" in line and "did not run here" in line and "test_on_the_gpu" in line
+
+
+def test_outside_ci_the_skips_are_skips(tmp_path: Path) -> None:
+    run = _probe_run(tmp_path, None)
+    assert run.returncode == 0 and "4 skipped" in run.stdout, run.stdout + run.stderr
+    assert any(s.startswith("gpu: ") and "test_on_the_gpu" in s for s in run.stdout.splitlines())

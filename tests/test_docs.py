@@ -243,12 +243,33 @@ def test_the_reference_check_catches_a_moved_name() -> None:
 
 
 BEFORE_AFTER = re.compile(r"\b\d+(?:\.\d+)? ?(?:s|ms|min|MB|GB)\b ?(?:->|→) ?\d")
-"""A before/after timing ("29 s -> 20 s"): a session's measurement, which belongs in docs/scale.md."""
+"""A before/after timing ("29 s -> 20 s"): a session's measurement, which belongs in docs/measurements.md."""
 
 
-def test_before_after_timings_live_in_the_scale_page() -> None:
+def test_before_after_timings_live_in_the_measurements_page() -> None:
     found = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
              for path in sorted(ROOT.rglob("*.py")) if path.relative_to(ROOT).parts[0] in PACKAGES
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if BEFORE_AFTER.search(line)]
     assert not found, "\n".join(found)
     assert BEFORE_AFTER.search("the whole build 29 s -> 20 s") and not BEFORE_AFTER.search("a -> b, 3 s")
+
+
+MEASUREMENTS_PAGE = re.compile(r"\bmeasurements\.md\b")
+"""The dated figures' page: the code says why in words and names the benchmark that measures it, never this page
+(a docstring that cites a lab notebook goes stale with it)."""
+
+
+def code_citing_the_measurements(root: Path) -> list[str]:
+    """``file:line`` of every Python line under ``root``'s packages and benchmarks/ that cites the measurements page."""
+    return [f"{path.relative_to(root)}:{n}" for path in sorted(root.rglob("*.py"))
+            if path.relative_to(root).parts[0] in (*PACKAGES, "benchmarks")
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if MEASUREMENTS_PAGE.search(line)]
+
+
+def test_no_code_cites_the_measurements_page(tmp_path: Path) -> None:
+    assert (ROOT / "docs" / "measurements.md").is_file()
+    assert code_citing_the_measurements(ROOT) == []
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "a.py").write_text('"""Fast (docs/measurements.md)."""\n', encoding="utf-8")
+    assert code_citing_the_measurements(tmp_path) == ["sources/a.py:1"]

@@ -2,9 +2,10 @@
 
 ``python -m builders.imports FORMAT FILE ... [--out DIR]`` writes a build dir (``builds/<benchmark>/<name>/``:
 build.json, items.jsonl; linted like every build); ``python -m lint FILE --format FORMAT`` lints the files
-directly. Formats: ``pope`` (:mod:`builders.imports.pope`), ``mementos-csv``
-(:mod:`builders.imports.mementos_csv`) and ``reefknot`` (read by :mod:`builders.imports.reefknot` for the lint;
-imported as a build only by the Reefknot builder's importer, ``mirage import reefknot``, :func:`importer_of`). Readers of the raw files live in ``sources/`` (``pope.py``,
+directly. The formats are those the benchmarks' specs declare (``imports`` of :mod:`builders.registry`): ``pope``
+(:mod:`builders.imports.pope`), ``mementos-csv`` (:mod:`builders.imports.mementos_csv`) and ``reefknot`` (read by
+:mod:`builders.imports.reefknot` for the lint; imported as a build only by the Reefknot builder's importer,
+``mirage import reefknot``, :func:`importer_of`). Readers of the raw files live in ``sources/`` (``pope.py``,
 ``mementos_csv.py``).
 """
 
@@ -15,10 +16,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from builders.items import Item
+from builders.registry import specs
 from sources.errors import ConfigError
 
-FORMATS: dict[str, str] = {"pope": "builders.imports.pope", "mementos-csv": "builders.imports.mementos_csv",
-                            "reefknot": "builders.imports.reefknot"}
+
+def formats() -> dict[str, str]:
+    """Format name -> its importer module, over every known benchmark's spec."""
+    return {fmt: module for s in specs() for fmt, module in s.imports.items()}
 
 
 def read_published(fmt: str, paths: Sequence[Path], images_dir: Path | None = None
@@ -49,6 +53,7 @@ def importer_of(fmt: str) -> str | None:
 
 
 def _module(fmt: str) -> Any:
-    if fmt not in FORMATS:
-        raise ConfigError(f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
-    return importlib.import_module(FORMATS[fmt])
+    known = formats()
+    if fmt not in known:
+        raise ConfigError(f"unknown format {fmt!r}; known: {', '.join(sorted(known))}")
+    return importlib.import_module(known[fmt])

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, print_lint, stderr, stdout
-from builders.imports import FORMATS, images_to_copy, importer_of, read_published
+from builders.imports import formats, images_to_copy, importer_of, read_published
 from builders.run import code_version, file_sha256, open_build
 from commandline.options import add_options, config_of, option
 from commandline.parsing import prog
@@ -18,8 +18,9 @@ from sources.errors import ConfigError
 
 @dataclass(kw_only=True)
 class ImportOptions:
-    format: str = option(positional=True, choices=sorted(FORMATS), help="the published layout of FILE (reefknot: "
-                                                                        "mirage import reefknot, its own importer)")
+    format: str = option(positional=True, help="the published layout of FILE (reefknot: mirage import reefknot, its "
+                                               "own importer)")
+    """Its choices are the formats the benchmarks' specs declare (:func:`builders.imports.formats`)."""
     files: list[str] = option(metavar="FILE", positional=True,
                               help="the benchmark's own files (JSON lines, JSON, CSV; POPEv2's test.parquet)")
     images: str | None = option(None, metavar="DIR",
@@ -31,7 +32,7 @@ class ImportOptions:
 
 def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog=prog("python -m builders.imports"), description=__doc__)
-    add_options(p, ImportOptions)
+    add_options(p, ImportOptions, choices={"format": sorted(formats())})
     return p
 
 

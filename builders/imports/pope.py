@@ -32,12 +32,34 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Sequence
 
 from builders.items import Item, make_item
+from builders.registry import BenchmarkSpec, Paper, licences
 from sources.errors import ConfigError
 from sources.pope import PopeQuestion, parquet_images, read_pope
 
 BENCHMARK = "pope"
 PAIRED: dict[str, Any] = {"yes_no_pairs": ["setting"]}
 POPEV2_SETTINGS = frozenset({"normal", "counterfactual"})
+
+SPEC = BenchmarkSpec(
+    name=BENCHMARK,
+    pretty="POPE",
+    paper=Paper(
+        title="Evaluating Object Hallucination in Large Vision-Language Models",
+        authors=("Yifan Li", "Yifan Du", "Kun Zhou", "Jinpeng Wang", "Wayne Xin Zhao", "Ji-Rong Wen"),
+        venue="EMNLP 2023",
+        identifiers=("arXiv:2305.10355",),
+    ),
+    description="Object hallucination: \"Is there a/an X in the image?\" asked of COCO images in three "
+    "splits (random, popular, adversarial absent objects). `python -m scoring pope` reads answers by POPE's "
+    "own rule (evaluate.py: \"no\" when the first sentence holds no/No/not, else \"yes\"), so numbers "
+    "compare with the paper's, and reports the strict reading of Mirage's one extractor beside it.",
+    scorer="scoring.pope",
+    review_kinds=("yes_no",),
+    imports={"pope": "builders.imports.pope"},
+    licences=licences("coco"),
+    twin=False,
+)
+"""POPE is imported, never built: the registry knows it for its paper, scorer and importer."""
 
 
 def image_names(written: Iterable[str]) -> dict[str, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from builders.items import OPTION_LETTERS, Item, make_item
-from sources import jsonio
+from sources import jsonio, validate
 from sources.errors import SourceError
 from sources.visual_genome import find_image
 
@@ -70,7 +70,7 @@ def split_options(prompt: str) -> tuple[str, tuple[str, ...]] | None:
 
 
 def _field(row: dict, key: str, path: Path, rec: str) -> str:
-    value = jsonio.require_key(row, key, path, rec)
+    value = validate.require_key(row, key, path, rec)
     if not isinstance(value, (str, int)) or not str(value).strip():
         raise SourceError(path, rec, f"{key!r} must be a non-empty string, got {value!r}")
     return str(value).strip()
@@ -114,7 +114,7 @@ def import_release(path: str | Path, images_dir: str | Path | None = None) -> Re
     located: dict[str, str | None] = {}
     for number, row in jsonio.iter_jsonl(p, "release file"):
         rec = f"line {number}"
-        jsonio.expect_dict(row, p, rec, "release record")
+        validate.expect_dict(row, p, rec, "release record")
         image_id = _field(row, "image_id", p, rec)
         if not image_id.isdigit():
             raise SourceError(p, rec, f"'image_id' must be a string of digits, got {image_id!r}")

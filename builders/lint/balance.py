@@ -17,21 +17,21 @@ score is its task's p-value.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any, Sequence
 
 from builders.items import Item
-from builders.lint.base import CheckResult, LintContext, is_mcq, is_yes_no, per_task
+from builders.lint.base import CheckResult, LintContext, per_task
 from builders.quality import answer_balance, chi_square
+from builders.semantics.format import is_multiple_choice, is_yes_no, yes_no_answer
+from builders.semantics.options import is_abstention
 
 ALPHA = 0.001
 MIN_ITEMS = 30
-REFUSAL = re.compile(r"^(?:none of the above|sorry|i don't know|i cannot|cannot be determined)", re.I)
 
 
 def yes_no_balance(items: Sequence[Item]) -> dict[str, Any]:
-    counts = Counter(it.answer.lower() for it in items)
+    counts = Counter(yes_no_answer(it) for it in items)
     n = counts["yes"] + counts["no"]
     test = chi_square([counts["yes"], counts["no"]], [n / 2, n / 2])
     return {"observed": {"yes": counts["yes"], "no": counts["no"]}, "chi2": round(test.chi2, 4), "dof": 1,
@@ -39,10 +39,10 @@ def yes_no_balance(items: Sequence[Item]) -> dict[str, Any]:
 
 
 def refusal_share(items: Sequence[Item]) -> dict[str, Any] | None:
-    offered = [it for it in items if any(REFUSAL.match(o.strip()) for o in it.options)]
+    offered = [it for it in items if any(map(is_abstention, it.options))]
     if not offered:
         return None
-    right = sum(bool(REFUSAL.match(it.answer_text.strip())) for it in offered)
+    right = sum(is_abstention(it.answer_text) for it in offered)
     chance = sum(1 / len(it.options) for it in offered) / len(offered)
     return {"offered": len(offered), "right": right, "share": round(right / len(offered), 4),
             "chance": round(chance, 4)}
@@ -53,7 +53,7 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
     tasks: dict[str, Any] = {}
     for (benchmark, task), members in per_task(items).items():
         name = f"{benchmark}/{task}"
-        mcq = [i for i in members if is_mcq(items[i])]
+        mcq = [i for i in members if is_multiple_choice(items[i])]
         yn = [i for i in members if is_yes_no(items[i])]
         entry: dict[str, Any] = {}
         for kind, subset, test in (("letters", mcq, lambda s: answer_balance(s)),
@@ -69,7 +69,7 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
                 expected = stats.get("expected") or {"yes": len(subset) / 2, "no": len(subset) / 2}
                 over = {a for a, n in stats["observed"].items() if n > expected.get(a, 0)}
                 for i in subset:
-                    answer = items[i].answer if kind == "letters" else items[i].answer.lower()
+                    answer = items[i].answer if kind == "letters" else yes_no_answer(items[i])
                     if answer in over:
                         result.flag(i, f"{kind} of {name} unbalanced (p={stats['p_value']:.2g}); "
                                        f"answer {answer!r} over-represented", float(stats["p_value"]))

@@ -15,8 +15,7 @@ from functools import lru_cache
 from typing import Any, Container, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item, image_name
-
-YES_NO = ("yes", "no")
+from builders.semantics.format import is_open
 
 BUILD_KEYS = ("benchmark", "lint_promises")
 """The keys of ``build.json`` a check may read (what the builder is and promises); the checks are handed only
@@ -62,25 +61,6 @@ class LintContext:
 def image_names(item: Item) -> tuple[str, ...]:
     """Image names, not paths: a build and its release name the same images from different folders."""
     return tuple(image_name(p) for p in item.images)
-
-
-def is_mcq(item: Item) -> bool:
-    """An MCQ whose answer is the letter of one of its options (an answer off the list is the options check's
-    finding, and the other checks leave such an item alone)."""
-    return bool(item.options) and len(item.answer) == 1 and item.answer in OPTION_LETTERS[: len(item.options)]
-
-
-def answer_text(item: Item) -> str:
-    """The text of the right option, or the answer as written when it names no option (never raises)."""
-    return item.answer_text if is_mcq(item) else item.answer
-
-
-def is_yes_no(item: Item) -> bool:
-    return not item.options and item.answer.lower() in YES_NO
-
-
-def is_open(item: Item) -> bool:
-    return not item.options and item.answer.lower() not in YES_NO
 
 
 _PUNCT = re.compile(r"[^\w\s]")

@@ -58,11 +58,13 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
 from builders.items import OPTION_LETTERS, Item, canonical_json
-from builders.lint.base import is_mcq, is_yes_no, normalise
+from builders.lint.base import normalise
 from builders.lint.blind_open import STRATEGY, open_scores
 from builders.lint.blind_pairs import learner_pairs
 from builders.lint.priors import mcq_prior, yes_no_prior
 from builders.quality import guess_chance
+from builders.semantics.format import YES_NO, choices, gold_index, is_closed, is_multiple_choice, is_yes_no
+from builders.semantics.options import longest_option_index, refusal_option
 
 MARGIN = 0.05
 """How far above chance a blind learner's lower 95 % bound must be for its cell to be flagged."""
@@ -84,31 +86,14 @@ INSTALL = "pip install -e '.[lint]' (scikit-learn)"
 OPEN_SUFFIX = ":open"
 """Open cells are named after their task with this suffix ("reefknot/cognition:open"): a task may hold closed
 and open items (Reefknot's Y/N, MCQ and VQA), and a cell's name says which items it holds."""
-YES_NO_CHOICES = ("yes", "no")
 _WORD = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
-_REFUSAL_OPTION = re.compile(r"\b(?:i\s+don'?t\s+know|can'?t\s+help|cannot\s+(?:help|answer|tell)|not\s+sure|"
-                             r"unanswerable|can(?:no|')t\s+be\s+(?:determined|answered))\b", re.I)
 
 
 @lru_cache(maxsize=1 << 16)
 def words(text: str) -> tuple[str, ...]:
     """Lower-case word tokens (templated texts repeat: cached)."""
     return tuple(_WORD.findall(text.lower()))
-
-
-def choices(item: Item) -> tuple[str, ...]:
-    """What a model picks from: the options, or "yes" / "no"."""
-    return tuple(item.options) if item.options else YES_NO_CHOICES
-
-
-def gold(item: Item) -> int:
-    """Index of the right choice."""
-    return OPTION_LETTERS.index(item.answer) if item.options else YES_NO_CHOICES.index(item.answer.lower())
-
-
-def is_closed(item: Item) -> bool:
-    return is_mcq(item) or is_yes_no(item)
 
 
 def numeric_ranks(options: Sequence[str]) -> list[int | None]:
@@ -172,7 +157,8 @@ def twins(items: Sequence[Item], members: Sequence[int]) -> dict[int, str]:
         it = items[i]
         source = it.provenance.get("image_id")
         sets[(image_set(it) if source is None else str(source), it.question, it.context, choices(it))].append(i)
-    return {i: canonical_json(list(key)) for key, group in sets.items() if len({gold(items[j]) for j in group}) > 1
+    return {i: canonical_json(list(key)) for key, group in sets.items()
+            if len({gold_index(items[j]) for j in group}) > 1
             for i in group}
 
 
@@ -204,7 +190,7 @@ def learned(items: Sequence[Item], members: Sequence[int], folds: Sequence[Seque
         feats = choice_features(items[i])
         rows += feats
         owner += [i] * len(feats)
-        right = gold(items[i])
+        right = gold_index(items[i])
         target += [int(k == right) for k in range(len(feats))]
     hashed = FeatureHasher(HASH_FEATURES, input_type="string", alternate_sign=False).transform(rows).tocsr()
     X = hashed[:, np.unique(hashed.indices)]  # only the columns in use
@@ -247,7 +233,7 @@ def _most_common_letter(item: Item, seen: Counter) -> int | None:
 
 
 def _rank_of_gold(item: Item) -> int | None:
-    return numeric_ranks(choices(item))[gold(item)]
+    return numeric_ranks(choices(item))[gold_index(item)]
 
 
 def _pick_rank(item: Item, seen: Counter) -> int | None:
@@ -265,34 +251,30 @@ def _fixed(pick: Callable[[Item], "int | None"]) -> Callable:
 
 
 def _longest(item: Item) -> int | None:
-    if not item.options:
-        return None
-    lengths = [len(o) for o in item.options]
-    return lengths.index(max(lengths))
+    return longest_option_index(item.options) if item.options else None
 
 
 def _refusal(item: Item) -> int | None:
-    found = [k for k, o in enumerate(item.options) if _REFUSAL_OPTION.search(o)]
-    return found[0] if len(found) == 1 else None
+    return refusal_option(item.options)
 
 
 def _most_frequent_text(items: Sequence[Item], members: Sequence[int], folds: Sequence[Sequence[int]]) -> Predictions:
     out: Predictions = {}
-    mcq = [i for i in members if items[i].options]
+    mcq = [i for i in members if is_multiple_choice(items[i])]
     for i, (letter, _) in mcq_prior(items, mcq).items():
         out[i] = OPTION_LETTERS.index(letter)
-    yes_no = [i for i in members if not items[i].options]
+    yes_no = [i for i in members if is_yes_no(items[i])]
     for i, (answer, _) in yes_no_prior(items, yes_no).items():
-        out[i] = YES_NO_CHOICES.index(answer)
+        out[i] = YES_NO.index(answer)
     return out
 
 
 RULES: dict[str, Callable[[Sequence[Item], Sequence[int], Sequence[Sequence[int]]], Predictions]] = {
-    "letter": _trained(_most_common_letter, gold),
+    "letter": _trained(_most_common_letter, gold_index),
     "longest": _fixed(_longest),
     "frequent_text": _most_frequent_text,
     "numeric_rank": _trained(_pick_rank, _rank_of_gold),
-    "always_yes": _fixed(lambda it: None if it.options else 0),
+    "always_yes": _fixed(lambda it: YES_NO.index("yes") if is_yes_no(it) else None),
     "always_refuse": _fixed(_refusal),
 }
 """The hand rules, each a strategy over one task's items: the most frequent answer letter (or yes/no), the
@@ -441,7 +423,7 @@ def audit(items: Sequence[Item], fixed: Mapping[tuple[str, str], str] | None = N
             for i in members:
                 pick = chosen.get(i)
                 at_chance = guess_chance(items[i], len(choices(items[i])))
-                scores[i] = at_chance if pick is None else float(pick == gold(items[i]))
+                scores[i] = at_chance if pick is None else float(pick == gold_index(items[i]))
                 if pick is not None:
                     spoke.setdefault(name, set()).add(i)
         for name, right in (extra or {}).items():

@@ -6,9 +6,9 @@ reference of the training item whose question and context are nearest by TF-IDF 
 ``TfidfVectorizer`` and ``NearestNeighbors``), cross-validated with the closed audit's folds, grouped by video
 (:func:`builders.lint.blind.video`) so that clips of one video are never on both sides of a split.
 
-It is scored with the benchmark's own metric (``score``): Mementos' keyword F1 (the mean of the object and the
-behaviour F1 over the stored reference keywords, :func:`filters.text.score_lists`); Reefknot's exact judge (the
-normalised sentence equals one of the accepted answers, :func:`filters.text.plain_sentence`), the written
+It is scored with the metric the benchmark's spec names (``score``, ``open_metric``): Mementos' keyword F1 (the
+mean of the object and the behaviour F1 over the stored reference keywords, :func:`filters.text.score_lists`);
+Reefknot's exact judge (the normalised sentence equals one of the accepted answers, :func:`filters.text.plain_sentence`), the written
 reference's relation put into the answer format the question gives (``in_format``: a writer who reads the
 question names its two objects; a shuffled reference naming other objects would put chance at zero); token F1 (SQuAD's, articles dropped) where only an LLM judge exists (predictive's three judges). Its **chance floor** is the same metric with the references shuffled
 within the task: each item scored against the reference of another item, ``SHUFFLES`` seeded permutations
@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Sequence
+from typing import Callable, Sequence
 
 from builders.items import Item
+from builders.registry import find
 from filters.text import normalise_keyword, plain_sentence, score_lists
 
 STRATEGY = "nearest_reference"
@@ -76,14 +77,26 @@ def in_format(item: Item, other: Item) -> str:
     return mine.group(1).replace("<relation>", found.group(1)) if found else other.answer
 
 
+def relation_sentence(item: Item, other: Item) -> float:
+    """Reefknot's exact judge of ``other``'s reference, put in ``item``'s answer format, written for ``item``."""
+    written = plain_sentence(in_format(item, other))
+    return float(any(plain_sentence(ref) == written for ref in _accepted(item)))
+
+
+def best_token_f1(item: Item, other: Item) -> float:
+    """Token F1 of ``other``'s reference against the best of ``item``'s accepted answers."""
+    return max(token_f1(ref, other.answer) for ref in _accepted(item))
+
+
+METRICS: dict[str, Callable[[Item, Item], float]] = {
+    "keyword_f1": keyword_f1, "relation_sentence": relation_sentence, "token_f1": best_token_f1}
+"""The open metrics a benchmark's spec may name (``open_metric``); token F1 for a benchmark Mirage does not know."""
+
+
 def score(item: Item, other: Item) -> float:
     """The benchmark's metric of ``other``'s reference given as the answer to ``item`` (see the docstring)."""
-    if item.benchmark == "mementos":
-        return keyword_f1(item, other)
-    if item.benchmark == "reefknot":
-        written = plain_sentence(in_format(item, other))
-        return float(any(plain_sentence(ref) == written for ref in _accepted(item)))
-    return max(token_f1(ref, other.answer) for ref in _accepted(item))
+    spec = find(item.benchmark)
+    return METRICS[spec.open_metric if spec else "token_f1"](item, other)
 
 
 def text(item: Item) -> str:

@@ -2,7 +2,8 @@
 
 * ``repeated``: two options equal once normalised (case, punctuation, articles);
 * ``contained``: one option's words inside another's ("dog" and "hot dog"), so one may give the other away;
-  options of one or two characters (numbers, letters) and "None of the above"/refusals are not compared;
+  options of one or two characters (numbers, letters) and fixed options ("None of the above", refusals:
+  :func:`builders.semantics.options.is_fixed_option`) are not compared;
 * ``letter``: an option that carries its own letter ("A. dog", "(B) cat"), which shifts letters once shuffled;
 * ``answer``: the answer is not a letter of the options (a letter past the last option, or not a letter);
 * ``synonyms``: two options from one group of :data:`NEAR_SYNONYMS` ("next to" / "beside", "grey" / "gray"),
@@ -19,6 +20,8 @@ from typing import Sequence
 
 from builders.items import Item, OPTION_LETTERS
 from builders.lint.base import CheckResult, LintContext, normalise
+from builders.semantics.format import letter_index
+from builders.semantics.options import is_fixed_option
 
 NEAR_SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(g) for g in (
     {"next to", "beside", "near", "by", "adjacent to", "close to", "alongside"},
@@ -40,20 +43,18 @@ NEAR_SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(g) for g in (
 ))
 SYNONYM_GROUP = {word: i for i, group in enumerate(NEAR_SYNONYMS) for word in group}
 OWN_LETTER = re.compile(r"^\s*(?:\(?[A-Z]\)|[A-Z][.:]\s)")
-NOT_COMPARED = re.compile(r"^(?:none of the above|sorry|i don't know|i cannot|cannot be determined|all of the above)",
-                          re.I)
 
 
 def option_faults(item: Item) -> list[str]:
     found: list[str] = []
     options = list(item.options)
-    if not (len(item.answer) == 1 and item.answer in OPTION_LETTERS[: len(options)]):
+    if letter_index(item.answer, options) is None:
         found.append(f"answer: {item.answer[:40]!r} is not the letter of one of {len(options)} options")
     norm = [normalise(o) for o in options]
     for text, count in Counter(norm).items():
         if count > 1 and text:
             found.append(f"repeated: {text!r} given {count} times")
-    compared = [(i, n) for i, n in enumerate(norm) if len(n) > 2 and not NOT_COMPARED.match(options[i].strip())]
+    compared = [(i, n) for i, n in enumerate(norm) if len(n) > 2 and not is_fixed_option(options[i])]
     for i, a in compared:
         for j, b in compared:
             if i != j and a != b and f" {a} " in f" {b} ":

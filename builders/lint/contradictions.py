@@ -18,19 +18,20 @@ from collections import defaultdict
 from typing import Sequence
 
 from builders.items import Item, canonical_json
-from builders.lint.base import CheckResult, LintContext, answer_text, image_names, is_yes_no, normalise
-
-PAIRED_YES_NO: dict[str, tuple[str, ...]] = {"reefknot": ("triplet",)}
-"""Benchmark -> provenance keys of its promised yes/no pairs. Reefknot (``builders/reefknot/questions.py``): each
-triplet gives one "yes" and one adversarial "no" question on the same image, subject and object."""
-
+from builders.lint.base import CheckResult, LintContext, image_names, normalise
+from builders.registry import find
+from builders.semantics.format import answer_text, is_yes_no
 
 def pair_keys(benchmark: str, context: LintContext) -> tuple[str, ...] | None:
-    """The provenance keys of the yes/no pairing promised for ``benchmark`` (``None``: no promise)."""
+    """The provenance keys of the yes/no pairing promised for ``benchmark`` (``None``: no promise): build.json's
+    ``lint_promises``, else the benchmark's spec (Reefknot's: each triplet gives one "yes" and one adversarial
+    "no" question on the same image, subject and object)."""
     promises = (context.build.get("lint_promises") or {}) if context.build else {}
     if "yes_no_pairs" in promises and context.build.get("benchmark", benchmark) == benchmark:
         return tuple(promises["yes_no_pairs"])
-    return PAIRED_YES_NO.get(benchmark)
+    spec = find(benchmark)
+    keys = spec.lint_promises.get("yes_no_pairs") if spec else None
+    return tuple(keys) if keys is not None else None
 
 
 def same_question_key(item: Item) -> tuple:

@@ -99,7 +99,7 @@ def _torch_unseen() -> Iterator[None]:
     """spaCy imported as if torch were not installed, unless this process imported torch already.
 
     Why: thinc (spaCy's network library) imports torch wherever it is installed, seconds and the largest share
-    of a paper-scale build's peak memory (docs/scale.md), and the small English pipeline runs on numpy alone:
+    of a paper-scale build's peak memory, and the small English pipeline runs on numpy alone:
     the parse is the same. A ``None`` in ``sys.modules`` makes ``import torch`` raise ImportError, which thinc
     takes for "not installed"; it is removed afterwards, so a later ``import torch`` in the process works as
     ever (only thinc then believes torch absent)."""
@@ -350,7 +350,7 @@ TRIGGERS = re.compile(
     re.IGNORECASE)
 """What a sentence must contain for any rule to fire (each rule needs one of these), so the sentences without are
 not parsed. Templated questions and captions ("Is there a red dog in the image?", "A red dog stands next to a
-cup.") have none: benchmarks/bench_lint.py's items need no parse (docs/scale.md). A yes/no question is parsed
+cup.") have none: benchmarks/bench_lint.py's items need no parse. A yes/no question is parsed
 when it opens "Are the", has "besides", a word ending in "s" within its first words ("Is the snow covers"), or
 names its first word again ("Is the bear pushing bear")."""
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")

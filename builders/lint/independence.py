@@ -31,15 +31,17 @@ not judged here (that needs the benchmark's judge).
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from typing import Any, Sequence
 
-from builders.items import Item, OPTION_LETTERS
+from builders.items import Item
 from builders.lint import blind
-from builders.lint.base import CheckResult, LintContext, answer_text, collapse, is_mcq, is_yes_no, per_task
+from builders.lint.base import CheckResult, LintContext, collapse, per_task
 from builders.lint.priors import mcq_prior, yes_no_prior
 from builders.quality import guess_chance
+from builders.semantics.extract import extract, is_correct
+from builders.semantics.format import answer_text, choices, is_closed, is_multiple_choice, is_yes_no, yes_no_answer
+from builders.semantics.prompt import prompt_text
 from sources.errors import ConfigError
 
 PRIOR_CONFIDENCE = 0.9
@@ -74,7 +76,7 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
         if promise is None:
             continue
         fixed[(benchmark, task)] = promise["answer"]
-        closed = [i for i in members if is_mcq(items[i]) or is_yes_no(items[i])]
+        closed = [i for i in members if is_closed(items[i])]
         kept = {i for i in closed if _same_text(answer_text(items[i]), promise["answer"])}
         by_design |= kept
         design[f"{benchmark}/{task}"] = {**promise, "items": len(kept), "of": len(closed)}
@@ -89,8 +91,8 @@ def check(items: Sequence[Item], context: LintContext) -> CheckResult:
     audit = blind.audit(items, fixed, extra)
     flag_blind_answers(items, audit, extra.get("text_only_llm", {}), result, context)
     for kind in ("yes_no", "mcq"):
-        members = [i for i, it in enumerate(items) if (is_yes_no(it) if kind == "yes_no" else is_mcq(it))]
-        truth = {i: items[i].answer.lower() if kind == "yes_no" else items[i].answer for i in members}
+        members = [i for i, it in enumerate(items) if (is_yes_no(it) if kind == "yes_no" else is_multiple_choice(it))]
+        truth = {i: yes_no_answer(items[i]) if kind == "yes_no" else items[i].answer for i in members}
         for task_members in _by_task(items, members).values():
             prior = (yes_no_prior if kind == "yes_no" else mcq_prior)(items, task_members)
             for i, (guess, confidence) in prior.items():
@@ -136,25 +138,14 @@ def flag_blind_answers(items: Sequence[Item], audit: dict[str, Any], llm_right: 
                        f"({'; '.join(cells)})", 0.0)
 
 
-LETTER_RE = re.compile(r"\b([A-Z])\b")
-YES_NO_RE = re.compile(r"\b(yes|no)\b", re.I)
 SYSTEM = ("You cannot see any image. Answer the question as best you can from its text alone. For a multiple-choice "
           "question reply with the option letter only; for a yes/no question reply yes or no.")
 
 
 def prompt(item: Item) -> str:
-    parts = [item.context, item.question]
-    parts += [f"{OPTION_LETTERS[k]}. {o}" for k, o in enumerate(item.options)]
-    return "\n".join(p for p in parts if p)
-
-
-def parse_reply(text: str, item: Item) -> str | None:
-    """The option letter or yes/no a reply gives (the first one written), ``None`` if it gives none."""
-    if item.options:
-        m = LETTER_RE.search(text.strip())
-        return m.group(1) if m and m.group(1) in OPTION_LETTERS[: len(item.options)] else None
-    m = YES_NO_RE.search(text)
-    return m.group(1).lower() if m else None
+    """The item as the text-only model reads it: :func:`builders.semantics.prompt.prompt_text` without the images'
+    announcement (it is shown none) and without the instruction (:data:`SYSTEM` gives it)."""
+    return prompt_text(item, announce_images=False, instruct=False)
 
 
 def ask_text_only(items: Sequence[Item], context: LintContext) -> tuple[dict[str, Any], dict[int, bool]]:
@@ -164,7 +155,7 @@ def ask_text_only(items: Sequence[Item], context: LintContext) -> tuple[dict[str
     from builders.llm import LLMRequest, make_client
 
     client = make_client(context.llm)
-    asked = [i for i, it in enumerate(items) if is_mcq(it) or is_yes_no(it)]
+    asked = [i for i, it in enumerate(items) if is_closed(it)]
     requests = [LLMRequest(messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt(items[i])}])
                 for i in asked]
     replies = client.complete_many(requests)
@@ -172,13 +163,13 @@ def ask_text_only(items: Sequence[Item], context: LintContext) -> tuple[dict[str
     counts: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])  # items, right, unparsed, chance sum
     for i, reply in zip(asked, replies):
         it = items[i]
-        guess = parse_reply(reply.text, it)
+        answer = extract(reply.text, it)  # the scorers' extractor: a reply is read as a model's answer is
         c = counts[f"{it.benchmark}/{it.task}"]
-        right[i] = guess is not None and guess == (it.answer if it.options else it.answer.lower())
+        right[i] = is_correct(answer, it)
         c[0] += 1
         c[1] += right[i]
-        c[2] += guess is None
-        c[3] += guess_chance(it, len(it.options) or 2)
+        c[2] += answer.kind not in ("option", "yes_no")  # unparsed, or a refusal: no choice made
+        c[3] += guess_chance(it, len(choices(it)))
     tasks = {task: {"items": int(n), "right": int(r), "unparsed": int(u), "accuracy": round(r / n, 4),
                     "chance": round(ch / n, 4)} for task, (n, r, u, ch) in sorted(counts.items())}
     return {"model": context.llm.model, "usage": client.usage(), "tasks": tasks}, right

@@ -29,8 +29,8 @@ Choices where the paper is silent:
 * ``--max-videos N`` keeps a seeded sample of N videos per source (``rng(seed, "mementos/select/<source>")``).
 """
 
-from builders.mementos.builder import build, write_build
-from builders.mementos.cli import main, parser
-from builders.mementos.config import MementosConfig
+from builders.registry import lazy_exports
 
 __all__ = ["MementosConfig", "build", "main", "parser", "write_build"]
+__getattr__ = lazy_exports(__name__, {"MementosConfig": "config", "build": "builder", "write_build": "builder", "main": "cli",
+                                      "parser": "cli"})

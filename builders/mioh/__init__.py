@@ -26,8 +26,8 @@ Choices where the paper is silent (each a config option):
   with a notice.
 """
 
-from builders.mioh.builder import build, write_build
-from builders.mioh.cli import main, parser
-from builders.mioh.config import MiohConfig
+from builders.registry import lazy_exports
 
 __all__ = ["MiohConfig", "build", "main", "parser", "write_build"]
+__getattr__ = lazy_exports(__name__, {"MiohConfig": "config", "build": "builder", "write_build": "builder", "main": "cli",
+                                      "parser": "cli"})

@@ -54,6 +54,7 @@ from builders.mioh.render import (
 )
 from builders.run import file_sha256, write_items_build
 from builders.seeding import rng
+from builders.semantics.options import is_none_of_the_above
 from filters.base import FilterStats
 from filters.clip import ClipUnavailable, load_scorer
 from filters.geometry import measure
@@ -437,9 +438,9 @@ of a "which is in all" question - every later question of the form would only fa
 MIN_QUESTIONS = 5_000
 """Below this many questions in a build, starting worker processes costs more than they save."""
 DRAW_ORDER = ("position", "attribute", "counting", "existence")
-"""The tasks from the longest draw to the shortest at paper scale (docs/scale.md): every distractor search of
-position shuffles and reads a scene graph's tens of thousands of triples, and counting's cells also deal counts.
-Started longest first, the workers end together."""
+"""The tasks from the longest draw to the shortest at paper scale (``benchmarks/bench_mioh_scale.py``): every
+distractor search of position shuffles and reads a scene graph's tens of thousands of triples, and counting's cells
+also deal counts. Started longest first, the workers end together."""
 
 
 def draw_cells(builders: dict[str, Any], cells: Sequence[tuple[str, str, str]], stats: dict[str, Any],
@@ -626,7 +627,7 @@ def nota_report(items: Sequence[Item], config: MiohConfig) -> dict[str, Any]:
     depend on which other cells are built; the default builds' answers are fixed by that schedule."""
     variants_of = [it.provenance.get("template", "").rsplit("/", 1)[-1] for it in items]
     eligible = [(it, v) for it, v in zip(items, variants_of) if nota_eligible(v, it.pressure)]
-    answers = sum(1 for it, _ in eligible if it.answer_text == quality.NOTA)
+    answers = sum(1 for it, _ in eligible if is_none_of_the_above(it.answer_text))
     realised = answers / len(eligible) if eligible else 0.0
     expected = float(np.mean([nota_share(config, v) for _, v in eligible])) if eligible else 0.0
     asked = (f"--nota-share {config.nota_share} asked for" if config.nota_share is not None

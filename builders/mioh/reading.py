@@ -7,7 +7,7 @@ process (:class:`sources.executors.ProcessExecutor`). The task goes as far as it
 workers stay busy while the largest file (COCO's) is still read: SVG's absences are verified with the COCO file
 ``--verify-absence-with`` names (:mod:`sources.absence`: the task reads that file's presence itself, even where it
 is the ``--coco-rem`` file another task reads whole: on two cores that costs no wall time, where waiting for the
-COCO task costs the verification and the SVG pools; see docs/scale.md), and where no CLIP stage is asked for
+COCO task costs the verification and the SVG pools), and where no CLIP stage is asked for
 (``--no-clip``) the source's pools are made there too (CLIP's signals need the scorer, which lives in the build's
 process).
 """

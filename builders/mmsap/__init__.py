@@ -29,8 +29,8 @@ Choices where the paper is silent (each documented where it is made):
 * a refusal written in words is scored as the refusal option (scoring/mmsap.py).
 """
 
-from builders.mmsap.builder import build, write_build
-from builders.mmsap.cli import main, parser
-from builders.mmsap.config import MmsapConfig
+from builders.registry import lazy_exports
 
 __all__ = ["MmsapConfig", "build", "main", "parser", "write_build"]
+__getattr__ = lazy_exports(__name__, {"MmsapConfig": "config", "build": "builder", "write_build": "builder", "main": "cli",
+                                      "parser": "cli"})

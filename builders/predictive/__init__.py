@@ -27,8 +27,8 @@ Choices where the paper is silent:
 * authored entries need 3-5 images (the paper's range) and unique ids.
 """
 
-from builders.predictive.builder import build, write_build
-from builders.predictive.cli import main, parser
-from builders.predictive.config import PredictiveConfig
+from builders.registry import lazy_exports
 
 __all__ = ["PredictiveConfig", "build", "main", "parser", "write_build"]
+__getattr__ = lazy_exports(__name__, {"PredictiveConfig": "config", "build": "builder", "write_build": "builder", "main": "cli",
+                                      "parser": "cli"})

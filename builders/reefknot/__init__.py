@@ -39,8 +39,8 @@ Choices where the paper is silent (each a config option or a list in ``templates
 * counts default to Table 2 and scale down by one factor per category when the source is too small.
 """
 
-from builders.reefknot.builder import build, write_build
-from builders.reefknot.cli import main, parser
-from builders.reefknot.config import ReefknotConfig
+from builders.registry import lazy_exports
 
 __all__ = ["ReefknotConfig", "build", "main", "parser", "write_build"]
+__getattr__ = lazy_exports(__name__, {"ReefknotConfig": "config", "build": "builder", "write_build": "builder", "main": "cli",
+                                      "parser": "cli"})

@@ -8,8 +8,9 @@ release by ``python -m scoring.harness export RELEASE_DIR --repo ORG/NAME --vers
 
 Both score (or, for VLMEvalKit, are read back and scored) with Mirage's own answer extraction: the task folder's
 ``utils.py`` calls :mod:`scoring.harness.lmms_eval_utils` inside lmms-eval, and ``python -m scoring.harness
-circular`` reads VLMEvalKit's result sheets. Writing the files needs nothing of ``scoring`` (the answer formats and
-instructions come from :mod:`builders.answers`), so a release is made without the layer above it.
+circular`` reads VLMEvalKit's result sheets. Writing the files needs nothing of ``scoring`` (the answer formats,
+fixed options and instructions come from :mod:`builders.semantics`), so a release is made without the layer above
+it.
 """
 
 from __future__ import annotations

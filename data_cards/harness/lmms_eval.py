@@ -30,7 +30,9 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-from .rows import ReleaseTask
+from builders.semantics.format import is_yes_no
+
+from .rows import ReleaseTask, row_item
 
 MAX_NEW_TOKENS = 1024
 GROUP_METRIC = "group_acc"
@@ -88,7 +90,7 @@ def task_yaml(task: ReleaseTask, *, release: str, repo_id: str, version: str, pr
     """One task config's YAML (see the module docstring)."""
     metrics = ["accuracy", *(metric_name(p) for p in pressures),
                *(control_metric_name(p) for p in task.control_pressures), "unparsed_rate"]
-    if any(str(r["answer"]).strip().lower() in ("yes", "no") for r in task.rows):
+    if any(is_yes_no(row_item(r)) for r in task.rows):
         metrics.append("yes_ratio")
     if task.has_pairs:
         metrics.append(GROUP_METRIC)

@@ -40,9 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator, Sequence
 
-from builders.answers import INSTRUCTIONS, answer_format, is_refusal
 from builders.items import OPTION_LETTERS
 from builders.pairs import pair_of
+from builders.semantics.format import answer_format, letter_index
+from builders.semantics.options import is_fixed_option
+from builders.semantics.prompt import INSTRUCTIONS
 from sources.errors import ConfigError
 
 from .rows import ReleaseTask, context_truth, row_item
@@ -51,14 +53,6 @@ YES_NO_INSTRUCTION = INSTRUCTIONS["yes_no"]
 
 ROTATION_OFFSET = 1_000_000
 """VLMEvalKit's circular index offset: rotation k of row i is ``i + k * ROTATION_OFFSET``."""
-_FIXED_TEXT = re.compile(r"^\s*(?:none|all|neither)\s+of\s+(?:the\s+)?(?:above|these|them|the\s+options)\b", re.I)
-
-
-def is_fixed_option(text: str) -> bool:
-    """Options that keep their place when the others rotate: "None of the above", "I don't know", refusals."""
-    return bool(_FIXED_TEXT.match(text)) or is_refusal(text)
-
-
 @dataclass(frozen=True)
 class Rotation:
     """Rotation ``k`` of an item's options: the options in shown order and the letter of the answer."""
@@ -73,8 +67,8 @@ class Rotation:
 def rotations(options: Sequence[str], answer: str) -> list[Rotation]:
     """Every rotation of the movable options (rotation 0 is the original order); one if fewer than 2 move, or if
     the answer is not one of the options' letters (nothing to follow through the rotations)."""
-    movable = [i for i, o in enumerate(options) if not is_fixed_option(o)]
-    m = len(movable) if answer in OPTION_LETTERS[: len(options)] else 0
+    movable = [i for i, o in enumerate(options) if not is_fixed_option(o)]  # fixed options keep their place
+    m = len(movable) if letter_index(answer, options) is not None else 0
     if m < 2:
         return [Rotation(k=0, options=tuple(options), answer=answer, source=tuple(range(len(options))))]
     out = []

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from builders.items import OPTION_LETTERS
+from builders.semantics.extract import extract_option
+from builders.semantics.options import refusal_letters
 from data_cards.harness.vlmevalkit import ROTATION_OFFSET
-from scoring.extract import extract_option, refusal_letters
 from scoring.predictions import read_sheet
 from sources.errors import ConfigError
 

@@ -1,7 +1,7 @@
 """What Mirage's lmms-eval tasks call (``!function utils.<name>``): prompt, images, scoring, aggregation.
 
 The task folder written next to a release (:mod:`data_cards.harness.lmms_eval`) carries a ``utils.py`` that
-only re-exports this module, so lmms-eval scores with Mirage's own answer extraction (:mod:`scoring.extract`)
+only re-exports this module, so lmms-eval scores with Mirage's own answer extraction (:mod:`builders.semantics.extract`)
 and its numbers are the numbers of ``python -m scoring``: the harness environment needs Mirage installed
 (``pip install mirage-bench``, or ``pip install -e`` of a checkout). Vendoring a copy of the extractor instead
 would let the two drift apart silently.
@@ -20,35 +20,19 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from builders.answers import INSTRUCTIONS, answer_format
-from builders.items import OPTION_LETTERS
 from builders.pairs import group_metric, pair_of, pairs_by_key
+from builders.registry import find
+from builders.semantics.extract import extract, is_correct
+from builders.semantics.prompt import prompt_text
 from data_cards.harness.lmms_eval import GROUP_METRIC, control_metric_name, metric_name
 from data_cards.harness.rows import row_item
-from scoring.extract import extract, is_correct
-from scoring.mioh import DECOMPOSED
-
-SCORED_APART = (DECOMPOSED,)
-"""Question types that stay out of ``accuracy``, ``acc_<pressure>`` and ``unparsed_rate`` (as in their scorer)."""
 
 
-def prompt_text(item: Any) -> str:
-    """Context, question, lettered options and the answer instruction; the images go separately, in order.
-
-    Several images are announced as "Image 1".."Image N" because questions and options refer to them that way
-    (the harness passes them in order; how a model interleaves them is the model wrapper's business).
-    """
-    parts = []
-    if len(item.images) > 1:
-        parts.append(f"You are given {len(item.images)} images, Image 1 to Image {len(item.images)}, in order.")
-    if item.context:
-        parts.append(item.context)
-    parts.append(item.question)
-    fmt = answer_format(item)
-    if item.options and fmt == "option":
-        parts.append("\n".join(f"{OPTION_LETTERS[i]}. {o}" for i, o in enumerate(item.options)))
-    parts.append(INSTRUCTIONS[fmt])
-    return "\n".join(parts)
+def scored_apart(item: Any) -> bool:
+    """Whether the item's question type stays out of ``accuracy``, ``acc_<pressure>`` and ``unparsed_rate``, as
+    in its scorer (``scored_apart`` of its benchmark's spec: MIOH's decomposed questions)."""
+    spec = find(item.benchmark)
+    return spec is not None and item.question_type in spec.scored_apart
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
@@ -84,7 +68,7 @@ def make_process_results(pressures: Sequence[str], controls: Sequence[str] = ()
         answer = extract(output, item)
         # as python -m scoring: open answers are their benchmark's to judge, and single-image questions that
         # decompose a multi-image item (MIOH's ablation) are kept out of the accuracy tables
-        closed = answer.kind != "open" and item.question_type not in SCORED_APART
+        closed = answer.kind != "open" and not scored_apart(item)
         correct = float(is_correct(answer, item)) if closed else None
         values: dict[str, Any] = {
             "unparsed_rate": float(answer.kind == "unparsed") if closed else None,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.annotation.builds import make_build
+from tests.conftest import skip_or_fail
 
 ADMIN_EMAIL = "admin@mirage.test"
 ADMIN_PASSWORD = "admin-pass-1234"
@@ -38,9 +39,7 @@ def label_studio_bin() -> Path:
     try:
         return find_label_studio_bin()
     except AnnotationError as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no Label Studio server installed ({exc}); .ci/install-annotation.sh installs it")
+        skip_or_fail(f"no Label Studio server installed ({exc}); .ci/install-annotation.sh installs it")
 
 
 @pytest.fixture(scope="session")
@@ -127,13 +126,9 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("playwright is not installed; .ci/install-annotation.sh installs it")
+        skip_or_fail("playwright is not installed; .ci/install-annotation.sh installs it")
     if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
-        if os.environ.get("CI"):
-            raise RuntimeError(f"no Chromium at {CHROMIUM}")
-        pytest.skip(f"no Chromium at {CHROMIUM}; .ci/install-annotation.sh installs it")
+        skip_or_fail(f"no Chromium at {CHROMIUM}; .ci/install-annotation.sh installs it")
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield chromium

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+from typing import Mapping, Sequence
 
 from annotation.serve import free_port, port_is_free
 from annotation.config import COMMENT, CORRECT_OPTION, CORRECT_TEXT, ISSUES, OBJECT, VERDICT, correction_choices
@@ -92,3 +93,16 @@ def result(
     if comment:
         out.append({"from_name": COMMENT, "to_name": OBJECT, "type": "textarea", "value": {"text": [comment]}})
     return out
+
+
+def reviewers_accept(ls_server, task_ids: Mapping[str, int], items: Sequence[Item], prefix: str, n: int = 3) -> None:
+    """``n`` newly signed-up reviewers (``<prefix><k>@mirage.test``) each accept every item of ``items``
+    (``task_ids``: item id -> its task in the project)."""
+    from annotation.client import LabelStudioClient
+
+    for k in range(n):
+        email = f"{prefix}{k}@mirage.test"
+        signup(ls_server.url, ls_server.invite, email)
+        reviewer = LabelStudioClient.login(ls_server.url, email, REVIEWER_PASSWORD)
+        for it in items:
+            reviewer.create_annotation(task_ids[it.id], result(it, "accept"))

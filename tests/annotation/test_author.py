@@ -9,18 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from annotation.author import (
-    AUTHOR_ID_FIELD,
-    DESCRIPTION,
-    OBJECT,
-    description_rule,
-    description_targets,
-    pull_descriptions,
-    push_descriptions,
-    sequences_to_describe,
-    validate_description,
-)
+from annotation.author import AUTHOR_ID_FIELD, SUBJECT, hook, pull, push
 from annotation.client import LabelStudioClient
+from builders.mementos.authoring import DESCRIPTION, description_rule, validate_description
 from tests.annotation.builds import draw_png
 from tests.annotation.lshelpers import REVIEWER_PASSWORD, signup
 
@@ -47,14 +38,15 @@ def test_validate_description():
 
 def test_author_descriptions_round_trip_into_a_mementos_build(ls_server, files_root, tmp_path, capsys):
     comics = _comics(tmp_path / "comics")
-    seqs = sequences_to_describe(comics=comics, cache_dir=tmp_path / "cache")
+    flow, inputs = hook("descriptions"), {"comics": comics, "cache_dir": tmp_path / "cache"}
+    seqs = flow.subjects(inputs)
     assert [s.key for s in seqs] == ["comics/c1-rolling"]  # the described comic is not asked again
-    assert seqs[0].target == (comics / "c1-rolling" / "description.txt").resolve()
     assert seqs[0].titles == ("Panel 1", "Panel 2", "Panel 3")
+    target = (comics / "c1-rolling" / "description.txt").resolve()
 
     admin = ls_server.client()
-    assert push_descriptions(admin, seqs, "describe comics", files_root) == (1, 0)
-    assert push_descriptions(admin, seqs, "describe comics", files_root) == (0, 1)  # idempotent
+    assert push(admin, flow, inputs, "describe comics", files_root) == (1, 0)
+    assert push(admin, flow, inputs, "describe comics", files_root, seqs) == (0, 1)  # idempotent
     pid = admin.find_project("describe comics")["id"]
     (task,) = [t for t in admin.iter_tasks(pid) if t["data"][AUTHOR_ID_FIELD] == "comics/c1-rolling"]
 
@@ -68,19 +60,18 @@ def test_author_descriptions_round_trip_into_a_mementos_build(ls_server, files_r
     hidden = views[0]["data"]["hiddenColumns"]["explore"]
     assert {"tasks:data.guide", "tasks:data.images", "tasks:data.header"} <= set(hidden)  # no raw HTML or JSON
     assert writer.session.get(ls_server.url + url, timeout=30).status_code == 200  # the person sees the panels
-    targets = description_targets(comics=comics)
-    short = [{"from_name": DESCRIPTION, "to_name": OBJECT, "type": "textarea", "value": {"text": ["a ball"]}}]
+    short = [{"from_name": DESCRIPTION, "to_name": SUBJECT, "type": "textarea", "value": {"text": ["a ball"]}}]
     writer.create_annotation(task["id"], short)
-    report = pull_descriptions(admin, "describe comics", targets=targets, log=lambda s: None)
+    report = pull(admin, flow, inputs, "describe comics", log=lambda s: None)
     assert report["written"] == [] and "fewer than 8" in report["problems"][0]
-    assert not seqs[0].target.exists()  # nothing half-right is written
+    assert not target.exists()  # nothing half-right is written
 
-    good = [{"from_name": DESCRIPTION, "to_name": OBJECT, "type": "textarea", "value": {"text": [TEXT]}}]
+    good = [{"from_name": DESCRIPTION, "to_name": SUBJECT, "type": "textarea", "value": {"text": [TEXT]}}]
     writer.create_annotation(task["id"], good)
-    report = pull_descriptions(admin, "describe comics", targets=targets, log=lambda s: None)
-    assert report["written"] == [str(seqs[0].target)]
-    assert seqs[0].target.read_text() == TEXT + "\n"
-    assert pull_descriptions(admin, "describe comics", targets=targets, log=lambda s: None)["unchanged"] == [str(seqs[0].target)]
+    report = pull(admin, flow, inputs, "describe comics", log=lambda s: None)
+    assert report["written"] == [str(target)]
+    assert target.read_text() == TEXT + "\n"
+    assert pull(admin, flow, inputs, "describe comics", log=lambda s: None)["unchanged"] == [str(target)]
 
     # the builder reads exactly that file: the comic it skipped is now an item with the person's description
     from builders.mementos import main as mementos
@@ -90,7 +81,7 @@ def test_author_descriptions_round_trip_into_a_mementos_build(ls_server, files_r
     capsys.readouterr()
     items = [json.loads(line) for p in out.rglob("items.jsonl") for line in p.read_text().splitlines()]
     assert TEXT in {it["answer"] for it in items}
-    assert sequences_to_describe(comics=comics, cache_dir=tmp_path / "cache") == []
+    assert flow.subjects(inputs) == []
 
     # then the usual validation by three reviewers other than the author, and a release
     (build_dir,) = [p.parent for p in out.rglob("items.jsonl")]
@@ -106,7 +97,7 @@ def _validate_and_release(ls_server, build_dir: Path, project: str, prefix: str,
     from annotation.config import ITEM_ID_FIELD
     from annotation.pull import pull
     from annotation.push import push
-    from tests.annotation.lshelpers import result
+    from tests.annotation.lshelpers import result, reviewers_accept
 
     admin = ls_server.client()
     build = load_build(build_dir)
@@ -116,12 +107,7 @@ def _validate_and_release(ls_server, build_dir: Path, project: str, prefix: str,
     ids = {t["data"][ITEM_ID_FIELD]: t["id"] for t in admin.iter_tasks(res.project_id)}
     own = LabelStudioClient.login(ls_server.url, author, REVIEWER_PASSWORD)
     own.create_annotation(ids[mine[0].id], result(mine[0], "accept"))  # the author votes for their own text
-    for k in range(3):
-        email = f"{prefix}{k}@mirage.test"
-        signup(ls_server.url, ls_server.invite, email)
-        rev = LabelStudioClient.login(ls_server.url, email, REVIEWER_PASSWORD)
-        for it in mine:
-            rev.create_annotation(ids[it.id], result(it, "accept"))
+    reviewers_accept(ls_server, ids, mine, prefix)
     review = pull(admin, build, project, accept_unverified=True).review  # a bare server: no ledger
     assert review["refused_own_work"] == {author: 1}
     assert any(author in p and "wrote this item" in p for p in review["problems"])
@@ -154,32 +140,30 @@ def _tasks_and_writer(ls_server, admin, project: str, email: str) -> tuple[dict[
 
 
 def test_author_mmsap_questions_round_trip_into_a_build(ls_server, files_root, tmp_path, capsys):
-    from annotation.author import (
-        ANSWER, DISTRACTORS, IMAGE_OBJECT, QUESTION, SUBSET, TYPE, pull_questions, push_question_images,
-    )
+    from builders.mmsap.authoring import ANSWER, DISTRACTORS, QUESTION, SUBSET, TYPE
 
     images = tmp_path / "images"
     for k in (1, 2):
         draw_png(images / f"photo{k}.png", 40 + k, size=(160, 120))
     admin = ls_server.client()
-    paths = sorted(images.glob("*.png"))
-    assert push_question_images(admin, paths, "mmsap questions", files_root) == 2
-    assert push_question_images(admin, paths, "mmsap questions", files_root) == 0
+    out = images / "authored.jsonl"
+    flow, inputs = hook("questions"), {"images": images, "out": out}
+    assert push(admin, flow, inputs, "mmsap questions", files_root) == (2, 0)
+    assert push(admin, flow, inputs, "mmsap questions", files_root) == (0, 2)
     tasks, writer = _tasks_and_writer(ls_server, admin, "mmsap questions", "qwriter@mirage.test")
 
     def write(image, question, answer, subset, kind, wrong):
-        res = [{"from_name": QUESTION, "to_name": IMAGE_OBJECT, "type": "textarea", "value": {"text": [question]}},
-               {"from_name": ANSWER, "to_name": IMAGE_OBJECT, "type": "textarea", "value": {"text": [answer]}},
-               {"from_name": SUBSET, "to_name": IMAGE_OBJECT, "type": "choices", "value": {"choices": [subset]}},
-               {"from_name": TYPE, "to_name": IMAGE_OBJECT, "type": "choices", "value": {"choices": [kind]}},
-               {"from_name": DISTRACTORS, "to_name": IMAGE_OBJECT, "type": "textarea", "value": {"text": [wrong]}}]
+        res = [{"from_name": QUESTION, "to_name": SUBJECT, "type": "textarea", "value": {"text": [question]}},
+               {"from_name": ANSWER, "to_name": SUBJECT, "type": "textarea", "value": {"text": [answer]}},
+               {"from_name": SUBSET, "to_name": SUBJECT, "type": "choices", "value": {"choices": [subset]}},
+               {"from_name": TYPE, "to_name": SUBJECT, "type": "choices", "value": {"choices": [kind]}},
+               {"from_name": DISTRACTORS, "to_name": SUBJECT, "type": "textarea", "value": {"text": [wrong]}}]
         writer.create_annotation(tasks[image], res)
 
     write("photo1.png", "Which company makes the console on the table?", "Nintendo", "know", "brands_products",
           "Sony\nMicrosoft\nSega")
     write("photo2.png", "What colour is the circle?", "red", "know", "color", "")  # color is not a know type
-    out = images / "authored.jsonl"
-    report = pull_questions(admin, "mmsap questions", out)
+    report = pull(admin, flow, inputs, "mmsap questions", log=lambda s: None)
     assert len(report["written"]) == 1 and len(report["problems"]) == 1
     assert "photo2.png" in report["problems"][0] and "'type' 'color' is not a know subtask" in report["problems"][0]
     (record,) = [json.loads(line) for line in out.read_text().splitlines()]
@@ -209,29 +193,30 @@ def test_author_mmsap_questions_round_trip_into_a_build(ls_server, files_root, t
 
 
 def test_author_predictive_entries_round_trip_into_a_build(ls_server, files_root, tmp_path, capsys):
-    from annotation.author import DIMENSION, PATTERN, PATTERN_OBJECT, PRED, pull_patterns, push_patterns
+    from builders.predictive.authoring import DIMENSION, PATTERN, PRED
 
     seqs = tmp_path / "sequences"
     for name in ("ball-rolls", "cup-fills"):
         for k in range(4):
             draw_png(seqs / name / f"{k + 1}.png", 60 + 7 * k + len(name), size=(120, 90))
     admin = ls_server.client()
-    assert push_patterns(admin, seqs, "predictive entries", files_root) == 2
-    assert push_patterns(admin, seqs, "predictive entries", files_root) == 0
+    out = seqs / "authored.jsonl"
+    flow = hook("patterns")
+    assert push(admin, flow, {"images": seqs}, "predictive entries", files_root) == (2, 0)
+    assert push(admin, flow, {"images": seqs}, "predictive entries", files_root) == (0, 2)
     tasks, writer = _tasks_and_writer(ls_server, admin, "predictive entries", "pwriter@mirage.test")
 
     def text(name, value):
-        return {"from_name": name, "to_name": PATTERN_OBJECT, "type": "textarea", "value": {"text": [value]}}
+        return {"from_name": name, "to_name": SUBJECT, "type": "textarea", "value": {"text": [value]}}
 
     pattern = "A red ball moves one step to the right in each image."
     pred = "In the next image the ball will be one more step to the right."
     writer.create_annotation(tasks["ball-rolls"], [
         text(PATTERN, pattern), text(PRED, pred),
-        {"from_name": DIMENSION, "to_name": PATTERN_OBJECT, "type": "choices", "value": {"choices": ["spatial_movement"]}},
+        {"from_name": DIMENSION, "to_name": SUBJECT, "type": "choices", "value": {"choices": ["spatial_movement"]}},
     ])
     writer.create_annotation(tasks["cup-fills"], [text(PATTERN, "The cup fills up.")])  # no prediction
-    out = seqs / "authored.jsonl"
-    report = pull_patterns(admin, "predictive entries", out)
+    report = pull(admin, flow, {"out": out}, "predictive entries", log=lambda s: None)  # images: beside --out
     assert report["written"] == ["ball-rolls"] and "'pred' must be a non-empty string" in report["problems"][0]
     (entry,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert entry == {"id": "ball-rolls", "images": [f"ball-rolls/{k}.png" for k in range(1, 5)],

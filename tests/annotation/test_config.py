@@ -33,6 +33,10 @@ def test_item_kinds():
     assert item_kind(item(options=["yes", "no"], answer="no")) == YES_NO
     assert item_kind(item(options=[], answer="The man is riding the horse")) == VQA
     assert item_kind(item(question_type="vqa", options=[], answer="yes")) == VQA
+    # the kind is the answer format the model is asked in (builders.semantics.format): lettered yes/no options
+    # with a letter answer are multiple choice, a yes answer beside unrelated options is yes/no
+    assert item_kind(item(options=["yes", "no"], answer="A")) == MCQ
+    assert item_kind(item(options=["cat", "dog"], answer="yes")) == YES_NO
 
 
 def test_correction_choices():

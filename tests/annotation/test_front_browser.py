@@ -17,7 +17,7 @@ from tests.conftest import require_annotation_extra
 
 require_annotation_extra()
 
-from annotation.author import push_descriptions, sequences_to_describe  # noqa: E402
+from annotation import author as authoring  # noqa: E402
 from annotation.builddir import load_build  # noqa: E402
 from annotation.client import LabelStudioClient  # noqa: E402
 
@@ -46,9 +46,8 @@ def room(start_ls, files_root, tmp_path_factory):
         for name in ("c1-rolling", "c2-falling"):  # one comic to describe per viewport's author
             for k in range(3):
                 draw_png(root / "comics" / name / f"panel{k + 1}.png", 10 * k + len(name), size=(160, 120))
-        seqs = sequences_to_describe(comics=root / "comics", cache_dir=root / "cache")
-        assert len(seqs) == len(VIEWPORTS)
-        push_descriptions(admin, seqs, "describe", files_root)
+        flow, inputs = authoring.hook("descriptions"), {"comics": root / "comics", "cache_dir": root / "cache"}
+        assert authoring.push(admin, flow, inputs, "describe", files_root) == (len(VIEWPORTS), 0)
         author = admin.find_project("describe")["id"]
         yield dict(front=front, url=url, admin=admin, invite=ls.invite, projects=dict(
             review=review, recheck=recheck, author=author))

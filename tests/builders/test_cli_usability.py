@@ -39,7 +39,7 @@ def parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     mirage = importlib.import_module("mirage.cli")
     out["mirage"], out["mirage list"], out["mirage build"] = mirage.parser, mirage.list_parser, mirage.build_parser
     scoring_parser = out["scoring"]
-    for benchmark in importlib.import_module("scoring.registry").SCORERS:
+    for benchmark in importlib.import_module("scoring.registry").scorers():
         out[f"scoring {benchmark}"] = lambda b=benchmark: scoring_parser(b)
     return out
 

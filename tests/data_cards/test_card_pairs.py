@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from builders.items import make_item
 from builders.pairs import pair_provenance
-from tests.conftest import require_release_extra
-
-require_release_extra()  # data_cards.card writes the card with huggingface_hub
-
-from data_cards.card import _pairs_text, compute_stats  # noqa: E402
+from data_cards.card_creation import pairs_text
+from data_cards.statistics import compute_stats
 
 
 def test_a_dropped_item_leaves_its_partner_released_and_unpaired():
@@ -20,6 +17,6 @@ def test_a_dropped_item_leaves_its_partner_released_and_unpaired():
     stats = compute_stats(kept, {it.id: "accepted" for it in kept})
     assert stats["num_items"] == 5
     assert stats["pairs"]["all"] == {"items": 5, "paired": 4, "pairs": 2, "unpaired": 1, "share": 0.8}
-    text = _pairs_text(stats["pairs"])
+    text = pairs_text(stats["pairs"])
     assert "4 of 5 items (80%) are in 2 complete pairs" in text and "group_accuracy" in text
-    assert "does not apply" in _pairs_text(compute_stats(items[:1], {items[0].id: "accepted"})["pairs"])
+    assert "does not apply" in pairs_text(compute_stats(items[:1], {items[0].id: "accepted"})["pairs"])

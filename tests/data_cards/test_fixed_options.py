@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from builders.items import make_item
-from tests.conftest import require_release_extra
-
-require_release_extra()  # data_cards.card writes the card with huggingface_hub
-
-from data_cards.card import _derived_limitations, compute_stats  # noqa: E402
+from data_cards.card_limitations import derived_limitations
+from data_cards.statistics import compute_stats
 
 
 def _items(refusal_gold: int, n: int = 12):
@@ -22,10 +19,10 @@ def test_a_fixed_option_never_right_is_a_derived_limitation():
     stats = compute_stats(items := _items(0), {it.id: "unreviewed" for it in items})
     refusal = next(f for f in stats["fixed_options"] if f["option"] == "I don't know")
     assert refusal == {"template": "t/x/any", "option": "I don't know", "offered": 12, "correct": 0, "fair": 3.0}
-    text = _derived_limitations({**stats, "task_pressure": {}}, {})
+    text = derived_limitations({**stats, "task_pressure": {}}, {})
     assert "\"I don't know\" is offered in 12 items and correct in 0" in text
 
 
 def test_a_fixed_option_at_its_fair_share_is_not():
     stats = compute_stats(items := _items(3), {it.id: "unreviewed" for it in items})
-    assert "I don't know" not in _derived_limitations({**stats, "task_pressure": {}}, {})
+    assert "I don't know" not in derived_limitations({**stats, "task_pressure": {}}, {})

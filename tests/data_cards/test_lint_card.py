@@ -87,7 +87,8 @@ def test_card_and_lint_json_show_the_cells_answerable_blind(tmp_path, hf_env):
 
 def test_card_says_when_open_items_accept_several_answers():
     from builders.items import make_item
-    from data_cards.card import _derived_limitations, compute_stats
+    from data_cards.card_limitations import derived_limitations
+    from data_cards.statistics import compute_stats
 
     def vqa(accepted):
         return make_item(benchmark="reefknot", task="cognition", question_type="vqa", pressure="none",
@@ -97,6 +98,6 @@ def test_card_says_when_open_items_accept_several_answers():
 
     items = [vqa(["pointing at", "above"]), vqa(["covering"])]
     status = {it.id: "keep" for it in items}
-    text = _derived_limitations(compute_stats(items, status), {"benchmark": "reefknot"})
+    text = derived_limitations(compute_stats(items, status), {"benchmark": "reefknot"})
     assert "- 1 open-answer items have more than one true answer" in text
-    assert "accepted_answers" not in _derived_limitations(compute_stats(items[1:], status), {"benchmark": "reefknot"})
+    assert "accepted_answers" not in derived_limitations(compute_stats(items[1:], status), {"benchmark": "reefknot"})

@@ -250,6 +250,7 @@ def _closed_port() -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.real_hub  # skips without its token, in CI too: tests/conftest.py CI_MAY_SKIP
 @pytest.mark.skipif(
     not (os.environ.get("MIRAGE_HF_TOKEN") and os.environ.get("MIRAGE_HF_SCRATCH_REPO")),
     reason="real-Hub test: set MIRAGE_HF_TOKEN (a write token) and MIRAGE_HF_SCRATCH_REPO (ORG/NAME of a scratch "

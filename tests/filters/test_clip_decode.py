@@ -140,7 +140,7 @@ def test_decode_path_is_part_of_the_cache_identity(tiny: str, photos: list[str],
         scorer.close()
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (nvJPEG decoding); CI has none")
+@pytest.mark.gpu  # skips without a CUDA GPU, in CI too: tests/conftest.py CI_MAY_SKIP
 def test_cuda_stage_decodes_on_the_gpu_within_tolerance(tiny: str, photos: list[str], tmp_path: Path) -> None:
     scorer = load_scorer(ClipConfig(model=tiny, pretrained="", device="cuda", cache_dir=str(tmp_path)))
     try:

@@ -16,8 +16,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from builders.answers import answer_format
 from builders.items import OPTION_LETTERS, Item, make_item
+from builders.semantics.format import answer_format
 from builders.seeding import rng
 from scoring.predictions import Prediction, write_predictions
 
@@ -124,6 +124,6 @@ option nine times in ten."""
 
 
 def accuracy_of(outputs: Mapping[str, Prediction], items: Sequence[Item]) -> float:
-    from scoring.extract import extract, is_correct
+    from builders.semantics.extract import extract, is_correct
 
     return float(np.mean([is_correct(extract(outputs[it.id].output, it), it) for it in items]))

@@ -8,17 +8,9 @@ import pytest
 
 from builders.items import make_item
 from builders.llm import LLMConfig, TemplateBackend
-from scoring.extract import (
-    Answer,
-    answer_format,
-    extract,
-    extract_option,
-    extract_yes_no,
-    is_correct,
-    is_refusal,
-    refusal_letters,
-    strip_thinking,
-)
+from builders.semantics.extract import Answer, extract, extract_option, extract_yes_no, is_correct, strip_thinking
+from builders.semantics.format import answer_format
+from builders.semantics.options import is_refusal, refusal_letters
 
 FIVE = ("cat", "dog", "red cross", "cross", "None of the above")
 IMAGES = ("Image 1", "Image 2", "Image 3", "Image 4", "None of the above")
@@ -179,8 +171,29 @@ def test_yes_no_corpus(output: str, expected: str) -> None:
         assert got == Answer(expected, "")
 
 
-def test_corpus_is_large_enough() -> None:
-    assert len(OPTION_CASES) + len(YES_NO_CASES) >= 60
+DRESSES = ("{}", "({})", "{}.", "{})", "**{}**", "[{}]", "Answer: {}", "The answer is ({}).", "\\boxed{{{}}}",
+           "Option {}", "I choose {}.", "<think>not sure</think>{}")
+"""How a model writes an option's letter; the corpus above tries most of them on B only."""
+
+
+@pytest.mark.parametrize("options", [FIVE, IMAGES[2:], ANY], ids=["five", "three", "four"])
+def test_every_letter_reads_in_every_dress_and_none_past_the_last(options: tuple[str, ...]) -> None:
+    letters = "ABCDEFGH"[: len(options)]
+    beyond = "ABCDEFGH"[len(options)]
+    for dress in DRESSES:
+        for letter in letters:
+            assert extract_option(dress.format(letter), options) == Answer("option", letter), dress.format(letter)
+        assert extract_option(dress.format(beyond), options) == Answer("unparsed", ""), dress.format(beyond)
+
+
+def test_a_reading_is_always_one_of_the_items_letters() -> None:
+    """Every output of both corpora read against three options only: what was D or E before is now no option,
+    and the reader must say unparsed (or refusal) instead of naming a letter the item does not have."""
+    three = FIVE[:2] + ("None of the above",)
+    for output, *_ in OPTION_CASES + YES_NO_CASES:
+        got = extract_option(output, three, refusal_letters(three))
+        assert got.kind in ("option", "refusal", "unparsed"), output
+        assert got.kind != "option" or got.value in "ABC", (output, got)
 
 
 def test_the_harness_failures_of_issue_10() -> None:

@@ -18,7 +18,7 @@ from scoring.predictions import (
     read_vlmevalkit_sheet,
     write_predictions,
 )
-from scoring.registry import SCORERS, scorer
+from scoring.registry import scorer, scorers
 from scoring.releases import load_items
 from sources.errors import ConfigError
 
@@ -161,8 +161,8 @@ def test_load_items_from_the_hub_at_a_tag(released, tmp_path: Path, monkeypatch,
 
 
 def test_registry_and_unknown_benchmark(capsys) -> None:
-    assert {"mioh", "mementos"} <= set(SCORERS)
-    for name in SCORERS:
+    assert {"mioh", "mementos"} <= set(scorers())
+    for name in scorers():
         module = scorer(name)
         assert callable(module.add_arguments) and callable(module.run) and callable(module.print_report)
     with pytest.raises(ConfigError, match="no scorer for benchmark 'nope'"):

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from builders.semantics.format import is_yes_no
+from data_cards.harness.rows import row_item
 from scoring.harness.cli import main as export_main
 from tests.conftest import require_release_extra
 from tests.data_cards.conftest import make_build
@@ -87,7 +89,8 @@ def test_release_writes_lmms_eval_folder_listed_in_manifest(released):
         pressures = sorted({r["pressure"] for r in rows.values() if r["task"] == task})
         metrics = [m["metric"] for m in config["metric_list"]]
         assert metrics[:1 + len(pressures)] == ["accuracy", *(f"acc_{p}" for p in pressures)]
-        has_yes_no = any(r["answer"] in ("yes", "no") for r in rows.values() if r["task"] == task)
+        # by the item semantics: a "no" given in review to a question declared open ("vqa") is no yes/no item
+        has_yes_no = any(is_yes_no(row_item(r)) for r in rows.values() if r["task"] == task)
         assert ("yes_ratio" in metrics) == has_yes_no
         assert all(m["aggregation"] == "!function utils.mean_of_values" for m in config["metric_list"])
     readme = (released / "harness" / "README.md").read_text()
@@ -101,7 +104,7 @@ def test_process_results_scores_the_models_answers(released):
     from scoring.harness.lmms_eval_utils import make_process_results, mean_of_values
 
     process = make_process_results(("easy", "hard_negative", "sycophantic"))
-    rows = [r for r in release_rows(released).values() if r["answer"] in ("yes", "no")][:3]
+    rows = [r for r in release_rows(released).values() if is_yes_no(row_item(r))][:3]
     assert len(rows) == 3
     outputs = ["Yes, there is.", "The answer is yes", "Hmm, notice the colours."]
     per_doc = [process(r, [o]) for r, o in zip(rows, outputs)]
@@ -126,7 +129,7 @@ def test_controls_have_their_own_metric_and_category(released):
     from data_cards.harness.vlmevalkit import _common
     from scoring.harness.lmms_eval_utils import make_process_results
 
-    row = next(r for r in release_rows(released).values() if r["answer"] in ("yes", "no"))
+    row = next(r for r in release_rows(released).values() if is_yes_no(row_item(r)))
     truth = {"yes": "Yes.", "no": "No."}[row["answer"]]
     process = make_process_results((row["pressure"],), (row["pressure"],))
     control = dict(row, provenance=json.dumps({"context_truth": "true"}))

@@ -82,7 +82,7 @@ def test_a_wrong_image_size_stops_a_build_with_one_line(tmp_path: Path, capsys: 
 @pytest.mark.parametrize("folder", ["imgs", "imgs/", "./imgs", "/data/imgs", "/", "//", "//net", ".", "", "a//b"])
 @pytest.mark.parametrize("name", ["x.jpg", "sub/x.jpg", "./x.jpg", "../x.jpg", "/abs/x.jpg", ".", ".."])
 def test_image_paths_join_as_pathlib_does(folder: str, name: str) -> None:
-    from sources.jsonio import image_path, image_paths
+    from sources.image_files import image_path, image_paths
 
     assert image_paths(folder)(name) == image_path(folder, name) == str(Path(folder) / name)
 
@@ -92,7 +92,7 @@ def test_an_image_that_is_missing_a_folder_or_a_fifo_is_not_found(tmp_path: Path
     and anything that is not a regular file are 'not found' (a FIFO is not waited on), a wrong size is said so."""
     import os
 
-    from sources.jsonio import check_image
+    from sources.image_files import check_image
 
     fx = make_coco(tmp_path / "coco")
     image = next(fx.images_dir.iterdir())

@@ -11,7 +11,7 @@ import pytest
 from pycocotools import mask as mask_utils
 
 from filters import geometry, mask_runs
-from sources import jsonio
+from sources import image_files, masks, validate
 from sources.coco import read_coco
 from sources.records import ImageRecord, Instance
 from tests.fixtures import real_formats as rf
@@ -31,10 +31,10 @@ def test_polygons_convert_on_first_access_to_the_eager_rle(tmp_path: Path) -> No
     one = [[2.0, 2.0, 20.0, 2.0, 20.0, 15.0, 2.0, 15.0]]
     two = [[30.0, 5.0, 40.0, 5.0, 40.0, 20.0], [42.0, 30.0, 60.0, 30.0, 60.0, 45.0, 42.0, 45.0]]
     crowd = {"size": [48, 64], "counts": [100, 20, 28, 20, 48 * 64 - 168]}
-    got = jsonio.segmentations_to_rles([("a", one), ("b", two), ("c", crowd), ("d", [])], 48, 64, "f.json")
+    got = masks.segmentations_to_rles([("a", one), ("b", two), ("c", crowd), ("d", [])], 48, 64, "f.json")
     assert got[3] is None
     lazy = got[0]
-    assert isinstance(lazy, jsonio.PolygonRLE) and lazy._rle is None  # nothing converted yet
+    assert isinstance(lazy, masks.PolygonRLE) and lazy._rle is None  # nothing converted yet
     for seg, rle in zip((one, two, crowd), got):
         assert dict(rle) == _eager(seg, 48, 64)
         assert rle == _eager(seg, 48, 64)
@@ -43,15 +43,15 @@ def test_polygons_convert_on_first_access_to_the_eager_rle(tmp_path: Path) -> No
 
 def test_bad_polygons_are_still_errors_at_read_time() -> None:
     with pytest.raises(Exception, match="polygons must be lists"):
-        jsonio.segmentations_to_rles([("annotations[0]", [[1.0, 2.0, 3.0]])], 48, 64, "f.json")
+        masks.segmentations_to_rles([("annotations[0]", [[1.0, 2.0, 3.0]])], 48, 64, "f.json")
 
 
 def test_coco_reader_converts_no_polygon_until_a_mask_is_read(tmp_path: Path) -> None:
     fx = rf.make_coco(tmp_path)
-    given_area = {str(a["id"]): jsonio.is_number(a.get("area")) and a["area"] > 0
+    given_area = {str(a["id"]): validate.is_number(a.get("area")) and a["area"] > 0
                   for a in json.loads(fx.annotations.read_text())["annotations"]}
     records = read_coco(fx.annotations, fx.images_dir)
-    lazy = {i.id: i.rle for im in records.images for i in im.instances if isinstance(i.rle, jsonio.PolygonRLE)}
+    lazy = {i.id: i.rle for im in records.images for i in im.instances if isinstance(i.rle, masks.PolygonRLE)}
     # only an annotation without an area in the file needs its mask (for the area), at read time
     assert any(given_area[k] for k in lazy)
     assert all((r._rle is None) == given_area[k] for k, r in lazy.items())
@@ -59,7 +59,7 @@ def test_coco_reader_converts_no_polygon_until_a_mask_is_read(tmp_path: Path) ->
 
 def _square(iid: str, x: float, y: float, size: float, triangle: bool = False) -> Instance:
     poly = [[x, y, x + size, y, x, y + size]] if triangle else [[x, y, x + size, y, x + size, y + size, x, y + size]]
-    return Instance(iid, "box", (x, y, size, size), size * size, rle=jsonio.PolygonRLE(poly, 48, 64))
+    return Instance(iid, "box", (x, y, size, size), size * size, rle=masks.PolygonRLE(poly, 48, 64))
 
 
 def test_occlusion_reads_only_masks_whose_boxes_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -82,8 +82,8 @@ def test_occlusion_reads_only_masks_whose_boxes_overlap(monkeypatch: pytest.Monk
     occ, _ = geometry.occlusion(overlapping)
     assert len(decoded) == 2 and overlapping.instances[2].rle._rle is None  # type: ignore[union-attr]
     # b covers the lower right of a's box, where the triangle a is not; a covers none of b's box outside b
-    masks = geometry.decode_masks([i.rle for i in overlapping.instances], 48, 64)  # type: ignore[misc]
-    a, b = masks[:, :, 0], masks[:, :, 1]
+    bitmaps = geometry.decode_masks([i.rle for i in overlapping.instances], 48, 64)  # type: ignore[misc]
+    a, b = bitmaps[:, :, 0], bitmaps[:, :, 1]
     expect_a = float((b[1:11, 1:11] & ~a[1:11, 1:11]).sum()) / 100.0
     expect_b = float((a[6:16, 6:16] & ~b[6:16, 6:16]).sum()) / 100.0
     assert occ.tolist() == [expect_a, expect_b, 0.0]
@@ -103,8 +103,8 @@ def test_image_header_sizes_match_pil(tmp_path: Path) -> None:
             path = tmp_path / f"{w}-{name}"
             Image.fromarray(arr).save(path, format=fmt, **kw)
             expected = None if fmt == "gif" else (w, h)
-            assert jsonio.header_size(str(path)) == expected, path
-            assert jsonio.image_size_from_file(str(path), "f.json", "images[0]") == (w, h)
+            assert image_files.header_size(str(path)) == expected, path
+            assert image_files.image_size_from_file(str(path), "f.json", "images[0]") == (w, h)
     (tmp_path / "cut.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     with pytest.raises(Exception, match="cannot read image size"):
-        jsonio.image_size_from_file(str(tmp_path / "cut.png"), "f.json", "images[0]")
+        image_files.image_size_from_file(str(tmp_path / "cut.png"), "f.json", "images[0]")

@@ -8,6 +8,7 @@ import gc
 import pytest
 
 from sources.executors import ProcessExecutor
+from tests.conftest import skip_or_fail
 
 
 def _collector_on(_: int) -> bool:
@@ -24,7 +25,7 @@ def _fails(k: int) -> int:
 def executor() -> ProcessExecutor:
     executor = ProcessExecutor(2)
     if not executor.inherits:
-        pytest.skip("workers are spawned here, not forked: they start with their own collector")
+        skip_or_fail("workers are spawned here, not forked: they start with their own collector")
     return executor
 
 

@@ -1,15 +1,17 @@
 """Snapshot tests of the MIOH wording: every template variant rendered for fixed probes.
 
-A change of wording must be deliberate: regenerate with ``MIRAGE_UPDATE_SNAPSHOTS=1 python -m pytest tests/templates``
-and review the diff of ``snapshots/mioh.txt``.
+A change of wording must be deliberate: ``MIRAGE_UPDATE_SNAPSHOTS=1 python -m pytest tests/templates`` rewrites
+``snapshots/mioh.txt`` and fails naming it (refused under ``CI=true``); review its diff, then run the tests again
+without the variable.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from builders.mioh.questions import Spec
@@ -78,10 +80,31 @@ def rendered() -> str:
 
 def test_rendered_templates_match_the_snapshot():
     text = rendered()
-    if os.environ.get("MIRAGE_UPDATE_SNAPSHOTS"):
-        SNAPSHOT.parent.mkdir(exist_ok=True)
-        SNAPSHOT.write_text(text)
-    assert text == SNAPSHOT.read_text(), "wording changed: review and regenerate the snapshot"
+    if os.environ.get("MIRAGE_UPDATE_SNAPSHOTS") and text != (SNAPSHOT.read_text() if SNAPSHOT.exists() else None):
+        update_snapshot(SNAPSHOT, text)
+    assert text == SNAPSHOT.read_text(), "wording changed: review it, then regenerate the snapshot (module docstring)"
+
+
+def update_snapshot(path: Path, text: str) -> None:
+    """Rewrite ``path`` and fail naming it: an update is an act of its own, never a passing run (refused in CI)."""
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"MIRAGE_UPDATE_SNAPSHOTS is refused under CI: update {path.name} outside CI and commit its "
+                    "reviewed diff")
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    pytest.fail(f"rewrote {path}: review its diff, then run again without MIRAGE_UPDATE_SNAPSHOTS")
+
+
+def test_updating_the_snapshot_fails_naming_the_file_and_is_refused_in_ci(tmp_path, monkeypatch):
+    path = tmp_path / "snapshots" / "mioh.txt"
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.fail.Exception, match=f"rewrote {re.escape(str(path))}"):
+        update_snapshot(path, "new wording\n")
+    assert path.read_text() == "new wording\n"
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="refused under CI"):
+        update_snapshot(path, "other wording\n")
+    assert path.read_text() == "new wording\n"
 
 
 def test_paper_wording_is_kept():
@@ -111,8 +134,72 @@ def test_render_refuses_missing_fields_and_articles_are_english():
     assert with_article("apple") == "an apple" and with_article("dog") == "a dog"
 
 
-def test_linguistic_variants_never_leak_the_answer_letter():
-    for pressure in ("sycophantic", "instructional_override"):
-        for kind, variants in load_templates("mioh", "linguistic")[pressure].items():
-            for v in variants:
-                assert "{negated}" in v or "{clause}" in v
+LETTER = re.compile(r"(?<![\w'])\(?([A-J])\)?(?![\w'])")
+"""An option letter standing alone, bare or in brackets ("B", "(B)")."""
+WORD = re.compile(r"[AI] [a-z]")
+"""The article "A" and the pronoun "I" before a word ("A dog ...", "I think ..."): English, not letters."""
+ANSWER_TALK = re.compile(r"\b(answers?|options?|choices?|letters?|correct)\b", re.IGNORECASE)
+"""Words with which a context would point at an option instead of stating a claim about the images."""
+
+
+def leaks(item: dict) -> list[str]:
+    """What in ``item``'s question or context tells which option is the answer: an option letter standing alone,
+    or (in the context) talk of answers, options or letters. A context may name an option's *text*: that is its
+    claim, true as often as false (tests/builders/mioh/test_build.py), so the text alone tells nothing."""
+    found = []
+    for field in ("question", "context"):
+        text = item[field]
+        for match in LETTER.finditer(text):
+            if not WORD.match(text, match.start()):
+                found.append(f"{field} names the letter {match.group(1)}: {text!r}")
+    if match := ANSWER_TALK.search(item["context"]):
+        found.append(f"context speaks of {match.group(1)!r}: {item['context']!r}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def pressured_items(tmp_path_factory) -> list[dict]:
+    """Real MIOH items under both linguistic pressures, their contexts written by the templates."""
+    from builders import mioh
+
+    out = tmp_path_factory.mktemp("mioh")
+    assert mioh.main(["--pressures", "sycophantic", "instructional_override", "--n-images", "2", "--n-questions", "2",
+                      "--no-clip", "--no-progress", "--out", str(out)]) == 0
+    items = [json.loads(line) for line in (out / "n2-seed0" / "items.jsonl").read_text().splitlines()]
+    assert {it["task"] for it in items} == set(PROBES) | {"counting"} and all(it["context"] for it in items)
+    return items
+
+
+def test_rendered_items_never_tell_the_answer(pressured_items):
+    assert {it["id"]: p for it in pressured_items if (p := leaks(it))} == {}
+
+
+def test_every_linguistic_variant_renders_without_telling_the_answer():
+    """Each variant of each pressure, with the claims of every task (the build draws only some variants)."""
+    claims = [("existence", Claim("absent", "dog")), ("attribute", Claim("present", ("red", "scarf"), image=1)),
+              ("position", Claim("present", ("dog", "next to", "cat"), image=0)),
+              ("counting", Claim("count", "backpack", image=1, value=2)),
+              ("counting", Claim("total", "zebra", value=7))]
+    for task, claim in claims:
+        w = Wording(task)
+        kind, clause = claim_text(w, claim)
+        field = "negated" if kind == "deny" else "clause"
+        for pressure in ("sycophantic", "instructional_override"):
+            for variant in w.linguistic[pressure][kind]:
+                context = render(variant, **{field: clause})
+                assert clause in context and leaks({"question": "", "context": context}) == [], variant
+
+
+@pytest.mark.parametrize("plant", [" The answer is B.", " Pick option B.", " (B)", " It is C, I'm sure.",
+                                   " The correct one is the first."])
+def test_a_planted_leak_is_caught(pressured_items, plant):
+    clean = pressured_items[0]
+    assert leaks(clean) == []
+    assert leaks({**clean, "context": clean["context"] + plant})
+    if "answer" not in plant and "correct" not in plant and "option" not in plant:
+        assert leaks({**clean, "question": clean["question"] + plant})
+
+
+def test_the_article_a_and_the_pronoun_i_are_not_letters():
+    assert leaks({"question": "A dog or a cat?", "context": "I think a red ring is in Image 1."}) == []
+    assert leaks({"question": "Is it A?", "context": ""}) and leaks({"question": "", "context": "It is I."})

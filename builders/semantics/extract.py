@@ -33,9 +33,12 @@ Thinking blocks (``<think>...</think>``, ``<thinking>``, ``<reasoning>``) are re
 tag drops the rest of the output (a reasoning model cut off mid-thought gave no answer), and a closing tag
 without its opening (chat templates that put ``<think>`` in the prompt) drops everything before it.
 
-Optional: an LLM fallback for what the rules leave unparsed (:func:`llm_fallback`, through
-:mod:`builders.llm`, so answers are cached on disk); off by default, and its reply is parsed by these same rules
-in their strict form (a single letter or yes/no), so the fallback cannot invent an answer either.
+Optional: an LLM fallback for what the rules leave unparsed (:func:`llm_fallback`, through a
+:class:`builders.llm.LLMClient`, so answers are cached on disk); off by default, and its reply is parsed by these
+same rules in their strict form (a single letter or yes/no), so the fallback cannot invent an answer either.
+
+The lint's text-only model (:mod:`builders.lint.independence`) has its replies read here too: one reading of an
+answer, whoever gave it.
 """
 
 from __future__ import annotations
@@ -44,14 +47,22 @@ import re
 import string
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Protocol, Sequence
 
-from builders.answers import answer_format, is_refusal
-from builders.items import OPTION_LETTERS
+from builders.semantics.format import OPTION_LETTERS, ItemLike, answer_format
+from builders.semantics.options import is_none_of_the_above, is_refusal, refusal_letters
+from builders.semantics.prompt import lettered
 
-if TYPE_CHECKING:
-    from builders.items import Item
-    from builders.llm import LLMClient
+
+class _Reply(Protocol):
+    text: str
+
+
+class Completer(Protocol):
+    """What the LLM fallback asks of a client (:class:`builders.llm.LLMClient` is one; the semantics stand below
+    it, so they name only what they call)."""
+
+    def complete(self, messages: Sequence[dict[str, Any]], *, fallback: str | None = None) -> _Reply: ...
 
 KINDS = ("option", "yes_no", "refusal", "unparsed", "open")
 """``open``: an item with a free-text reference answer; not extracted (its benchmark scores the text)."""
@@ -257,8 +268,10 @@ def _option_by_text(text: str, options: Sequence[str]) -> Answer | None:
     whole = _normalise(text)
     if "image" in whole:  # "the second image" names option "Image 2"
         whole = _ORDINAL_IMAGE.sub(lambda m: f"image {_ORDINALS[m.group(1)]}", whole)
-    if whole in _NONE_ALONE and "none of above" in normalised:  # "None." for "None of the above"
-        return Answer("option", OPTION_LETTERS[normalised.index("none of above")])
+    if whole in _NONE_ALONE:  # "None." for "None of the above"
+        nota = [i for i, o in enumerate(options) if is_none_of_the_above(o)]
+        if nota:
+            return Answer("option", OPTION_LETTERS[nota[0]])
     exact = [i for i, o in enumerate(normalised) if o and o == whole]
     if len(exact) == 1:
         return Answer("option", OPTION_LETTERS[exact[0]])
@@ -338,17 +351,7 @@ def extract_yes_no(output: str) -> Answer:
 # ------------------------------------------------------------------------------------------------ dispatch
 
 
-def refusal_letters(options: Sequence[str]) -> tuple[str, ...]:
-    """Letters of the options that are themselves refusals ("I don't know", "Sorry, I can't help with it")."""
-    return _refusal_letters(tuple(options))
-
-
-@lru_cache(maxsize=4096)
-def _refusal_letters(options: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(OPTION_LETTERS[i] for i, o in enumerate(options[: len(OPTION_LETTERS)]) if is_refusal(o))
-
-
-def extract(output: str, item: "Item", llm: "LLMClient | None" = None) -> Answer:
+def extract(output: str, item: ItemLike, llm: Completer | None = None) -> Answer:
     """The answer ``output`` gives to ``item``; ``llm`` (optional) is asked about what the rules leave unparsed."""
     fmt = answer_format(item)
     if fmt == "open":
@@ -362,7 +365,7 @@ def extract(output: str, item: "Item", llm: "LLMClient | None" = None) -> Answer
     return found
 
 
-def is_correct(answer: Answer, item: "Item") -> bool:
+def is_correct(answer: Answer, item: ItemLike) -> bool:
     """Whether the extracted answer is the item's answer (a refusal or unparsed answer never is)."""
     if answer.kind == "option":
         return answer.value == item.answer
@@ -380,17 +383,17 @@ FALLBACK_SYSTEM = (
 )
 
 
-def fallback_prompt(output: str, item: "Item") -> list[dict[str, Any]]:
+def fallback_prompt(output: str, item: ItemLike) -> list[dict[str, Any]]:
     """The messages that ask an LLM which choice ``output`` made (answers are cached by :mod:`builders.llm`)."""
     if answer_format(item) == "yes_no":
         choices = "yes / no"
     else:
-        choices = "\n".join(f"{OPTION_LETTERS[i]}. {o}" for i, o in enumerate(item.options))
+        choices = "\n".join(lettered(item.options))
     user = f"Question: {item.question}\nChoices:\n{choices}\n\nModel's answer:\n{strip_thinking(output)}\n\nChoice:"
     return [{"role": "system", "content": FALLBACK_SYSTEM}, {"role": "user", "content": user}]
 
 
-def llm_fallback(output: str, item: "Item", llm: "LLMClient") -> Answer:
+def llm_fallback(output: str, item: ItemLike, llm: Completer) -> Answer:
     """Ask ``llm`` which choice ``output`` made; only a strict reply (one letter of the item's options, yes/no,
     REFUSED) is accepted, anything else stays unparsed."""
     reply = llm.complete(fallback_prompt(output, item), fallback="NONE").text.strip().strip(".*()[]\"' ").strip()
