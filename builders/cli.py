@@ -9,13 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import shutil
 import sys
-import textwrap
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import yaml
 from rich.console import Console
@@ -26,8 +23,9 @@ from rich.text import Text
 from builders.lint import summary_rows
 from builders.run import build_guard, empty_tasks
 from builders.lint.report import BLIND_COLUMNS, BLIND_TITLE, blind_caption, blind_rows
+from commandline.options import add_options, option_names
+from commandline.parsing import ArgumentParser, HelpFormatter, count, prog  # noqa: F401 - re-exported
 from sources.errors import ConfigError, MirageError
-from sources.options import add_options, option_names
 
 C = TypeVar("C")
 
@@ -37,90 +35,15 @@ stdout = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") 
 the width of whichever of stdin and stderr is a terminal, so ``> file`` or ``| less`` got wide lines). Tables fit
 80 columns (see :func:`table`); long text cells use the room there is."""
 
-HELP_WIDTH = 80
-"""``--help`` is at most this wide (narrower on a narrower terminal)."""
-
-
-class HelpFormatter(argparse.HelpFormatter):
-    """``--help`` at most :data:`HELP_WIDTH` columns, option names never split at their hyphens.
-
-    argparse wraps to the terminal's width and lets ``textwrap`` break after hyphens, which printed
-    "(default --clip-" with "batch-size)" on the next line. Descriptions and epilogs are wrapped too, except
-    paragraphs whose lines are all indented: those (command examples) are printed as written.
-    """
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        if width is None:
-            width = min(shutil.get_terminal_size().columns, HELP_WIDTH) - 2  # argparse's own margin
-        super().__init__(prog, indent_increment, max_help_position, width)
-
-    def _split_lines(self, text: str, width: int) -> list[str]:
-        return _HelpWrapper(width).wrap(" ".join(text.split()))
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        paragraphs = [p for p in re.split(r"\n\s*\n", text.strip("\n")) if p.strip()]
-        out = []
-        for paragraph in paragraphs:
-            lines = paragraph.splitlines()
-            if all(line[:1].isspace() for line in lines):
-                out.append("\n".join(indent + line for line in lines))
-            else:
-                wrapper = _HelpWrapper(width, initial_indent=indent, subsequent_indent=indent)
-                out.append(wrapper.fill(" ".join(paragraph.split())))
-        return "\n\n".join(out)
-
-
-class _HelpWrapper(textwrap.TextWrapper):
-    """Lines break at spaces and after the commas of a list written without spaces (``a,b,c``), never inside
-    a word or after a hyphen, so ``--clip-batch-size`` stays whole."""
-
-    wordsep_simple_re = re.compile(r"(\s+|(?<=,)(?=[^\s,]))")
-
-    def __init__(self, width: int, **kwargs: Any) -> None:
-        super().__init__(width, break_on_hyphens=False, break_long_words=False, **kwargs)
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` whose errors are one line: ``prog: error: message``, exit status 2, with
-    :class:`HelpFormatter` and no abbreviated options.
-
-    argparse prints the whole usage block before an error (40 lines for MIOH) and hides the one line that
-    matters; an invalid choice names the valid ones in its message already. Subcommand parsers inherit it.
-
-    Abbreviations (``--n-quest`` for ``--n-questions``) are refused: one that works today breaks as soon as
-    another option starts the same way.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)
-        kwargs.setdefault("formatter_class", HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def count(text: str) -> int:
-    """``type=`` of an option that takes a whole number of things, 0 or more (argparse's ``int`` takes -3)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid count: {text!r} (a whole number, 0 or more)") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative (a whole number, 0 or more)")
-    return value
-
-
 def builder_parser(benchmark: str, description: str, config_type: type,
                    help_values: Mapping[str, str] | None = None) -> ArgumentParser:
     """The parser of ``python -m builders.<benchmark>``: ``--config``, then an option for every option field of
-    ``config_type`` (:func:`sources.options.add_options`; ``help_values`` fills in its help texts, e.g. the
+    ``config_type`` (:func:`commandline.options.add_options`; ``help_values`` fills in its help texts, e.g. the
     ``seed_of``, ``build_name`` and ``cache_of`` of :class:`builders.options.BuildOptions`).
 
     ``argument_default=SUPPRESS``: an option not written on the command line is not in the parsed namespace at
     all, so :func:`parse_config` lets the config file and the dataclass defaults speak for it."""
-    parser = ArgumentParser(prog=f"python -m builders.{benchmark}", description=description,
+    parser = ArgumentParser(prog=prog(f"python -m builders.{benchmark}"), description=description,
                             argument_default=argparse.SUPPRESS)
     parser.add_argument("--config", metavar="FILE",
                         help="YAML file of options (field names with underscores); flags override it")

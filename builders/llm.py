@@ -42,8 +42,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import tenacity
 
+from commandline.options import add_options, option
 from sources.errors import ConfigError, MirageError
-from sources.options import add_options, option
 
 log = logging.getLogger("mirage.llm")
 
@@ -133,7 +133,7 @@ LLM_GROUP = "LLM (optional; default offline templates)"
 
 @dataclass
 class LLMOptions:
-    """The ``--llm-*`` options, declared once as fields (:mod:`sources.options`), for a builder's config to
+    """The ``--llm-*`` options, declared once as fields (:mod:`commandline.options`), for a builder's config to
     inherit; commands that are not builders add them with :func:`add_llm_arguments`."""
 
     llm_base_url: str | None = option(

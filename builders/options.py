@@ -1,6 +1,6 @@
 """Options every builder's config shares, as an inheritable dataclass.
 
-Builder configs are dataclasses whose fields are their options (:mod:`sources.options`): the command line,
+Builder configs are dataclasses whose fields are their options (:mod:`commandline.options`): the command line,
 ``--config FILE.yaml`` and ``--help`` are made from them (:func:`builders.cli.builder_parser`,
 :func:`builders.cli.parse_config`). What all builders have - seed, output folder, build name, cache dir, progress
 bars, the LLM client - is declared once here; a builder sets its own ``out`` default and fills in the help's
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from builders.llm import LLMConfig, LLMOptions
+from commandline.options import option
 from sources.demo import default_cache_dir
-from sources.options import option
 
 
 @dataclass

@@ -21,6 +21,7 @@ it into its manifest.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import hashlib
 import json
 from collections import Counter
@@ -30,6 +31,8 @@ from typing import Any, Sequence
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
 from builders.items import read_items
 from builders.registry import BenchmarkSpec, find, load
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
 from sources.atomic import write_atomic
 from sources.errors import ConfigError
 from sources.hashing import file_sha256
@@ -117,27 +120,33 @@ def cells(build_dir: Path) -> Counter[tuple[str, str, str]]:
     return Counter((it.task, it.question_type, it.pressure) for it in read_items(build_dir / "items.jsonl"))
 
 
+@dataclass(kw_only=True)
+class TwinOptions:
+    build_dir: str = option(metavar="BUILD_DIR", positional=True,
+                            help="the original build (builds/<benchmark>/<name>)")
+    twin: int = option(1, metavar="K", help="which twin: K gives its own derived seed and the name <name>-twinK "
+                                            "(default {default})")
+    seed: int | None = option(None, metavar="N", help="use this seed instead of the derived one (default derived from "
+                                                      "the build's seed and K)")
+    out: str | None = option(None, metavar="DIR", help="parent folder of the twin (default the build's)")
+    name: str | None = option(None, metavar="NAME", help="the twin's name (default <name>-twinK)")
+
+
 def parser() -> ArgumentParser:
     p = ArgumentParser(
-        prog="python -m builders.twin",
+        prog=prog("python -m builders.twin"),
         description="Build a twin of a build: its recorded config (cells, pressures, difficulty rules, sources) "
                     "from a seed derived from the original's, so every cell holds fresh items made the same way. "
-                    "Release it beside the original and compare models with python -m scoring twin.",
+                    "Release it beside the original and compare models with mirage twin-gap.",
     )
-    p.add_argument("build_dir", metavar="BUILD_DIR", help="the original build (builds/<benchmark>/<name>)")
-    p.add_argument("--twin", type=int, default=1, metavar="K",
-                   help="which twin: K gives its own derived seed and the name <name>-twinK (default 1)")
-    p.add_argument("--seed", type=int, default=None, metavar="N",
-                   help="use this seed instead of the derived one (default derived from the build's seed and K)")
-    p.add_argument("--out", default=None, metavar="DIR", help="parent folder of the twin (default the build's)")
-    p.add_argument("--name", default=None, metavar="NAME", help="the twin's name (default <name>-twinK)")
+    add_options(p, TwinOptions)
     return p
 
 
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m builders.twin``."""
-    args = parser().parse_args(argv)
+    args = config_of(TwinOptions, parser().parse_args(argv))
     if args.twin < 1:
         raise ConfigError(f"--twin {args.twin}: a twin number from 1")
     original = Path(args.build_dir)

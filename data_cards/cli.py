@@ -8,10 +8,13 @@ from __future__ import annotations
 import argparse
 import os
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from commandline.options import add_command, option, run_command
+from commandline.parsing import prog
 from sources.errors import MirageError
 
 from .publish import plan_operations, publish
@@ -29,74 +32,65 @@ as one commit and one tag (vX.Y.Z).
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m data_cards", description=DESCRIPTION)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+@dataclass(kw_only=True)
+class ReleaseOptions:
+    """``release``: a build's reviewed items as a versioned dataset."""
 
-    rel = sub.add_parser(
-        "release",
-        help="write releases/<name>/<version>/ from a build dir and its review",
-        description="Write a build's reviewed items as a Hub-layout dataset: parquet shards with embedded images, "
-        "a README.md data card, plots, CHANGELOG.md and manifest.json. Written to <version>.partial and renamed "
-        "when complete; an existing version is never overwritten.",
-    )
-    rel.add_argument("build_dir", metavar="BUILD_DIR", help="a finished build: builds/<benchmark>/<name>/")
-    rel.add_argument("--version", required=True, metavar="VERSION", help="semantic version MAJOR.MINOR.PATCH[-pre] of this release")
-    rel.add_argument("--name", metavar="NAME", help="release name, the folder under --out (default the build's benchmark)")
-    rel.add_argument(
-        "--include-unreviewed",
-        action="store_true",
-        help="also release items no human reviewed (no review, pending, adjudication); the card says so. "
-        "Items the reviewers dropped stay out",
-    )
-    rel.add_argument("--out", default="releases", metavar="DIR", help="root folder of releases (default releases/)")
-    rel.add_argument(
-        "--license", metavar="NAME", help="Hub licence id for the card (default from the sources' licences, else 'unknown')"
-    )
-    rel.add_argument("--repo", metavar="ORG/NAME", help="ORG/NAME the release is meant for, used in the card's loading examples")
-    rel.add_argument("--notes", default="", metavar="TEXT", help="text for this version's CHANGELOG.md entry")
-    rel.add_argument(
-        "--project-url",
-        default=os.environ.get("MIRAGE_PROJECT_URL") or None,
-        metavar="URL",
-        help="the project's URL, for the card and its citation (default $MIRAGE_PROJECT_URL, else none)",
-    )
-    rel.add_argument(
-        "--maintainers",
-        default=os.environ.get("MIRAGE_MAINTAINERS") or None,
-        metavar="NAMES",
+    build_dir: str = option(metavar="BUILD_DIR", positional=True, help="a finished build: builds/<benchmark>/<name>/")
+    version: str = option(metavar="VERSION", help="semantic version MAJOR.MINOR.PATCH[-pre] of this release")
+    name: str | None = option(None, metavar="NAME",
+                              help="release name, the folder under --out (default the build's benchmark)")
+    include_unreviewed: bool = option(
+        False, help="also release items no human reviewed (no review, pending, adjudication); the card says so. "
+        "Items the reviewers dropped stay out")
+    out: str = option("releases", metavar="DIR", help="root folder of releases (default {default}/)")
+    license: str | None = option(None, metavar="NAME",
+                                 help="Hub licence id for the card (default from the sources' licences, else "
+                                      "'unknown')")
+    repo: str | None = option(None, metavar="ORG/NAME",
+                              help="ORG/NAME the release is meant for, used in the card's loading examples")
+    notes: str = option("", metavar="TEXT", help="text for this version's CHANGELOG.md entry")
+    project_url: str | None = option(
+        default_factory=lambda: os.environ.get("MIRAGE_PROJECT_URL") or None, metavar="URL",
+        help="the project's URL, for the card and its citation (default $MIRAGE_PROJECT_URL, else none)")
+    maintainers: str | None = option(
+        default_factory=lambda: os.environ.get("MIRAGE_MAINTAINERS") or None, metavar="NAMES",
         help="who curates the release, as the citation's authors ('A. One and B. Two') (default "
-        "$MIRAGE_MAINTAINERS, else 'the Mirage maintainers')",
-    )
-    rel.add_argument(
-        "--max-shard-size", type=int, default=500, metavar="MB", help="largest parquet shard, in MB (default 500)"
-    )
-    rel.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="make every check and print the files the release would write (shard sizes estimated); write nothing",
-    )
+             "$MIRAGE_MAINTAINERS, else 'the Mirage maintainers')")
+    max_shard_size: int = option(500, metavar="MB", help="largest parquet shard, in MB (default {default})")
+    dry_run: bool = option(False, help="make every check and print the files the release would write (shard sizes "
+                                       "estimated); write nothing")
 
-    pub = sub.add_parser(
-        "publish",
-        help="publish a release to the Hub as one commit + tag v<version>",
-        description="Create the dataset repo if needed, upload every file of the release (and delete shards of "
-        "earlier versions) in ONE commit, then tag that commit v<version>. Refuses before committing when the "
-        "tag exists. The token comes from HF_TOKEN or your stored login (`hf auth login`), or --token-env.",
-    )
-    pub.add_argument("release_dir", metavar="RELEASE_DIR", help="a release: releases/<name>/<version>/")
-    pub.add_argument("--repo", required=True, metavar="ORG/NAME", help="the dataset repo on the Hub")
-    pub.add_argument(
-        "--dry-run",
-        metavar="FILE",
-        help="write the exact operations (paths, sizes, sha256) to FILE as JSON and print them; no network",
-    )
-    pub.add_argument(
-        "--token-env",
-        metavar="VAR",
-        help="read the token from environment variable VAR (default HF_TOKEN, then the stored login)",
-    )
-    pub.add_argument("--private", action="store_true", help="create the repo private if it does not exist yet")
+
+@dataclass(kw_only=True)
+class PublishOptions:
+    """``publish``: a release to the Hub as one commit and one tag."""
+
+    release_dir: str = option(metavar="RELEASE_DIR", positional=True, help="a release: releases/<name>/<version>/")
+    repo: str = option(metavar="ORG/NAME", help="the dataset repo on the Hub")
+    dry_run: str | None = option(None, metavar="FILE",
+                                 help="write the exact operations (paths, sizes, sha256) to FILE as JSON and print "
+                                      "them; no network")
+    token_env: str | None = option(None, metavar="VAR",
+                                   help="read the token from environment variable VAR (default HF_TOKEN, then the "
+                                        "stored login)")
+    private: bool = option(False, help="create the repo private if it does not exist yet")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog=prog("python -m data_cards"), description=DESCRIPTION)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_command(sub, "release", ReleaseOptions, cmd_release,
+                help="write releases/<name>/<version>/ from a build dir and its review",
+                description="Write a build's reviewed items as a Hub-layout dataset: parquet shards with embedded "
+                "images, a README.md data card, plots, CHANGELOG.md and manifest.json. Written to <version>.partial "
+                "and renamed when complete; an existing version is never overwritten.")
+    add_command(sub, "publish", PublishOptions, cmd_publish,
+                help="publish a release to the Hub as one commit + tag v<version>",
+                description="Create the dataset repo if needed, upload every file of the release (and delete "
+                "shards of earlier versions) in ONE commit, then tag that commit v<version>. Refuses before "
+                "committing when the tag exists. The token comes from HF_TOKEN or your stored login (`hf auth "
+                "login`), or --token-env.")
     return parser
 
 
@@ -116,7 +110,7 @@ def _progress():
     )
 
 
-def cmd_release(args: argparse.Namespace) -> int:
+def cmd_release(args: ReleaseOptions) -> int:
     from rich.console import Console
 
     if args.max_shard_size <= 0:
@@ -158,7 +152,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
-def dry_run_release(args: argparse.Namespace) -> int:
+def dry_run_release(args: ReleaseOptions) -> int:
     """``release --dry-run``: the files the release would write, its items per task; nothing is written."""
     plan = plan_release(args.build_dir, args.version, name=args.name, include_unreviewed=args.include_unreviewed,
                         out=args.out, max_shard_bytes=args.max_shard_size * 1024 * 1024)
@@ -173,7 +167,7 @@ def dry_run_release(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_publish(args: argparse.Namespace) -> int:
+def cmd_publish(args: PublishOptions) -> int:
     if args.dry_run:
         plan = plan_operations(Path(args.release_dir), args.repo, private=args.private)
         text = json.dumps(plan, indent=2, sort_keys=False)
@@ -188,5 +182,4 @@ def cmd_publish(args: argparse.Namespace) -> int:
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m data_cards``."""
-    args = build_parser().parse_args(argv)
-    return cmd_release(args) if args.command == "release" else cmd_publish(args)
+    return run_command(build_parser(), argv)

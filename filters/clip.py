@@ -44,6 +44,7 @@ from filters.clip_decode import (  # re-exported: callers and tests name them fr
     model_input_side,
     open_for_model,
 )
+from commandline.options import add_options, option
 from filters.clip_mining import (  # re-exported: the flat public API
     ClipPair,
     MinedPair,
@@ -58,7 +59,6 @@ from filters.clip_mining import (  # re-exported: the flat public API
 from filters.clip_ray import encode_images_on_ray
 from sources.errors import ConfigError, MirageError, SourceError
 from sources.hashing import file_sha256, settled, signature_text
-from sources.options import add_options, option
 
 __all__ = [
     "ClipConfig",
@@ -145,7 +145,7 @@ CLIP_GROUP = "CLIP mining"
 
 @dataclass
 class ClipOptions:
-    """The ``--clip-*`` options, declared once as fields (:mod:`sources.options`), for a builder's config to
+    """The ``--clip-*`` options, declared once as fields (:mod:`commandline.options`), for a builder's config to
     inherit."""
 
     clip_model: str = option(ClipConfig.model, metavar="NAME", group=CLIP_GROUP,

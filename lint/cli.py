@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 from builders.cli import ArgumentParser, count, exit_on_error, print_blind, stderr, stdout, table
 from builders.imports import formats, read_published
@@ -21,37 +22,49 @@ from builders.items import Item
 from builders.lint import CHECKS, lint, summary_rows
 from builders.lint.dictionary import read_allow_file
 from builders.llm import LLMConfig, add_llm_arguments
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
 from sources.errors import ConfigError
+
+
+@dataclass(kw_only=True)
+class LintOptions:
+    """What ``mirage lint`` reads and how it reports (the text-only model's options are :class:`LLMOptions`)."""
+
+    OPTION_HELP: ClassVar[dict[str, str]] = {"all_checks": ",".join(CHECKS)}
+
+    paths: list[str] = option(metavar="PATH", positional=True,
+                              help="a build dir, an items.jsonl, a release dir, owner/name@vX.Y.Z on the Hub, or "
+                                   "(with --format) a published benchmark's files")
+    format: str | None = option(None,
+                                help="read PATH as a published benchmark's own files instead of Mirage items "
+                                     "(default Mirage items)")
+    images: str | None = option(None, metavar="DIR",
+                                help="with --format: the folder of the images the files name (reefknot: images not "
+                                     "there are counted, the text is checked all the same; default the names as "
+                                     "written)")
+    checks: str = option(",".join(CHECKS), metavar="LIST", help="comma-separated checks to run (default {all_checks})")
+    allow_words: str | None = option(None, metavar="FILE",
+                                     help="words the spelling rule accepts, one a line (the items' own category names "
+                                          "are always allowed)")
+    out: str | None = option(None, metavar="DIR", help="write lint.json and issues.jsonl there (default print only)")
+    show: int = option(10, metavar="N", type=count, help="flagged items listed on screen (default {default})")
+    fail_on_findings: bool = option(False, help="exit status 1 when any item or task is flagged (default exit "
+                                                "status 0)")
+    cache_dir: str | None = option(None, metavar="DIR",
+                                   help="cache of the text-only model's answers (default $MIRAGE_CACHE_DIR or "
+                                        "~/.cache/mirage)")
 
 
 def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
-        prog="python -m lint",
+        prog=prog("python -m lint"),
         description="Lint a build dir, an items.jsonl, a release dir, a Hub repo@tag, or a published benchmark's "
                     "own files: contradictions, duplicates, wording, options, balance, image independence. Never "
                     "changes the data.",
         epilog="With --llm-model NAME a text-only model answers every yes/no and MCQ item without its images "
                "(cached under --cache-dir); the items it gets right are flagged.")
-    p.add_argument("paths", nargs="+", metavar="PATH",
-                   help="a build dir, an items.jsonl, a release dir, owner/name@vX.Y.Z on the Hub, or (with "
-                        "--format) a published benchmark's files")
-    p.add_argument("--format", choices=sorted(formats()), default=None,
-                   help="read PATH as a published benchmark's own files instead of Mirage items (default "
-                        "Mirage items)")
-    p.add_argument("--images", metavar="DIR",
-                   help="with --format: the folder of the images the files name (reefknot: images not there are "
-                        "counted, the text is checked all the same; default the names as written)")
-    p.add_argument("--checks", default=",".join(CHECKS), metavar="LIST",
-                   help=f"comma-separated checks to run (default {','.join(CHECKS)})")
-    p.add_argument("--allow-words", metavar="FILE",
-                   help="words the spelling rule accepts, one a line (the items' own category names are always allowed)")
-    p.add_argument("--out", metavar="DIR", help="write lint.json and issues.jsonl there (default print only)")
-    p.add_argument("--show", type=count, default=10, metavar="N",
-                   help="flagged items listed on screen (default 10)")
-    p.add_argument("--fail-on-findings", action="store_true",
-                   help="exit status 1 when any item or task is flagged (default exit status 0)")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="cache of the text-only model's answers (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    add_options(p, LintOptions, choices={"format": sorted(formats())})
     add_llm_arguments(p, "text-only model (optional; default none)", "model that answers each item without its images")
     return p
 
@@ -95,18 +108,19 @@ def build_record_of(path: Path) -> dict[str, Any]:
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m lint``."""
-    args = parser().parse_args(argv)
+    namespace = parser().parse_args(argv)
+    args = config_of(LintOptions, namespace)
     checks = [c.strip() for c in args.checks.split(",") if c.strip()]
     unknown = sorted(set(checks) - set(CHECKS))
     if unknown:
         raise ConfigError(f"--checks: unknown check(s) {', '.join(unknown)}; valid: {', '.join(CHECKS)}")
     allow = read_allow_file(args.allow_words) if args.allow_words else []
     llm = None
-    if args.llm_model:
+    if namespace.llm_model:
         from builders.options import BuildOptions
 
         cache = BuildOptions(cache_dir=args.cache_dir).resolved_cache_dir()
-        llm = LLMConfig.from_args(args, cache_dir=cache)
+        llm = LLMConfig.from_args(namespace, cache_dir=cache)
     found = False
     for path in args.paths:
         items, build = read_input(path, args.format, args.images)

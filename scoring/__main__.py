@@ -12,14 +12,17 @@ benchmark's scorer (:mod:`scoring.registry`), prints its tables and writes ``res
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from importlib import import_module
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error
-from scoring.predictions import FORMATS, guess_format, read_any_predictions  # noqa: F401 - guess_format re-exported
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
+from scoring.options import PredictionsOptions
+from scoring.predictions import guess_format, read_any_predictions  # noqa: F401 - guess_format re-exported
 from scoring.registry import scorer, scorers
 from scoring.releases import load_items
 from scoring.results import write_json_atomic
@@ -29,33 +32,38 @@ COMMANDS = {"health": "scoring.health_report", "twin": "scoring.twins"}
 """Commands over several models' predictions, beside the benchmarks' scorers (each module has ``run(argv)``)."""
 
 
+@dataclass(kw_only=True)
+class ScoreOptions(PredictionsOptions):
+    """What the front end reads and writes, whichever benchmark; a scorer adds its own options
+    (:mod:`scoring.registry`)."""
+
+    OPTION_HELP: ClassVar[dict[str, str]] = {"cached": "release images, LLM answers"}
+
+    benchmark: str = option(metavar="BENCHMARK", positional=True, help="which benchmark's metrics ({scorers})")
+    """Its choices are the benchmarks whose spec names a scorer (:func:`scoring.registry.scorers`)."""
+    release: str = option(metavar="PATH", help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
+    revision: str | None = option(None, metavar="TAG", help="Hub revision when --release is a repo id (default the "
+                                                            "@tag)")
+    predictions: str = option(metavar="FILE",
+                              help="predictions: Mirage JSONL (mirage predict), lmms-eval samples JSONL, or a "
+                                   "VLMEvalKit result sheet (.xlsx/.tsv/.csv)")
+    model: str = option("", metavar="NAME", help="model name for titles (default the predictions' own model field)")
+    out: str | None = option(None, metavar="DIR",
+                             help="where results.json and the plots go (default results/<benchmark>-<predictions "
+                                  "name>)")
+    plots: bool = option(True, flag="--no-plots", help="write no PNG figures (default plots written)")
+
+
 def parser(benchmark: str | None = None) -> argparse.ArgumentParser:
     """The command line; with a benchmark, its scorer's own options are added."""
     p = ArgumentParser(
-        prog="python -m scoring",
+        prog=prog("python -m scoring"),
         description="Score a model's predictions on a Mirage benchmark: tables on stdout, results.json and plots. "
-                    "Also: `python -m scoring health RELEASE --predictions A B ...` (item health over several "
-                    "models) and `python -m scoring twin RELEASE TWIN ...` (a release against its twin); each "
-                    "has its own --help.",
+                    "Also: `mirage health RELEASE --predictions A B ...` (item health over several models) and "
+                    "`mirage twin-gap RELEASE TWIN ...` (a release against its twin); each has its own --help.",
     )
-    p.add_argument("benchmark", metavar="BENCHMARK", choices=sorted(scorers()),
-                   help=f"which benchmark's metrics ({', '.join(sorted(scorers()))})")
-    p.add_argument("--release", required=True, metavar="PATH",
-                   help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
-    p.add_argument("--revision", metavar="TAG", help="Hub revision when --release is a repo id (default the @tag)")
-    p.add_argument("--predictions", required=True, metavar="FILE",
-                   help="predictions: Mirage JSONL (python -m scoring.run), lmms-eval samples JSONL, or a "
-                        "VLMEvalKit result sheet (.xlsx/.tsv/.csv)")
-    p.add_argument("--format", choices=FORMATS, default=None,
-                   help="predictions format (default guessed: .xlsx/.tsv/.csv -> vlmevalkit, samples_*.jsonl -> "
-                        "lmms-eval, else mirage)")
-    p.add_argument("--model", default="", metavar="NAME",
-                   help="model name for titles (default the predictions' own model field)")
-    p.add_argument("--out", metavar="DIR",
-                   help="where results.json and the plots go (default results/<benchmark>-<predictions name>)")
-    p.add_argument("--no-plots", action="store_true", help="write no PNG figures (default plots written)")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="Mirage cache (release images, LLM answers) (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    known = sorted(scorers())
+    add_options(p, ScoreOptions, choices={"benchmark": known}, help_values={"scorers": ", ".join(known)})
     if benchmark is not None:
         scorer(benchmark).add_arguments(p)
     return p
@@ -74,33 +82,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
         return import_module(COMMANDS[argv[0]]).run(argv[1:])
-    args = parser(_benchmark_of(argv)).parse_args(argv)
-    if args.cache_dir:
-        os.environ["MIRAGE_CACHE_DIR"] = args.cache_dir
-    module = scorer(args.benchmark)
-    items = [it for it in load_items(args.release, args.revision, args.cache_dir) if it.benchmark == args.benchmark]
+    args = parser(_benchmark_of(argv)).parse_args(argv)  # the scorer reads its own options from it too
+    options = config_of(ScoreOptions, args)
+    module = scorer(options.benchmark)
+    items = [it for it in load_items(options.release, options.revision, options.cache_dir)
+             if it.benchmark == options.benchmark]
     if not items:
-        raise ConfigError(f"{args.release}: holds no {args.benchmark} items")
-    predictions = read_any_predictions(args.predictions, args.format, args.model)
+        raise ConfigError(f"{options.release}: holds no {options.benchmark} items")
+    predictions = read_any_predictions(options.predictions, options.format, options.model)
     known = {it.id for it in items}
     unknown = sorted(set(predictions) - known)
     if unknown:
-        raise ConfigError(f"{args.predictions}: {len(unknown)} prediction(s) for ids that are not {args.benchmark} "
-                          f"items of {args.release} (first: {unknown[0]}); wrong release?")
+        raise ConfigError(f"{options.predictions}: {len(unknown)} prediction(s) for ids that are not "
+                          f"{options.benchmark} items of {options.release} (first: {unknown[0]}); wrong release?")
     if not predictions:
-        raise ConfigError(f"{args.predictions}: no predictions")
-    if not args.model:
-        args.model = next((p.model for p in predictions.values() if p.model), "")
+        raise ConfigError(f"{options.predictions}: no predictions")
+    if not options.model:
+        options.model = next((p.model for p in predictions.values() if p.model), "")
     results = module.run(items, predictions, args)
     results.setdefault("meta", {}).update({
-        "benchmark": args.benchmark, "release": str(args.release), "revision": args.revision,
-        "predictions": str(args.predictions), "model": args.model, "items": len(items),
+        "benchmark": options.benchmark, "release": str(options.release), "revision": options.revision,
+        "predictions": str(options.predictions), "model": options.model, "items": len(items),
         "predicted": len(predictions),
     })
     module.print_report(results)
-    out = Path(args.out or Path("results") / f"{args.benchmark}-{Path(args.predictions).stem}")
+    out = Path(options.out or Path("results") / f"{options.benchmark}-{Path(options.predictions).stem}")
     written = [write_json_atomic(out / "results.json", results)]
-    if not args.no_plots and hasattr(module, "plots"):
+    if options.plots and hasattr(module, "plots"):
         try:
             written += module.plots(results, out)
         except ImportError:

@@ -11,16 +11,19 @@ writes the rest.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from builders.cli import ArgumentParser, stdout, table
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
 from scoring.health import DEFAULT_THRESHOLD, FLAGS, health_json, item_health
+from scoring.options import PredictionsOptions
 from scoring.plotting import pyplot, save_png
-from scoring.predictions import FORMATS, Prediction, read_any_predictions
+from scoring.predictions import Prediction, read_any_predictions
 from scoring.releases import load_items
 from scoring.results import write_json_atomic
 from sources.errors import ConfigError
@@ -28,32 +31,36 @@ from sources.errors import ConfigError
 SHOWN_SUSPECTS = 20
 
 
+@dataclass(kw_only=True)
+class HealthOptions(PredictionsOptions):
+    OPTION_HELP: ClassVar[dict[str, str]] = {"threshold": str(DEFAULT_THRESHOLD)}
+
+    release: str = option(metavar="RELEASE", positional=True,
+                          help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
+    predictions: list[str] = option(metavar="FILE",
+                                    help="one file per model, in any format `mirage score` reads; at least two")
+    threshold: float = option(DEFAULT_THRESHOLD, metavar="P",
+                              help="flag a suspected label error when the posterior probability that the gold is "
+                                   "wrong is at least P (default {default})")
+    revision: str | None = option(None, metavar="TAG",
+                                  help="Hub revision when RELEASE is a repo id (default the @tag)")
+    out: str | None = option(None, metavar="DIR",
+                             help="where health.json and health.png go (default results/health-<release name>)")
+    plots: bool = option(True, flag="--no-plots", help="write no PNG figure (default health.png written)")
+
+
 def parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m scoring health``."""
+    """The command line of ``mirage health`` (``python -m scoring health``)."""
     p = ArgumentParser(
-        prog="python -m scoring health",
+        prog=prog("python -m scoring health"),
         description="What several models' answers say about the items of a release: per item the accuracy "
                     "across models, its discrimination (corrected item-total correlation), the option the models "
                     "agree on when it is not the gold, and flags for suspected label errors (the posterior of a "
                     "one-coin Dawid-Skene model of the models as annotators), items every model answers and "
                     "negative discrimination. Writes health.json and health.png; send the suspects back to "
-                    "review with `python -m annotation push BUILD --recheck health.json`.",
+                    "review with `mirage review push BUILD --recheck health.json`.",
     )
-    p.add_argument("release", metavar="RELEASE",
-                   help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
-    p.add_argument("--predictions", required=True, nargs="+", metavar="FILE",
-                   help="one file per model, in any format python -m scoring reads; at least two")
-    p.add_argument("--format", choices=FORMATS, default=None,
-                   help="predictions format (default guessed from each file's name, as python -m scoring does)")
-    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, metavar="P",
-                   help="flag a suspected label error when the posterior probability that the gold is wrong "
-                        f"is at least P (default {DEFAULT_THRESHOLD})")
-    p.add_argument("--revision", metavar="TAG", help="Hub revision when RELEASE is a repo id (default the @tag)")
-    p.add_argument("--out", metavar="DIR", help="where health.json and health.png go (default "
-                                                "results/health-<release name>)")
-    p.add_argument("--no-plots", action="store_true", help="write no PNG figure (default health.png written)")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="Mirage cache (release images) (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    add_options(p, HealthOptions)
     return p
 
 
@@ -145,9 +152,7 @@ def plot(report: Mapping[str, Any], path: Path) -> Path:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """``python -m scoring health`` (errors are turned into one line by the caller's ``exit_on_error``)."""
-    args = parser().parse_args(argv)
-    if args.cache_dir:
-        os.environ["MIRAGE_CACHE_DIR"] = args.cache_dir
+    args = config_of(HealthOptions, parser().parse_args(argv))
     if not 0 < args.threshold < 1:
         raise ConfigError(f"--threshold {args.threshold}: a probability between 0 and 1")
     if len(args.predictions) < 2:
@@ -163,7 +168,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     print_report(report)
     out = Path(args.out or Path("results") / f"health-{'-'.join(Path(str(args.release)).parts[-2:])}")
     written = [write_json_atomic(out / "health.json", report)]
-    if not args.no_plots:
+    if args.plots:
         try:
             written.append(plot(report, out / "health.png"))
         except ImportError:

@@ -1,8 +1,7 @@
 """Mementos metrics: object and behaviour recall, precision and F1 after synonym mapping (paper Sec. 2.2).
 
-``python -m scoring mementos --release RELEASE --predictions preds.jsonl [--graphs DIR] [--out DIR]`` (the
-evaluation front end, :mod:`scoring.__main__`), or the older
-``python -m scoring.mementos --items BUILD_OR_RELEASE --predictions preds.jsonl [--graphs DIR] [--out report.json]``.
+``mirage score mementos --release RELEASE --predictions preds.jsonl [--graphs DIR] [--out DIR]`` (the evaluation
+front end, :mod:`scoring.__main__`, which takes a release, a build dir or an items.jsonl).
 
 For every sequence with a prediction (JSONL lines ``{"id": item id, "output": description}``; the older key
 ``prediction`` is read too):
@@ -26,22 +25,20 @@ would mix "the model failed" with "the run was partial"); ids that are not Memen
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from builders.cli import ArgumentParser, exit_on_error, stdout, table
+from builders.cli import stdout, table
 from builders.llm import add_llm_arguments, make_client
 from builders.mementos.keywords import KeywordExtractor
+from commandline.options import add_options, option
 from filters.text import Keywords, ListScore, normalise_keyword, score_lists
 from scoring.llm import llm_config
-from scoring.mementos_inputs import BENCHMARK, Reference, keyword_pairs, read_predictions, read_reference, reference_of
+from scoring.mementos_inputs import BENCHMARK, Reference, keyword_pairs, reference_of
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
-from scoring.results import write_json_atomic
 from scoring.synonyms import KINDS, SynonymGraph, load_graphs, map_to_roots
-from sources.errors import ConfigError
 
 EPISODE_EDGES: tuple[int, ...] = (1, 4, 7, 10, 13)
 """Episode-length buckets: 0, 1-3, 4-6, 7-9, 10-12, 13+ behaviours (the paper's lengths run 1 to 17)."""
@@ -213,10 +210,15 @@ def plot_recall_by_episode(report: Report, path: str | Path, model: str = "") ->
 # ------------------------------------------------------------------------------------------------ front end
 
 
+@dataclass(kw_only=True)
+class MementosScoreOptions:
+    graphs: str | None = option(None, metavar="DIR", help="synonym graph directory (<domain>_<kind>.json) (default "
+                                                          "none: exact matches only)")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Mementos' own options for ``python -m scoring mementos``: synonym graphs and the keyword LLM."""
-    parser.add_argument("--graphs", metavar="DIR",
-                        help="synonym graph directory (<domain>_<kind>.json) (default none: exact matches only)")
+    """Mementos' own options for ``mirage score mementos``: synonym graphs and the keyword LLM."""
+    add_options(parser, MementosScoreOptions)
     add_llm_arguments(parser, "keyword LLM (optional; default spaCy and the stored reference keywords)",
                       "model that lists both descriptions' keywords with the paper's prompt")
 
@@ -235,42 +237,3 @@ def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     return [plot_recall_by_episode(report, Path(out_dir) / "recall_by_episode.png",
                                    (results.get("meta") or {}).get("model", ""))]
-
-
-def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m scoring.mementos", description=__doc__.split("\n\n")[0])
-    p.add_argument("--items", required=True, metavar="PATH",
-                   help="build dir, items.jsonl or release dir with the Mementos items")
-    p.add_argument("--predictions", required=True, metavar="FILE",
-                   help="JSONL of {\"id\": item id, \"output\": description} (\"prediction\" is read too)")
-    p.add_argument("--out", metavar="FILE", help="write the report (JSON, with per-sequence keywords and scores) here")
-    p.add_argument("--figure", metavar="FILE",
-                   help="write Figure 6 (recall by episode length) as PNG here (needs matplotlib)")
-    p.add_argument("--model", default="", metavar="NAME", help="model name for the titles")
-    p.add_argument("--cache-dir", metavar="DIR", help="LLM response cache (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    add_arguments(p)
-    return p
-
-
-@exit_on_error
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m scoring.mementos``."""
-    ns = parser().parse_args(argv)
-    references = read_reference(ns.items)
-    predictions = read_predictions(ns.predictions, {r.id: r for r in references})
-    if not predictions:
-        raise ConfigError(f"{ns.predictions}: no predictions")
-    report = score(references, predictions, load_graphs(ns.graphs), make_client(llm_config(ns)))
-    print_report(report, ns.model)
-    if ns.out:
-        write_json_atomic(ns.out, report.as_dict())
-    if ns.figure:
-        try:
-            print(f"figure: {plot_recall_by_episode(report, ns.figure, ns.model)}", file=sys.stderr)
-        except ImportError:
-            raise ConfigError("--figure needs matplotlib: pip install 'mirage-bench[release]'") from None
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -57,6 +57,8 @@ from builders.pairs import paired_metric, paired_summary
 from builders.quality import chi_square
 from builders.semantics.extract import Answer, extract, is_correct
 from builders.semantics.options import is_dont_know, is_none_of_the_above
+from commandline.options import add_command, add_options, option, run_command
+from commandline.parsing import prog
 from scoring.llm import llm_config
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
@@ -374,10 +376,17 @@ def score(items: Sequence[Item], outputs: Mapping[str, str], llm: Any = None) ->
 # ------------------------------------------------------------------------------------------------ front end
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+@dataclass(kw_only=True)
+class MiohScoreOptions:
     """MIOH's own options: the optional LLM fallback for answers the rules cannot parse (off by default)."""
-    parser.add_argument("--llm-fallback", action="store_true",
-                        help="ask the --llm-model which option an unparsed answer chose (cached) (default off)")
+
+    llm_fallback: bool = option(False, help="ask the --llm-model which option an unparsed answer chose (cached) "
+                                            "(default off)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """:class:`MiohScoreOptions` and the ``--llm-*`` options of the fallback reader."""
+    add_options(parser, MiohScoreOptions)
     add_llm_arguments(parser, title="LLM fallback for unparsed answers (optional; default off)",
                       model_help="model that reads unparsed answers (with --llm-fallback)")
 
@@ -549,38 +558,43 @@ def plots(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
 # ------------------------------------------------------------------------------------------------ compare
 
 
+@dataclass(kw_only=True)
+class CompareOptions:
+    results: list[str] = option(metavar="FILE", positional=True,
+                                help="results.json files of mirage score mioh")
+    out: str = option(metavar="FILE", help="the PNG to write")
+
+
 def compare_parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m scoring.mioh``."""
-    p = ArgumentParser(prog="python -m scoring.mioh",
+    """The command line of ``python -m scoring.mioh`` (``mirage compare``)."""
+    p = ArgumentParser(prog=prog("python -m scoring.mioh"),
                        description="Fig. 4 (accuracy-robustness) over several runs' results.json")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    c = sub.add_parser("compare", help="one accuracy-robustness plot for several results.json files",
-                       description="One accuracy-robustness plot (Fig. 4) for several MIOH results.json files of "
-                                   "python -m scoring mioh; other benchmarks' files are skipped.")
-    c.add_argument("results", nargs="+", metavar="FILE", help="results.json files of python -m scoring mioh")
-    c.add_argument("--out", required=True, metavar="FILE", help="the PNG to write")
+    add_command(sub, "compare", CompareOptions, compare,
+                help="one accuracy-robustness plot for several results.json files",
+                description="One accuracy-robustness plot (Fig. 4) for several MIOH results.json files of "
+                            "mirage score mioh; other benchmarks' files are skipped.")
     return p
 
 
+@exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m scoring.mioh compare RESULTS.json... --out FILE``: Fig. 4 over several models' results.
+    """``python -m scoring.mioh compare RESULTS.json... --out FILE`` (``mirage compare``)."""
+    return run_command(compare_parser(), argv)
 
-    The files of other benchmarks are skipped with a word on stderr, so ``results/*/results.json`` works in a
-    folder that holds other benchmarks' results too."""
-    @exit_on_error
-    def _main(argv: Sequence[str] | None) -> int:
-        ns = compare_parser().parse_args(argv)
-        runs = [run for run in map(_compare_input, ns.results) if run is not None]
-        if not runs:
-            raise ConfigError(f"no MIOH results among the {len(ns.results)} file(s) given")
-        try:
-            print(plot_accuracy_robustness(runs, ns.out))
-        except ImportError:
-            raise ConfigError("the plot needs matplotlib: pip install 'mirage-bench[release]' "
-                              "(or bash .ci/install-release.sh)") from None
-        return 0
 
-    return _main(argv)
+def compare(ns: CompareOptions) -> int:
+    """Fig. 4 over several models' results. The files of other benchmarks are skipped with a word on stderr, so
+    ``results/*/results.json`` works in a folder that holds other benchmarks' results too."""
+    runs = [run for run in map(_compare_input, ns.results) if run is not None]
+    if not runs:
+        raise ConfigError(f"no MIOH results among the {len(ns.results)} file(s) given")
+    try:
+        print(plot_accuracy_robustness(runs, ns.out))
+    except ImportError:
+        raise ConfigError("the plot needs matplotlib: pip install 'mirage-bench[release]' "
+                          "(or bash .ci/install-release.sh)") from None
+    return 0
 
 
 def _compare_input(path: str) -> tuple[str, dict[str, Any]] | None:

@@ -28,18 +28,19 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from builders.cli import stdout, table
 from builders.items import OPTION_LETTERS, Item
 from builders.llm import LLMRequest, add_llm_arguments, make_client
 from builders.pairs import paired_metric, paired_summary
 from builders.semantics.extract import Answer, extract, is_correct, strip_thinking
+from commandline.options import add_options, option
+from filters.text import plain_sentence
 from scoring.llm import llm_config
 from scoring.nli import PAPER_MODEL, load_judge
 from scoring.plotting import pyplot, save_png
 from scoring.predictions import outputs_of
-from filters.text import plain_sentence
 from sources.errors import ConfigError
 
 BENCHMARK = "reefknot"
@@ -246,21 +247,20 @@ def score(
 # ------------------------------------------------------------------------------------------------ front end
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+@dataclass(kw_only=True)
+class ReefknotScoreOptions:
     """Reefknot's own options: how VQA answers are judged."""
-    parser.add_argument(
-        "--vqa-judge",
-        choices=("nli", "llm", "exact"),
-        default="nli",
-        help="VQA correctness: bidirectional entailment with an NLI model (the paper's), an LLM "
-        "judge (--llm-model), or normalised exact match (default nli)",
-    )
-    parser.add_argument(
-        "--nli-model",
-        metavar="DIR",
-        default=PAPER_MODEL,
-        help=f"NLI model directory or Hub name in the local cache (default {PAPER_MODEL})",
-    )
+
+    vqa_judge: Literal["nli", "llm", "exact"] = option(
+        "nli", help="VQA correctness: bidirectional entailment with an NLI model (the paper's), an LLM judge "
+                    "(--llm-model), or normalised exact match (default {default})")
+    nli_model: str = option(PAPER_MODEL, metavar="DIR",
+                            help="NLI model directory or Hub name in the local cache (default {default})")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """:class:`ReefknotScoreOptions` and, for ``--vqa-judge llm``, the ``--llm-*`` options."""
+    add_options(parser, ReefknotScoreOptions)
     if not any(a.dest == "llm_model" for a in parser._actions):
         add_llm_arguments(parser, "LLM judge (with --vqa-judge llm)", "the judge model of --vqa-judge llm")
 

@@ -2,7 +2,8 @@
 
 Each scorer module exposes:
 
-* ``add_arguments(parser)``: its own options (the front end adds ``--release``, ``--predictions``, ``--out``...);
+* ``add_arguments(parser)``: its own options, declared on a dataclass and added with
+  :func:`commandline.options.add_options` (the front end adds ``--release``, ``--predictions``, ``--out``...);
 * ``run(items, predictions, args) -> dict``: the content of ``results.json`` (JSON-serialisable);
 * ``print_report(results)``: its tables on stdout (80 columns);
 * optionally ``plots(results, out_dir) -> list[Path]``: PNG figures.

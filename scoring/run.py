@@ -23,13 +23,17 @@ import mimetypes
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
 from builders.items import Item
 from builders.llm import LLMConfig, LLMError, add_llm_arguments, make_client, redact_url
 from builders.semantics.prompt import prompt_text
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
+from scoring.options import CacheDirOption
 from scoring.predictions import Prediction, write_predictions
 from scoring.releases import load_items
 from sources.demo import default_cache_dir
@@ -97,22 +101,30 @@ def _endpoint(client: Any) -> str | None:
     return redact_url(client.config.base_url)
 
 
+@dataclass(kw_only=True)
+class PredictOptions(CacheDirOption):
+    """What ``mirage predict`` asks and where its answers go (the model's options are :class:`LLMOptions`)."""
+
+    OPTION_HELP: ClassVar[dict[str, str]] = {"cached": "responses, release images"}
+
+    release: str = option(metavar="RELEASE", positional=True,
+                          help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
+    revision: str | None = option(None, metavar="TAG", help="Hub revision when RELEASE is a repo id (default the "
+                                                            "@tag)")
+    out: str | None = option(None, metavar="FILE",
+                             help="predictions file (default predictions/<model>-<release name>.jsonl)")
+    benchmark: str | None = option(None, metavar="NAME", help="only the items of this benchmark (default all)")
+    limit: int | None = option(None, metavar="N", help="only the first N items, sorted by id (default all)")
+    progress: bool = option(True, flag="--no-progress", help="no progress bar (default shown on stderr)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
-        prog="python -m scoring.run",
+        prog=prog("python -m scoring.run"),
         description="Ask an OpenAI-compatible vision model every item of a release and write its predictions "
-                    "(JSONL: id, output, model, params) for python -m scoring.",
+                    "(JSONL: id, output, model, params) for mirage score.",
     )
-    p.add_argument("release", metavar="RELEASE",
-                   help="release dir, build dir, items.jsonl, or a Hub repo owner/name@vX.Y.Z")
-    p.add_argument("--revision", metavar="TAG", help="Hub revision when RELEASE is a repo id (default the @tag)")
-    p.add_argument("--out", metavar="FILE",
-                   help="predictions file (default predictions/<model>-<release name>.jsonl)")
-    p.add_argument("--benchmark", metavar="NAME", help="only the items of this benchmark (default all)")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N items, sorted by id (default all)")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="response cache and release images (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (default shown on stderr)")
+    add_options(p, PredictOptions)
     add_llm_arguments(p, title="the model (any OpenAI-compatible vision endpoint)",
                       model_help="the model the endpoint serves (required)")
     return p
@@ -127,8 +139,9 @@ def _default_out(release: str, model: str) -> Path:
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m scoring.run``."""
-    args = parser().parse_args(argv)
-    if not args.llm_model:
+    namespace = parser().parse_args(argv)
+    args = config_of(PredictOptions, namespace)
+    if not namespace.llm_model:
         raise ConfigError("--llm-model NAME is required: the model the endpoint serves")
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be at least 1, not {args.limit}")
@@ -140,13 +153,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not items:
         raise ConfigError(f"{args.release}: no items to ask" + (f" of benchmark {args.benchmark}" if args.benchmark
                                                                  else ""))
-    client = make_client(LLMConfig.from_args(args, cache_dir=cache_dir))
+    client = make_client(LLMConfig.from_args(namespace, cache_dir=cache_dir))
     try:
-        predictions, usage = answer_items(items, client, progress=not args.no_progress)
+        predictions, usage = answer_items(items, client, progress=args.progress)
     except LLMError as exc:
         raise LLMError(f"{exc}; answers so far are cached: rerun the same command to resume") from None
-    out = write_predictions(args.out or _default_out(args.release, args.llm_model), predictions)
-    stdout.print(table(f"scoring.run - {args.llm_model}", ["", "value"], [
+    out = write_predictions(args.out or _default_out(args.release, namespace.llm_model), predictions)
+    stdout.print(table(f"scoring.run - {namespace.llm_model}", ["", "value"], [
         ["items", usage["items"]], ["asked the endpoint", usage["requests"]], ["from the cache", usage["cache_hits"]],
         ["retries", usage["retries"]], ["seconds", usage["seconds"]], ["tokens", usage["total_tokens"]],
     ]))

@@ -36,9 +36,11 @@ import sys
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 from builders.cli import ArgumentParser
+from commandline.options import add_command, option, run_command
+from commandline.parsing import prog
 from filters.text import has_vectors, lemma_of_phrase, load_nlp, normalise_keyword
 from scoring.mementos_inputs import predicted_keywords, read_predictions, read_reference
 from sources.errors import ConfigError, MirageError
@@ -441,7 +443,7 @@ def _reasons(gen: str, root: str, kind: str, lemma: Any, similarity: Any, min_ra
 # --------------------------------------------------------------------------------------------- the CLI
 
 
-def _cmd_import(ns: argparse.Namespace) -> int:
+def _cmd_import(ns: ImportPickleOptions) -> int:
     for path in ns.pickles:
         domain, kind = guess_domain_kind(path)
         domain, kind = ns.domain or domain, ns.kind or kind
@@ -458,7 +460,7 @@ def _cmd_import(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_build(ns: argparse.Namespace) -> int:
+def _cmd_build(ns: BuildGraphsOptions) -> int:
     refs = read_reference(ns.items)
     human = [(r.domain, kind, getattr(r, kind)) for r in refs for kind in KINDS]
     pairs = [p for path in ns.approved for p in read_pairs(path)]
@@ -474,7 +476,7 @@ def _cmd_build(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_propose(ns: argparse.Namespace) -> int:
+def _cmd_propose(ns: ProposeOptions) -> int:
     refs = {r.id: r for r in read_reference(ns.items)}
     predictions = read_predictions(ns.predictions, refs)
     predicted = predicted_keywords(predictions, refs, llm=None)
@@ -495,38 +497,57 @@ def _cmd_propose(ns: argparse.Namespace) -> int:
     pairs = propose_pairs(seqs, graphs, lemma=lemma, similarity=similarity)
     n = write_pairs(ns.out, pairs)
     print(f"{n} candidate pairs -> {ns.out}; mark accepted rows with 'y' in the first column, then run "
-          f"python -m scoring.synonyms build --approved {ns.out}")
+          f"mirage synonyms build --approved {ns.out}")
     return 0
 
 
+@dataclass(kw_only=True)
+class ImportPickleOptions:
+    OPTION_HELP: ClassVar[dict[str, str]] = {"domains": ", ".join(DOMAINS)}
+
+    pickles: list[str] = option(metavar="FILE", positional=True,
+                                help="e.g. dl_action_graph_v1.pkl robo_object_graph_v1.pkl")
+    domain: str | None = option(None, choices=DOMAINS, metavar="DOMAIN",
+                                help="domain of the graphs: {domains} (default from the file name: dl_, robo_, cmc_)")
+    kind: str | None = option(None, choices=KINDS,
+                              help="keyword kind of the graphs (default from the file name: _action_, _object_)")
+    out: str = option(metavar="DIR", help="graph directory (graphs already there are merged into)")
+
+
+@dataclass(kw_only=True)
+class BuildGraphsOptions:
+    items: str = option(metavar="PATH", help="build dir or items.jsonl (reference keywords)")
+    approved: list[str] = option(default_factory=list, metavar="FILE",
+                                 help="pairs TSV files; rows with accept=y are used (default none)")
+    out: str = option(metavar="DIR", help="graph directory")
+    merge: bool = option(False, help="keep the edges of graphs already in --out")
+
+
+@dataclass(kw_only=True)
+class ProposeOptions:
+    items: str = option(metavar="PATH", help="build dir or items.jsonl")
+    predictions: str = option(metavar="FILE", help="JSONL of {{id, prediction}}")
+    graphs: str | None = option(None, metavar="DIR",
+                                help="existing graph directory (known edges are not proposed again)")
+    out: str = option(metavar="FILE", help="TSV of candidates (accept column empty)")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m scoring.synonyms", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog=prog("python -m scoring.synonyms"), description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    imp = sub.add_parser("import-pickle", help="convert the Mementos authors' graph pickles (restricted unpickler)")
-    imp.add_argument("pickles", nargs="+", metavar="FILE", help="e.g. dl_action_graph_v1.pkl robo_object_graph_v1.pkl")
-    imp.add_argument("--domain", choices=DOMAINS, metavar="DOMAIN",
-                     help=f"domain of the graphs: {', '.join(DOMAINS)} (default from the file name: dl_, robo_, cmc_)")
-    imp.add_argument("--kind", choices=KINDS, help="keyword kind of the graphs (default from the file name: _action_, _object_)")
-    imp.add_argument("--out", required=True, metavar="DIR", help="graph directory (graphs already there are merged into)")
-    bld = sub.add_parser("build", help="graphs from a build's human keyword lists plus approved pairs")
-    bld.add_argument("--items", required=True, metavar="PATH", help="build dir or items.jsonl (reference keywords)")
-    bld.add_argument("--approved", nargs="*", default=[], metavar="FILE",
-                     help="pairs TSV files; rows with accept=y are used (default none)")
-    bld.add_argument("--out", required=True, metavar="DIR", help="graph directory")
-    bld.add_argument("--merge", action="store_true", help="keep the edges of graphs already in --out")
-    pro = sub.add_parser("propose", help="candidate pairs from predictions, for a person to accept")
-    pro.add_argument("--items", required=True, metavar="PATH", help="build dir or items.jsonl")
-    pro.add_argument("--predictions", required=True, metavar="FILE", help="JSONL of {id, prediction}")
-    pro.add_argument("--graphs", metavar="DIR", help="existing graph directory (known edges are not proposed again)")
-    pro.add_argument("--out", required=True, metavar="FILE", help="TSV of candidates (accept column empty)")
+    add_command(sub, "import-pickle", ImportPickleOptions, _cmd_import,
+                help="convert the Mementos authors' graph pickles (restricted unpickler)")
+    add_command(sub, "build", BuildGraphsOptions, _cmd_build,
+                help="graphs from a build's human keyword lists plus approved pairs")
+    add_command(sub, "propose", ProposeOptions, _cmd_propose,
+                help="candidate pairs from predictions, for a person to accept")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m scoring.synonyms``."""
-    ns = parser().parse_args(argv)
     try:
-        return {"import-pickle": _cmd_import, "build": _cmd_build, "propose": _cmd_propose}[ns.command](ns)
+        return run_command(parser(), argv)
     except MirageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

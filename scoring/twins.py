@@ -18,7 +18,6 @@ The median gap of the models is printed with them: if every model drops on the t
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 from collections import Counter
@@ -31,9 +30,12 @@ import numpy as np
 from builders.cli import ArgumentParser, stdout, table
 from builders.items import Item
 from builders.semantics.extract import extract, is_correct
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
 from scoring.health import choices_of
 from scoring.health_report import read_runs
-from scoring.predictions import FORMATS, Prediction
+from scoring.options import PredictionsOptions
+from scoring.predictions import Prediction
 from scoring.releases import load_items
 from scoring.results import write_json_atomic
 from sources.errors import ConfigError
@@ -106,27 +108,28 @@ def cell_counts(items: Sequence[Item]) -> Counter[tuple[str, str, str]]:
     return Counter((it.task, it.question_type, it.pressure) for it in items)
 
 
+@dataclass(kw_only=True)
+class TwinGapOptions(PredictionsOptions):
+    release: str = option(metavar="RELEASE", positional=True,
+                          help="the release (dir, build dir, items.jsonl or Hub repo@tag)")
+    twin: str = option(metavar="TWIN", positional=True, help="its twin, in any of the same forms")
+    predictions: list[str] = option(metavar="FILE",
+                                    help="each model's predictions on RELEASE, in any format `mirage score` reads")
+    twin_predictions: list[str] = option(metavar="FILE", help="the same models' predictions on TWIN, in the same order")
+    confidence: float = option(DEFAULT_CONFIDENCE, metavar="X",
+                               help="confidence level of the intervals (default {default})")
+    out: str | None = option(None, metavar="DIR", help="where twin.json goes (default results/twin-<release name>)")
+
+
 def parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m scoring twin``."""
+    """The command line of ``mirage twin-gap`` (``python -m scoring twin``)."""
     p = ArgumentParser(
-        prog="python -m scoring twin",
+        prog=prog("python -m scoring twin"),
         description="Compare each model's accuracy on a release and on its twin (the same cells built from "
-                    "another seed, python -m builders.twin): the gap, its confidence interval (Newcombe) and "
+                    "another seed, mirage twin): the gap, its confidence interval (Newcombe) and "
                     "whether it is larger than chance, as a model that saw the release in training would show.",
     )
-    p.add_argument("release", metavar="RELEASE", help="the release (dir, build dir, items.jsonl or Hub repo@tag)")
-    p.add_argument("twin", metavar="TWIN", help="its twin, in any of the same forms")
-    p.add_argument("--predictions", required=True, nargs="+", metavar="FILE",
-                   help="each model's predictions on RELEASE, in any format python -m scoring reads")
-    p.add_argument("--twin-predictions", required=True, nargs="+", metavar="FILE",
-                   help="the same models' predictions on TWIN, in the same order")
-    p.add_argument("--format", choices=FORMATS, default=None,
-                   help="predictions format (default guessed from each file's name)")
-    p.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, metavar="X",
-                   help=f"confidence level of the intervals (default {DEFAULT_CONFIDENCE})")
-    p.add_argument("--out", metavar="DIR", help="where twin.json goes (default results/twin-<release name>)")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="Mirage cache (release images) (default $MIRAGE_CACHE_DIR or ~/.cache/mirage)")
+    add_options(p, TwinGapOptions)
     return p
 
 
@@ -143,9 +146,7 @@ def print_report(gaps: Sequence[Gap], confidence: float) -> None:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """``python -m scoring twin`` (one-line errors come from the caller's ``exit_on_error``)."""
-    args = parser().parse_args(argv)
-    if args.cache_dir:
-        os.environ["MIRAGE_CACHE_DIR"] = args.cache_dir
+    args = config_of(TwinGapOptions, parser().parse_args(argv))
     if not 0 < args.confidence < 1:
         raise ConfigError(f"--confidence {args.confidence}: a level between 0 and 1 (e.g. 0.95)")
     if len(args.predictions) != len(args.twin_predictions):

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterator, Protocol, Sequence, TypeVar
 
 from .errors import ConfigError, MirageError
-from .options import option
+from commandline.options import option
 
 __all__ = [
     "CLIP_ACTOR_OPTIONS", "EXECUTORS", "Executor", "ExecutorOptions", "LocalExecutor", "ProcessExecutor",

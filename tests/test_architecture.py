@@ -105,7 +105,8 @@ def test_a_broken_contract_is_reported(tmp_path: Path, contract: str) -> None:
     assert ("sources.planted -> builders" if contract == "layers" else "filters") in run.stdout
 
 
-PACKAGES = ("sources", "filters", "templates", "builders", "annotation", "data_cards", "scoring", "lint")
+PACKAGES = ("commandline", "sources", "filters", "templates", "builders", "annotation", "data_cards", "scoring", "lint",
+            "mirage")
 LAZY_MODULES = {"data_cards.card": "huggingface_hub"}
 """Mirage modules that may be imported inside a function: importing them imports a heavy optional dependency."""
 WITHOUT_HIDDEN_IMPORTS = ("scoring", "data_cards", "builders/*.py")

@@ -172,7 +172,8 @@ def test_outside_references_are_caught(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------ code references
 
-PACKAGES = ("sources", "filters", "templates", "builders", "annotation", "data_cards", "scoring", "lint")
+PACKAGES = ("commandline", "sources", "filters", "templates", "builders", "annotation", "data_cards", "scoring", "lint",
+            "mirage")
 ROLE = re.compile(r":(?:mod|func|class|meth|data|attr|exc|obj):`~?((?:%s)(?:\.\w+)*)`" % "|".join(PACKAGES))
 """A Sphinx role naming a Mirage module or one of its names (``:func:`builders.seeding.rng```)."""
 
@@ -236,7 +237,7 @@ def test_code_references_in_docstrings_resolve() -> None:
 
 def test_the_reference_check_catches_a_moved_name() -> None:
     assert resolves("builders.seeding.rng") and resolves("builders.quality.ChiSquare")
-    assert resolves("builders.cli.ArgumentParser.error") and resolves("data_cards.harness")
+    assert resolves("commandline.parsing.ArgumentParser.error") and resolves("data_cards.harness")
     assert resolves("sources.demo.video.OUTCOMES")  # assigned with another name: OUTCOMES, WEIGHTS = ...
     assert not resolves("sources.seeding.rng") and not resolves("builders.mioh.pools.label_code")
 

@@ -3,9 +3,10 @@
 ``python -m builders.imports FORMAT FILE ... [--out DIR]`` writes a build dir (``builds/<benchmark>/<name>/``:
 build.json, items.jsonl; linted like every build); ``python -m lint FILE --format FORMAT`` lints the files
 directly. The formats are those the benchmarks' specs declare (``imports`` of :mod:`builders.registry`): ``pope``
-(:mod:`builders.imports.pope`), ``mementos-csv`` (:mod:`builders.imports.mementos_csv`) and ``reefknot`` (the
-Reefknot builder's importer, ``python -m builders.reefknot.importer``, wired in by :mod:`builders.imports.reefknot`).
-Readers of the raw files live in ``sources/`` (``pope.py``, ``mementos_csv.py``).
+(:mod:`builders.imports.pope`), ``mementos-csv`` (:mod:`builders.imports.mementos_csv`) and ``reefknot`` (read by
+:mod:`builders.imports.reefknot` for the lint; imported as a build only by the Reefknot builder's importer,
+``mirage import reefknot``, :func:`importer_of`). Readers of the raw files live in ``sources/`` (``pope.py``,
+``mementos_csv.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,13 @@ def images_to_copy(fmt: str, items: Sequence[Item], images_dir: Path | None, pat
     name, and those embedded in the benchmark's files (POPEv2 in both cases)."""
     module = _module(fmt)
     return module.images_to_copy(items, images_dir, paths) if hasattr(module, "images_to_copy") else {}
+
+
+def importer_of(fmt: str) -> str | None:
+    """The module whose command imports ``fmt`` as a build when it is not ``python -m builders.imports`` (a
+    benchmark's own importer, which adds that benchmark's checks to build.json), else ``None``: each format is
+    imported by one command. The format module names it in ``IMPORTER``."""
+    return getattr(_module(fmt), "IMPORTER", None)
 
 
 def _module(fmt: str) -> Any:

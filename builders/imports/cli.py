@@ -4,32 +4,45 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, print_lint, stderr, stdout
-from builders.imports import formats, images_to_copy, read_published
+from builders.imports import formats, images_to_copy, importer_of, read_published
 from builders.run import code_version, file_sha256, open_build
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
 from sources.errors import ConfigError
 
 
+@dataclass(kw_only=True)
+class ImportOptions:
+    format: str = option(positional=True, help="the published layout of FILE (reefknot: mirage import reefknot, its "
+                                               "own importer)")
+    """Its choices are the formats the benchmarks' specs declare (:func:`builders.imports.formats`)."""
+    files: list[str] = option(metavar="FILE", positional=True,
+                              help="the benchmark's own files (JSON lines, JSON, CSV; POPEv2's test.parquet)")
+    images: str | None = option(None, metavar="DIR",
+                                help="folder holding the images the files name (default the names as written)")
+    out: str | None = option(None, metavar="DIR", help="parent of the build dir (default builds/<benchmark>)")
+    name: str | None = option(None, metavar="NAME",
+                              help="build dir name (default imported-<first 8 hex digits of the files' sha256>)")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m builders.imports", description=__doc__)
-    p.add_argument("format", choices=sorted(formats()), help="the published layout of FILE")
-    p.add_argument("files", nargs="+", metavar="FILE",
-                   help="the benchmark's own files (JSON lines, JSON, CSV; POPEv2's test.parquet)")
-    p.add_argument("--images", metavar="DIR", help="folder holding the images the files name (default the "
-                                                    "names as written)")
-    p.add_argument("--out", metavar="DIR", default=None, help="parent of the build dir (default builds/<benchmark>)")
-    p.add_argument("--name", metavar="NAME", default=None,
-                   help="build dir name (default imported-<first 8 hex digits of the files' sha256>)")
+    p = ArgumentParser(prog=prog("python -m builders.imports"), description=__doc__)
+    add_options(p, ImportOptions, choices={"format": sorted(formats())})
     return p
 
 
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m builders.imports``."""
-    args = parser().parse_args(argv)
+    args = config_of(ImportOptions, parser().parse_args(argv))
+    if importer_of(args.format):
+        raise ConfigError(f"{args.format}: imported by mirage import {args.format} (python -m "
+                          f"{importer_of(args.format)}), which adds the benchmark's own checks")
     paths = [Path(f) for f in args.files]
     for p in paths:
         if not p.is_file():

@@ -27,6 +27,9 @@ from sources.errors import SourceError
 from sources.visual_genome import find_image
 
 BENCHMARK = "reefknot"
+IMPORTER = "builders.reefknot.importer"
+"""Reefknot's release is imported as a build by its own command, which adds the benchmark's validity figures
+(:func:`builders.imports.importer_of`); this module reads it for the lint and for that command."""
 PROMISES: dict[str, Any] = {"yes_no_pairs": []}
 
 

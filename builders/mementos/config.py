@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from builders.options import BuildOptions
+from commandline.options import option
 from sources.errors import ConfigError
 from sources.executors import CLIP_ACTOR_OPTIONS, ExecutorOptions
-from sources.options import option
 from sources.records import VideoRecord
 from sources.video import BACKENDS, policy_by_name, policy_names
 
@@ -25,7 +25,7 @@ PANELS = "panels"
 
 @dataclass
 class MementosConfig(ExecutorOptions, BuildOptions):
-    """Every option of a Mementos build, declared once (:mod:`sources.options`): the command line, ``--config
+    """Every option of a Mementos build, declared once (:mod:`commandline.options`): the command line, ``--config
     FILE.yaml``, ``--help`` and tests use the same fields; ``executor`` and ``ray_*`` (where frame sampling runs)
     come from :class:`ExecutorOptions`."""
 

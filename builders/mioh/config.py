@@ -12,12 +12,12 @@ from builders.mioh.questions import (
     TASKS,
 )
 from builders.options import BuildOptions
+from commandline.options import option
 from filters.clip import ClipOptions
 from filters.cooccurrence import HardNegativeThresholds
 from filters.geometry import GeometryThresholds
 from sources.errors import ConfigError
 from sources.executors import ExecutorOptions
-from sources.options import option
 
 BENCHMARK = "mioh"
 TASK_SOURCE = {"existence": "coco_rem", "counting": "coco_rem", "attribute": "paco", "position": "svg"}
@@ -25,7 +25,7 @@ TASK_SOURCE = {"existence": "coco_rem", "counting": "coco_rem", "attribute": "pa
 
 @dataclass
 class MiohConfig(ExecutorOptions, ClipOptions, BuildOptions):
-    """Every option of a MIOH build, declared once (:mod:`sources.options`): the command line, ``--config
+    """Every option of a MIOH build, declared once (:mod:`commandline.options`): the command line, ``--config
     FILE.yaml``, ``--help`` and tests use the same fields.
 
     Seed, name, cache, progress and ``llm_*`` fields come from :class:`BuildOptions`, ``clip_*`` from

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from builders.options import BuildOptions
+from commandline.options import option
 from sources.errors import ConfigError
-from sources.options import option
 
 BENCHMARK = "mmsap"
 MAX_SHUFFLES = 10
@@ -16,7 +16,7 @@ MISSING_IMAGE = ("skip", "fail")
 
 @dataclass
 class MmsapConfig(BuildOptions):
-    """Every option of an MM-SAP build, declared once (:mod:`sources.options`; seed, name, cache, progress and
+    """Every option of an MM-SAP build, declared once (:mod:`commandline.options`; seed, name, cache, progress and
     ``llm_*`` come from BuildOptions).
 
     Defaults where the paper is silent: 10 questions per BasicVisQA type and per BeyondVisQA category, agreement

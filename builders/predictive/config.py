@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 from builders.llm import LLM_OPTIONS
 from builders.options import BuildOptions
+from commandline.options import option
 from filters.clip import ClipOptions
 from sources.errors import ConfigError
-from sources.options import option
 from sources.video import BACKENDS
 
 BENCHMARK = "predictive"
@@ -39,7 +39,7 @@ def _items(source: str) -> Any:
 
 @dataclass
 class PredictiveConfig(ClipOptions, BuildOptions):
-    """Every option of a predictive build, declared once (:mod:`sources.options`): the command line, ``--config
+    """Every option of a predictive build, declared once (:mod:`commandline.options`): the command line, ``--config
     FILE.yaml``, ``--help`` and tests use the same fields.
     The real sources (``activitynet``, ``charades``, ``clevrer_annotations``, ``roboset``) replace the demo
     videos when given; the ``clip_*`` options choose the CLIP model that picks ActivityNet's frames."""

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from builders.options import BuildOptions
+from commandline.options import option
 from sources.errors import ConfigError
-from sources.options import option
 
 BENCHMARK = "reefknot"
 CATEGORIES = ("perception", "cognition")
@@ -40,7 +40,7 @@ def _count(qset: str, category: str) -> int:
 
 @dataclass
 class ReefknotConfig(BuildOptions):
-    """Every option of a Reefknot build, declared once (:mod:`sources.options`). Seed, name, cache, progress and
+    """Every option of a Reefknot build, declared once (:mod:`commandline.options`). Seed, name, cache, progress and
     ``llm_*`` come from :class:`BuildOptions`.
 
     Question counts default to the paper's Table 2; when the source holds fewer usable triplets every count is

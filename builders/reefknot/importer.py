@@ -21,40 +21,40 @@ says how many were found and which were not (``stats.images``), and a release of
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
+from dataclasses import dataclass
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, stderr, stdout, table
 from builders.imports.reefknot import BENCHMARK, import_release, split_options  # noqa: F401 - re-exported
 from builders.reefknot.validity import validity
 from builders.run import code_version, file_sha256, open_build
+from commandline.options import add_options, config_of, option
+from commandline.parsing import prog
+
+@dataclass(kw_only=True)
+class ImporterOptions:
+    release: str = option(metavar="FILE", positional=True, help="the release's JSON lines file")
+    images: str | None = option(None, metavar="DIR",
+                                help="directory of the Visual Genome images (also searched: VG_100K/, VG_100K_2/); "
+                                     "images not there are counted and their items name the bare file (default "
+                                     "none looked for)")
+    out: str = option("builds/reefknot", metavar="DIR", help="parent directory of the build (default {default})")
+    name: str = option("official-release", metavar="NAME", help="build name (default {default})")
+
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(
-        prog="python -m builders.reefknot.importer",
+        prog=prog("python -m builders.reefknot.importer"),
         description="Import the official Reefknot release (JSON lines) as a Mirage build.",
     )
-    p.add_argument("release", metavar="FILE", help="the release's JSON lines file")
-    p.add_argument(
-        "--images",
-        metavar="DIR",
-        help="directory of the Visual Genome images (also searched: VG_100K/, VG_100K_2/); images not there are "
-        "counted and their items name the bare file (default: none looked for)",
-    )
-    p.add_argument(
-        "--out",
-        default="builds/reefknot",
-        metavar="DIR",
-        help="parent directory of the build (default builds/reefknot)",
-    )
-    p.add_argument("--name", default="official-release", metavar="NAME", help="build name (default official-release)")
+    add_options(p, ImporterOptions)
     return p
 
 
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    args = config_of(ImporterOptions, parser().parse_args(argv))
     release = import_release(args.release, args.images)
     items = release.items
     note = release.image_note(args.release)

@@ -10,10 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from builders.cli import ArgumentParser, exit_on_error, progress_bar, stdout, table
+from commandline.options import add_command, option, run_command
+from commandline.parsing import prog
 from data_cards.harness import write_harness_exports
 from data_cards.release import MANIFEST, parse_version
 from scoring.results import write_json_atomic
@@ -34,24 +37,35 @@ circular variant of each multiple-choice sheet).
 """
 
 
+@dataclass(kw_only=True)
+class ExportOptions:
+    release_dir: str = option(metavar="RELEASE_DIR", positional=True, help="a release: releases/<name>/<version>/")
+    repo: str | None = option(None, metavar="ORG/NAME",
+                              help="the Hub dataset the lmms-eval tasks load (default the release's repo, else "
+                                   "ORG/NAME)")
+    version: str | None = option(None, metavar="X.Y.Z",
+                                 help="the release version; the tasks load tag vX.Y.Z (default from manifest.json)")
+    name: str | None = option(None, metavar="NAME", help="release name in task names (default from manifest.json)")
+    out: str | None = option(None, metavar="DIR", help="output folder (default harness/<name>/<version>)")
+    progress: bool = option(True, flag="--no-progress", help="no progress bar (default shown on stderr)")
+
+
+@dataclass(kw_only=True)
+class CircularOptions:
+    sheet: str = option(metavar="SHEET", positional=True, help="VLMEvalKit's <model>_<dataset>.xlsx (or .tsv/.csv)")
+    out: str | None = option(None, metavar="FILE", help="also write the results as JSON to FILE (default print only)")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m scoring.harness", description=DESCRIPTION)
+    p = ArgumentParser(prog=prog("python -m scoring.harness"), description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    e = sub.add_parser("export", help="write the lmms-eval and VLMEvalKit exports of a release dir",
-                       description="Write RELEASE_DIR's harness exports to --out (replaced if it exists).")
-    e.add_argument("release_dir", metavar="RELEASE_DIR", help="a release: releases/<name>/<version>/")
-    e.add_argument("--repo", metavar="ORG/NAME",
-                   help="the Hub dataset the lmms-eval tasks load (default the release's repo, else ORG/NAME)")
-    e.add_argument("--version", metavar="X.Y.Z",
-                   help="the release version; the tasks load tag vX.Y.Z (default from manifest.json)")
-    e.add_argument("--name", metavar="NAME", help="release name in task names (default from manifest.json)")
-    e.add_argument("--out", metavar="DIR", help="output folder (default harness/<name>/<version>)")
-    e.add_argument("--no-progress", action="store_true", help="no progress bar (default shown on stderr)")
-    c = sub.add_parser("circular", help="score a VLMEvalKit result sheet of a *_MCQ_CIRCULAR dataset",
-                       description="CircularEval with Mirage's extraction: an item is correct only when every "
-                       "rotation of its options is answered correctly; unparsed answers are wrong, never guessed.")
-    c.add_argument("sheet", metavar="SHEET", help="VLMEvalKit's <model>_<dataset>.xlsx (or .tsv/.csv)")
-    c.add_argument("--out", metavar="FILE", help="also write the results as JSON to FILE (default print only)")
+    add_command(sub, "export", ExportOptions, export,
+                help="write the lmms-eval and VLMEvalKit exports of a release dir",
+                description="Write RELEASE_DIR's harness exports to --out (replaced if it exists).")
+    add_command(sub, "circular", CircularOptions, circular,
+                help="score a VLMEvalKit result sheet of a *_MCQ_CIRCULAR dataset",
+                description="CircularEval with Mirage's extraction: an item is correct only when every rotation of "
+                "its options is answered correctly; unparsed answers are wrong, never guessed.")
     return p
 
 
@@ -69,7 +83,7 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def circular(args: argparse.Namespace) -> int:
+def circular(args: CircularOptions) -> int:
     results = score_circular(read_result_sheet(args.sheet), source=args.sheet)
     rows = [[c, r["items"], _pct(r["circular_accuracy"]), _pct(r["vanilla_accuracy"]), r["unparsed"]]
             for c, r in [*results["by_category"].items(), ("all", results)]]
@@ -83,9 +97,12 @@ def circular(args: argparse.Namespace) -> int:
 
 @exit_on_error
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    if args.command == "circular":
-        return circular(args)
+    """Entry point of ``python -m scoring.harness`` and ``mirage harness``."""
+    return run_command(parser(), argv)
+
+
+def export(args: ExportOptions) -> int:
+    """``export``: the lmms-eval task folder and the VLMEvalKit TSVs of a release, written beside it."""
     release_dir = Path(args.release_dir)
     if not (release_dir / "data").is_dir():
         raise ConfigError(f"{release_dir}: not a release dir (no data/ folder)")
@@ -106,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     try:
-        with progress_bar(not args.no_progress) as task:
+        with progress_bar(args.progress) as task:
             bars: list = []  # the bar appears with the first update: a release that cannot be read shows none
 
             def update(done: int, total: int) -> None:

@@ -23,12 +23,14 @@ averages; items without a prediction are reported as missing, not scored 0; MGAE
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from builders.cli import stdout, table
 from builders.items import Item
 from builders.llm import add_llm_arguments, make_client
+from commandline.options import add_options, option
 from scoring.llm import llm_config
 from scoring.predictions import output_of
 from scoring.predictive.judges import (
@@ -52,11 +54,15 @@ SHORT = {"LogicalConsistency": "Logic.", "Logical Consistency": "Logic.", "Accur
          "Specificity": "Spec.", "Plausibility": "Plaus.", "Diversity": "Div."}
 
 
+@dataclass(kw_only=True)
+class PredictiveScoreOptions:
+    validate_judge: bool = option(False, help="also score the references themselves and report the judge's distance "
+                                              "from full marks (formula 3) (default off)")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The judge (an OpenAI-compatible endpoint through :mod:`builders.llm`) and the judge validation."""
-    parser.add_argument("--validate-judge", action="store_true",
-                        help="also score the references themselves and report the judge's distance from full "
-                             "marks (formula 3) (default off)")
+    add_options(parser, PredictiveScoreOptions)
     add_llm_arguments(parser, "the judge (required: an OpenAI-compatible endpoint)",
                       "the judge model the endpoint serves (required)")
 

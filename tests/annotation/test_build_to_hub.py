@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from annotation.__main__ import main as annotation_main
+from annotation.cli import main as annotation_main
 from annotation.client import LabelStudioClient
 from annotation.config import ITEM_ID_FIELD
 from builders import mioh

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.__main__ import main
+from annotation.cli import main
 from annotation.serve import free_port
 from tests.annotation.builds import make_build
 from tests.conftest import have, require

@@ -18,7 +18,7 @@ from tests.conftest import require_annotation_extra, require_release_extra
 
 require_annotation_extra()
 
-from annotation.__main__ import main as annotation_main  # noqa: E402
+from annotation.cli import main as annotation_main  # noqa: E402
 from annotation.client import LabelStudioClient  # noqa: E402
 from annotation.config import ITEM_ID_FIELD  # noqa: E402
 from builders import mioh  # noqa: E402

@@ -225,7 +225,7 @@ def test_review_json_format_and_pull_twice_is_identical(scenario):
 
 
 def test_cli_pull_reports_progress(scenario, capsys, monkeypatch):
-    from annotation.__main__ import main
+    from annotation.cli import main
 
     ls = scenario["ls"]
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls.token)
@@ -240,7 +240,7 @@ def test_cli_pull_reports_progress(scenario, capsys, monkeypatch):
 
 
 def test_cli_push_and_wrong_token(scenario, capsys):
-    from annotation.__main__ import main
+    from annotation.cli import main
 
     ls = scenario["ls"]
     code = main(["push", str(scenario["build"]), "--project", "demo review", "--url", ls.url, "--token", ls.token,

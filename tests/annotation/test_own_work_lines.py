@@ -1,7 +1,7 @@
 """pull's own-work summary explains split votes only when items wait for adjudication (issue 51: it said "(their
 votes are split ...)" with 0 items waiting)."""
 
-from annotation.__main__ import _own_work_lines
+from annotation.commands.pull import own_work_lines as _own_work_lines
 from annotation.resolve import OWN_WORK
 
 

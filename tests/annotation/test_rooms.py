@@ -192,7 +192,7 @@ def test_a_skipped_item_comes_back_and_reaches_a_verdict(team):
 
 
 def test_an_author_s_own_item_completes_review(team, capsys, monkeypatch):
-    from annotation.__main__ import main
+    from annotation.cli import main
 
     (authored,) = [it for it in team["build"].items if it.provenance.get("author")]
     assert authored.provenance["author"] == AUTHOR

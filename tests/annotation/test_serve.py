@@ -89,7 +89,7 @@ def test_serve_starts_three_rooms_prints_how_to_join_and_stops_cleanly(ls_templa
 
 
 def test_new_data_dir_needs_admin_credentials(label_studio_bin, tmp_path, capsys, monkeypatch):
-    from annotation.__main__ import main
+    from annotation.cli import main
 
     monkeypatch.delenv("LABEL_STUDIO_USERNAME", raising=False)
     monkeypatch.delenv("LABEL_STUDIO_PASSWORD", raising=False)

@@ -27,15 +27,17 @@ def parsers() -> dict[str, Callable[[], argparse.ArgumentParser]]:
     out["scoring"] = importlib.import_module("scoring.__main__").parser
     out["scoring.run"] = importlib.import_module("scoring.run").parser
     out["scoring.harness"] = importlib.import_module("scoring.harness.cli").parser
-    out["scoring.mementos"] = importlib.import_module("scoring.mementos").parser
     out["scoring.synonyms"] = importlib.import_module("scoring.synonyms").parser
-    out["annotation"] = importlib.import_module("annotation.__main__").build_parser
+    out["annotation"] = importlib.import_module("annotation.cli").build_parser
     out["data_cards"] = importlib.import_module("data_cards.cli").build_parser
     out["lint"] = importlib.import_module("lint.cli").parser
     out["scoring.mioh"] = importlib.import_module("scoring.mioh").compare_parser
     out["scoring health"] = importlib.import_module("scoring.health_report").parser
     out["scoring twin"] = importlib.import_module("scoring.twins").parser
     out["builders.twin"] = importlib.import_module("builders.twin").parser
+    out["builders.reefknot.importer"] = importlib.import_module("builders.reefknot.importer").parser
+    mirage = importlib.import_module("mirage.cli")
+    out["mirage"], out["mirage list"], out["mirage build"] = mirage.parser, mirage.list_parser, mirage.build_parser
     scoring_parser = out["scoring"]
     for benchmark in importlib.import_module("scoring.registry").scorers():
         out[f"scoring {benchmark}"] = lambda b=benchmark: scoring_parser(b)
@@ -97,10 +99,10 @@ def _main(module: str) -> Callable[[list[str]], int]:
     ("builders.mementos", "python -m builders.mementos", ["--on-error", "ignore"], "(choose from 'skip', 'fail')"),
     ("scoring.__main__", "python -m scoring", ["mioh", "--release", "r", "--predictions", "p", "--format", "csv"],
      "(choose from 'mirage', 'lmms-eval', 'vlmevalkit')"),
-    ("scoring.mementos", "python -m scoring.mementos", ["--items", "x"], "required: --predictions"),
+    ("scoring.__main__", "python -m scoring", ["mementos", "--release", "x"], "required: --predictions"),
     ("scoring.synonyms", "python -m scoring.synonyms import-pickle", ["import-pickle", "a.pkl", "--out", "d",
                                                                       "--kind", "verbs"], "choose from 'objects'"),
-    ("annotation.__main__", "python -m annotation", ["pul"], "(choose from 'serve', 'restart-room', 'push', 'author', 'pull')"),
+    ("annotation.cli", "python -m annotation", ["pul"], "(choose from 'serve', 'restart-room', 'push', 'author', 'pull')"),
     ("data_cards.cli", "python -m data_cards release", ["release", "b", "--version", "1.0.0", "--max-shard-size",
                                                         "big"], "invalid int value: 'big'"),
     ("lint.cli", "python -m lint", ["x.jsonl", "--show", "-3"], "argument --show: -3 is negative"),
@@ -211,8 +213,9 @@ def test_mementos_scores_at_80_columns() -> None:
 
 def test_annotation_pull_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    import annotation.__main__ as cli
     import annotation.builddir
+    import annotation.cli as cli
+    import annotation.commands.server
     import annotation.pull
 
     long = tmp_path / ("a-build-directory-with-a-long-name-" * 2) / "n8-seed0"
@@ -224,7 +227,7 @@ def test_annotation_pull_at_80_columns(tmp_path: Path, monkeypatch: pytest.Monke
                              reviewed_path=long / "reviewed.jsonl", quarantined=[])
     monkeypatch.setattr(annotation.builddir, "load_build", lambda path: SimpleNamespace(path=long, label="mioh"))
     monkeypatch.setattr(annotation.pull, "pull", lambda *a, **k: result)
-    monkeypatch.setattr(cli, "_clients", lambda args: [SimpleNamespace(url="http://127.0.0.1:8080")])
+    monkeypatch.setattr(annotation.commands.server, "clients", lambda options: [SimpleNamespace(url="http://127.0.0.1:8080")])
     monkeypatch.setenv("COLUMNS", "80")
     assert cli.main(["pull", str(long), "--project", "MIOH n8 review", "--token", "t"]) == 0
     text = capsys.readouterr().out
@@ -339,7 +342,7 @@ def test_each_option_is_declared_once_on_the_config(name: str) -> None:
     nothing written nowhere is set."""
     import dataclasses
 
-    from sources.options import option_names
+    from commandline.options import option_names
 
     config_type = getattr(importlib.import_module(f"builders.{name}.config"), CONFIGS[name])
     parser = importlib.import_module(f"builders.{name}.cli").parser()

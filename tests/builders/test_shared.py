@@ -168,7 +168,7 @@ def test_build_options_are_parsed_into_the_config(tmp_path):
 
     from builders.cli import builder_parser, parse_config
     from builders.options import BuildOptions
-    from sources.options import option
+    from commandline.options import option
 
     @dataclass
     class Config(BuildOptions):

@@ -13,7 +13,8 @@ from builders.items import Item, make_item, write_items
 from builders.llm import LLMClient, LLMConfig, LLMResult
 from builders.mementos.keywords import KeywordExtractor, keyword_prompt, parse_keyword_lists
 from filters.text import Keywords
-from scoring.mementos import bucket, main, mean_scores, score, score_lists, score_sequence
+from scoring.__main__ import main as score_main
+from scoring.mementos import bucket, mean_scores, score, score_lists, score_sequence
 from scoring.mementos_inputs import Reference, read_predictions, reference_of
 from scoring.synonyms import SynonymGraph, graph_path
 from sources.errors import ConfigError
@@ -23,6 +24,13 @@ PAPER_ANSWER = """Object list 1: [dog, toy, house]
 Action list 1: [interaction, bark, express intimidation, move, lean backward, stop, look up]
 Object list 2: [dog, toy]
 Action list 2: [play, stand, interaction]"""
+
+
+def score_mementos(release: Path, predictions: Path, out: Path, *options: str) -> int:
+    """``mirage score mementos``: the one command that scores Mementos (results.json under ``out``)."""
+    return score_main(["mementos", "--release", str(release), "--predictions", str(predictions), "--out", str(out),
+                       *options])
+
 
 
 def ref(id_: str = "s1", domain: str = "daily_life", objects=(), behaviours=(), n_frames: int = 5) -> Reference:
@@ -175,39 +183,37 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     preds = tmp_path / "preds.jsonl"
     preds.write_text("\n".join(json.dumps({"id": it.id, "prediction": p}) for it, p in
                                zip(items, ["The robot arm picks up a cube.", "A dog runs to a ball."])) + "\n")
-    out = tmp_path / "report.json"
-    assert main(["--items", str(tmp_path), "--predictions", str(preds), "--graphs", str(tmp_path / "graphs"),
-                 "--out", str(out), "--model", "test-model"]) == 0
-    report = json.loads(out.read_text())
+    out = tmp_path / "results"
+    assert score_mementos(tmp_path, preds, out, "--graphs", str(tmp_path / "graphs"), "--model", "test-model",
+                          "--no-plots") == 0
+    report = json.loads((out / "results.json").read_text())
     assert report["by_domain"]["robotics"]["objects"]["f1"] == 1.0  # cube -> block
     assert report["overall"]["n"] == 2
     text = capsys.readouterr().out
     assert "Mementos scores - test-model" in text and "robotics" in text and "By episode length" in text
 
     preds.write_text('{"id": "nope", "prediction": "x"}\n')
-    assert main(["--items", str(tmp_path), "--predictions", str(preds)]) == 2
+    assert score_mementos(tmp_path, preds, out) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "is not a mementos item" in err[0]
+    assert len(err) == 1 and "not mementos items" in err[0]
 
 
 @pytest.mark.usefixtures("spacy_model")
-def test_front_end_scores_mementos_like_its_own_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``python -m scoring mementos`` (the evaluation front end) gives the report ``python -m scoring.mementos``
-    gives, writes results.json and Figure 6."""
-    from scoring.__main__ import main as front_end
-
+def test_the_score_command_writes_results_and_figure_6(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``mirage score mementos`` writes results.json (the report of :func:`score`, with the run's meta) and
+    Figure 6."""
     items = [_item("The robot arm picks up the block.", ["robot arm", "block"], ["pick up"], task="robotics"),
              _item("A dog runs to a ball.", ["dog", "ball"], ["run"])]
     write_items(tmp_path / "items.jsonl", items)
     preds = tmp_path / "preds.jsonl"
+    outputs = ["The robot arm picks up a cube.", "A dog runs to a ball."]
     preds.write_text("\n".join(json.dumps({"id": it.id, "output": p, "model": "m1"}) for it, p in
-                               zip(items, ["The robot arm picks up a cube.", "A dog runs to a ball."])) + "\n")
-    assert main(["--items", str(tmp_path), "--predictions", str(preds), "--out", str(tmp_path / "old.json")]) == 0
-    assert front_end(["mementos", "--release", str(tmp_path), "--predictions", str(preds), "--out",
-                      str(tmp_path / "new")]) == 0
-    old = json.loads((tmp_path / "old.json").read_text())
+                               zip(items, outputs)) + "\n")
+    assert score_mementos(tmp_path, preds, tmp_path / "new") == 0
     new = json.loads((tmp_path / "new" / "results.json").read_text())
-    assert new.pop("meta")["model"] == "m1" and new == old
+    references = [reference_of(it) for it in items]
+    expected = score(references, {it.id: p for it, p in zip(items, outputs)}, {}, None).as_dict()
+    assert new.pop("meta")["model"] == "m1" and new == expected
     assert (tmp_path / "new" / "recall_by_episode.png").stat().st_size > 0
     assert "Mementos scores - m1" in capsys.readouterr().out
 
@@ -289,9 +295,9 @@ def test_reference_descriptions_as_predictions_score_100_with_imported_pickles(t
     write_items(tmp_path / "items.jsonl", items)
     preds = tmp_path / "preds.jsonl"
     preds.write_text("".join(json.dumps({"id": it.id, "output": it.answer}) + "\n" for it in items))
-    assert main(["--items", str(tmp_path / "items.jsonl"), "--predictions", str(preds), "--graphs",
-                 str(tmp_path / "graphs"), "--out", str(tmp_path / "report.json")]) == 0
-    report = json.loads((tmp_path / "report.json").read_text())
+    assert score_mementos(tmp_path / "items.jsonl", preds, tmp_path / "results", "--graphs", str(tmp_path / "graphs"),
+                          "--no-plots") == 0
+    report = json.loads((tmp_path / "results" / "results.json").read_text())
     assert all("cabinet" in s["reference"]["objects"] for s in report["sequences"])
     for kind in ("objects", "behaviours"):
         assert report["overall"][kind] == {"recall": 1.0, "precision": 1.0, "f1": 1.0}

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from builders.options import BuildOptions
 from sources.errors import ConfigError
-from sources.options import option
+from commandline.options import option
 
 BENCHMARK = "toy"
 

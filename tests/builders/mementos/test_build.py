@@ -332,7 +332,7 @@ def test_scoring_a_demo_build(demo_build: tuple[Path, Path], tmp_path: Path) -> 
     """The reference description as the prediction scores 1 (spaCy recovers the script's lists); renaming the
     objects loses them until a synonym graph maps the new names back to the human roots."""
     from filters.text import NlpUnavailable, load_nlp
-    from scoring.mementos import main as score_main
+    from scoring.__main__ import main as score_main
     from scoring.synonyms import SynonymGraph, graph_path
 
     try:
@@ -343,8 +343,13 @@ def test_scoring_a_demo_build(demo_build: tuple[Path, Path], tmp_path: Path) -> 
     items = read_items(build / "items.jsonl")
     perfect = tmp_path / "perfect.jsonl"
     perfect.write_text("".join(json.dumps({"id": it.id, "prediction": it.answer}) + "\n" for it in items))
-    assert score_main(["--items", str(build), "--predictions", str(perfect), "--out", str(tmp_path / "r.json")]) == 0
-    report = json.loads((tmp_path / "r.json").read_text())
+    def mementos(predictions: Path, out: str, *options: str) -> dict:
+        """``mirage score mementos`` on the build: its results.json."""
+        assert score_main(["mementos", "--release", str(build), "--predictions", str(predictions), "--out",
+                           str(tmp_path / out), *options]) == 0
+        return json.loads((tmp_path / out / "results.json").read_text())
+
+    report = mementos(perfect, "r", "--no-plots")
     assert report["overall"]["n"] == len(items)
     # nearly every keyword is recovered: the small model sometimes reads a verb as a noun ("the square moves")
     for kind in ("objects", "behaviours"):
@@ -362,16 +367,13 @@ def test_scoring_a_demo_build(demo_build: tuple[Path, Path], tmp_path: Path) -> 
         lines.append(json.dumps({"id": it.id, "prediction": text}) + "\n")
     renamed.write_text("".join(lines))
     g.save(graph_path(graphs, "daily_life", "objects"))
-    assert score_main(["--items", str(build), "--predictions", str(renamed), "--out", str(tmp_path / "r2.json")]) == 0
-    assert json.loads((tmp_path / "r2.json").read_text())["overall"]["objects"]["recall"] == 0.0
-    args = ["--items", str(build), "--predictions", str(renamed), "--graphs", str(graphs), "--out", str(tmp_path / "r3.json")]
-    if have("matplotlib") or in_ci():  # CI installs it: there the figure is drawn, or the test fails
-        args += ["--figure", str(tmp_path / "fig6.png")]
-    assert score_main(args) == 0
+    assert mementos(renamed, "r2", "--no-plots")["overall"]["objects"]["recall"] == 0.0
+    # CI installs matplotlib: there the figure is drawn, or the test fails
+    plots: tuple[str, ...] = () if have("matplotlib") or in_ci() else ("--no-plots",)
     # every renamed object maps back to its root (precision may dip where the small model misparses a sentence)
-    assert json.loads((tmp_path / "r3.json").read_text())["overall"]["objects"]["recall"] == 1.0
-    if "--figure" in args:
-        Image.open(tmp_path / "fig6.png").verify()
+    assert mementos(renamed, "r3", "--graphs", str(graphs), *plots)["overall"]["objects"]["recall"] == 1.0
+    if not plots:
+        Image.open(tmp_path / "r3" / "recall_by_episode.png").verify()
 
 
 def test_scoring_reads_a_release(demo_build: tuple[Path, Path], tmp_path: Path) -> None:
