@@ -9,8 +9,8 @@ every run, and Hugging Face offline with its home there too, so nothing on the h
 A build's digest is sha256 over, in order of relative path, every file of its folder (items.jsonl and the images)
 except build.json, then build.json's stable part: build.json without its timings (``seconds``, ``*_seconds``) and
 the keys of :data:`VOLATILE_KEYS` (the code version, worker counts, whether the cache was warm). In build.json and
-the JSON files (items.jsonl) the temporary folder's path is written as ``<root>``: fixture builds name their
-inputs by absolute path. ``--parts`` gives the files' and build.json's digests apart, so a change of one can be told
+the JSON files (items.jsonl) the temporary folder's path is written as ``<root>`` and the checkout's as
+``<repo>``: fixture builds name their inputs by absolute path, MM-SAP's demo its authored file. ``--parts`` gives the files' and build.json's digests apart, so a change of one can be told
 from a change of the other.
 
     python benchmarks/build_digests.py [--only mioh] [--out digests.json] [--parts] [--keep DIR]
@@ -265,11 +265,16 @@ def stable_record(record: Any) -> Any:
     return record
 
 
+REPO = Path(__file__).resolve().parents[1]
+"""The checkout being measured: a default build may name a file of it (MM-SAP's authored demo questions)."""
+
+
 def _rooted(data: bytes, root: Path) -> bytes:
-    """``data`` with the run's temporary folder written as ``<root>``."""
+    """``data`` with the run's temporary folder written as ``<root>`` and the checkout as ``<repo>``, so two
+    checkouts in different folders compare."""
     for path in {str(root.resolve()), str(root)}:
         data = data.replace(path.encode(), b"<root>")
-    return data
+    return data.replace(str(REPO).encode(), b"<repo>")
 
 
 def digests(folder: Path, root: Path) -> dict[str, str]:
