@@ -73,7 +73,7 @@ def summary_of(benchmark: str) -> str:
     """What ``mirage list`` says of a benchmark: its name as its paper writes it and the paper's venue (the title
     is on its data card)."""
     found = spec(benchmark)
-    return f"{found.pretty} ({found.paper.venue})"
+    return f"{found.pretty}, {found.paper.venue}"
 
 
 def parser() -> ArgumentParser:
