@@ -107,11 +107,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     return report
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    """In CI, a module that skips as a whole (``pytest.skip(allow_module_level=True)``, ``importorskip``) fails its
+    collection: no marker can declare it, as no test of it was collected."""
+    report = yield
+    if report.skipped and in_ci():
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"CI must run this module, but it skipped: {reason}"
+    return report
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     """One line per declared exception of :data:`CI_MAY_SKIP` whose tests skipped in this run."""
     skipped = terminalreporter.stats.get("skipped", [])
     for marker, line in CI_MAY_SKIP.items():
-        names = sorted({r.nodeid for r in skipped if marker in r.keywords})
+        names = sorted({r.nodeid for r in skipped if marker in getattr(r, "keywords", {})})  # a module's skip is a CollectReport, without keywords
         if names:
             terminalreporter.write_line(f"{marker}: {line} ({len(names)} test(s): {', '.join(names)})")
 

@@ -99,16 +99,29 @@ def test_on_the_gpu():
     pass
 '''
 
+PROBE_MODULE = '''
+import pytest
+
+pytest.skip("the whole module", allow_module_level=True)
+
+
+def test_never_collected():
+    pass
+'''
+"""A module that skips as a whole: its report is a collection report (no test, no keywords)."""
+
 
 def _probe_run(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
     """The :data:`PROBE` tests in a child pytest with this conftest as a plugin, ``CI`` set to ``ci``."""
     (tmp_path / "test_probe.py").write_text(PROBE)
+    (tmp_path / "test_probe_module.py").write_text(PROBE_MODULE)
     env = {k: v for k, v in os.environ.items() if k != "CI"} | ({"CI": ci} if ci is not None else {})
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["CUDA_VISIBLE_DEVICES"] = ""  # the gpu probe skips even on a GPU machine
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider",
                            "-p", "tests.conftest", "--rootdir", str(tmp_path), "-c", os.devnull,
-                           str(tmp_path / "test_probe.py")],
+                           "--continue-on-collection-errors",
+                           str(tmp_path / "test_probe.py"), str(tmp_path / "test_probe_module.py")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -117,6 +130,7 @@ def test_in_ci_every_skip_fails_but_the_declared_gpu_one(tmp_path: Path) -> None
     failed = set(re.findall(r"^(?:FAILED|ERROR) \S+::(\w+)", run.stdout, re.MULTILINE))  # a setup skip: ERROR
     assert failed == {"test_plain_skip", "test_marked_skip", "test_routed_skip"}, run.stdout + run.stderr
     assert "1 skipped" in run.stdout and "CI must run this test" in run.stdout
+    assert "ERROR test_probe_module.py" in run.stdout and "CI must run this module" in run.stdout
     assert "Unknown pytest.mark" not in run.stdout  # the declared markers are registered
     (line,) = [s for s in run.stdout.splitlines() if s.startswith("gpu: ")]
     assert "GPU decode path" in line and "did not run here" in line and "test_on_the_gpu" in line
@@ -124,5 +138,5 @@ def test_in_ci_every_skip_fails_but_the_declared_gpu_one(tmp_path: Path) -> None
 
 def test_outside_ci_the_skips_are_skips(tmp_path: Path) -> None:
     run = _probe_run(tmp_path, None)
-    assert run.returncode == 0 and "4 skipped" in run.stdout, run.stdout + run.stderr
+    assert run.returncode == 0 and "5 skipped" in run.stdout, run.stdout + run.stderr
     assert any(s.startswith("gpu: ") and "test_on_the_gpu" in s for s in run.stdout.splitlines())
