@@ -24,8 +24,10 @@ Choices where the paper is silent (each documented where it is made):
 * pairs (NaturalBench's group metric, :mod:`builders.pairs`): a demo BasicVisQA question's partner is the first
   unused image, in the same seeded order, that asks it with another of its options as the answer (the two share
   their options); authored records with the same words and different answers are paired in file order, a
-  ``demo:`` partner pointed at in the same words; a question without a partner is set aside and taken unpaired
-  only when too few pairs exist; VQAv2 questions are not paired yet; BeyondVisQA never (its gold is the refusal);
+  ``demo:`` partner pointed at in the same words, and show one option list (both answers among it); a VQAv2
+  question's partner asks the same words of another image (:mod:`builders.mmsap.vqa`); a question without a
+  partner is set aside and taken unpaired only when too few pairs exist; BeyondVisQA never (its gold is the
+  refusal);
 * a refusal written in words is scored as the refusal option (scoring/mmsap.py).
 """
 

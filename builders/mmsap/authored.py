@@ -174,43 +174,83 @@ Generate = Callable[[str, str, Sequence[str], int], list[str]]
 
 def authored_questions(path: str | Path, records: Sequence[AuthoredRecord], resolve: ImageResolver,
                        table: AnswerTable, seed: int, generate: Generate | None = None) -> list[Question]:
-    """Questions of the records; missing distractors come from ``generate`` (when given) and then from the answers
-    of the other records of the same subset and type."""
+    """Questions of the records. An unpaired record's wrong options are its written distractors, then ones from
+    ``generate`` (when given), then answers of the other records of the same subset and type. The two records of
+    a pair (:func:`_pair_records`) show one option list: both answers, both records' written distractors, and the
+    rest drawn as above for the first (each answer is then a wrong option of the other)."""
     authors = read_authors(path)  # who wrote each record, when `annotation author pull` wrote the file
     places, partners = _pair_records(records, resolve, table)
+    asked = [_asked(path, rec, places[k]) for k, rec in enumerate(records)]
+    partner_of = dict(partners)
+    wrong: dict[int, tuple[tuple[str, ...], int]] = {}  # record -> (its wrong options, how many an LLM wrote)
+    for k, rec in enumerate(records):
+        if k in wrong:
+            continue
+        j = partner_of.get(k)
+        given = list(rec.distractors) if j is None else _pair_written(rec, records[j], table)
+        options, by_llm = _wrong_options(path, rec, asked[k], given, records, table, seed, generate)
+        wrong[k] = (options, by_llm)
+        if j is not None:  # the partner's wrong options: this answer, and this record's wrong ones but its own
+            wrong[j] = ((rec.answer, *options[1:]), by_llm)
     out = []
     for k, rec in enumerate(records):
-        where = places[k]
-        question = rec.question
-        if OBJECT in question:
-            if where.object is None:
-                raise SourceError(path, rec.where, f"no way to point at the object of image {rec.image!r}")
-            question = question.replace(OBJECT, where.object)
-        wrong = list(rec.distractors)
-        generated = N_WRONG - len(wrong)
-        by_llm = generate(question, rec.answer, wrong, generated)[:generated] if generated and generate else []
-        wrong += by_llm
-        if len(wrong) < N_WRONG:
-            wrong += _fill(path, rec, records, table, seed, N_WRONG - len(wrong), taken=wrong)
+        where, (options, by_llm) = places[k], wrong[k]
+        written = {table.key(w) for w in rec.distractors}
         provenance = {"source": "authored", "file": Path(path).name, "record": rec.where, "image_id": where.image_id,
-                      "generated_distractors": generated, "llm_distractors": len(by_llm), **where.provenance}
+                      "generated_distractors": sum(table.key(w) not in written for w in options),
+                      "llm_distractors": by_llm, **where.provenance}
         if rec.entity:
             provenance["entity"] = rec.entity
         author = authors.get(question_key(rec.image, rec.question))
         if author:
             provenance["author"] = author
-        out.append(Question(rec.subset, rec.type, where.file, question, rec.answer, tuple(wrong), provenance))
+        out.append(Question(rec.subset, rec.type, where.file, asked[k], rec.answer, options, provenance))
     for a, b in partners:
         out[a], out[b] = paired(out[a], out[b])
     return out
 
 
+def _asked(path: str | Path, rec: AuthoredRecord, where: Resolved) -> str:
+    """The record's question as asked of its picked image (``{object}`` filled in)."""
+    if OBJECT not in rec.question:
+        return rec.question
+    if where.object is None:
+        raise SourceError(path, rec.where, f"no way to point at the object of image {rec.image!r}")
+    return rec.question.replace(OBJECT, where.object)
+
+
+def _pair_written(a: AuthoredRecord, b: AuthoredRecord, table: AnswerTable) -> list[str]:
+    """The wrong options a pair's first record starts from: its partner's answer, then the written distractors of
+    both records that are neither answer (each once, by key)."""
+    out, seen = [b.answer], {table.key(a.answer), table.key(b.answer)}
+    for text in (*a.distractors, *b.distractors):
+        if table.key(text) not in seen:
+            seen.add(table.key(text))
+            out.append(text)
+    return out
+
+
+def _wrong_options(path: str | Path, rec: AuthoredRecord, question: str, given: Sequence[str],
+                   records: Sequence[AuthoredRecord], table: AnswerTable, seed: int,
+                   generate: Generate | None) -> tuple[tuple[str, ...], int]:
+    """``given``, then up to the missing number from ``generate``, then drawn answers; and how many ``generate``
+    wrote."""
+    wrong = list(given)
+    missing = N_WRONG - len(wrong)
+    by_llm = generate(question, rec.answer, wrong, missing)[:missing] if missing and generate else []
+    wrong += by_llm
+    if len(wrong) < N_WRONG:
+        wrong += _fill(path, rec, records, table, seed, N_WRONG - len(wrong), taken=wrong)
+    return tuple(wrong), len(by_llm)
+
+
 def _pair_records(records: Sequence[AuthoredRecord], resolve: ImageResolver,
                   table: AnswerTable) -> tuple[list[Resolved], list[tuple[int, int]]]:
     """Where each record's image is, and the pairs of records (indices) that ask one question of two images with
-    two answers: same subset, type and words, answers with different keys, different image files. A ``demo:``
-    record's partner is picked where its object is pointed at in the same words, so the two questions read alike.
-    Records are paired greedily in file order; one left without a partner stays unpaired."""
+    two answers: same subset, type and words, answers with different keys, different image files, and written
+    distractors that fit one option list with both answers. A ``demo:`` record's partner is picked where its
+    object is pointed at in the same words, so the two questions read alike. Records are paired greedily in file
+    order; one left without a partner stays unpaired."""
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for k, rec in enumerate(records):
         groups[(rec.subset, rec.type, rec.question)].append(k)
@@ -223,7 +263,8 @@ def _pair_records(records: Sequence[AuthoredRecord], resolve: ImageResolver,
         places.setdefault(k, resolve(rec))
         for j in groups[(rec.subset, rec.type, rec.question)]:
             other = records[j]
-            if j <= k or j in taken or table.key(other.answer) == table.key(rec.answer):
+            if j <= k or j in taken or table.key(other.answer) == table.key(rec.answer) \
+                    or len(_pair_written(rec, other, table)) > N_WRONG:
                 continue
             try:
                 place = resolve(other, places[k].object)

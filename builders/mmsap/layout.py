@@ -10,9 +10,8 @@ options fill the free slots in a seeded order.
 The two questions of a pair (:mod:`builders.pairs`) are laid out together: their own cycles deal the first
 question's (answer slot, refusal slot), balanced as above, and the partner's answer slot among the three others
 (a balanced cycle over their ranks), so the two never answer with the same letter (a model that always picks one
-letter gets no pair right) and share the refusal slot. Where the two share their options (the partner's answer is one of the first's wrong options: demo and
-VQAv2 BasicVisQA) they show the very same options in the same order; otherwise (authored KnowVisQA) each is laid
-out with its own wrong options around its answer slot.
+letter gets no pair right) and share the refusal slot. The two share their options (each answer is one of the
+other's wrong options: demo, VQAv2 and authored questions are paired only so), and show them in the same order.
 
 ``shuffles=K`` emits K variants of each question (the paper asks each model five times with the options
 shuffled and reports mean and variance), linked by ``provenance.group``; round ``k`` is balanced on its own, and a
@@ -98,26 +97,22 @@ def to_items(questions: Iterable[Question], shuffles: int, seed: int) -> list[It
 def _pair_items(a: Question, b: Question, cycles: Sequence[tuple[BalancedCycle, BalancedCycle]], refusal: str,
                 n: int, seed: int, shuffles: int) -> list[Item]:
     """The items of a pair, round by round: the first's answer and refusal slots, then the partner's answer slot
-    among the others, each from its round's cycle; two questions that share their options show them in one order
-    (the module docstring)."""
+    among the others, each from its round's cycle; both show their one option list in one order (the module
+    docstring)."""
+    if {a.answer, *a.distractors} != {b.answer, *b.distractors}:
+        raise ValueError(f"pair {a.provenance['pair']['id']}: the two questions do not share their options")
     groups = (a.group_id(), b.group_id())
-    shared = {a.answer, *a.distractors} == {b.answer, *b.distractors}
-    seen: tuple[set[tuple[str, ...]], set[tuple[str, ...]]] = (set(), set())
+    wrong = tuple(d for d in a.distractors if d != b.answer)
+    both = replace(a, distractors=wrong)
+    seen: set[tuple[str, ...]] = set()
     out = []
     for k in range(shuffles):
         slot_a, refusal_slot = cycles[k][0].next()
         slot_b = [s for s in range(n) if s not in (slot_a, refusal_slot)][cycles[k][1].next()]
-        if shared:
-            wrong = tuple(d for d in a.distractors if d != b.answer)
-            both = replace(a, distractors=wrong)
-            options, _, _ = _layout(both, (slot_a, refusal_slot), refusal, n - 1, seed, groups[0], k, seen[0],
-                                    taken=(slot_b, b.answer))
-            laid = ((options, slot_a), (options, slot_b))
-        else:
-            laid = tuple((_layout(q, (slot, refusal_slot), refusal, n, seed, group, k, done)[0], slot)
-                         for q, slot, group, done in zip((a, b), (slot_a, slot_b), groups, seen))
+        options, _, _ = _layout(both, (slot_a, refusal_slot), refusal, n - 1, seed, groups[0], k, seen,
+                                taken=(slot_b, b.answer))
         out += [_item(q, options, slot, refusal_slot, group, k, shuffles)
-                for q, (options, slot), group in zip((a, b), laid, groups)]
+                for q, slot, group in zip((a, b), (slot_a, slot_b), groups)]
     return out
 
 

@@ -467,7 +467,7 @@ def check_pairs(items: list[dict], vqa: VqaTruth | None = None) -> list[str]:
     """Problems with the pairs of a build (each item is checked on its own by :meth:`Checker.check`): a pair is two
     items, roles a and b, of one subset and subtask, asking the same question of two different images, whose
     right answers (the text of the gold option) and answer letters differ; BeyondVisQA is never paired (its gold is
-    the refusal). A BasicVisQA pair (demo or VQAv2) offers the same options in the same order, and with the raw
+    the refusal). Both items of every pair offer the same options in the same order, and with the raw
     files (``vqa``) a VQAv2 pair's two records ask the same words with the same ``question_type`` and have
     majority answers of different keys."""
     members: dict[str, list[dict]] = defaultdict(list)
@@ -493,7 +493,7 @@ def check_pairs(items: list[dict], vqa: VqaTruth | None = None) -> list[str]:
             out.append(f"pair {pair_id}: both answered {gold[0]!r}")
         if a["answer"] == b["answer"]:
             out.append(f"pair {pair_id}: both answer {a['answer']} (always answering it gets the pair right)")
-        if a["task"] == "basic" and a["options"] != b["options"]:
+        if a["options"] != b["options"]:
             out.append(f"pair {pair_id}: the two items offer different options")
         sources = {it["provenance"].get("source") for it in pair}
         if "vqav2" in sources:

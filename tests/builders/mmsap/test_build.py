@@ -112,6 +112,18 @@ def test_pair_checker_catches_a_partner_with_the_same_answer_or_question(demo_bu
     assert any("both ask" in p for p in check_pairs([a, {**b, "images": a["images"]}]))
 
 
+def test_a_knowvisqa_pair_shows_one_option_list_and_the_checker_requires_it(demo_build):
+    items = read_items(demo_build)
+    know = [it for it in items if it["task"] == "know" and "pair" in it["provenance"]]
+    a = next(it for it in know if it["provenance"]["pair"]["role"] == "a")
+    b = next(it for it in know if it["provenance"]["pair"] == {**a["provenance"]["pair"], "role": "b"})
+    assert a["options"] == b["options"] and check_pairs([a, b]) == []
+    wrong = next(k for k, o in enumerate(b["options"]) if LETTERS[k] not in (a["answer"], b["answer"])
+                 and LETTERS[k] != b["provenance"]["refusal"])
+    planted = {**b, "options": [o if k != wrong else "Sea cucumber" for k, o in enumerate(b["options"])]}
+    assert any("different options" in p for p in check_pairs([a, planted]))
+
+
 def test_checker_catches_planted_wrong_answers(demo_build, demo_checker):
     items = read_items(demo_build)
     basic = next(it for it in items if it["task"] == "basic" and it["question_type"] == "counting")

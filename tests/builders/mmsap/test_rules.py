@@ -77,3 +77,40 @@ def test_a_question_names_its_entity_by_whole_words_and_plurals():
     assert not names_entity("Which animal is a starfish?", "star")
     assert not names_entity("Which animal is named after the striped object?", "star")
     assert not names_entity("anything", None)
+
+
+def _authored(tmp_path, records: list[dict]) -> list:
+    """The questions of ``records`` (an authored JSON-lines file), each image resolved to itself."""
+    import json
+
+    from builders.mmsap.authored import Resolved, authored_questions, read_authored
+    from builders.mmsap.questions import DEMO_BASIC_TYPES
+
+    path = tmp_path / "authored.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = answer_table()
+    read = read_authored(path, DEMO_BASIC_TYPES, "Sorry, I can't help with it", table)
+    return authored_questions(path, read, lambda rec, pointing=None: Resolved(rec.image, rec.image), table, seed=0)
+
+
+def test_two_authored_records_of_one_question_are_paired_on_one_option_list(tmp_path):
+    ask = {"question": "Which brand made this cup?", "subset": "know", "type": "brands_products"}
+    first, second, third = _authored(tmp_path, [
+        {**ask, "image": "1.png", "answer": "Acme Mugs", "distractors": ["Cupco"]},
+        {**ask, "image": "2.png", "answer": "Potters", "distractors": ["Mugworth"]},
+        {**ask, "image": "3.png", "answer": "Kilnhouse", "distractors": ["Cupco", "Mugworth", "Glazers"]},
+    ])
+    assert first.provenance["pair"]["id"] == second.provenance["pair"]["id"] and "pair" not in third.provenance
+    options = {first.answer, *first.distractors}
+    assert options == {second.answer, *second.distractors} == {"Acme Mugs", "Potters", "Cupco", "Mugworth"}
+    assert (first.provenance["generated_distractors"], second.provenance["generated_distractors"]) == (2, 2)
+
+
+def test_authored_records_whose_written_distractors_do_not_fit_one_list_stay_unpaired(tmp_path):
+    ask = {"question": "Which brand made this cup?", "subset": "know", "type": "brands_products"}
+    first, second = _authored(tmp_path, [
+        {**ask, "image": "1.png", "answer": "Acme Mugs", "distractors": ["Cupco", "Mugworth"]},
+        {**ask, "image": "2.png", "answer": "Potters", "distractors": ["Kilnhouse", "Glazers"]},
+    ])
+    assert "pair" not in first.provenance and "pair" not in second.provenance
+    assert set(first.distractors) >= {"Cupco", "Mugworth"} and set(second.distractors) >= {"Kilnhouse", "Glazers"}
