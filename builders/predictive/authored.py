@@ -10,10 +10,13 @@ A JSONL file, one entry per line::
 ``images`` are paths relative to the file (or absolute), 3 to 5 of them (the paper's range), each a readable
 image; ``pattern`` and ``pred`` are the paper's two annotations (Fig. 6); ``id`` names the entry (unique);
 ``dimension`` (optional) is one of the four dimensions. Anything else is an error naming the file, line and key.
+Two entries may not show the same images (by content, in order): an item is named by its images and question, so
+they would be one item with two answers.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +34,8 @@ KEYS = {"id", "images", "pattern", "pred", "dimension"}
 class AuthoredEntry:
     id: str
     images: tuple[Path, ...]
+    written: tuple[str, ...]
+    """The image paths as the file gives them (relative to it, or absolute), for the items' provenance."""
     pattern: str
     pred: str
     dimension: str
@@ -43,6 +48,7 @@ def read_authored(path: str | Path) -> list[AuthoredEntry]:
         raise SourceError(path, "", "authored-entries file not found")
     out: list[AuthoredEntry] = []
     seen: dict[str, int] = {}
+    shown: dict[str, str] = {}  # digest of an entry's images -> where it is
     for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not raw.strip():
             continue
@@ -77,7 +83,12 @@ def read_authored(path: str | Path) -> list[AuthoredEntry]:
         dimension = rec.get("dimension", "")
         if dimension and dimension not in DIMENSIONS:
             raise SourceError(path, where, f"dimension {dimension!r} is not one of {', '.join(DIMENSIONS)}")
-        out.append(AuthoredEntry(entry_id, files, rec["pattern"].strip(), rec["pred"].strip(), dimension, n))
+        digest = hashlib.sha256(b"".join(hashlib.sha256(f.read_bytes()).digest() for f in files)).hexdigest()
+        if digest in shown:
+            raise SourceError(path, where, f"the same images as {shown[digest]}: the two would be one item")
+        shown[digest] = where
+        out.append(AuthoredEntry(entry_id, files, tuple(images), rec["pattern"].strip(), rec["pred"].strip(),
+                                 dimension, n))
     if not out:
         raise SourceError(path, "", "no entries")
     return out

@@ -85,7 +85,7 @@ def authored_items(config: PredictiveConfig, plan: Plan) -> None:
             images.append(rel)
         provenance = {"source": "authored", "generator": "authored", "authored_id": e.id, "line": e.line,
                       "dimension": e.dimension, "n_images": len(images), "pattern": e.pattern, "pred": e.pred,
-                      "files": [str(f) for f in e.images]}
+                      "files": list(e.written)}
         if authors.get(e.id):
             provenance["author"] = authors[e.id]
         plan.items.append(make_item(benchmark=BENCHMARK, task="abstract_pattern", question_type=QUESTION_TYPE,

@@ -274,7 +274,7 @@ def test_malformed_icon_folders(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def authored_file(root: Path, records: list[dict]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
-    for k in range(4):
+    for k in range(5):
         Image.new("RGB", (40, 40), (40 * k, 90, 200)).save(root / f"cube{k}.png")
     path = root / "authored.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
@@ -293,11 +293,13 @@ def test_authored_entries_become_items(tmp_path: Path) -> None:
     assert len(items) == 1 and items[0].answer == GOOD["pred"] and items[0].provenance["source"] == "authored"
     assert items[0].provenance["pattern"] == GOOD["pattern"] and len(items[0].images) == 4
     assert all((tmp_path / "out" / "demo-seed0" / rel).is_file() for rel in items[0].images)
+    assert items[0].provenance["files"] == GOOD["images"]  # as the file gives them: the same wherever it lies
     assert "author" not in items[0].provenance  # no sidecar, no recorded author
 
 
 def test_the_author_recorded_beside_the_authored_file_lands_in_provenance(tmp_path: Path) -> None:
-    path = authored_file(tmp_path / "auth", [GOOD, {**GOOD, "id": "other"}])
+    other = {**GOOD, "id": "other", "images": [*GOOD["images"][1:], "cube4.png"]}
+    path = authored_file(tmp_path / "auth", [GOOD, other])
     Path(str(path) + ".authors.json").write_text(json.dumps({"authors": {"cube": "pwriter@mirage.test"}}))
     assert run(tmp_path, "--tasks", "abstract_pattern", "--patterns", "0", "--authored", str(path)) == 0
     items = read_items(tmp_path / "out" / "demo-seed0" / "items.jsonl")
@@ -322,5 +324,10 @@ def test_malformed_authored_entries(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_authored_file_not_json_and_duplicate_ids(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = authored_file(tmp_path / "auth", [GOOD, GOOD])
     assert "line 2 (id=cube): duplicate id (first on line 1)" in _fails(tmp_path / "a", capsys, "--authored", str(path))
+    copy = tmp_path / "auth" / "copy.png"  # another file of the same bytes is the same image
+    copy.write_bytes((tmp_path / "auth" / "cube0.png").read_bytes())
+    authored_file(tmp_path / "auth", [GOOD, {**GOOD, "id": "again", "images": ["copy.png", *GOOD["images"][1:]]}])
+    assert "line 2 (id=again): the same images as line 1 (id=cube): the two would be one item" in _fails(
+        tmp_path / "c", capsys, "--authored", str(path))
     path.write_text('{"id": "x", \n')
     assert "line 1: not valid JSON" in _fails(tmp_path / "b", capsys, "--authored", str(path))
