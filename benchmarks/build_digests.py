@@ -10,8 +10,8 @@ A build's digest is sha256 over, in order of relative path, every file of its fo
 except build.json, then build.json's stable part: build.json without its timings (``seconds``, ``*_seconds``) and
 the keys of :data:`VOLATILE_KEYS` (the code version, worker counts, whether the cache was warm). In build.json and
 the JSON files (items.jsonl) the temporary folder's path is written as ``<root>`` and the checkout's as
-``<repo>``: fixture builds name their inputs by absolute path, MM-SAP's demo its authored file. ``--parts`` gives the files' and build.json's digests apart, so a change of one can be told
-from a change of the other.
+``<repo>``: fixture builds name their inputs by absolute path. ``--parts`` gives the files' and build.json's digests
+apart, so a change of one can be told from a change of the other.
 
     python benchmarks/build_digests.py [--only mioh] [--out digests.json] [--parts] [--keep DIR]
 

@@ -28,6 +28,8 @@ from sources.records import RecordSet
 from templates.loader import TEMPLATE_ROOT
 
 DEMO_AUTHORED = TEMPLATE_ROOT / "mmsap" / "demo_authored.yaml"
+SHIPPED_AUTHORED = "mirage:templates/mmsap/demo_authored.yaml"
+"""How build.json names :data:`DEMO_AUTHORED` (like the demo world's ``demo:...``): the same on every machine."""
 
 
 def build(config: MmsapConfig, stats: dict[str, Any] | None = None) -> Iterator[Item]:
@@ -86,9 +88,10 @@ def _build(config: MmsapConfig, stats: dict[str, Any], task_bar) -> Iterator[Ite
         generate = fill_authored(client, table, refusal_wording()) if client is not None else None
         made = authored_questions(authored, recs, resolve, table, config.seed, generate)
         questions += made
-        stats["authored"] = {"file": authored, "questions": len(made),
+        named = authored if config.authored else SHIPPED_AUTHORED  # the shipped file: not this checkout's path
+        stats["authored"] = {"file": named, "questions": len(made),
                              "generated_distractors": sum(q.provenance["generated_distractors"] for q in made)}
-        inputs[authored] = "sha256:" + file_sha256(authored)
+        inputs[named] = "sha256:" + file_sha256(authored)
         if authors_sidecar(authored).is_file():  # who wrote each record (provenance.author)
             inputs[str(authors_sidecar(authored))] = "sha256:" + file_sha256(authors_sidecar(authored))
     else:

@@ -69,6 +69,12 @@ def test_demo_build_has_all_three_subsets_and_their_subtasks(demo_build):
     assert all(Path(demo_build, it["images"][0]).is_file() for it in items)
 
 
+def test_the_demo_build_record_names_the_shipped_knowledge_file_alike_on_every_machine(demo_build):
+    record = (demo_build / "build.json").read_text()
+    assert str(Path(__file__).resolve().parents[3]) not in record  # no path of this checkout
+    assert json.loads(record)["stats"]["authored"]["file"] == "mirage:templates/mmsap/demo_authored.yaml"
+
+
 def test_checker_agrees_with_every_demo_item(demo_build, demo_checker):
     assert_checker_agrees(demo_checker, read_items(demo_build))
 
