@@ -1,5 +1,6 @@
 """MIOH as the registry knows it (:mod:`builders.registry`)."""
 
+from builders.mioh.decomposed import QUESTION_TYPE as DECOMPOSED
 from builders.registry import BenchmarkSpec, Paper, licences
 
 SPEC = BenchmarkSpec(
@@ -26,6 +27,6 @@ SPEC = BenchmarkSpec(
     review_kinds=("mcq", "yes_no"),
     licences=licences("demo", "coco"),
     source_options={"coco_rem": "coco_rem", "paco": "paco", "svg": "svg"},
-    scored_apart=("decomposed",),
+    scored_apart=(DECOMPOSED,),
     uses_clip=True,
 )
