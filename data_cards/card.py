@@ -36,7 +36,6 @@ def render_card(
     stats: Mapping[str, Any],
     configs: Sequence[Mapping[str, Any]],
     review: Mapping[str, Any] | None,
-    include_unreviewed: bool,
     excluded: Mapping[str, int],
     license_override: str | None = None,
     scrub: Callable[[Any], Any] = lambda v: v,

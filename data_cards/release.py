@@ -134,7 +134,6 @@ def release(
                 stats=stats,
                 configs=configs,
                 review=inputs.review,
-                include_unreviewed=include_unreviewed,
                 excluded=inputs.excluded,
                 license_override=license,
                 scrub=inputs.scrubber.value if inputs.scrubber else (lambda v: v),

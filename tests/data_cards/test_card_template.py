@@ -22,7 +22,7 @@ def _card(template_path=TEMPLATE_PATH) -> str:
                        question=f"Is there a cat {k}?", options=(), answer="yes") for k in range(2)]
     return render_card(version="1.0.0", name="toy", build={"benchmark": "toy", "name": "toy-seed0", "seed": 0},
                        stats=compute_stats(items, {it.id: "unreviewed" for it in items}), configs=CONFIGS,
-                       review=None, include_unreviewed=True, excluded={}, template_path=template_path)
+                       review=None, excluded={}, template_path=template_path)
 
 
 def test_a_placeholder_without_a_value_is_refused_by_name(tmp_path):
