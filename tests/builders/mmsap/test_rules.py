@@ -1,12 +1,16 @@
-"""The rule pieces of MM-SAP on their own: answer keys, the type map, and draws that do not depend on neighbours."""
+"""The rule pieces of MM-SAP on their own: answer keys, the type map, draws that do not depend on neighbours, and
+how authored records pair."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 
 from builders.mmsap.answers import answer_table
-from builders.mmsap.authored import names_entity
+from builders.mmsap.authored import Resolved, authored_questions, names_entity, read_authored
 from builders.mmsap.distractors import Batch, draw_numbers
+from builders.mmsap.questions import DEMO_BASIC_TYPES
 from builders.mmsap.vqa import distractors, intern_corpus, selected, type_map
 from sources.vqav2 import read_vqav2
 from tests.builders.mmsap.fixtures import make_vqav2
@@ -81,11 +85,6 @@ def test_a_question_names_its_entity_by_whole_words_and_plurals():
 
 def _authored(tmp_path, records: list[dict]) -> list:
     """The questions of ``records`` (an authored JSON-lines file), each image resolved to itself."""
-    import json
-
-    from builders.mmsap.authored import Resolved, authored_questions, read_authored
-    from builders.mmsap.questions import DEMO_BASIC_TYPES
-
     path = tmp_path / "authored.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     table = answer_table()
