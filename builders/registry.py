@@ -206,6 +206,13 @@ def find(name: str) -> BenchmarkSpec | None:
     return _specs.get(name)
 
 
+def scored_apart(item: Any) -> bool:
+    """Whether ``item``'s question type is scored on its own, out of its benchmark's main metrics (``scored_apart``
+    of the benchmark's spec: MIOH's decomposed questions); the scorer and the lmms-eval tasks both ask here."""
+    found = find(item.benchmark)
+    return found is not None and item.question_type in found.scored_apart
+
+
 def spec(name: str) -> BenchmarkSpec:
     """The spec of ``name``; a one-line error naming the known ones otherwise."""
     found = find(name)

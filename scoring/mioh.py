@@ -55,7 +55,7 @@ from builders.items import OPTION_LETTERS, Item
 from builders.llm import add_llm_arguments, make_client
 from builders.pairs import paired_metric, paired_summary
 from builders.quality import chi_square
-from builders.registry import find
+from builders.registry import scored_apart
 from builders.semantics.extract import Answer, extract, is_correct
 from builders.semantics.options import is_dont_know, is_none_of_the_above
 from commandline.options import add_command, add_options, option, run_command
@@ -70,8 +70,6 @@ PRESSURE_COLUMNS = (("easy", "Easy"), ("hard_negative", "HN"), ("hard_positive",
                     ("sycophantic", "LC-S"), ("instructional_override", "LC-I"))
 TASK_ORDER = ("existence", "counting", "attribute", "position")
 QTYPE_ORDER = ("comprehensive", "comparative", "selective")
-SCORED_APART = find(BENCHMARK).scored_apart  # type: ignore[union-attr]
-"""Question types scored on their own (the decomposed ablation, Fig. 5), as the benchmark's spec names them."""
 ABSTAIN_OPTIONS = {"None of the above": is_none_of_the_above, "I don't know": is_dont_know}
 """The abstention options MIOH offers, as the report names them, and the predicate that recognises each."""
 
@@ -350,9 +348,9 @@ def score(items: Sequence[Item], outputs: Mapping[str, str], llm: Any = None) ->
     """The whole MIOH report (see the module docstring) as a JSON-ready dict."""
     items = [it for it in items if it.benchmark == BENCHMARK]
     all_scored = score_items(items, outputs, llm)
-    main_items = [it for it in items if it.question_type not in SCORED_APART]
-    scored = [s for s in all_scored if s.item.question_type not in SCORED_APART]
-    decomposed_scored = [s for s in all_scored if s.item.question_type in SCORED_APART]
+    main_items = [it for it in items if not scored_apart(it)]  # the decomposed ablation's questions (Fig. 5)
+    scored = [s for s in all_scored if not scored_apart(s.item)]
+    decomposed_scored = [s for s in all_scored if scored_apart(s.item)]
     paper = [s for s in scored if not is_control(s.item)]  # the paper's figures: contexts always false
     t1 = table1(paper)
     return {

@@ -191,7 +191,7 @@ def authored_questions(path: str | Path, records: Sequence[AuthoredRecord], reso
         options, by_llm = _wrong_options(path, rec, asked[k], given, records, table, seed, generate)
         wrong[k] = (options, by_llm)
         if j is not None:  # the partner's wrong options: this answer, and this record's wrong ones but its own
-            wrong[j] = ((rec.answer, *options[1:]), by_llm)
+            wrong[j] = ((rec.answer, *(o for o in options if o != records[j].answer)), by_llm)
     out = []
     for k, rec in enumerate(records):
         where, (options, by_llm) = places[k], wrong[k]

@@ -21,18 +21,11 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from builders.pairs import group_metric, pair_of, pairs_by_key
-from builders.registry import find
+from builders.registry import scored_apart
 from builders.semantics.extract import extract, is_correct
 from builders.semantics.prompt import prompt_text
 from data_cards.harness.lmms_eval import GROUP_METRIC, control_metric_name, metric_name
 from data_cards.harness.rows import row_item
-
-
-def scored_apart(item: Any) -> bool:
-    """Whether the item's question type stays out of ``accuracy``, ``acc_<pressure>`` and ``unparsed_rate``, as
-    in its scorer (``scored_apart`` of its benchmark's spec: MIOH's decomposed questions)."""
-    spec = find(item.benchmark)
-    return spec is not None and item.question_type in spec.scored_apart
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
